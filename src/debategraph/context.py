@@ -1,0 +1,20 @@
+"""Run-scoped context: which model endpoint a graph's agents call.
+
+Graphs built without a model (the module-level graphs served to LangGraph Studio) read
+their model from the run's context, so a Studio user picks the endpoint per run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from debategraph.models import ModelSpec
+
+
+@dataclass(frozen=True)
+class Context(ModelSpec):
+    """Context schema of every debategraph graph: a :class:`ModelSpec` per run.
+
+    The defaults run the embedded SmolLM2 model; set ``model`` and ``base_url`` to use
+    any OpenAI-compatible endpoint.
+    """

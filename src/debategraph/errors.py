@@ -1,0 +1,26 @@
+"""Errors debategraph raises on purpose, each meant to be shown to a user as one line."""
+
+from __future__ import annotations
+
+
+class DebategraphError(Exception):
+    """Base class of the errors the CLI prints as a single line."""
+
+    exit_code: int = 1
+
+
+class UsageError(DebategraphError):
+    """A bad value given by the user (exit code 2)."""
+
+    exit_code = 2
+
+
+class ModelUnavailableError(DebategraphError):
+    """The model endpoint could not be reached or kept failing after its retries.
+
+    The graph run stops at the failing node, so the thread stays resumable.
+    """
+
+
+class LocalModelError(DebategraphError):
+    """The embedded llama.cpp server could not be started."""

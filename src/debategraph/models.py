@@ -1,0 +1,400 @@
+"""Chat-model factory and the one structured-call helper every node uses.
+
+Every LLM call in debategraph goes through :func:`structured_call`: it takes a pydantic
+output schema, uses the structured-output method the endpoint supports, validates,
+repairs (clamp, coerce, truncate) and retries malformed output, falls back to a recorded
+reason instead of crashing, and records token usage and latency. Transport failures (an
+endpoint that is down, or keeps answering 5xx after the client's retries) raise
+:class:`~debategraph.errors.ModelUnavailableError` so the graph run stops and the thread
+stays resumable.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import time
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
+from urllib.parse import urlparse
+
+import annotated_types
+import openai
+from langchain_core.exceptions import OutputParserException
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, ValidationError
+
+from debategraph.errors import ModelUnavailableError, UsageError
+from debategraph.state.records import Usage
+
+StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
+MethodChoice = Literal["auto", "function_calling", "json_schema", "json_mode"]
+LOCAL = "local"
+DEFAULT_TIMEOUT_S = 60.0
+LOCAL_TIMEOUT_S = 300.0
+LOCAL_MAX_TOKENS = 320
+REPAIR_HINT = (
+    "Your previous reply could not be used: {error}. Reply again, calling the tool with "
+    "arguments that match its schema exactly."
+)
+
+S = TypeVar("S", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which chat model to call and how.
+
+    Attributes:
+        model: ``local`` for the embedded SmolLM2 server, else the endpoint's model name.
+        base_url: OpenAI-compatible base URL; ``None`` uses ``OPENAI_BASE_URL`` or OpenAI.
+        api_key: API key; ``None`` uses ``OPENAI_API_KEY`` (or a placeholder).
+        temperature: Sampling temperature.
+        max_tokens: Completion token cap (``None``: endpoint default; local: 320).
+        timeout_s: Per-request timeout in seconds (``None``: 60, local: 300).
+        max_retries: Client retries on connection errors, 429 and 5xx.
+        structured_method: ``auto`` picks ``json_schema`` for api.openai.com and
+            ``function_calling`` (the most widely supported) elsewhere.
+    """
+
+    model: str = LOCAL
+    base_url: str | None = None
+    api_key: str | None = None
+    temperature: float = 0.7
+    max_tokens: int | None = None
+    timeout_s: float | None = None
+    max_retries: int = 2
+    structured_method: MethodChoice = "auto"
+
+    def validated(self) -> ModelSpec:
+        """Check the values and fill in environment defaults.
+
+        Returns:
+            A spec with ``base_url`` resolved for remote models.
+
+        Raises:
+            UsageError: On a bad value, naming it and what is allowed.
+        """
+        if not self.model.strip():
+            raise UsageError("model name is empty: use 'local' or the endpoint's model name")
+        if self.model == LOCAL:
+            if self.base_url:
+                raise UsageError(
+                    f"--base-url {self.base_url} needs --model NAME (the model that endpoint serves)"
+                )
+            return self
+        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if base_url is not None:
+            parsed = urlparse(base_url)
+            if parsed.scheme not in ("http", "https") or not parsed.netloc:
+                raise UsageError(f"base URL {base_url!r} is not an http(s) URL")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise UsageError(f"timeout {self.timeout_s} must be > 0 seconds")
+        if self.max_retries < 0:
+            raise UsageError(f"max retries {self.max_retries} must be >= 0")
+        return replace(self, base_url=base_url)
+
+
+class ModelBinding(NamedTuple):
+    """A chat model plus the structured-output method to use with it."""
+
+    chat: BaseChatModel
+    method: StructuredMethod
+    endpoint: str
+
+
+def _pick_method(choice: MethodChoice, base_url: str | None) -> StructuredMethod:
+    if choice != "auto":
+        return choice
+    host = urlparse(base_url).netloc if base_url else "api.openai.com"
+    return "json_schema" if host.endswith("api.openai.com") else "function_calling"
+
+
+@functools.lru_cache(maxsize=32)
+def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:
+    """Build (once per spec and process) the chat model a spec describes.
+
+    ``local`` starts the embedded llama.cpp server (shared by the whole process) and
+    reaches it over HTTP like any other OpenAI-compatible endpoint.
+
+    Args:
+        spec: The model spec.
+
+    Returns:
+        The bound model.
+
+    Raises:
+        UsageError: On a bad spec.
+        LocalModelError: If the embedded server cannot start.
+    """
+    spec = spec.validated()
+    if spec.model == LOCAL:
+        from debategraph.local_server import LOCAL_MODEL_NAME, shared_server
+
+        server = shared_server()
+        chat = ChatOpenAI(
+            model=LOCAL_MODEL_NAME,
+            base_url=server.base_url,
+            api_key=lambda: "not-needed",
+            temperature=spec.temperature,
+            # llama-cpp-python's server reads ``max_tokens``, not ``max_completion_tokens``.
+            extra_body={"max_tokens": spec.max_tokens or LOCAL_MAX_TOKENS},
+            timeout=spec.timeout_s or LOCAL_TIMEOUT_S,
+            max_retries=spec.max_retries,
+        )
+        return ModelBinding(chat, "function_calling", server.base_url)
+    api_key = spec.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+    chat = ChatOpenAI(
+        model=spec.model,
+        base_url=spec.base_url,
+        api_key=lambda: api_key,
+        temperature=spec.temperature,
+        max_completion_tokens=spec.max_tokens,
+        timeout=spec.timeout_s or DEFAULT_TIMEOUT_S,
+        max_retries=spec.max_retries,
+    )
+    endpoint = spec.base_url or "https://api.openai.com/v1"
+    return ModelBinding(chat, _pick_method(spec.structured_method, spec.base_url), endpoint)
+
+
+def bind_model(model: BaseChatModel | ModelBinding | ModelSpec | None) -> ModelBinding:
+    """Normalise whatever a graph factory was given into a :class:`ModelBinding`.
+
+    Args:
+        model: A chat model (used with ``function_calling``), a binding, a spec, or
+            ``None`` for the embedded model.
+
+    Returns:
+        The binding.
+    """
+    if isinstance(model, ModelBinding):
+        return model
+    if isinstance(model, BaseChatModel):
+        endpoint = str(getattr(model, "openai_api_base", None) or type(model).__name__)
+        return ModelBinding(model, "function_calling", endpoint)
+    return get_chat_model(model or ModelSpec())
+
+
+@dataclass(frozen=True)
+class CallResult(Generic[S]):
+    """Outcome of :func:`structured_call`.
+
+    Attributes:
+        value: The validated output, or ``None`` when every attempt failed.
+        usage: Tokens and latency summed over all attempts.
+        attempts: How many model calls were made.
+        reason: Why ``value`` is ``None`` (or what was repaired), else ``None``.
+    """
+
+    value: S | None
+    usage: Usage
+    attempts: int
+    reason: str | None = None
+
+
+#: Endpoints seen rejecting ``json_schema``; they get ``function_calling`` from then on.
+_NO_JSON_SCHEMA: set[str] = set()
+
+_OUTPUT_ERRORS = (
+    OutputParserException,
+    ValidationError,
+    json.JSONDecodeError,
+    openai.APIResponseValidationError,
+)
+
+
+def structured_call(
+    model: ModelBinding,
+    schema: type[S],
+    messages: Sequence[BaseMessage],
+    *,
+    max_attempts: int = 3,
+) -> CallResult[S]:
+    """Call the model for an instance of ``schema``: validate, repair, retry, fall back.
+
+    Args:
+        model: The bound model (see :func:`bind_model`).
+        schema: The pydantic model the reply must fit.
+        messages: The prompt.
+        max_attempts: Model calls to try before falling back (>= 1).
+
+    Returns:
+        The result; ``value`` is ``None`` with a ``reason`` after ``max_attempts`` bad replies.
+
+    Raises:
+        ModelUnavailableError: If the endpoint cannot be reached or keeps failing.
+    """
+    prompt = list(messages)
+    usage = Usage()
+    last_error = "no attempt made"
+    method = model.method
+    attempts = 0
+    while attempts < max(1, max_attempts):
+        attempts += 1
+        if method == "json_schema" and model.endpoint in _NO_JSON_SCHEMA:
+            method = "function_calling"
+        runnable = model.chat.with_structured_output(schema, method=method, include_raw=True)
+        started = time.perf_counter()
+        try:
+            out = runnable.invoke(prompt)
+        except openai.APIStatusError as exc:
+            if method == "json_schema" and exc.status_code in (400, 422, 500, 501):
+                _NO_JSON_SCHEMA.add(model.endpoint)
+                method = "function_calling"
+                attempts -= 1
+                continue
+            raise ModelUnavailableError(
+                f"model endpoint {model.endpoint} answered HTTP {exc.status_code}: "
+                f"{_one_line(exc.message)}"
+            ) from exc
+        except openai.APIConnectionError as exc:
+            kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "is unreachable"
+            raise ModelUnavailableError(
+                f"model endpoint {model.endpoint} {kind}: {_one_line(str(exc.__cause__ or exc))}"
+            ) from exc
+        except _OUTPUT_ERRORS as exc:
+            usage = usage + Usage(calls=1, latency_s=round(time.perf_counter() - started, 6))
+            last_error = _one_line(str(exc))
+            prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
+            continue
+        latency = time.perf_counter() - started
+        raw = out.get("raw") if isinstance(out, dict) else None
+        usage = usage + _usage_of(raw, latency)
+        parsed = out.get("parsed") if isinstance(out, dict) else None
+        if isinstance(parsed, schema):
+            return CallResult(parsed, usage, attempts)
+        error = out.get("parsing_error") if isinstance(out, dict) else None
+        repaired = _try_repair(schema, raw, method)
+        if repaired is not None:
+            return CallResult(repaired, usage, attempts, reason=f"repaired: {_one_line(str(error))}")
+        last_error = _one_line(str(error) if error else "the reply had no structured output")
+        prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
+    return CallResult(
+        None, usage, attempts, reason=f"invalid output after {attempts} attempt(s): {last_error}"
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:400]
+
+
+def _usage_of(raw: object, latency_s: float) -> Usage:
+    meta = getattr(raw, "usage_metadata", None) or {}
+    return Usage(
+        prompt_tokens=int(meta.get("input_tokens", 0)),
+        completion_tokens=int(meta.get("output_tokens", 0)),
+        calls=1,
+        latency_s=round(latency_s, 6),
+    )
+
+
+def _raw_arguments(raw: object, method: StructuredMethod) -> Any:
+    if not isinstance(raw, AIMessage):
+        return None
+    if method == "function_calling":
+        if raw.tool_calls:
+            return raw.tool_calls[0]["args"]
+        if raw.invalid_tool_calls:
+            return _loads_lenient(raw.invalid_tool_calls[0].get("args") or "")
+        return None
+    return _loads_lenient(raw.content if isinstance(raw.content, str) else "")
+
+
+def _loads_lenient(text: str) -> Any:
+    """Parse JSON, or the outermost ``{...}`` inside ``text``; ``None`` if neither works."""
+    for candidate in (text, text[text.find("{") : text.rfind("}") + 1]):
+        if not candidate:
+            continue
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    return None
+
+
+def _try_repair(schema: type[S], raw: object, method: StructuredMethod) -> S | None:
+    data = _raw_arguments(raw, method)
+    if not isinstance(data, dict):
+        return None
+    try:
+        return schema.model_validate(repair(schema, data))
+    except ValidationError:
+        return None
+
+
+def repair(schema: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    """Coerce and clamp ``data`` towards ``schema``'s constraints.
+
+    Numbers given as text are parsed, numbers outside ``ge``/``le`` bounds are clamped
+    (a confidence of 980 becomes 1.0), over-long strings and lists are cut, literal
+    choices are matched case-insensitively; nested models and lists of models are
+    repaired recursively. Fields it cannot fix are left for validation to reject.
+
+    Args:
+        schema: The target model.
+        data: The raw arguments.
+
+    Returns:
+        The repaired arguments.
+    """
+    out = dict(data)
+    for name, field in schema.model_fields.items():
+        key = field.alias or name
+        if key not in out:
+            continue
+        out[key] = _repair_value(field.annotation, field.metadata, out[key])
+    return out
+
+
+def _repair_value(annotation: Any, metadata: Sequence[Any], value: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        if value is None or len(non_none) != 1:
+            return value
+        return _repair_value(non_none[0], metadata, value)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return repair(annotation, value) if isinstance(value, dict) else value
+    if origin is Literal and isinstance(value, str):
+        for choice in args:
+            if isinstance(choice, str) and choice.lower() == value.strip().lower():
+                return choice
+        return value
+    if origin in (list, tuple) and isinstance(value, list):
+        item_type = args[0] if args else Any
+        value = [_repair_value(item_type, (), v) for v in value]
+    if annotation in (int, float):
+        value = _coerce_number(value, annotation)
+    if annotation is str and isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
+    return _apply_bounds(metadata, value)
+
+
+def _coerce_number(value: Any, kind: type) -> Any:
+    if isinstance(value, str):
+        try:
+            value = float(value.strip().rstrip("%").replace(",", ""))
+        except ValueError:
+            return value
+    if isinstance(value, float) and kind is int:
+        return round(value)
+    return value
+
+
+def _apply_bounds(metadata: Sequence[Any], value: Any) -> Any:
+    for rule in metadata:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(rule, annotated_types.Ge) and value < rule.ge:  # type: ignore[operator]
+                value = rule.ge
+            elif isinstance(rule, annotated_types.Le) and value > rule.le:  # type: ignore[operator]
+                value = rule.le
+        if isinstance(rule, annotated_types.MaxLen) and isinstance(value, str | list):
+            value = value[: rule.max_length]
+    return value

@@ -1,0 +1,1 @@
+"""Node functions, one module per phase family."""

@@ -1,0 +1,263 @@
+"""Nodes of the solver debate: open a round, solve, close a round, aggregate."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+from pydantic import BaseModel, Field
+
+from debategraph.context import Context
+from debategraph.models import ModelBinding, bind_model, structured_call
+from debategraph.prompts import (
+    NO_ANSWER,
+    SOLUTION_VIEW,
+    SOLVER_FIRST_ROUND,
+    SOLVER_REFINE,
+    SOLVER_SYSTEM,
+)
+from debategraph.state import (
+    RoundRecord,
+    SolverDebateState,
+    SolverTask,
+    TerminationReason,
+    Turn,
+    Usage,
+)
+from debategraph.strategies import Topology, extract_answer, majority_vote
+
+SOLVE_STAGE = "solve"
+SOLVE_NODE = "solve"
+OPEN_ROUND_NODE = "open_round"
+CLOSE_ROUND_NODE = "close_round"
+AGGREGATE_NODE = "aggregate"
+
+
+#: Hints in the JSON schema only (not validated): grammar-constrained endpoints such as
+#: llama.cpp turn them into a grammar, so a small model writes a bounded reasoning and
+#: a number; the answer extractor still reads whatever a model returns.
+REASONING_CHARS = 600
+NUMBER_PATTERN = r"^-?[0-9][0-9,]*(\.[0-9]+)?$"
+
+
+class SolverReply(BaseModel):
+    """What a solver returns each round."""
+
+    reasoning: str = Field(
+        description="Short step-by-step reasoning.",
+        json_schema_extra={"maxLength": REASONING_CHARS},
+    )
+    answer: str = Field(
+        description="The final answer: a single number, nothing else.",
+        json_schema_extra={"pattern": NUMBER_PATTERN},
+    )
+    confidence: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Confidence in the answer, 0 to 1."
+    )
+
+
+def latest_turns(transcript: Sequence[Turn], stage: str = SOLVE_STAGE) -> dict[str, Turn]:
+    """Each agent's latest record of ``stage``.
+
+    Args:
+        transcript: The transcript.
+        stage: Which stage's records to look at.
+
+    Returns:
+        Agent -> its latest record.
+    """
+    out: dict[str, Turn] = {}
+    for turn in transcript:
+        if turn.stage == stage:
+            out[turn.agent] = turn
+    return out
+
+
+def open_round(state: SolverDebateState) -> dict[str, Any]:
+    """Start the next round.
+
+    Args:
+        state: The debate state.
+
+    Returns:
+        The new round number.
+
+    Raises:
+        ValueError: If the question is empty.
+    """
+    if not state.get("question", "").strip():
+        raise ValueError("question is empty: pass a non-empty 'question'")
+    return {"round": state.get("round", 0) + 1}
+
+
+def make_fan_out(topology: Topology) -> Callable[[SolverDebateState], list[Send]]:
+    """Edge that sends every solver its view of the transcript for this round.
+
+    Args:
+        topology: Who hears whom.
+
+    Returns:
+        The edge function.
+    """
+
+    def fan_out(state: SolverDebateState) -> list[Send]:
+        latest = latest_turns(state.get("transcript", []))
+        sends = []
+        for solver in topology.solvers:
+            task = SolverTask(
+                question=state["question"],
+                solver=solver,
+                round=state["round"],
+                own=latest.get(solver),
+                peers=[latest[p] for p in topology.neighbours[solver] if p in latest],
+            )
+            sends.append(Send(SOLVE_NODE, task))
+        return sends
+
+    return fan_out
+
+
+def solver_prompt(task: SolverTask, n_solvers: int) -> list[BaseMessage]:
+    """The messages a solver sees: the question, and after round 1 its own and its peers' answers.
+
+    Args:
+        task: The solver's view.
+        n_solvers: How many solvers debate.
+
+    Returns:
+        The prompt.
+    """
+    system = SystemMessage(SOLVER_SYSTEM.format(solver=task["solver"], n_solvers=n_solvers))
+    own = task["own"]
+    if own is None:
+        return [system, HumanMessage(SOLVER_FIRST_ROUND.format(question=task["question"]))]
+    peers = "\n\n".join(_view(t) for t in task["peers"]) or NO_ANSWER
+    text = SOLVER_REFINE.format(
+        question=task["question"], prev_round=own.round, own=_view(own), peers=peers
+    )
+    return [system, HumanMessage(text)]
+
+
+def _view(turn: Turn) -> str:
+    return SOLUTION_VIEW.format(agent=turn.agent, content=turn.content, answer=turn.answer or NO_ANSWER)
+
+
+def make_solve(
+    model: ModelBinding | None, n_solvers: int
+) -> Callable[[SolverTask, Runtime[Context]], dict[str, Any]]:
+    """Node in which one solver answers for one round.
+
+    Args:
+        model: The model to call; ``None`` reads it from the run's context (Studio).
+        n_solvers: How many solvers debate (for the prompt).
+
+    Returns:
+        The node function.
+    """
+
+    def solve(task: SolverTask, runtime: Runtime[Context]) -> dict[str, Any]:
+        llm = model or bind_model(runtime.context)
+        result = structured_call(llm, SolverReply, solver_prompt(task, n_solvers))
+        reply = result.value
+        reply_to = tuple(t.id for t in ([task["own"]] if task["own"] else []) + task["peers"])
+        if reply is None:
+            turn = Turn(
+                agent=task["solver"], content="", stage=SOLVE_STAGE, round=task["round"],
+                reply_to=reply_to, usage=result.usage, reason=result.reason,
+            )  # fmt: skip
+            return {"transcript": [turn]}
+        answer = extract_answer(reply.answer, loose=True) or extract_answer(reply.reasoning)
+        turn = Turn(
+            agent=task["solver"],
+            content=reply.reasoning,
+            stage=SOLVE_STAGE,
+            round=task["round"],
+            reply_to=reply_to,
+            usage=result.usage,
+            answer=answer,
+            confidence=reply.confidence,
+            reason=None if answer else f"no number in answer {reply.answer[:80]!r}: abstains",
+        )
+        return {"transcript": [turn]}
+
+    return solve
+
+
+def make_close_round(
+    rounds: int, token_budget: int | None, stop_when_unanimous: bool
+) -> Callable[[SolverDebateState], dict[str, Any]]:
+    """Node that records the round, sums usage and decides whether the debate ends.
+
+    Args:
+        rounds: Round cap.
+        token_budget: Stop once this many tokens were used (``None``: no budget).
+        stop_when_unanimous: Stop early when every solver gave the same answer.
+
+    Returns:
+        The node function.
+    """
+
+    def close_round(state: SolverDebateState) -> dict[str, Any]:
+        rnd = state["round"]
+        transcript = state.get("transcript", [])
+        this_round = [t for t in transcript if t.stage == SOLVE_STAGE and t.round == rnd]
+        solved = [t for t in transcript if t.stage == SOLVE_STAGE]
+        by_solver: dict[str, Usage] = {}
+        for t in solved:
+            by_solver[t.agent] = by_solver.get(t.agent, Usage()) + t.usage
+        usage = Usage.total(t.usage for t in solved)
+        record = RoundRecord(
+            round=rnd,
+            answers={t.agent: t.answer for t in this_round},
+            usage=Usage.total(t.usage for t in this_round),
+        )
+        answers = [t.answer for t in this_round]
+        reason: TerminationReason | None = None
+        if token_budget is not None and usage.total_tokens >= token_budget:
+            reason = "budget"
+        elif stop_when_unanimous and None not in answers and len(set(answers)) == 1:
+            reason = "unanimous"
+        elif rnd >= rounds:
+            reason = "rounds_completed"
+        update: dict[str, Any] = {"rounds": [record], "usage": usage, "usage_by_solver": by_solver}
+        if reason is not None:
+            update["termination_reason"] = reason
+        return update
+
+    return close_round
+
+
+def after_close_round(state: SolverDebateState) -> str:
+    """Route to the next round, or to the aggregator once a termination reason is set.
+
+    Args:
+        state: The debate state.
+
+    Returns:
+        The next node's name.
+    """
+    return AGGREGATE_NODE if state.get("termination_reason") else OPEN_ROUND_NODE
+
+
+def aggregate(state: SolverDebateState) -> dict[str, Any]:
+    """Majority vote over each solver's latest answer.
+
+    Args:
+        state: The debate state.
+
+    Returns:
+        Answer, vote table, agreement ratio and tie-break.
+    """
+    latest = latest_turns(state.get("transcript", []))
+    vote = majority_vote(
+        {s: t.answer for s, t in latest.items()}, {s: t.confidence for s, t in latest.items()}
+    )
+    return {
+        "answer": vote.answer,
+        "votes": vote.votes,
+        "agreement": vote.agreement,
+        "tie_break": vote.tie_break,
+    }

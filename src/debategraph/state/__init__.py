@@ -1,0 +1,25 @@
+"""Typed state schemas and the records they hold."""
+
+from debategraph.state.records import Role, RoundRecord, Turn, Usage
+from debategraph.state.reducers import append_only, extend
+from debategraph.state.solver_debate import (
+    SolverDebateInput,
+    SolverDebateOutput,
+    SolverDebateState,
+    SolverTask,
+    TerminationReason,
+)
+
+__all__ = [
+    "Role",
+    "RoundRecord",
+    "SolverDebateInput",
+    "SolverDebateOutput",
+    "SolverDebateState",
+    "SolverTask",
+    "TerminationReason",
+    "Turn",
+    "Usage",
+    "append_only",
+    "extend",
+]

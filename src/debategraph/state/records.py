@@ -1,0 +1,101 @@
+"""Typed records kept in graph state: the transcript and what is measured about it."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["agent", "user", "system"]
+
+
+class Usage(BaseModel):
+    """Token usage and latency of one or more model calls."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    latency_s: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            calls=self.calls + other.calls,
+            latency_s=round(self.latency_s + other.latency_s, 6),
+        )
+
+    @classmethod
+    def total(cls, items: Iterable[Usage]) -> Usage:
+        """Sum usages.
+
+        Args:
+            items: The usages to add up.
+
+        Returns:
+            Their sum (all zeros when empty).
+        """
+        out = cls()
+        for item in items:
+            out = out + item
+        return out
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Turn(BaseModel):
+    """One message of the transcript: the single record type every graph stores.
+
+    Attributes:
+        id: Unique id of the record.
+        agent: Who produced it (a solver/debater name, or ``user`` for a human).
+        role: ``agent`` for model output, ``user`` for a human interjection.
+        content: The text the agent produced (its reasoning or argument).
+        stage: The phase that produced it (``solve``, ``interject``...).
+        round: The round (1-based) it belongs to.
+        reply_to: Ids of the records this one answers.
+        recipients: Agents it is addressed to (empty means everyone).
+        timestamp: Unix time it was recorded.
+        usage: Tokens and latency of the model calls that produced it.
+        answer: The extracted final answer, if the stage asks for one.
+        confidence: The agent's stated confidence in ``answer`` (0-1).
+        reason: Why there is no answer (abstention or fallback), if so.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(default_factory=_new_id)
+    agent: str
+    role: Role = "agent"
+    content: str
+    stage: str
+    round: int = Field(ge=0)
+    reply_to: tuple[str, ...] = ()
+    recipients: tuple[str, ...] = ()
+    timestamp: float = Field(default_factory=time.time)
+    usage: Usage = Field(default_factory=Usage)
+    answer: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+
+
+class RoundRecord(BaseModel):
+    """What a finished round of a solver debate produced."""
+
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    answers: dict[str, str | None]
+    usage: Usage

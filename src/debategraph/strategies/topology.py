@@ -1,0 +1,191 @@
+"""Communication topologies: which solvers each solver hears between rounds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+TOPOLOGY_NAMES = ("ring", "full", "star")
+
+
+def solver_names(n: int) -> list[str]:
+    """Default solver names.
+
+    Args:
+        n: How many solvers.
+
+    Returns:
+        ``["solver_1", ..., "solver_n"]``.
+    """
+    return [f"solver_{i}" for i in range(1, n + 1)]
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Who hears whom: ``neighbours[a]`` are the solvers whose answers ``a`` reads.
+
+    Attributes:
+        name: ``ring``, ``full``, ``star`` or ``custom``.
+        neighbours: For each solver, the solvers it hears (never itself).
+    """
+
+    name: str
+    neighbours: Mapping[str, tuple[str, ...]]
+
+    @property
+    def solvers(self) -> list[str]:
+        """The solvers, in order."""
+        return list(self.neighbours)
+
+    @property
+    def edges(self) -> int:
+        """Number of directed "hears" links."""
+        return sum(len(v) for v in self.neighbours.values())
+
+    def __post_init__(self) -> None:
+        _validate(self.neighbours)
+
+
+def _validate(neighbours: Mapping[str, Sequence[str]]) -> None:
+    names = list(neighbours)
+    if len(names) < 2:
+        raise ValueError(f"a topology needs at least 2 solvers, got {len(names)}")
+    known = set(names)
+    for solver, heard in neighbours.items():
+        unknown = sorted(set(heard) - known)
+        if unknown:
+            raise ValueError(
+                f"topology: {solver} hears unknown solver(s) {', '.join(unknown)}; "
+                f"known: {', '.join(names)}"
+            )
+        if solver in heard:
+            raise ValueError(f"topology: {solver} lists itself as a neighbour (no self loops)")
+    # Connectivity, links taken in both directions: every solver must be reachable.
+    undirected: dict[str, set[str]] = {n: set() for n in names}
+    for solver, heard in neighbours.items():
+        for other in heard:
+            undirected[solver].add(other)
+            undirected[other].add(solver)
+    seen = {names[0]}
+    stack = [names[0]]
+    while stack:
+        for nxt in undirected[stack.pop()] - seen:
+            seen.add(nxt)
+            stack.append(nxt)
+    if len(seen) != len(names):
+        cut = ", ".join(n for n in names if n not in seen)
+        raise ValueError(f"topology is disconnected: {cut} cannot hear or be heard by {names[0]}")
+
+
+def ring(n: int, k: int = 2) -> Topology:
+    """Neighbour-connected ring: each solver hears its ``k`` nearest solvers on a circle.
+
+    Neighbours alternate sides: ``i+1, i-1, i+2, i-2, ...``.
+
+    Args:
+        n: Number of solvers (>= 2).
+        k: Neighbours per solver, 1 to ``n - 1``.
+
+    Returns:
+        The topology.
+
+    Raises:
+        ValueError: If ``n`` or ``k`` is out of range.
+    """
+    _check_n(n)
+    if not 1 <= k <= n - 1:
+        raise ValueError(f"neighbours k={k} is out of range: with {n} solvers use 1..{n - 1}")
+    names = solver_names(n)
+    out: dict[str, tuple[str, ...]] = {}
+    for i, name in enumerate(names):
+        picked: list[str] = []
+        step = 1
+        while len(picked) < k:
+            for j in ((i + step) % n, (i - step) % n):
+                if len(picked) < k and names[j] not in picked and j != i:
+                    picked.append(names[j])
+            step += 1
+        out[name] = tuple(picked)
+    return Topology("ring", out)
+
+
+def full(n: int) -> Topology:
+    """Every solver hears every other solver.
+
+    Args:
+        n: Number of solvers (>= 2).
+
+    Returns:
+        The topology.
+    """
+    _check_n(n)
+    names = solver_names(n)
+    return Topology("full", {a: tuple(b for b in names if b != a) for a in names})
+
+
+def star(n: int) -> Topology:
+    """The first solver is the hub: it hears everyone and everyone hears it.
+
+    Args:
+        n: Number of solvers (>= 2).
+
+    Returns:
+        The topology.
+    """
+    _check_n(n)
+    names = solver_names(n)
+    hub, leaves = names[0], names[1:]
+    out = {hub: tuple(leaves)}
+    out.update({leaf: (hub,) for leaf in leaves})
+    return Topology("star", out)
+
+
+def custom(neighbours: Mapping[str, Sequence[str]]) -> Topology:
+    """A topology from an adjacency mapping ``{solver: [solvers it hears]}``.
+
+    Args:
+        neighbours: Adjacency mapping; its keys name the solvers.
+
+    Returns:
+        The topology.
+
+    Raises:
+        ValueError: On unknown names, self loops or a disconnected graph.
+    """
+    return Topology("custom", {str(k): tuple(str(x) for x in v) for k, v in neighbours.items()})
+
+
+def make_topology(
+    kind: str | Mapping[str, Sequence[str]] | Topology, n: int, k: int = 2
+) -> Topology:
+    """Build a topology from a name, an adjacency mapping, or pass one through.
+
+    Args:
+        kind: ``ring``, ``full``, ``star``, an adjacency mapping, or a :class:`Topology`.
+        n: Number of solvers (ignored for mappings and topologies, which name their own).
+        k: Neighbours per solver for ``ring``.
+
+    Returns:
+        The topology.
+
+    Raises:
+        ValueError: If the name is unknown or the values are out of range.
+    """
+    if isinstance(kind, Topology):
+        return kind
+    if isinstance(kind, Mapping):
+        return custom(kind)
+    if kind == "ring":
+        return ring(n, k)
+    if kind == "full":
+        return full(n)
+    if kind == "star":
+        return star(n)
+    raise ValueError(
+        f"unknown topology {kind!r}: use one of {', '.join(TOPOLOGY_NAMES)} or an adjacency mapping"
+    )
+
+
+def _check_n(n: int) -> None:
+    if n < 2:
+        raise ValueError(f"agents must be at least 2, got {n}")
