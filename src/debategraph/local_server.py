@@ -115,7 +115,7 @@ class LocalModelServer:
         if importlib.util.find_spec("llama_cpp") is None:
             raise LocalModelError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
         self.port = free_port()
-        self._log = tempfile.TemporaryFile(prefix="debategraph-llama-")
+        self._log = tempfile.TemporaryFile(prefix="debategraph-llama-")  # noqa: SIM115 - closed in stop()
         cmd = [
             sys.executable, "-m", "llama_cpp.server",
             "--model", str(self.model_path),
@@ -124,12 +124,12 @@ class LocalModelServer:
             "--n_ctx", str(self.n_ctx),
             "--n_threads", str(max(1, os.cpu_count() or 1)),
         ]  # fmt: skip
-        self._proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+        self._proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         atexit.register(self.stop)
         deadline = time.monotonic() + timeout_s
@@ -147,7 +147,7 @@ class LocalModelServer:
 
     def _healthy(self) -> bool:
         try:
-            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:  # noqa: S310
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
                 return int(resp.status) == 200
         except (urllib.error.URLError, OSError):
             return False

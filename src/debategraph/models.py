@@ -86,7 +86,7 @@ class ModelSpec:
         if self.model == LOCAL:
             if self.base_url:
                 raise UsageError(
-                    f"--base-url {self.base_url} needs --model NAME (the model that endpoint serves)"
+                    f"--base-url {self.base_url} needs --model NAME (the model it serves)"
                 )
             return self
         base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -272,7 +272,9 @@ def structured_call(
         error = out.get("parsing_error") if isinstance(out, dict) else None
         repaired = _try_repair(schema, raw, method)
         if repaired is not None:
-            return CallResult(repaired, usage, attempts, reason=f"repaired: {_one_line(str(error))}")
+            return CallResult(
+                repaired, usage, attempts, reason=f"repaired: {_one_line(str(error))}"
+            )
         last_error = _one_line(str(error) if error else "the reply had no structured output")
         prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
     return CallResult(

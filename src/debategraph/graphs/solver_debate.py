@@ -4,7 +4,8 @@ After "Improving Multi-Agent Debate with Sparse Communication Topology": round 1
 solver answers alone; in rounds 2..R each reads only its neighbours' latest answers (and
 its own) and refines; an aggregator takes a majority vote of the final answers.
 
-Graph: ``START -> open_round -(Send per solver)-> solve -> close_round -> open_round | aggregate -> END``.
+Graph: ``START -> open_round -(Send per solver)-> solve -> close_round``, then back to
+``open_round`` or on to ``aggregate -> END``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,12 @@ from debategraph.nodes.solver import (
     make_solve,
     open_round,
 )
-from debategraph.state import SolverDebateInput, SolverDebateOutput, SolverDebateState
+from debategraph.state import (
+    SolverDebateInput,
+    SolverDebateOutput,
+    SolverDebateState,
+    SolverTask,
+)
 from debategraph.strategies import Topology, make_topology
 
 GRAPH_NAME = "solver_debate"
@@ -77,14 +83,14 @@ def build_solver_debate(
     topo = make_topology(topology, agents, neighbours)
     binding = None if model is None else bind_model(model)
 
-    builder = StateGraph(
+    builder: StateGraph[Any, Context, SolverDebateInput, SolverDebateOutput] = StateGraph(
         state_schema,
         context_schema=Context,
         input_schema=SolverDebateInput,
         output_schema=SolverDebateOutput,
     )
     builder.add_node(OPEN_ROUND_NODE, open_round)
-    builder.add_node(SOLVE_NODE, make_solve(binding, len(topo.solvers)))
+    builder.add_node(SOLVE_NODE, make_solve(binding, len(topo.solvers)), input_schema=SolverTask)
     builder.add_node(CLOSE_ROUND_NODE, make_close_round(rounds, token_budget, stop_when_unanimous))
     builder.add_node(AGGREGATE_NODE, aggregate)
     builder.add_edge(START, OPEN_ROUND_NODE)

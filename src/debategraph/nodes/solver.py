@@ -142,12 +142,12 @@ def solver_prompt(task: SolverTask, n_solvers: int) -> list[BaseMessage]:
 
 
 def _view(turn: Turn) -> str:
-    return SOLUTION_VIEW.format(agent=turn.agent, content=turn.content, answer=turn.answer or NO_ANSWER)
+    return SOLUTION_VIEW.format(
+        agent=turn.agent, content=turn.content, answer=turn.answer or NO_ANSWER
+    )
 
 
-def make_solve(
-    model: ModelBinding | None, n_solvers: int
-) -> Callable[[SolverTask, Runtime[Context]], dict[str, Any]]:
+def make_solve(model: ModelBinding | None, n_solvers: int) -> Callable[..., dict[str, Any]]:
     """Node in which one solver answers for one round.
 
     Args:
@@ -158,7 +158,7 @@ def make_solve(
         The node function.
     """
 
-    def solve(task: SolverTask, runtime: Runtime[Context]) -> dict[str, Any]:
+    def solve(task: SolverTask, *, runtime: Runtime[Context]) -> dict[str, Any]:
         llm = model or bind_model(runtime.context)
         result = structured_call(llm, SolverReply, solver_prompt(task, n_solvers))
         reply = result.value
@@ -188,7 +188,7 @@ def make_solve(
 
 def make_close_round(
     rounds: int, token_budget: int | None, stop_when_unanimous: bool
-) -> Callable[[SolverDebateState], dict[str, Any]]:
+) -> Callable[..., dict[str, Any]]:
     """Node that records the round, sums usage and decides whether the debate ends.
 
     Args:

@@ -1,6 +1,6 @@
 """Typed state schemas and the records they hold."""
 
-from debategraph.state.records import Role, RoundRecord, Turn, Usage
+from debategraph.state.records import RECORD_TYPES, Role, RoundRecord, Turn, Usage
 from debategraph.state.reducers import append_only, extend
 from debategraph.state.solver_debate import (
     SolverDebateInput,
@@ -11,6 +11,7 @@ from debategraph.state.solver_debate import (
 )
 
 __all__ = [
+    "RECORD_TYPES",
     "Role",
     "RoundRecord",
     "SolverDebateInput",

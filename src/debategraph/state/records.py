@@ -99,3 +99,7 @@ class RoundRecord(BaseModel):
     round: int
     answers: dict[str, str | None]
     usage: Usage
+
+
+#: Record types that checkpoints may deserialize (the msgpack allowlist of our savers).
+RECORD_TYPES: tuple[type[BaseModel], ...] = (Usage, Turn, RoundRecord)

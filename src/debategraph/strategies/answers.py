@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-_NUMBER = r"[-−]?\s*\$?\s*(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-−]?\s*\$?\s*\.\d+"
+_MINUS = "\u2212"  # the Unicode minus sign some models write
+_NUMBER = rf"[-{_MINUS}]?\s*\$?\s*(?:\d{1, 3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-{_MINUS}]?\s*\$?\s*\.\d+"
 _MARKED = [
     re.compile(rf"####\s*({_NUMBER})"),
     re.compile(rf"\{{\{{\s*({_NUMBER})\s*\}}\}}"),
@@ -24,7 +25,7 @@ def normalize_number(raw: str) -> str | None:
     Returns:
         ``"1234.5"``, ``"-3"``, ``"18"``; ``None`` if ``raw`` is not a number.
     """
-    text = raw.replace("−", "-").replace("$", "").replace(",", "").replace(" ", "").strip()
+    text = raw.replace(_MINUS, "-").replace("$", "").replace(",", "").replace(" ", "").strip()
     try:
         value = Decimal(text)
     except InvalidOperation:
@@ -37,9 +38,9 @@ def normalize_number(raw: str) -> str | None:
 
 
 def extract_answer(text: str | None, *, loose: bool = False) -> str | None:
-    """Extract the final numeric answer from a solver's text.
+    r"""Extract the final numeric answer from a solver's text.
 
-    Marked answers win, last one first: ``#### 18``, ``{{18}}``, ``\\boxed{18}``,
+    Marked answers win, last one first: ``#### 18``, ``{{18}}``, ``\boxed{18}``,
     ``Answer: 18``. With ``loose=True`` (for a field that should hold only the answer)
     the last number in the text is taken when nothing is marked.
 

@@ -55,12 +55,16 @@ def majority_vote(
     tie_break: str | None = None
     winner = tied[0]
     if len(tied) > 1:
-        weight = {a: sum((confidences.get(s) or 0.0) for s, x in given.items() if x == a) for a in tied}
+        weight = {
+            a: sum((confidences.get(s) or 0.0) for s, x in given.items() if x == a) for a in tied
+        }
         best = max(weight.values())
         leaders = [a for a in tied if weight[a] == best]
         if len(leaders) == 1:
             winner = leaders[0]
-            tie_break = f"tie between {', '.join(tied)} ({top} votes each) broken by summed confidence"
+            tie_break = (
+                f"tie between {', '.join(tied)} ({top} votes each) broken by summed confidence"
+            )
         else:
             winner = next(a for a in given.values() if a in leaders)
             tie_break = (
@@ -68,5 +72,9 @@ def majority_vote(
             )
     agreement = round(top / len(answers), 4) if answers else 0.0
     return Vote(
-        answer=winner, votes=table, agreement=agreement, abstentions=abstentions, tie_break=tie_break
+        answer=winner,
+        votes=table,
+        agreement=agreement,
+        abstentions=abstentions,
+        tie_break=tie_break,
     )

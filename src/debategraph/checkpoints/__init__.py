@@ -1,0 +1,39 @@
+"""Checkpointers from a URL, and reading the threads they hold."""
+
+from debategraph.checkpoints.savers import (
+    DEFAULT_DB,
+    check_sqlite_file,
+    connect_sqlite,
+    is_postgres_url,
+    open_checkpointer,
+    sqlite_path,
+)
+from debategraph.checkpoints.threads import (
+    RUN_METADATA_KEY,
+    RunInfo,
+    ThreadStatus,
+    ThreadSummary,
+    list_threads,
+    read_run,
+    thread_config,
+    thread_exists,
+    thread_status,
+)
+
+__all__ = [
+    "DEFAULT_DB",
+    "RUN_METADATA_KEY",
+    "RunInfo",
+    "ThreadStatus",
+    "ThreadSummary",
+    "check_sqlite_file",
+    "connect_sqlite",
+    "is_postgres_url",
+    "list_threads",
+    "open_checkpointer",
+    "read_run",
+    "sqlite_path",
+    "thread_config",
+    "thread_exists",
+    "thread_status",
+]
