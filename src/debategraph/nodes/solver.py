@@ -36,20 +36,17 @@ CLOSE_ROUND_NODE = "close_round"
 AGGREGATE_NODE = "aggregate"
 
 
-#: Hints in the JSON schema only (not validated): grammar-constrained endpoints such as
-#: llama.cpp turn them into a grammar, so a small model writes a bounded reasoning and
-#: a number; the answer extractor still reads whatever a model returns.
-REASONING_CHARS = 600
-NUMBER_PATTERN = r"^-?[0-9][0-9,]*(\.[0-9]+)?$"
+#: A hint in the JSON schema only (not validated): grammar-constrained endpoints such as
+#: llama.cpp turn it into a grammar, so even a small model writes a number; the answer
+#: extractor still reads whatever a model returns. (No ``maxLength`` on the reasoning:
+#: llama.cpp expands it into a grammar so deeply nested that its server crashes.)
+NUMBER_PATTERN = r"^-?[0-9][0-9,]*([.][0-9]+)?$"
 
 
 class SolverReply(BaseModel):
     """What a solver returns each round."""
 
-    reasoning: str = Field(
-        description="Short step-by-step reasoning.",
-        json_schema_extra={"maxLength": REASONING_CHARS},
-    )
+    reasoning: str = Field(description="Short step-by-step reasoning, under 80 words.")
     answer: str = Field(
         description="The final answer: a single number, nothing else.",
         json_schema_extra={"pattern": NUMBER_PATTERN},
@@ -179,7 +176,7 @@ def make_solve(model: ModelBinding | None, n_solvers: int) -> Callable[..., dict
             usage=result.usage,
             answer=answer,
             confidence=reply.confidence,
-            reason=None if answer else f"no number in answer {reply.answer[:80]!r}: abstains",
+            reason=None if answer else f"no number in answer {reply.answer[:80]!r}",
         )
         return {"transcript": [turn]}
 

@@ -6,7 +6,10 @@ import re
 from decimal import Decimal, InvalidOperation
 
 _MINUS = "\u2212"  # the Unicode minus sign some models write
-_NUMBER = rf"[-{_MINUS}]?\s*\$?\s*(?:\d{1, 3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-{_MINUS}]?\s*\$?\s*\.\d+"
+_NUMBER = (
+    r"[-\u2212]?\s*\$?\s*(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+    r"|[-\u2212]?\s*\$?\s*\.\d+"
+)
 _MARKED = [
     re.compile(rf"####\s*({_NUMBER})"),
     re.compile(rf"\{{\{{\s*({_NUMBER})\s*\}}\}}"),
