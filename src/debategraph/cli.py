@@ -17,7 +17,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -91,9 +90,9 @@ def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="debategraph", standalone_mode=False)
-    except click.UsageError as exc:
-        _fail(exc.format_message(), 2)
-    except click.exceptions.Abort:
+    except typer.TyperException as exc:  # bad options/arguments (typer's own click)
+        _fail(exc.format_message(), exc.exit_code)
+    except typer.Abort:
         _fail("aborted", 130)
     except DebategraphError as exc:
         _fail(str(exc), exc.exit_code)
@@ -117,8 +116,9 @@ def solve(
         ),
     ] = "ring",
     neighbours: Annotated[
-        int, typer.Option("--neighbours", help="For ring: nearest solvers each one hears.")
-    ] = 2,
+        int | None,
+        typer.Option("--neighbours", help="For ring: nearest solvers each hears [default: 2]."),
+    ] = None,
     token_budget: Annotated[
         int | None, typer.Option("--token-budget", help="Stop after the round reaching this.")
     ] = None,
@@ -194,7 +194,7 @@ def resume(
             stored["timeout_s"] = timeout
         spec = ModelSpec(**stored).validated()
         graph = _compile(saver, run, None)
-        if not graph.get_state(thread_config(thread)).next:
+        if thread_status(graph, thread) == "finished":
             err.print(f"thread {thread} is already finished; its result:")
             _print_result(_result(thread, graph, 0.0), json_output)
             return
@@ -225,7 +225,7 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
                 row["question"] = values.get("question")
             rows.append(row)
     if json_output:
-        out.print_json(json.dumps(rows))
+        _emit_json(rows)
         return
     if not rows:
         err.print(f"no threads in {db}")
@@ -256,7 +256,7 @@ def show(
         values = graph.get_state(thread_config(thread)).values
         status = thread_status(graph, thread)
     if json_output:
-        out.print_json(json.dumps({"thread_id": thread, "status": status, **_jsonable(values)}))
+        _emit_json({"thread_id": thread, "status": status, **_jsonable(values)})
         return
     out.print(f"[bold]{escape(values.get('question', ''))}[/bold]  ({status})")
     for turn in values.get("transcript", []):
@@ -300,7 +300,7 @@ def _execute(
     except ModelUnavailableError as exc:
         if json_output:
             result = _result(thread_id, graph, time.perf_counter() - started)
-            out.print_json(json.dumps({**result, "termination_reason": "error", "error": str(exc)}))
+            _emit_json({**result, "termination_reason": "error", "error": str(exc)})
         raise ModelUnavailableError(
             f"{exc}; thread {thread_id} is resumable: {resume_hint}"
         ) from exc
@@ -376,7 +376,8 @@ def _settings_label(settings: Mapping[str, Any]) -> str:
     if isinstance(topo, dict):
         shape = f"custom topology of {len(topo)} solvers"
     elif topo == "ring":
-        shape = f"{settings['agents']} solvers, ring k={settings['neighbours']}"
+        k = settings["neighbours"] or min(2, settings["agents"] - 1)
+        shape = f"{settings['agents']} solvers, ring k={k}"
     else:
         shape = f"{settings['agents']} solvers, {topo}"
     return f"{shape}, {settings['rounds']} rounds"
@@ -444,7 +445,7 @@ def _result_of(thread_id: str, values: Mapping[str, Any], wall_s: float) -> dict
 
 def _print_result(result: Mapping[str, Any], json_output: bool) -> None:
     if json_output:
-        out.print_json(json.dumps(result))
+        _emit_json(result)
         return
     votes = result["votes"]
     winner = result["answer"]
@@ -459,6 +460,12 @@ def _print_result(result: Mapping[str, Any], json_output: bool) -> None:
     )
     if result.get("tie_break"):
         out.print(f"  {escape(result['tie_break'])}")
+
+
+def _emit_json(value: Any) -> None:
+    """Write one JSON document on one line to stdout (machine-readable output)."""
+    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()
 
 
 def _jsonable(value: Any) -> Any:

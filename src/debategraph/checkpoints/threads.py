@@ -141,7 +141,9 @@ def thread_status(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadSt
         (an interrupt awaits a human) or ``interrupted`` (stopped mid-run; resumable).
     """
     snap = graph.get_state(thread_config(thread_id))
-    if not snap.next:
+    # Not ``snap.next``: it omits tasks whose writes were saved, so a run stopped after
+    # every task of a step finished (but before the next step) would look finished.
+    if not snap.tasks:
         return "finished"
     if any(task.error for task in snap.tasks):
         return "failed"

@@ -48,7 +48,7 @@ def build_solver_debate(
     agents: int = 4,
     rounds: int = 3,
     topology: str | Mapping[str, Sequence[str]] | Topology = "ring",
-    neighbours: int = 2,
+    neighbours: int | None = None,
     token_budget: int | None = None,
     stop_when_unanimous: bool = False,
     state_schema: type[Any] = SolverDebateState,
@@ -63,7 +63,8 @@ def build_solver_debate(
         rounds: Rounds of answering (>= 1); round 1 is independent answers.
         topology: ``ring``, ``full``, ``star``, an adjacency mapping
             ``{solver: [solvers it hears]}``, or a :class:`Topology`.
-        neighbours: For ``ring``: how many nearest solvers each hears (1..agents-1).
+        neighbours: For ``ring``: how many nearest solvers each hears (1..agents-1);
+            default 2 (1 with two solvers).
         token_budget: Stop after the round in which this many tokens were used.
         stop_when_unanimous: Stop after a round in which every solver gave the same answer.
         state_schema: State schema; may extend :class:`SolverDebateState`.
@@ -80,7 +81,8 @@ def build_solver_debate(
         raise ValueError(f"token budget must be a positive number of tokens, got {token_budget}")
     if isinstance(topology, str) and agents < 2:
         raise ValueError(f"agents must be at least 2, got {agents}")
-    topo = make_topology(topology, agents, neighbours)
+    k = min(2, agents - 1) if neighbours is None else neighbours
+    topo = make_topology(topology, agents, k)
     binding = None if model is None else bind_model(model)
 
     builder: StateGraph[Any, Context, SolverDebateInput, SolverDebateOutput] = StateGraph(

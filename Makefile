@@ -1,0 +1,16 @@
+.PHONY: install test lint bench demo
+
+install:
+	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]"
+
+test:
+	.venv/bin/python -m pytest
+
+lint:
+	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy
+
+bench:
+	.venv/bin/python benchmarks/solver_debate.py
+
+demo:
+	.venv/bin/debategraph solve "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether in April and May?"
