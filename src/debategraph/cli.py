@@ -39,7 +39,7 @@ from debategraph.checkpoints import (
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate, recursion_limit
 from debategraph.models import LOCAL, ModelSpec, bind_model
-from debategraph.nodes.solver import CLOSE_ROUND_NODE, OPEN_ROUND_NODE, SOLVE_NODE
+from debategraph.nodes.solver import CLOSE_ROUND_NODE, OPEN_ROUND_NODE
 from debategraph.state import RoundRecord, Turn, Usage
 from debategraph.strategies import TOPOLOGY_NAMES
 
@@ -392,8 +392,8 @@ def _show_progress(chunk: Mapping[str, Any]) -> None:
             continue
         if node == OPEN_ROUND_NODE:
             err.print(f"[bold]round {update['round']}[/bold]")
-        elif node == SOLVE_NODE:
-            for turn in update.get("transcript", []):
+        elif "transcript" in update:
+            for turn in update["transcript"]:
                 err.print("  " + _turn_line(turn, with_round=False))
         elif node == CLOSE_ROUND_NODE:
             record = update["rounds"][0]

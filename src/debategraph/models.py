@@ -27,6 +27,7 @@ import openai
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ValidationError
 
@@ -239,7 +240,7 @@ def structured_call(
         attempts += 1
         if method == "json_schema" and model.endpoint in _NO_JSON_SCHEMA:
             method = "function_calling"
-        runnable = model.chat.with_structured_output(schema, method=method, include_raw=True)
+        runnable = _structured_runnable(model.chat, schema, method)
         started = time.perf_counter()
         try:
             out = runnable.invoke(prompt)
@@ -280,6 +281,25 @@ def structured_call(
     return CallResult(
         None, usage, attempts, reason=f"invalid output after {attempts} attempt(s): {last_error}"
     )
+
+
+_RUNNABLES: dict[tuple[int, type[BaseModel], str], tuple[BaseChatModel, Runnable[Any, Any]]] = {}
+_RUNNABLES_MAX = 256
+
+
+def _structured_runnable(
+    chat: BaseChatModel, schema: type[BaseModel], method: StructuredMethod
+) -> Runnable[Any, Any]:
+    """``chat.with_structured_output(...)``, built once per model, schema and method."""
+    key = (id(chat), schema, method)
+    hit = _RUNNABLES.get(key)
+    if hit is not None and hit[0] is chat:
+        return hit[1]
+    if len(_RUNNABLES) >= _RUNNABLES_MAX:
+        _RUNNABLES.clear()
+    runnable = chat.with_structured_output(schema, method=method, include_raw=True)
+    _RUNNABLES[key] = (chat, runnable)
+    return runnable
 
 
 def _one_line(text: str) -> str:

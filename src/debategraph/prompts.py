@@ -1,25 +1,19 @@
 """Prompt templates, kept as constants (one place to read and change them)."""
 
 SOLVER_SYSTEM = (
-    "You are {solver}, one of {n_solvers} agents solving a math word problem together. "
-    "Reason step by step, briefly, then give the final answer as a single number."
+    "You are {solver}, one of {n_solvers} agents solving a math word problem. "
+    "Reason briefly, step by step; the answer is a single number."
 )
 
-SOLVER_FIRST_ROUND = (
-    "Question: {question}\n\n"
-    "Solve the problem. Put your short step-by-step reasoning in `reasoning` and only the "
-    "final number in `answer`."
-)
+SOLVER_FIRST_ROUND = "Question: {question}\n\nSolve it."
 
 SOLVER_REFINE = (
     "Question: {question}\n\n"
-    "Your previous solution (round {prev_round}):\n{own}\n\n"
-    "Solutions from the agents you can hear:\n{peers}\n\n"
-    "Using the other agents' reasoning as additional advice, examine your solution and "
-    "theirs step by step, then give an updated answer. Put your reasoning in `reasoning` "
-    "and only the final number in `answer`."
+    "Your previous solution:\n{own}\n\n"
+    "Solutions of the agents you hear:\n{peers}\n\n"
+    "Use their reasoning as advice: check yours and theirs step by step, then answer again."
 )
 
-SOLUTION_VIEW = "{agent}: {content}\nFinal answer: {answer}"
+SOLUTION_VIEW = "{agent}: {content}\nAnswer: {answer}"
 
 NO_ANSWER = "(no answer)"

@@ -4,8 +4,9 @@ After "Improving Multi-Agent Debate with Sparse Communication Topology": round 1
 solver answers alone; in rounds 2..R each reads only its neighbours' latest answers (and
 its own) and refines; an aggregator takes a majority vote of the final answers.
 
-Graph: ``START -> open_round -(Send per solver)-> solve -> close_round``, then back to
-``open_round`` or on to ``aggregate -> END``.
+Graph: ``START -> open_round -> <one node per solver> -> close_round``, then back to
+``open_round`` or on to ``aggregate -> END``. The solver nodes of a round run in one
+step, concurrently.
 """
 
 from __future__ import annotations
@@ -22,19 +23,16 @@ from debategraph.nodes.solver import (
     AGGREGATE_NODE,
     CLOSE_ROUND_NODE,
     OPEN_ROUND_NODE,
-    SOLVE_NODE,
     after_close_round,
     aggregate,
     make_close_round,
-    make_fan_out,
-    make_solve,
+    make_solver,
     open_round,
 )
 from debategraph.state import (
     SolverDebateInput,
     SolverDebateOutput,
     SolverDebateState,
-    SolverTask,
 )
 from debategraph.strategies import Topology, make_topology
 
@@ -83,6 +81,11 @@ def build_solver_debate(
         raise ValueError(f"agents must be at least 2, got {agents}")
     k = min(2, agents - 1) if neighbours is None else neighbours
     topo = make_topology(topology, agents, k)
+    reserved = sorted({OPEN_ROUND_NODE, CLOSE_ROUND_NODE, AGGREGATE_NODE} & set(topo.solvers))
+    if reserved or any(name.startswith("__") for name in topo.solvers):
+        raise ValueError(
+            f"solver name(s) {', '.join(reserved) or 'starting with __'} are reserved node names"
+        )
     binding = None if model is None else bind_model(model)
 
     builder: StateGraph[Any, Context, SolverDebateInput, SolverDebateOutput] = StateGraph(
@@ -92,12 +95,13 @@ def build_solver_debate(
         output_schema=SolverDebateOutput,
     )
     builder.add_node(OPEN_ROUND_NODE, open_round)
-    builder.add_node(SOLVE_NODE, make_solve(binding, len(topo.solvers)), input_schema=SolverTask)
+    for solver in topo.solvers:
+        builder.add_node(solver, make_solver(solver, topo, binding))
+        builder.add_edge(OPEN_ROUND_NODE, solver)
     builder.add_node(CLOSE_ROUND_NODE, make_close_round(rounds, token_budget, stop_when_unanimous))
     builder.add_node(AGGREGATE_NODE, aggregate)
     builder.add_edge(START, OPEN_ROUND_NODE)
-    builder.add_conditional_edges(OPEN_ROUND_NODE, make_fan_out(topo), [SOLVE_NODE])
-    builder.add_edge(SOLVE_NODE, CLOSE_ROUND_NODE)
+    builder.add_edge(topo.solvers, CLOSE_ROUND_NODE)  # waits for every solver
     builder.add_conditional_edges(
         CLOSE_ROUND_NODE, after_close_round, [OPEN_ROUND_NODE, AGGREGATE_NODE]
     )

@@ -7,8 +7,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
-from langgraph.types import Send
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from debategraph.context import Context
 from debategraph.models import ModelBinding, bind_model, structured_call
@@ -22,7 +21,7 @@ from debategraph.prompts import (
 from debategraph.state import (
     RoundRecord,
     SolverDebateState,
-    SolverTask,
+    SolverView,
     TerminationReason,
     Turn,
     Usage,
@@ -30,7 +29,6 @@ from debategraph.state import (
 from debategraph.strategies import Topology, extract_answer, majority_vote
 
 SOLVE_STAGE = "solve"
-SOLVE_NODE = "solve"
 OPEN_ROUND_NODE = "open_round"
 CLOSE_ROUND_NODE = "close_round"
 AGGREGATE_NODE = "aggregate"
@@ -44,16 +42,15 @@ NUMBER_PATTERN = r"^-?[0-9][0-9,]*([.][0-9]+)?$"
 
 
 class SolverReply(BaseModel):
-    """What a solver returns each round."""
+    """A solver's answer."""
 
-    reasoning: str = Field(description="Short step-by-step reasoning, under 80 words.")
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
+    reasoning: str = Field(description="Brief step-by-step reasoning.")
     answer: str = Field(
-        description="The final answer: a single number, nothing else.",
-        json_schema_extra={"pattern": NUMBER_PATTERN},
+        description="Only the final number.", json_schema_extra={"pattern": NUMBER_PATTERN}
     )
-    confidence: float = Field(
-        default=0.5, ge=0.0, le=1.0, description="Confidence in the answer, 0 to 1."
-    )
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0, description="0 to 1.")
 
 
 def latest_turns(transcript: Sequence[Turn], stage: str = SOLVE_STAGE) -> dict[str, Turn]:
@@ -90,34 +87,28 @@ def open_round(state: SolverDebateState) -> dict[str, Any]:
     return {"round": state.get("round", 0) + 1}
 
 
-def make_fan_out(topology: Topology) -> Callable[[SolverDebateState], list[Send]]:
-    """Edge that sends every solver its view of the transcript for this round.
+def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> SolverView:
+    """What one solver may read this round: its own latest answer and its neighbours'.
 
     Args:
+        state: The debate state.
+        solver: The solver.
         topology: Who hears whom.
 
     Returns:
-        The edge function.
+        The view.
     """
-
-    def fan_out(state: SolverDebateState) -> list[Send]:
-        latest = latest_turns(state.get("transcript", []))
-        sends = []
-        for solver in topology.solvers:
-            task = SolverTask(
-                question=state["question"],
-                solver=solver,
-                round=state["round"],
-                own=latest.get(solver),
-                peers=[latest[p] for p in topology.neighbours[solver] if p in latest],
-            )
-            sends.append(Send(SOLVE_NODE, task))
-        return sends
-
-    return fan_out
+    latest = latest_turns(state.get("transcript", []))
+    return SolverView(
+        question=state["question"],
+        solver=solver,
+        round=state["round"],
+        own=latest.get(solver),
+        peers=[latest[p] for p in topology.neighbours[solver] if p in latest],
+    )
 
 
-def solver_prompt(task: SolverTask, n_solvers: int) -> list[BaseMessage]:
+def solver_prompt(task: SolverView, n_solvers: int) -> list[BaseMessage]:
     """The messages a solver sees: the question, and after round 1 its own and its peers' answers.
 
     Args:
@@ -132,9 +123,7 @@ def solver_prompt(task: SolverTask, n_solvers: int) -> list[BaseMessage]:
     if own is None:
         return [system, HumanMessage(SOLVER_FIRST_ROUND.format(question=task["question"]))]
     peers = "\n\n".join(_view(t) for t in task["peers"]) or NO_ANSWER
-    text = SOLVER_REFINE.format(
-        question=task["question"], prev_round=own.round, own=_view(own), peers=peers
-    )
+    text = SOLVER_REFINE.format(question=task["question"], own=_view(own), peers=peers)
     return [system, HumanMessage(text)]
 
 
@@ -144,18 +133,29 @@ def _view(turn: Turn) -> str:
     )
 
 
-def make_solve(model: ModelBinding | None, n_solvers: int) -> Callable[..., dict[str, Any]]:
-    """Node in which one solver answers for one round.
+def make_solver(
+    solver: str, topology: Topology, model: ModelBinding | None
+) -> Callable[..., dict[str, Any]]:
+    """Node in which one solver answers for the current round.
+
+    Each solver is its own node, all started by ``open_round`` in the same step, so a
+    round's calls run concurrently (bounded by ``max_concurrency``). The node reads its
+    view from the transcript in state instead of receiving it in a ``Send`` packet:
+    packets are stored in checkpoints (twice), which made storage grow with the number
+    of peers each solver hears.
 
     Args:
+        solver: The solver's name (also the node's name).
+        topology: Who hears whom.
         model: The model to call; ``None`` reads it from the run's context (Studio).
-        n_solvers: How many solvers debate (for the prompt).
 
     Returns:
         The node function.
     """
+    n_solvers = len(topology.solvers)
 
-    def solve(task: SolverTask, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def solve(state: SolverDebateState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+        task = solver_view(state, solver, topology)
         llm = model or bind_model(runtime.context)
         result = structured_call(llm, SolverReply, solver_prompt(task, n_solvers))
         reply = result.value

@@ -6,7 +6,7 @@ from debategraph.state.solver_debate import (
     SolverDebateInput,
     SolverDebateOutput,
     SolverDebateState,
-    SolverTask,
+    SolverView,
     TerminationReason,
 )
 
@@ -17,7 +17,7 @@ __all__ = [
     "SolverDebateInput",
     "SolverDebateOutput",
     "SolverDebateState",
-    "SolverTask",
+    "SolverView",
     "TerminationReason",
     "Turn",
     "Usage",

@@ -41,8 +41,8 @@ class SolverDebateState(SolverDebateOutput):
     round: int
 
 
-class SolverTask(TypedDict):
-    """Payload a ``Send`` gives one solver for one round: its view of the transcript."""
+class SolverView(TypedDict):
+    """What one solver reads in a round: the question, its own and its neighbours' answers."""
 
     question: str
     solver: str

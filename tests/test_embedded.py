@@ -1,0 +1,146 @@
+"""End to end on the embedded model: a real llama.cpp server with SmolLM2, reached over HTTP.
+
+These prove the wiring (server start, grammar-constrained tool calls, checkpoints, cleanup),
+never answer quality. They run in CI; locally they are skipped only if the ``local`` extra
+is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from debategraph.local_server import find_gguf
+
+pytestmark = pytest.mark.embedded
+
+if not os.environ.get("CI"):
+    pytest.importorskip("llama_cpp", reason="the embedded model needs: pip install -e '.[local]'")
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTION = "Tom has 3 apples and buys 5 more. How many apples does he have?"
+
+
+def llama_servers() -> set[int]:
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"llama_cpp.server" in cmdline:
+                pids.add(int(entry.name))
+    return pids
+
+
+def children_of(pid: int) -> set[int]:
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.add(int(entry.name))
+    return out
+
+
+def wait_until(predicate: object, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "debategraph.cli", *args]
+
+
+def test_gguf_found_through_distribution_files() -> None:
+    path = find_gguf()
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert path.stat().st_size > 50_000_000
+
+
+def test_solve_on_embedded_model(tmp_path: Path) -> None:
+    before = llama_servers()
+    proc = subprocess.run(
+        cli(
+            "solve",
+            QUESTION,
+            "--agents",
+            "2",
+            "--rounds",
+            "2",
+            "--json",
+            "--db",
+            str(tmp_path / "d.sqlite"),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["termination_reason"] == "rounds_completed"
+    assert [r["round"] for r in result["rounds"]] == [1, 2]
+    assert result["usage"]["calls"] >= 4
+    assert result["usage"]["prompt_tokens"] > 0 and result["usage"]["completion_tokens"] > 0
+    assert "answer" in result  # a voted answer, or None if every solver abstained
+    assert sum(result["votes"].values()) <= 2
+    assert wait_until(lambda: llama_servers() <= before, 10), "embedded server left running"
+
+
+def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
+    db = str(tmp_path / "d.sqlite")
+    proc = subprocess.Popen(
+        cli("solve", QUESTION, "--agents", "2", "--rounds", "3", "--thread", "k9", "--db", db),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "round 1 done" in line:
+            break
+    servers = children_of(proc.pid) & llama_servers()
+    assert servers, "the CLI should have started an embedded server"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert wait_until(lambda: not (servers & llama_servers()), 15), "orphaned llama.cpp server"
+    done = subprocess.run(
+        cli("resume", "k9", "--db", db, "--json"), capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["termination_reason"] == "rounds_completed"
+    assert [r["round"] for r in result["rounds"]] == [1, 2, 3]
+
+
+def test_notebook_runs(tmp_path: Path) -> None:
+    nb = nbformat.read(ROOT / "notebooks" / "solver_debate.ipynb", as_version=4)
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    text = "\n".join(
+        str(output.get("text", ""))
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+    assert "graph TD" in text
+    assert "answer:" in text and "termination: rounds_completed" in text
+    assert "parent graph got:" in text
