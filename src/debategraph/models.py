@@ -257,7 +257,7 @@ def structured_call(
         except openai.APIConnectionError as exc:
             kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "is unreachable"
             raise ModelUnavailableError(
-                f"model endpoint {model.endpoint} {kind}: {_one_line(str(exc.__cause__ or exc))}"
+                f"model endpoint {model.endpoint} {kind}: {_one_line(_root_cause(exc))}"
             ) from exc
         except _OUTPUT_ERRORS as exc:
             usage = usage + Usage(calls=1, latency_s=round(time.perf_counter() - started, 6))
@@ -300,6 +300,13 @@ def _structured_runnable(
     runnable = chat.with_structured_output(schema, method=method, include_raw=True)
     _RUNNABLES[key] = (chat, runnable)
     return runnable
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The innermost message of an exception chain (``Connection refused``, not ``error``)."""
+    while exc.__cause__ is not None and str(exc.__cause__):
+        exc = exc.__cause__
+    return str(exc)
 
 
 def _one_line(text: str) -> str:

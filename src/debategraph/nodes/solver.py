@@ -213,12 +213,12 @@ def make_close_round(
         )
         answers = [t.answer for t in this_round]
         reason: TerminationReason | None = None
-        if token_budget is not None and usage.total_tokens >= token_budget:
-            reason = "budget"
+        if rnd >= rounds:
+            reason = "rounds_completed"
         elif stop_when_unanimous and None not in answers and len(set(answers)) == 1:
             reason = "unanimous"
-        elif rnd >= rounds:
-            reason = "rounds_completed"
+        elif token_budget is not None and usage.total_tokens >= token_budget:
+            reason = "budget"
         update: dict[str, Any] = {"rounds": [record], "usage": usage, "usage_by_solver": by_solver}
         if reason is not None:
             update["termination_reason"] = reason
