@@ -298,6 +298,7 @@ def test_ctrl_c_then_resume(tmp_path: Path) -> None:
         (["solve", QUESTION, "--base-url", "http://127.0.0.1:9/v1"], "needs --model NAME"),
         (["solve", QUESTION, "--model", "m", "--base-url", "ftp://x"], "not an http(s) URL"),
         (["solve", QUESTION, "--db", "/nonexistent-dir/x.sqlite"], "does not exist"),
+        (["solve", QUESTION, "--db", "/proc/debates.sqlite"], "cannot be opened"),  # unwritable
         (["resume", "nope"], "unknown thread id 'nope'"),
         (["show", "nope"], "unknown thread id 'nope'"),
         (["frobnicate"], "No such command"),
