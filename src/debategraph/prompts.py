@@ -5,15 +5,23 @@ SOLVER_SYSTEM = (
     "Reason briefly, step by step; the answer is a single number."
 )
 
-SOLVER_FIRST_ROUND = "Question: {question}\n\nSolve it."
+SOLVER_FIRST_ROUND = "Question: {question}\n\n{human}Solve it."
 
 SOLVER_REFINE = (
     "Question: {question}\n\n"
     "Your previous solution:\n{own}\n\n"
     "Solutions of the agents you hear:\n{peers}\n\n"
+    "{human}"
     "Use their reasoning as advice: check yours and theirs step by step, then answer again."
 )
+
+HUMAN_INTERJECTION = "A human moderator says (take it into account):\n{notes}\n\n"
 
 SOLUTION_VIEW = "{agent}: {content}\nAnswer: {answer}"
 
 NO_ANSWER = "(no answer)"
+
+ROUND_REVIEW = (
+    "Round {round} of {rounds} is done. Approve to go on, or interject: your text is shown "
+    "to every solver next round."
+)

@@ -19,12 +19,14 @@ from langgraph.graph import END, START, StateGraph
 
 from debategraph.context import Context
 from debategraph.models import ModelBinding, ModelSpec, bind_model
+from debategraph.nodes.human import make_round_review
 from debategraph.nodes.solver import (
     AGGREGATE_NODE,
     CLOSE_ROUND_NODE,
+    HUMAN_NODE,
     OPEN_ROUND_NODE,
-    after_close_round,
     aggregate,
+    make_after_close_round,
     make_close_round,
     make_solver,
     open_round,
@@ -49,6 +51,7 @@ def build_solver_debate(
     neighbours: int | None = None,
     token_budget: int | None = None,
     stop_when_unanimous: bool = False,
+    pause_after_round: bool = False,
     state_schema: type[Any] = SolverDebateState,
 ) -> StateGraph[Any, Context, SolverDebateInput, SolverDebateOutput]:
     """Build the solver debate graph (uncompiled).
@@ -65,6 +68,10 @@ def build_solver_debate(
             default 2 (1 with two solvers).
         token_budget: Stop after the round in which this many tokens were used.
         stop_when_unanimous: Stop after a round in which every solver gave the same answer.
+        pause_after_round: After each round that does not end the debate, ``interrupt()``
+            with the round's answers; resume with ``Command(resume={"approve": True})`` or
+            ``Command(resume={"interject": "text"})`` (the text is shown to every solver
+            next round). Needs a checkpointer.
         state_schema: State schema; may extend :class:`SolverDebateState`.
 
     Returns:
@@ -81,7 +88,9 @@ def build_solver_debate(
         raise ValueError(f"agents must be at least 2, got {agents}")
     k = min(2, agents - 1) if neighbours is None else neighbours
     topo = make_topology(topology, agents, k)
-    reserved = sorted({OPEN_ROUND_NODE, CLOSE_ROUND_NODE, AGGREGATE_NODE} & set(topo.solvers))
+    reserved = sorted(
+        {OPEN_ROUND_NODE, CLOSE_ROUND_NODE, AGGREGATE_NODE, HUMAN_NODE} & set(topo.solvers)
+    )
     if reserved or any(name.startswith("__") for name in topo.solvers):
         raise ValueError(
             f"solver name(s) {', '.join(reserved) or 'starting with __'} are reserved node names"
@@ -102,9 +111,13 @@ def build_solver_debate(
     builder.add_node(AGGREGATE_NODE, aggregate)
     builder.add_edge(START, OPEN_ROUND_NODE)
     builder.add_edge(topo.solvers, CLOSE_ROUND_NODE)  # waits for every solver
+    after_round = [HUMAN_NODE if pause_after_round else OPEN_ROUND_NODE, AGGREGATE_NODE]
     builder.add_conditional_edges(
-        CLOSE_ROUND_NODE, after_close_round, [OPEN_ROUND_NODE, AGGREGATE_NODE]
+        CLOSE_ROUND_NODE, make_after_close_round(pause_after_round), after_round
     )
+    if pause_after_round:
+        builder.add_node(HUMAN_NODE, make_round_review(rounds))
+        builder.add_edge(HUMAN_NODE, OPEN_ROUND_NODE)
     builder.add_edge(AGGREGATE_NODE, END)
     return builder
 
@@ -121,7 +134,7 @@ def recursion_limit(rounds: int) -> int:
     Returns:
         Supersteps allowed.
     """
-    return STEPS_PER_ROUND * rounds + 5
+    return (STEPS_PER_ROUND + 1) * rounds + 5  # + 1: the human review step, if any
 
 
 #: Compiled without a checkpointer, for ``langgraph.json`` / LangGraph Studio (which

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from debategraph.context import Context
 from debategraph.models import ModelBinding, bind_model, structured_call
 from debategraph.prompts import (
+    HUMAN_INTERJECTION,
     NO_ANSWER,
     SOLUTION_VIEW,
     SOLVER_FIRST_ROUND,
@@ -32,6 +33,7 @@ SOLVE_STAGE = "solve"
 OPEN_ROUND_NODE = "open_round"
 CLOSE_ROUND_NODE = "close_round"
 AGGREGATE_NODE = "aggregate"
+HUMAN_NODE = "human"
 
 
 #: A hint in the JSON schema only (not validated): grammar-constrained endpoints such as
@@ -88,7 +90,10 @@ def open_round(state: SolverDebateState) -> dict[str, Any]:
 
 
 def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> SolverView:
-    """What one solver may read this round: its own latest answer and its neighbours'.
+    """What one solver may read this round.
+
+    Its own latest answer, its neighbours' latest answers, and what a human interjected
+    since the last round (every solver sees those).
 
     Args:
         state: The debate state.
@@ -98,13 +103,16 @@ def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> So
     Returns:
         The view.
     """
-    latest = latest_turns(state.get("transcript", []))
+    transcript = state.get("transcript", [])
+    latest = latest_turns(transcript)
+    rnd = state["round"]
     return SolverView(
         question=state["question"],
         solver=solver,
-        round=state["round"],
+        round=rnd,
         own=latest.get(solver),
         peers=[latest[p] for p in topology.neighbours[solver] if p in latest],
+        interjections=[t for t in transcript if t.role == "user" and t.round == rnd - 1],
     )
 
 
@@ -119,11 +127,14 @@ def solver_prompt(task: SolverView, n_solvers: int) -> list[BaseMessage]:
         The prompt.
     """
     system = SystemMessage(SOLVER_SYSTEM.format(solver=task["solver"], n_solvers=n_solvers))
+    notes = "\n".join(f"- {t.content}" for t in task["interjections"])
+    human = HUMAN_INTERJECTION.format(notes=notes) if notes else ""
     own = task["own"]
     if own is None:
-        return [system, HumanMessage(SOLVER_FIRST_ROUND.format(question=task["question"]))]
+        text = SOLVER_FIRST_ROUND.format(question=task["question"], human=human)
+        return [system, HumanMessage(text)]
     peers = "\n\n".join(_view(t) for t in task["peers"]) or NO_ANSWER
-    text = SOLVER_REFINE.format(question=task["question"], own=_view(own), peers=peers)
+    text = SOLVER_REFINE.format(question=task["question"], own=_view(own), peers=peers, human=human)
     return [system, HumanMessage(text)]
 
 
@@ -227,16 +238,21 @@ def make_close_round(
     return close_round
 
 
-def after_close_round(state: SolverDebateState) -> str:
-    """Route to the next round, or to the aggregator once a termination reason is set.
+def make_after_close_round(pause_after_round: bool) -> Callable[[SolverDebateState], str]:
+    """Edge after a round: aggregate once a termination reason is set, else go on.
 
     Args:
-        state: The debate state.
+        pause_after_round: Go through the human review node between rounds.
 
     Returns:
-        The next node's name.
+        The routing function.
     """
-    return AGGREGATE_NODE if state.get("termination_reason") else OPEN_ROUND_NODE
+    next_round = HUMAN_NODE if pause_after_round else OPEN_ROUND_NODE
+
+    def after_close_round(state: SolverDebateState) -> str:
+        return AGGREGATE_NODE if state.get("termination_reason") else next_round
+
+    return after_close_round
 
 
 def aggregate(state: SolverDebateState) -> dict[str, Any]:

@@ -1,7 +1,16 @@
 """Typed state schemas and the records they hold."""
 
-from debategraph.state.records import RECORD_TYPES, Role, RoundRecord, Turn, Usage
-from debategraph.state.reducers import append_only, extend
+from debategraph.state.records import (
+    INTERJECT_STAGE,
+    RECORD_TYPES,
+    USER,
+    Role,
+    RoundRecord,
+    Turn,
+    Usage,
+    interjection,
+)
+from debategraph.state.reducers import append_only, extend, extend_turns, transcript_channel
 from debategraph.state.solver_debate import (
     SolverDebateInput,
     SolverDebateOutput,
@@ -11,7 +20,9 @@ from debategraph.state.solver_debate import (
 )
 
 __all__ = [
+    "INTERJECT_STAGE",
     "RECORD_TYPES",
+    "USER",
     "Role",
     "RoundRecord",
     "SolverDebateInput",
@@ -23,4 +34,7 @@ __all__ = [
     "Usage",
     "append_only",
     "extend",
+    "extend_turns",
+    "interjection",
+    "transcript_channel",
 ]

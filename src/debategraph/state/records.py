@@ -91,6 +91,30 @@ class Turn(BaseModel):
     reason: str | None = None
 
 
+INTERJECT_STAGE = "interject"
+USER = "user"
+
+
+def interjection(text: str, after_round: int) -> Turn:
+    """A human's message to every agent, read in the round after ``after_round``.
+
+    Args:
+        text: What the human says.
+        after_round: The last finished round (0 before the first round).
+
+    Returns:
+        The transcript record.
+
+    Raises:
+        ValueError: If ``text`` is empty.
+    """
+    if not text.strip():
+        raise ValueError("interjection text is empty")
+    return Turn(
+        agent=USER, role="user", content=text.strip(), stage=INTERJECT_STAGE, round=after_round
+    )
+
+
 class RoundRecord(BaseModel):
     """What a finished round of a solver debate produced."""
 

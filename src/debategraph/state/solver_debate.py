@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.state.records import RoundRecord, Turn, Usage
-from debategraph.state.reducers import append_only
+from debategraph.state.reducers import append_only, transcript_channel
 
 TerminationReason = Literal["rounds_completed", "unanimous", "budget", "error"]
 
@@ -39,7 +39,7 @@ class SolverDebateState(SolverDebateOutput):
     only what a step added, not the whole list again (DESIGN.md principle 5).
     """
 
-    transcript: Annotated[list[Turn], append_only()]
+    transcript: Annotated[list[Turn], transcript_channel()]
     round: int
 
 
@@ -51,3 +51,4 @@ class SolverView(TypedDict):
     round: int
     own: Turn | None
     peers: list[Turn]
+    interjections: list[Turn]
