@@ -5,13 +5,18 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from debategraph.cli import main
+from tests.backends import checkpoint_url
 from tests.openai_stub import StubOpenAIServer
 
 os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
+
+__all__ = ["checkpoint_url"]  # the backend fixture, shared by every test module
 
 
 def solver_of(request: dict[str, Any]) -> str:
@@ -38,3 +43,32 @@ def stub() -> Iterator[StubOpenAIServer]:
     """A running stub server whose solvers all answer 18."""
     with StubOpenAIServer(answer_18) as server:
         yield server
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    captured = capsys.readouterr()
+    code = exit_info.value.code
+    return (code if isinstance(code, int) else 0), captured.out, captured.err
+
+
+def stub_args(server: StubOpenAIServer, db: Path | str, *extra: str) -> list[str]:
+    return [
+        "--model",
+        "stub",
+        "--base-url",
+        server.url,
+        "--db",
+        str(db),
+        "--max-retries",
+        "0",
+        *extra,
+    ]
+
+
+def one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.startswith("debategraph: error:")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]

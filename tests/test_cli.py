@@ -13,40 +13,10 @@ from typing import Any
 
 import pytest
 
-from debategraph.cli import main
-from tests.conftest import answer_18, solver_of
+from tests.conftest import answer_18, one_error_line, run_cli, solver_of, stub_args
 from tests.openai_stub import StubOpenAIServer
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    captured = capsys.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
-
-
-def stub_args(server: StubOpenAIServer, db: Path, *extra: str) -> list[str]:
-    return [
-        "--model",
-        "stub",
-        "--base-url",
-        server.url,
-        "--db",
-        str(db),
-        "--max-retries",
-        "0",
-        *extra,
-    ]
-
-
-def one_error_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.startswith("debategraph: error:")]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def test_solve_json_result(

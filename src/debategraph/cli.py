@@ -1,9 +1,9 @@
-"""The ``debategraph`` command: run, resume and inspect debates on a SQLite checkpointer.
+"""The ``debategraph`` command: run, pause, resume, fork and inspect durable debates.
 
-Every run is durable: it writes checkpoints to ``--db`` (default ``debates.sqlite``)
-under a thread id, so Ctrl-C, a crash or a dead endpoint leave a thread that
-``debategraph resume THREAD`` continues. Errors print as one line (exit 2 for usage
-errors, 1 for runtime failures, 130 when interrupted); no tracebacks.
+Every run is durable: it writes checkpoints to ``--db`` (a SQLite file, default
+``debates.sqlite``, or a Postgres URL) under a thread id, so Ctrl-C, ``kill -9`` or a dead
+endpoint leave a thread that ``debategraph resume THREAD`` continues. Errors print as one
+line (exit 2 for usage errors, 1 for runtime failures, 130 when interrupted).
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.errors import InvalidUpdateError
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel
+from langgraph.types import Command
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -29,29 +30,42 @@ from rich.table import Table
 from debategraph.checkpoints import (
     DEFAULT_DB,
     RunInfo,
+    ThreadState,
+    is_postgres_url,
     list_threads,
     open_checkpointer,
     read_run,
+    sqlite_path,
     thread_config,
     thread_exists,
-    thread_status,
+    thread_state,
 )
+from debategraph.checkpoints.archive import archive_debate, export_json, jsonable, render_markdown
+from debategraph.checkpoints.maintenance import fork as fork_thread
+from debategraph.checkpoints.maintenance import history as thread_history
+from debategraph.checkpoints.maintenance import prune as prune_threads
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate, recursion_limit
 from debategraph.models import LOCAL, ModelSpec, bind_model
-from debategraph.nodes.solver import CLOSE_ROUND_NODE, OPEN_ROUND_NODE
-from debategraph.state import RoundRecord, Turn, Usage
+from debategraph.nodes.human import APPROVE, INTERJECT
+from debategraph.nodes.solver import CLOSE_ROUND_NODE, HUMAN_NODE, OPEN_ROUND_NODE
+from debategraph.state import RoundRecord, Turn, Usage, interjection
 from debategraph.strategies import TOPOLOGY_NAMES
+
+Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 app = typer.Typer(
     name="debategraph",
-    help="Multi-agent debate graphs on LangGraph, durable on SQLite.",
+    help="Multi-agent debate graphs on LangGraph, durable on SQLite or Postgres.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
+
+#: Default archive for Postgres checkpoints (SQLite checkpoints archive into the same file).
+POSTGRES_ARCHIVE = "debates-archive.sqlite"
 
 ModelOpt = Annotated[
     str,
@@ -79,6 +93,18 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object at 
 ConcurrencyOpt = Annotated[
     int, typer.Option("--max-concurrency", help="Agent calls in flight at once.")
 ]
+ArchiveOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--archive",
+        help="SQLite file for the plain debates/messages/usage tables written when a debate "
+        f"finishes [default: the --db file, or {POSTGRES_ARCHIVE} for Postgres].",
+    ),
+]
+InterjectOpt = Annotated[
+    str | None,
+    typer.Option("--interject", help="A message every agent reads next round."),
+]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -104,6 +130,9 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+# -- commands --------------------------------------------------------------------------
+
+
 @app.command()
 def solve(
     question: Annotated[str, typer.Argument(help="The problem to solve.")],
@@ -125,6 +154,10 @@ def solve(
     unanimous: Annotated[
         bool, typer.Option("--stop-when-unanimous", help="Stop early once all agree.")
     ] = False,
+    pause_after_round: Annotated[
+        bool,
+        typer.Option("--pause-after-round", help="Pause between rounds to approve or interject."),
+    ] = False,
     model: ModelOpt = LOCAL,
     base_url: BaseUrlOpt = None,
     timeout: TimeoutOpt = None,
@@ -134,6 +167,7 @@ def solve(
     thread: Annotated[
         str | None, typer.Option("--thread", help="Thread id (generated if absent).")
     ] = None,
+    archive: ArchiveOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Solvers debate a math question on a communication topology, then vote."""
@@ -149,6 +183,7 @@ def solve(
         "neighbours": neighbours,
         "token_budget": token_budget,
         "stop_when_unanimous": unanimous,
+        "pause_after_round": pause_after_round,
     }
     _validate_settings(settings)
     spec = ModelSpec(
@@ -162,14 +197,17 @@ def solve(
                 f"thread {thread_id} already exists in {db}: "
                 f"continue it with debategraph resume {thread_id}"
             )
-        _execute(
-            saver, run, spec, {"question": question}, thread_id, db, max_concurrency, json_output
-        )
+        runner = _Runner(saver, run, spec, db, max_concurrency, json_output, archive)
+        runner.run(thread_id, {"question": question})
 
 
 @app.command()
 def resume(
     thread: Annotated[str, typer.Argument(help="The thread to continue.")],
+    interject: InterjectOpt = None,
+    approve: Annotated[
+        bool, typer.Option("--approve", help="Continue a paused thread as it is.")
+    ] = False,
     model: Annotated[
         str | None, typer.Option("--model", help="Override the model the thread used.")
     ] = None,
@@ -179,10 +217,13 @@ def resume(
     timeout: TimeoutOpt = None,
     max_concurrency: ConcurrencyOpt = 4,
     db: DbOpt = DEFAULT_DB,
+    archive: ArchiveOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Continue an interrupted run from its last checkpoint."""
+    """Continue a stopped or paused thread from its last checkpoint."""
     _check_concurrency(max_concurrency)
+    if interject is not None and approve:
+        raise UsageError("give --interject TEXT or --approve, not both")
     with open_checkpointer(db) as saver:
         run = _require_run(saver, thread, db)
         stored = dict(run.model)
@@ -193,36 +234,67 @@ def resume(
         if timeout is not None:
             stored["timeout_s"] = timeout
         spec = ModelSpec(**stored).validated()
-        graph = _compile(saver, run, None)
-        if thread_status(graph, thread) == "finished":
+        runner = _Runner(saver, run, spec, db, max_concurrency, json_output, archive)
+        state = thread_state(runner.graph, thread)
+        if state.status == "finished":
             err.print(f"thread {thread} is already finished; its result:")
-            _print_result(_result(thread, graph, 0.0), json_output)
+            runner.finish(thread, 0.0)
             return
-        run = RunInfo(run.pattern, run.settings, _spec_record(spec))
-        _execute(saver, run, spec, None, thread, db, max_concurrency, json_output)
+        _refuse_running(thread, state)
+        graph_input: Command[Any] | None = None
+        if state.status == "waiting":
+            reply = {INTERJECT: interject} if interject is not None else {APPROVE: True}
+            if interject is not None or approve:
+                graph_input = Command(resume=reply)
+        elif interject is not None:
+            _interject(runner.graph, thread, interject, state)
+        runner.run(thread, graph_input)
+
+
+@app.command("interject")
+def interject_command(
+    thread: Annotated[str, typer.Argument(help="A waiting or stopped thread.")],
+    text: Annotated[str, typer.Argument(help="What every agent reads next round.")],
+    db: DbOpt = DEFAULT_DB,
+) -> None:
+    """Add a human message to a waiting or stopped thread; it is read next round."""
+    with open_checkpointer(db) as saver:
+        run = _require_run(saver, thread, db)
+        graph = _compile(saver, run, None)
+        state = thread_state(graph, thread)
+        _interject(graph, thread, text, state)
+    err.print(
+        f"interjection added to thread {thread} (read in round {(state.round or 0) + 1}); "
+        f"continue with: debategraph resume {thread} --db {db}"
+    )
 
 
 @app.command()
 def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
     """List the threads in the checkpoint database with their status."""
+    rows = []
     with open_checkpointer(db) as saver:
-        rows = []
         for summary in list_threads(saver):
             row: dict[str, Any] = {
                 "thread_id": summary.thread_id,
                 "pattern": summary.run.pattern if summary.run else None,
                 "status": None,
                 "round": None,
+                "where": None,
                 "step": summary.step,
                 "updated": summary.updated,
                 "question": None,
             }
-            if summary.run is not None:
+            if summary.run is not None and summary.run.pattern == GRAPH_NAME:
                 graph = _compile(saver, summary.run, None)
-                row["status"] = thread_status(graph, summary.thread_id)
+                state = thread_state(graph, summary.thread_id)
                 values = graph.get_state(thread_config(summary.thread_id)).values
-                row["round"] = values.get("round")
-                row["question"] = values.get("question")
+                row.update(
+                    status=state.status,
+                    round=state.round,
+                    where=state.where(),
+                    question=values.get("question"),
+                )
             rows.append(row)
     if json_output:
         _emit_json(rows)
@@ -230,13 +302,13 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
     if not rows:
         err.print(f"no threads in {db}")
         return
-    table = Table("thread", "pattern", "status", "round", "updated", "question")
+    table = Table("thread", "pattern", "status", "where", "updated", "question")
     for row in rows:
         table.add_row(
             row["thread_id"],
             row["pattern"] or "?",
             row["status"] or "?",
-            str(row["round"] or "-"),
+            escape(row["where"] or "-"),
             str(row["updated"])[:19].replace("T", " "),
             escape(_short(row["question"] or "", 50)),
         )
@@ -251,67 +323,313 @@ def show(
 ) -> None:
     """Print a thread's transcript and result."""
     with open_checkpointer(db) as saver:
-        run = _require_run(saver, thread, db)
-        graph = _compile(saver, run, None)
+        graph = _compile(saver, _require_run(saver, thread, db), None)
         values = graph.get_state(thread_config(thread)).values
-        status = thread_status(graph, thread)
+        state = thread_state(graph, thread)
     if json_output:
-        _emit_json({"thread_id": thread, "status": status, **_jsonable(values)})
+        _emit_json(export_json(thread, values, status=state.status))
         return
-    out.print(f"[bold]{escape(values.get('question', ''))}[/bold]  ({status})")
+    out.print(f"[bold]{escape(values.get('question', ''))}[/bold]  ({state.status})")
     for turn in values.get("transcript", []):
         out.print(_turn_line(turn))
-        if turn.content:
+        if turn.content and turn.role != "user":
             out.print(f"    {escape(_short(turn.content, 400))}")
-    if values.get("termination_reason"):
+    if state.status == "finished":
         _print_result(_result_of(thread, values, 0.0), json_output=False)
+    else:
+        out.print(f"{state.status}: {escape(state.where())}")
+
+
+@app.command()
+def history(
+    thread: Annotated[str, typer.Argument(help="The thread whose checkpoints to list.")],
+    db: DbOpt = DEFAULT_DB,
+    json_output: JsonOpt = False,
+) -> None:
+    """List a thread's checkpoints, newest first (ids to fork from)."""
+    with open_checkpointer(db) as saver:
+        graph = _compile(saver, _require_run(saver, thread, db), None)
+        entries = thread_history(graph, thread)
+    if json_output:
+        _emit_json([jsonable(asdict(e)) for e in entries])
+        return
+    table = Table("checkpoint", "step", "round", "next", "source", "created")
+    for e in entries:
+        table.add_row(
+            e.checkpoint_id,
+            str(e.step),
+            "-" if e.round is None else str(e.round),
+            ", ".join(e.next) or "(end)",
+            str(e.source),
+            str(e.created_at)[:19].replace("T", " "),
+        )
+    out.print(table)
+
+
+@app.command()
+def fork(
+    thread: Annotated[str, typer.Argument(help="The thread to branch from.")],
+    at: Annotated[str, typer.Option("--at", help="Checkpoint id (see debategraph history).")],
+    interject: InterjectOpt = None,
+    new_thread: Annotated[
+        str | None, typer.Option("--thread", help="Id of the new thread (generated if absent).")
+    ] = None,
+    max_concurrency: ConcurrencyOpt = 4,
+    db: DbOpt = DEFAULT_DB,
+    archive: ArchiveOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Continue a thread from an earlier checkpoint as a new thread; the original stays."""
+    _check_concurrency(max_concurrency)
+    with open_checkpointer(db) as saver:
+        run = _require_run(saver, thread, db)
+        spec = ModelSpec(**run.model).validated()
+        runner = _Runner(saver, run, spec, db, max_concurrency, json_output, archive)
+        target = new_thread or uuid.uuid4().hex[:12]
+        fork_thread(runner.graph, saver, thread, at, target)
+        err.print(f"forked thread {thread} at checkpoint {at} into thread {target}")
+        if interject is not None:
+            try:
+                _interject(runner.graph, target, interject, thread_state(runner.graph, target))
+            except UsageError:
+                saver.delete_thread(target)
+                raise
+        runner.run(target, None)
+
+
+@app.command()
+def prune(
+    keep_last: Annotated[
+        int | None,
+        typer.Option("--keep-last", help="Checkpoints to keep per finished thread [default: 1]."),
+    ] = None,
+    finished_older_than: Annotated[
+        float | None,
+        typer.Option(
+            "--finished-older-than", help="Only threads finished more than DAYS days ago."
+        ),
+    ] = None,
+    db: DbOpt = DEFAULT_DB,
+    json_output: JsonOpt = False,
+) -> None:
+    """Remove old checkpoints of finished threads (kept ones stay resumable), then reclaim space."""
+    with open_checkpointer(db) as saver:
+
+        def graph_for(thread_id: str) -> Graph | None:
+            run = read_run(saver, thread_id)
+            if run is None or run.pattern != GRAPH_NAME:
+                return None
+            return _compile(saver, run, None)
+
+        report = prune_threads(
+            graph_for,
+            saver,
+            keep_last=keep_last if keep_last is not None else 1,
+            finished_older_than_days=finished_older_than,
+        )
+    if json_output:
+        _emit_json(jsonable(asdict(report)))
+        return
+    saved = report.bytes_before - report.bytes_after
+    share = saved / report.bytes_before if report.bytes_before else 0.0
+    out.print(
+        f"pruned {report.threads_pruned} finished thread(s): {report.checkpoints_deleted} "
+        f"checkpoint(s) removed; {report.bytes_before:,} -> {report.bytes_after:,} bytes "
+        f"({share:.0%} smaller)"
+    )
+
+
+@app.command()
+def export(
+    thread: Annotated[str, typer.Argument(help="The thread to export.")],
+    fmt: Annotated[
+        Literal["md", "json"], typer.Option("--format", help="md (readable) or json.")
+    ] = "md",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
+    ] = None,
+    db: DbOpt = DEFAULT_DB,
+) -> None:
+    """Write a readable transcript of a thread (Markdown or JSON)."""
+    with open_checkpointer(db) as saver:
+        graph = _compile(saver, _require_run(saver, thread, db), None)
+        values = graph.get_state(thread_config(thread)).values
+        status = thread_state(graph, thread).status
+    if fmt == "md":
+        text = render_markdown(thread, values, status=status)
+    else:
+        text = json.dumps(export_json(thread, values, status=status), indent=2) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot write: {exc.strerror}") from exc
+    err.print(f"wrote {output}")
 
 
 # -- running ---------------------------------------------------------------------------
 
 
-def _execute(
-    saver: BaseCheckpointSaver[Any],
-    run: RunInfo,
-    spec: ModelSpec,
-    graph_input: dict[str, Any] | None,
-    thread_id: str,
-    db: str,
-    max_concurrency: int,
-    json_output: bool,
-) -> None:
-    resume_hint = f"debategraph resume {thread_id} --db {db}"
-    err.print(
-        f"thread [bold]{thread_id}[/bold] · db {escape(db)} · model {escape(_model_label(spec))} · "
-        f"{_settings_label(run.settings)}"
-    )
-    binding = bind_model(spec)
-    graph = _compile(saver, run, binding)
-    config: RunnableConfig = {
-        **thread_config(thread_id),
-        "recursion_limit": recursion_limit(int(run.settings["rounds"])),
-        "max_concurrency": max_concurrency,
-        "metadata": run.to_metadata(),
-    }
-    started = time.perf_counter()
+class _Runner:
+    """Runs one thread of a pattern to its end, a pause or a failure, and reports it."""
+
+    def __init__(
+        self,
+        saver: BaseCheckpointSaver[Any],
+        run: RunInfo,
+        spec: ModelSpec,
+        db: str,
+        max_concurrency: int,
+        json_output: bool,
+        archive: str | None,
+    ) -> None:
+        self.saver = saver
+        self.run_info = run
+        self.spec = spec
+        self.db = db
+        self.max_concurrency = max_concurrency
+        self.json_output = json_output
+        self.archive = archive or (
+            POSTGRES_ARCHIVE if is_postgres_url(db) else str(sqlite_path(db))
+        )
+        self.graph = _compile(saver, run, None)
+
+    def run(self, thread_id: str, graph_input: Any) -> None:
+        """Stream the thread until it finishes, pauses or fails.
+
+        Args:
+            thread_id: The thread.
+            graph_input: The input (a new debate), ``None`` (continue) or a ``Command``.
+
+        Raises:
+            ModelUnavailableError: If the endpoint fails (the thread stays resumable).
+        """
+        resume_hint = f"debategraph resume {thread_id} --db {self.db}"
+        err.print(
+            f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
+            f"model {escape(_model_label(self.spec))} · {_settings_label(self.run_info.settings)}"
+        )
+        graph = _compile(self.saver, self.run_info, bind_model(self.spec))
+        config: RunnableConfig = {
+            **thread_config(thread_id),
+            "recursion_limit": recursion_limit(int(self.run_info.settings["rounds"])),
+            "max_concurrency": self.max_concurrency,
+            "metadata": self.run_info.to_metadata(),
+        }
+        started = time.perf_counter()
+        while True:
+            try:
+                for chunk in graph.stream(
+                    graph_input, config, stream_mode="updates", durability="sync"
+                ):
+                    _show_progress(chunk)
+            except ModelUnavailableError as exc:
+                if self.json_output:
+                    result = _result(thread_id, graph, time.perf_counter() - started)
+                    _emit_json({**result, "termination_reason": "error", "error": str(exc)})
+                raise ModelUnavailableError(
+                    f"{exc}; thread {thread_id} is resumable: {resume_hint}"
+                ) from exc
+            except KeyboardInterrupt:
+                _fail(f"interrupted; thread {thread_id} is resumable: {resume_hint}", 130)
+            state = thread_state(graph, thread_id)
+            if state.status != "waiting":
+                break
+            payload = graph.get_state(thread_config(thread_id)).interrupts[0].value
+            reply = _ask(payload) if _interactive(self.json_output) else None
+            if reply is None:
+                self._report_waiting(thread_id, graph, payload, time.perf_counter() - started)
+                return
+            graph_input = Command(resume=reply)
+        self.finish(thread_id, time.perf_counter() - started)
+
+    def finish(self, thread_id: str, wall_s: float) -> None:
+        """Archive a finished thread and print its result.
+
+        Args:
+            thread_id: The thread.
+            wall_s: Wall time of this run.
+
+        Raises:
+            UsageError: If the archive cannot be written (the checkpoints are intact).
+        """
+        values = self.graph.get_state(thread_config(thread_id)).values
+        result = _result_of(thread_id, values, wall_s)
+        try:
+            archive_debate(
+                self.archive,
+                thread_id=thread_id,
+                pattern=self.run_info.pattern,
+                values=values,
+                status="finished",
+            )
+        except UsageError as exc:
+            _print_result(result, self.json_output)
+            raise UsageError(
+                f"{exc} (the debate itself is saved in {self.db}, thread {thread_id})"
+            ) from exc
+        _print_result(result, self.json_output)
+
+    def _report_waiting(self, thread_id: str, graph: Graph, payload: Any, wall_s: float) -> None:
+        hint = f"debategraph resume {thread_id} --db {self.db} --approve | --interject TEXT"
+        if self.json_output:
+            result = _result(thread_id, graph, wall_s)
+            _emit_json({**result, "status": "waiting", "interrupt": payload, "resume": hint})
+            return
+        err.print(f"thread {thread_id} is waiting after round {payload.get('round')}: {hint}")
+
+
+def _interactive(json_output: bool) -> bool:
+    return not json_output and sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _ask(payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Ask the human at a round boundary: Enter approves, text interjects, q stops here."""
+    err.print(f"[bold]{escape(str(payload.get('message', 'Paused.')))}[/bold]")
     try:
-        for chunk in graph.stream(graph_input, config, stream_mode="updates"):
-            _show_progress(chunk)
-    except ModelUnavailableError as exc:
-        if json_output:
-            result = _result(thread_id, graph, time.perf_counter() - started)
-            _emit_json({**result, "termination_reason": "error", "error": str(exc)})
-        raise ModelUnavailableError(
-            f"{exc}; thread {thread_id} is resumable: {resume_hint}"
-        ) from exc
-    except KeyboardInterrupt:
-        _fail(f"interrupted; thread {thread_id} is resumable: {resume_hint}", 130)
-    _print_result(_result(thread_id, graph, time.perf_counter() - started), json_output)
+        text = err.input("[Enter] continue · type a message to interject · q to stop here: ")
+    except EOFError:
+        return None
+    if text.strip().lower() == "q":
+        return None
+    return {INTERJECT: text} if text.strip() else {APPROVE: True}
 
 
-def _compile(
-    saver: BaseCheckpointSaver[Any], run: RunInfo, binding: Any
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+def _interject(graph: Graph, thread_id: str, text: str, state: ThreadState) -> None:
+    """Add a human message to a thread through ``update_state`` (LangGraph's own API)."""
+    if not text.strip():
+        raise UsageError("interjection text is empty")
+    _refuse_running(thread_id, state)
+    if state.status == "finished":
+        raise UsageError(
+            f"thread {thread_id} is finished: branch it instead with "
+            f"debategraph fork {thread_id} --at CHECKPOINT --interject TEXT"
+        )
+    if not (state.status == "waiting" or state.at_round_boundary):
+        raise UsageError(
+            f"thread {thread_id} stopped in the middle of round {state.round} "
+            f"(next: {', '.join(state.pending) or '-'}); interjections go between rounds: "
+            f"let it finish the round (debategraph resume) or run with --pause-after-round"
+        )
+    turn = interjection(text, after_round=state.round or 0)
+    # As the human node when waiting (that also answers its pause), else as the last node.
+    as_node = HUMAN_NODE if state.status == "waiting" else None
+    try:
+        graph.update_state(thread_config(thread_id), {"transcript": [turn]}, as_node=as_node)
+    except InvalidUpdateError as exc:
+        raise UsageError(f"cannot interject into thread {thread_id} here: {exc}") from exc
+
+
+def _refuse_running(thread_id: str, state: ThreadState) -> None:
+    if state.status == "running":
+        raise UsageError(
+            f"thread {thread_id} is running (pid {state.pid}): wait until it stops or pauses"
+        )
+
+
+def _compile(saver: BaseCheckpointSaver[Any], run: RunInfo, binding: Any) -> Graph:
     if run.pattern != GRAPH_NAME:
         raise UsageError(f"thread pattern {run.pattern!r} is not supported by this version")
     return build_solver_debate(binding, **run.settings).compile(checkpointer=saver, name=GRAPH_NAME)
@@ -380,7 +698,8 @@ def _settings_label(settings: Mapping[str, Any]) -> str:
         shape = f"{settings['agents']} solvers, ring k={k}"
     else:
         shape = f"{settings['agents']} solvers, {topo}"
-    return f"{shape}, {settings['rounds']} rounds"
+    pause = ", pausing after each round" if settings.get("pause_after_round") else ""
+    return f"{shape}, {settings['rounds']} rounds{pause}"
 
 
 # -- output ----------------------------------------------------------------------------
@@ -392,16 +711,15 @@ def _show_progress(chunk: Mapping[str, Any]) -> None:
             continue
         if node == OPEN_ROUND_NODE:
             err.print(f"[bold]round {update['round']}[/bold]")
+        elif node == CLOSE_ROUND_NODE:
+            record = update["rounds"][0]
+            err.print(
+                f"  round {record.round} done: {_tally(record)} · "
+                f"{record.usage.total_tokens:,} tokens this round"
+            )
         elif "transcript" in update:
             for turn in update["transcript"]:
                 err.print("  " + _turn_line(turn, with_round=False))
-        elif node == CLOSE_ROUND_NODE:
-            record = update["rounds"][0]
-            tally = _tally(record)
-            err.print(
-                f"  round {record.round} done: {tally} · "
-                f"{record.usage.total_tokens:,} tokens this round"
-            )
 
 
 def _tally(record: RoundRecord) -> str:
@@ -416,15 +734,13 @@ def _turn_line(turn: Turn, *, with_round: bool = True) -> str:
     head = f"[dim]r{turn.round}[/dim] " if with_round else ""
     cost = f"[dim]{turn.usage.latency_s:.1f}s {turn.usage.total_tokens} tok[/dim]"
     if turn.role == "user":
-        return f"{head}[bold]user[/bold]: {escape(_short(turn.content, 120))}"
+        return f"{head}[bold]user[/bold] (interjection): {escape(_short(turn.content, 200))}"
     if turn.answer is None:
         return f"{head}{turn.agent:<10} abstains: {escape(turn.reason or 'no answer')}  {cost}"
     return f"{head}{turn.agent:<10} → [bold]{escape(turn.answer)}[/bold]  {cost}"
 
 
-def _result(
-    thread_id: str, graph: CompiledStateGraph[Any, Any, Any, Any], wall_s: float
-) -> dict[str, Any]:
+def _result(thread_id: str, graph: Graph, wall_s: float) -> dict[str, Any]:
     return _result_of(thread_id, graph.get_state(thread_config(thread_id)).values, wall_s)
 
 
@@ -466,16 +782,6 @@ def _emit_json(value: Any) -> None:
     """Write one JSON document on one line to stdout (machine-readable output)."""
     sys.stdout.write(json.dumps(value) + "\n")
     sys.stdout.flush()
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return value
 
 
 def _short(text: str, limit: int) -> str:

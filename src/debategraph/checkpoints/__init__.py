@@ -9,21 +9,28 @@ from debategraph.checkpoints.savers import (
     sqlite_path,
 )
 from debategraph.checkpoints.threads import (
+    HOST_KEY,
+    PID_KEY,
     RUN_METADATA_KEY,
     RunInfo,
+    ThreadState,
     ThreadStatus,
     ThreadSummary,
     list_threads,
     read_run,
     thread_config,
     thread_exists,
+    thread_state,
     thread_status,
 )
 
 __all__ = [
     "DEFAULT_DB",
+    "HOST_KEY",
+    "PID_KEY",
     "RUN_METADATA_KEY",
     "RunInfo",
+    "ThreadState",
     "ThreadStatus",
     "ThreadSummary",
     "check_sqlite_file",
@@ -35,5 +42,6 @@ __all__ = [
     "sqlite_path",
     "thread_config",
     "thread_exists",
+    "thread_state",
     "thread_status",
 ]

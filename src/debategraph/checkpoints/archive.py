@@ -526,7 +526,10 @@ def _result_markdown(values: Mapping[str, Any], turns: Sequence[Turn]) -> list[s
     lines += [f"Usage: {_tokens(_total_usage(values, turns))}", ""]
     by_agent = {a: u for a, u in _group_usage(turns, "agent").items() if u.calls}
     if by_agent:
-        lines += ["| agent | prompt | completion | calls | latency (s) |", "| --- | ---: | ---: | ---: | ---: |"]
+        lines += [
+            "| agent | prompt | completion | calls | latency (s) |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
         lines += [
             f"| {_inline(a)} | {u.prompt_tokens:,} | {u.completion_tokens:,} | {u.calls} | "
             f"{u.latency_s:.1f} |"

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import os
+import socket
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -13,7 +16,11 @@ from langgraph.pregel import Pregel
 #: Checkpoint-metadata key under which a run's settings are stored (a JSON string).
 RUN_METADATA_KEY = "debategraph"
 
-ThreadStatus = Literal["finished", "failed", "waiting", "interrupted"]
+#: Checkpoint-metadata keys naming the process that wrote a checkpoint.
+PID_KEY = "debategraph_pid"
+HOST_KEY = "debategraph_host"
+
+ThreadStatus = Literal["running", "interrupted", "waiting", "finished", "failed"]
 
 
 @dataclass(frozen=True)
@@ -30,14 +37,21 @@ class RunInfo:
     settings: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
 
-    def to_metadata(self) -> dict[str, str]:
+    def to_metadata(self) -> dict[str, str | int]:
         """Encode for ``config["metadata"]`` (LangGraph keeps only scalar values there).
 
+        Also records which process writes the checkpoints, so another process can tell a
+        running thread from one that stopped.
+
         Returns:
-            The metadata entry.
+            The metadata entries.
         """
         payload = {"pattern": self.pattern, "settings": self.settings, "model": self.model}
-        return {RUN_METADATA_KEY: json.dumps(payload, sort_keys=True)}
+        return {
+            RUN_METADATA_KEY: json.dumps(payload, sort_keys=True),
+            PID_KEY: os.getpid(),
+            HOST_KEY: socket.gethostname(),
+        }
 
     @classmethod
     def from_metadata(cls, metadata: dict[str, Any] | None) -> RunInfo | None:
@@ -87,19 +101,24 @@ def list_threads(saver: BaseCheckpointSaver[Any]) -> list[ThreadSummary]:
     Returns:
         One summary per thread (from its latest checkpoint).
     """
-    seen: dict[str, ThreadSummary] = {}
-    for tup in saver.list(None):
+    runs: dict[str, RunInfo | None] = {}
+    latest: dict[str, ThreadSummary] = {}
+    for tup in saver.list(None):  # newest first within each thread
         conf = tup.config["configurable"]
         tid = str(conf["thread_id"])
-        if conf.get("checkpoint_ns") or tid in seen:
+        if conf.get("checkpoint_ns"):
             continue
-        seen[tid] = ThreadSummary(
-            thread_id=tid,
-            run=RunInfo.from_metadata(dict(tup.metadata or {})),
-            step=int((tup.metadata or {}).get("step", -1)),
-            updated=str(tup.checkpoint.get("ts", "")),
-        )
-    return sorted(seen.values(), key=lambda s: s.updated, reverse=True)
+        if tid not in latest:
+            latest[tid] = ThreadSummary(
+                thread_id=tid,
+                run=None,
+                step=int((tup.metadata or {}).get("step", -1)),
+                updated=str(tup.checkpoint.get("ts", "")),
+            )
+        if runs.get(tid) is None:  # the newest checkpoint that names the run
+            runs[tid] = RunInfo.from_metadata(dict(tup.metadata or {}))
+    summaries = [replace(s, run=runs.get(s.thread_id)) for s in latest.values()]
+    return sorted(summaries, key=lambda s: s.updated, reverse=True)
 
 
 def read_run(saver: BaseCheckpointSaver[Any], thread_id: str) -> RunInfo | None:
@@ -112,8 +131,20 @@ def read_run(saver: BaseCheckpointSaver[Any], thread_id: str) -> RunInfo | None:
     Returns:
         The run info; ``None`` if the thread does not exist or was not started by the CLI.
     """
-    tup = saver.get_tuple(thread_config(thread_id))
-    return None if tup is None else RunInfo.from_metadata(dict(tup.metadata or {}))
+    # The latest checkpoint normally carries it; one written by ``update_state`` (an
+    # interjection from Studio, say) may not, so look further back.
+    # Close the generator when done: SqliteSaver holds its lock while a list is open.
+    tuples = saver.list(thread_config(thread_id))
+    try:
+        for tup in tuples:
+            run = RunInfo.from_metadata(dict(tup.metadata or {}))
+            if run is not None:
+                return run
+    finally:
+        close = getattr(tuples, "close", None)
+        if close is not None:
+            close()
+    return None
 
 
 def thread_exists(saver: BaseCheckpointSaver[Any], thread_id: str) -> bool:
@@ -129,24 +160,98 @@ def thread_exists(saver: BaseCheckpointSaver[Any], thread_id: str) -> bool:
     return saver.get_tuple(thread_config(thread_id)) is not None
 
 
-def thread_status(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadStatus:
-    """Where a thread stands, from its latest state snapshot.
+@dataclass(frozen=True)
+class ThreadState:
+    """Where a thread stands.
+
+    Attributes:
+        status: ``running`` (its process is alive), ``interrupted`` (stopped; resumable),
+            ``waiting`` (an interrupt awaits a human), ``finished`` or ``failed`` (a task
+            raised; resumable once the cause is fixed).
+        round: The round it reached (``None`` if it has none).
+        pending: Nodes still to run in the current step.
+        done: Nodes of the current step whose results are saved.
+        error: The error of a failed task, if any.
+        pid: The process that wrote its latest checkpoint, if recorded.
+    """
+
+    status: ThreadStatus
+    round: int | None
+    pending: tuple[str, ...]
+    done: tuple[str, ...]
+    error: str | None = None
+    pid: int | None = None
+
+    @property
+    def at_round_boundary(self) -> bool:
+        """Whether the thread stopped between rounds (nothing of a round half done)."""
+        return not self.done and set(self.pending) <= {"open_round", "human"}
+
+    def where(self) -> str:
+        """Human-readable position, e.g. ``round 2, pending solver_3``."""
+        parts = [f"round {self.round}"] if self.round is not None else []
+        if self.pending:
+            parts.append("next " + ", ".join(self.pending))
+        if self.error:
+            parts.append(self.error)
+        return "; ".join(parts) or "-"
+
+
+def thread_state(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadState:
+    """Where a thread stands, from its latest state snapshot and checkpoint metadata.
 
     Args:
         graph: The compiled graph (with the thread's checkpointer).
         thread_id: The thread.
 
     Returns:
-        ``finished`` (nothing left to run), ``failed`` (a task raised), ``waiting``
-        (an interrupt awaits a human) or ``interrupted`` (stopped mid-run; resumable).
+        The thread's state.
     """
     snap = graph.get_state(thread_config(thread_id))
+    metadata = dict(snap.metadata or {})
+    pid = metadata.get(PID_KEY)
+    pid = pid if isinstance(pid, int) else None
     # Not ``snap.next``: it omits tasks whose writes were saved, so a run stopped after
     # every task of a step finished (but before the next step) would look finished.
+    pending = tuple(t.name for t in snap.tasks if t.result is None and not t.error)
+    done = tuple(t.name for t in snap.tasks if t.result is not None)
+    errors = [t.error for t in snap.tasks if t.error]
+    values = snap.values if isinstance(snap.values, dict) else {}
+    rnd = values.get("round")
+    status: ThreadStatus
     if not snap.tasks:
-        return "finished"
-    if any(task.error for task in snap.tasks):
-        return "failed"
-    if snap.interrupts:
-        return "waiting"
-    return "interrupted"
+        status = "finished"
+    elif snap.interrupts:
+        status = "waiting"
+    elif _alive_elsewhere(pid, metadata.get(HOST_KEY)):
+        status = "running"
+    elif errors:
+        status = "failed"
+    else:
+        status = "interrupted"
+    error = " ".join(f"{type(errors[0]).__name__}: {errors[0]}".split())[:200] if errors else None
+    return ThreadState(status, rnd if isinstance(rnd, int) else None, pending, done, error, pid)
+
+
+def thread_status(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadStatus:
+    """Shortcut for ``thread_state(graph, thread_id).status``.
+
+    Args:
+        graph: The compiled graph (with the thread's checkpointer).
+        thread_id: The thread.
+
+    Returns:
+        The status.
+    """
+    return thread_state(graph, thread_id).status
+
+
+def _alive_elsewhere(pid: int | None, host: Any) -> bool:
+    """Whether another live debategraph process on this host wrote the checkpoint."""
+    if pid is None or pid == os.getpid() or host != socket.gethostname():
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"debategraph" in cmdline
