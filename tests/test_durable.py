@@ -23,6 +23,8 @@ from tests.openai_stub import StubOpenAIServer
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 NOTE = "Remember: May is half of April."
+CLI = [sys.executable, "-m", "debategraph.cli"]
+FORK_ARGS = ["fork", "orig", "--at"]
 
 
 def user_prompts(server: StubOpenAIServer) -> list[tuple[str, str]]:
@@ -129,11 +131,11 @@ def test_interject_refused_mid_round_finished_and_empty(
     failed: set[str] = set()
 
     def flaky(request: dict[str, Any]) -> dict[str, Any]:
-        if solver_of(request) == "solver_2" and "previous solution" in json.dumps(request):
-            if not failed:
-                failed.add("x")
-                time.sleep(0.2)
-                raise RuntimeError("injected")
+        round_2 = "previous solution" in json.dumps(request)
+        if solver_of(request) == "solver_2" and round_2 and not failed:
+            failed.add("x")
+            time.sleep(0.2)
+            raise RuntimeError("injected")
         return answer_18(request)
 
     with StubOpenAIServer(flaky) as server:
@@ -145,7 +147,7 @@ def test_interject_refused_mid_round_finished_and_empty(
         code, _, err = run_cli(["interject", "m", "  ", "--db", checkpoint_url], capsys)
         assert code == 2
         assert "empty" in one_error_line(err)
-        code, out, err = run_cli(["resume", "m", "--db", checkpoint_url, "--json"], capsys)
+        code, _out, err = run_cli(["resume", "m", "--db", checkpoint_url, "--json"], capsys)
         assert code == 0, err
         code, _, err = run_cli(["interject", "m", NOTE, "--db", checkpoint_url], capsys)
         assert code == 2
@@ -165,8 +167,7 @@ def test_interject_refused_while_running(checkpoint_url: str, in_tmp: Path) -> N
             while server.calls < 4 and time.monotonic() < deadline:
                 time.sleep(0.05)
             done = subprocess.run(
-                [sys.executable, "-m", "debategraph.cli", "interject", "r", NOTE]
-                + ["--db", checkpoint_url],
+                [*CLI, "interject", "r", NOTE, "--db", checkpoint_url],
                 capture_output=True,
                 text=True,
                 timeout=60,
@@ -192,8 +193,17 @@ def test_history_fork_with_interjection(
     at = boundary[0]["checkpoint_id"]
     calls = stub.calls
     code, out, err = run_cli(
-        ["fork", "orig", "--at", at, "--thread", "branch", "--interject", NOTE, "--json"]
-        + ["--db", checkpoint_url],
+        [
+            *FORK_ARGS,
+            at,
+            "--thread",
+            "branch",
+            "--interject",
+            NOTE,
+            "--json",
+            "--db",
+            checkpoint_url,
+        ],
         capsys,
     )
     assert code == 0, err
@@ -232,7 +242,7 @@ def test_bad_input(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     run_cli(solve_args(stub, checkpoint_url, "orig", "--rounds", "1"), capsys)
-    code, out, err = run_cli([*args, "--db", checkpoint_url], capsys)
+    code, _out, err = run_cli([*args, "--db", checkpoint_url], capsys)
     assert code == 2, err
     assert needle in one_error_line(err)
 
@@ -320,7 +330,7 @@ def test_export_markdown_and_json(
     code, _, _ = run_cli(["export", "e", "--format", "json", "-o", str(target), "--db", db], capsys)
     assert code == 0
     assert len(json.loads(target.read_text())["transcript"]) == 6
-    code, _, err = run_cli(["export", "e", "--format", "pdf", "--db", db], capsys)
+    code, _, _err = run_cli(["export", "e", "--format", "pdf", "--db", db], capsys)
     assert code == 2
 
 
