@@ -31,7 +31,7 @@ Two figures, each printed with its target and PASS/FAIL (same format as
 Usage::
 
     .venv/bin/python benchmarks/durability.py               # 20 trials, 8 x 5 debates
-    .venv/bin/python benchmarks/durability.py --quick       # 4 trials, 4 x 2 debates
+    .venv/bin/python benchmarks/durability.py --quick       # 3 trials, 4 x 2 debates
     .venv/bin/python benchmarks/durability.py --trials 50 --seed 7 --json out.json
     .venv/bin/python benchmarks/durability.py --keep /tmp/dur  # keep the SQLite files
 
@@ -414,7 +414,7 @@ def baseline_run(workdir: Path, seed: int) -> Baseline:
 
 
 #: How each trial of a group of 5 picks its kill moment (see the module docstring).
-KILL_MODES = ("startup", "uniform", "uniform", "after-answer", "after-answer")
+KILL_MODES = ("startup", "uniform", "after-answer", "uniform", "after-answer")
 
 
 def kill_plan(
@@ -797,8 +797,8 @@ def figure_multiprocess(workdir: Path, *, processes: int, debates: int) -> Figur
 def main(argv: Sequence[str] | None = None) -> int:
     """Run both figures; 1 if one fails, else 0."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="4 trials, 4 x 2 debates")
-    parser.add_argument("--trials", type=int, help="kill trials (default 20, quick 4)")
+    parser.add_argument("--quick", action="store_true", help="3 trials, 4 x 2 debates")
+    parser.add_argument("--trials", type=int, help="kill trials (default 20, quick 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
     parser.add_argument("--processes", type=int, help="processes at once (default 8, quick 4)")
     parser.add_argument("--debates", type=int, help="debates per process (default 5, quick 2)")
@@ -817,7 +817,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the SQLite files in DIR")
     args = parser.parse_args(argv)
     quick: bool = args.quick
-    trials = args.trials or (4 if quick else 20)
+    trials = args.trials or (3 if quick else 20)
     processes = args.processes or (4 if quick else 8)
     debates = args.debates or (2 if quick else 5)
     mode = "quick" if quick else "full"
