@@ -790,12 +790,98 @@ def figure_multiprocess(workdir: Path, *, processes: int, debates: int) -> Figur
 
 
 # --------------------------------------------------------------------------
+# Figure 3: prune
+# --------------------------------------------------------------------------
+
+PRUNE_THREADS = 50
+PRUNE_AGENTS = 4
+PRUNE_ROUNDS = KILL_ROUNDS  # the 4-solver x 4-round debate of the kill figure
+PRUNE_TARGET = 0.80
+PRUNE_REASONING = (
+    "April: 48 clips. May: half as many, 48 / 2 = 24 clips. Together: 48 + 24 = 72 clips. "
+) * 6  # about 500 characters, the answer size of the storage figure
+
+
+def figure_prune(workdir: Path, *, threads: int) -> Figure:
+    """``threads`` finished CLI debates on one SQLite file, then ``prune --keep-last 1``.
+
+    The debates run through ``debategraph.cli.main`` in this process (the same code path as
+    the command, without 50 interpreter start-ups), archive tables included.
+    """
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from debategraph.cli import main as cli_main
+
+    server_cls, _answer_18, _solver = repo_imports()
+    db = workdir / "prune.sqlite"
+
+    def answer(_request: dict[str, Any]) -> dict[str, Any]:
+        return {"reasoning": PRUNE_REASONING[:500], "answer": "72", "confidence": 0.9}
+
+    def call(*args: str) -> tuple[int, str]:
+        buffer = StringIO()
+        code = 0
+        with redirect_stdout(buffer), redirect_stderr(StringIO()):
+            try:
+                cli_main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 0
+        return code, buffer.getvalue()
+
+    with server_cls(answer) as server:
+        for i in range(threads):
+            code, _ = call(
+                "solve", QUESTION, "--agents", str(PRUNE_AGENTS), "--rounds", str(PRUNE_ROUNDS),
+                "--thread", f"t{i}", "--model", "sim", "--base-url", server.url,
+                "--db", str(db), "--max-retries", "0",
+            )  # fmt: skip
+            if code != 0:
+                raise RuntimeError(f"debate t{i} failed with exit code {code}")
+    code, out = call("prune", "--keep-last", "1", "--db", str(db), "--json")
+    report = json.loads(out) if code == 0 else {}
+    before = int(report.get("bytes_before", 0))
+    after = int(report.get("bytes_after", 0))
+    shrink = 1 - after / before if before else 0.0
+    _code, listing = call("threads", "--db", str(db), "--json")
+    finished = sum(1 for row in json.loads(listing or "[]") if row.get("status") == "finished")
+    shown = sum(1 for i in range(threads) if call("show", f"t{i}", "--db", str(db))[0] == 0)
+    passed = code == 0 and shrink >= PRUNE_TARGET and finished == threads and shown == threads
+    return Figure(
+        number=3,
+        name="prune",
+        setup=f"{threads} finished debates ({PRUNE_AGENTS} solvers x {PRUNE_ROUNDS} rounds, "
+        "500-char answers) on one SQLite file, then `prune --keep-last 1`",
+        rows=[
+            ("file before", f"{before:,} bytes"),
+            ("file after", f"{after:,} bytes"),
+            ("shrink", f"{shrink:.1%}"),
+            ("checkpoints removed", f"{report.get('checkpoints_deleted')}"),
+            (
+                "per thread",
+                f"{before / threads / 1024:.1f} KiB before, {after / threads / 1024:.1f} KiB after",
+            ),
+            ("still finished", f"{finished}/{threads} (threads), {shown}/{threads} (show)"),
+        ],
+        target=f"the file shrinks by >= {PRUNE_TARGET:.0%}; every thread still shows",
+        passed=passed,
+        values={"bytes_before": before, "bytes_after": after, "shrink": shrink, **report},
+        notes=[
+            "checkpoints store transcript deltas, so an unpruned thread is already lean (the "
+            "storage figure of benchmarks/solver_debate.py: about 6.4x its transcript); what "
+            "prune keeps is one checkpoint holding a full snapshot of the transcript, so the "
+            "shrink grows with debate length",
+        ],
+    )
+
+
+# --------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run both figures; 1 if one fails, else 0."""
+    """Run every figure; 1 if one fails, else 0."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 trials, 4 x 2 debates")
     parser.add_argument("--trials", type=int, help="kill trials (default 20, quick 3)")
@@ -844,6 +930,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 transit_ms=args.transit_ms,
             ),
             lambda: figure_multiprocess(workdir, processes=processes, debates=debates),
+            lambda: figure_prune(workdir, threads=10 if quick else PRUNE_THREADS),
         ]
         for step in steps:
             figure = step()

@@ -64,8 +64,27 @@ app = typer.Typer(
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 
-#: Default archive for Postgres checkpoints (SQLite checkpoints archive into the same file).
+#: Archive of Postgres checkpoints, in the working directory. A SQLite ``--db FILE`` is
+#: archived beside it in ``FILE-archive.sqlite``: a file of its own, so pruning checkpoints
+#: shrinks the checkpoint file and the archive can be copied or served (Datasette) alone.
 POSTGRES_ARCHIVE = "debates-archive.sqlite"
+ARCHIVE_SUFFIX = "-archive"
+
+
+def default_archive(db: str) -> str:
+    """Where finished debates of ``--db`` are archived unless ``--archive`` says otherwise.
+
+    Args:
+        db: The ``--db`` value.
+
+    Returns:
+        ``x.sqlite`` -> ``x-archive.sqlite``; a Postgres URL -> ``debates-archive.sqlite``.
+    """
+    if is_postgres_url(db):
+        return POSTGRES_ARCHIVE
+    path = sqlite_path(db)
+    return str(path.with_name(f"{path.stem}{ARCHIVE_SUFFIX}{path.suffix or '.sqlite'}"))
+
 
 ModelOpt = Annotated[
     str,
@@ -98,7 +117,8 @@ ArchiveOpt = Annotated[
     typer.Option(
         "--archive",
         help="SQLite file for the plain debates/messages/usage tables written when a debate "
-        f"finishes [default: the --db file, or {POSTGRES_ARCHIVE} for Postgres].",
+        "finishes [default: beside the --db file, debates.sqlite -> debates-archive.sqlite; "
+        f"{POSTGRES_ARCHIVE} for Postgres].",
     ),
 ]
 InterjectOpt = Annotated[
@@ -491,9 +511,7 @@ class _Runner:
         self.db = db
         self.max_concurrency = max_concurrency
         self.json_output = json_output
-        self.archive = archive or (
-            POSTGRES_ARCHIVE if is_postgres_url(db) else str(sqlite_path(db))
-        )
+        self.archive = archive or default_archive(db)
         self.graph = _compile(saver, run, None)
 
     def run(self, thread_id: str, graph_input: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import sqlite_utils
 from pydantic import BaseModel
 
-from debategraph.checkpoints.savers import BUSY_TIMEOUT_MS, sqlite_path
+from debategraph.checkpoints.savers import BUSY_TIMEOUT_MS, check_sqlite_file, sqlite_path
 from debategraph.errors import UsageError
 from debategraph.state.records import Turn, Usage
 
@@ -31,7 +31,6 @@ TITLE_KEYS: tuple[str, ...] = ("question", "topic", "title")
 _COLUMN_KEYS = frozenset(
     {"transcript", "termination_reason", "answer", "agreement", "votes", "tie_break", "usage"}
 )
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 DEBATES = "debates"
 MESSAGES = "messages"
@@ -176,7 +175,7 @@ def archive_debate(
             file holds a table of the same name with another primary key.
     """
     file = sqlite_path(path)
-    _check_archive_file(file)
+    check_sqlite_file(file, label="archive file")
     turns = _turns(values)
     debate = _debate_row(thread_id, pattern, values, status, turns)
     messages = [_message_row(thread_id, seq, turn) for seq, turn in enumerate(turns)]
@@ -231,27 +230,6 @@ def render_markdown(thread_id: str, values: Mapping[str, Any], *, status: str | 
 
 
 # -- archive: checks and connection -----------------------------------------------------
-
-
-def _check_archive_file(path: Path) -> None:
-    """Refuse a path SQLite cannot write to, before anything is written."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise UsageError(f"archive file {path} is a directory: give a file path")
-    if not folder.is_dir():
-        raise UsageError(f"archive file {path}: folder {folder} does not exist")
-    if path.exists():
-        if not os.access(path, os.R_OK):
-            raise UsageError(f"archive file {path} is not readable by this user")
-        if not os.access(path, os.W_OK):
-            raise UsageError(f"archive file {path} is read-only: no write permission")
-        with path.open("rb") as fh:
-            head = fh.read(len(_SQLITE_MAGIC))
-        if head and head != _SQLITE_MAGIC:
-            raise UsageError(f"archive file {path} is not a SQLite database (refusing to touch it)")
-    # SQLite writes its journal (or WAL) next to the file, so the folder must be writable.
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"archive file {path}: folder {folder} is read-only")
 
 
 def _connect(path: Path) -> sqlite3.Connection:

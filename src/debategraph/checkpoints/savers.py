@@ -59,31 +59,35 @@ def sqlite_path(url: str | os.PathLike[str]) -> Path:
     return Path(text).expanduser()
 
 
-def check_sqlite_file(path: Path) -> None:
-    """Refuse a path that cannot hold a SQLite checkpoint file, before touching it.
+def check_sqlite_file(path: Path, *, label: str = "--db") -> None:
+    """Refuse a path that cannot hold a SQLite file we write, before touching it.
 
     Args:
         path: The database file.
+        label: How messages name it (``--db``, ``archive file``).
 
     Raises:
-        UsageError: If the folder is missing or unwritable, or the file is not SQLite.
+        UsageError: If it is a directory, its folder is missing or read-only (SQLite
+            writes its journal beside the file), the file is read-only, or not SQLite.
     """
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise UsageError(
-            f"--db {path} is a directory: give a file path such as {path / DEFAULT_DB}"
+            f"{label} {path} is a directory: give a file path such as {path / DEFAULT_DB}"
         )
     if not folder.is_dir():
-        raise UsageError(f"--db {path}: folder {folder} does not exist")
+        raise UsageError(f"{label} {path}: folder {folder} does not exist")
     if path.exists():
-        if not os.access(path, os.R_OK | os.W_OK):
-            raise UsageError(f"--db {path} is not readable and writable by this user")
+        if not os.access(path, os.R_OK):
+            raise UsageError(f"{label} {path} is not readable by this user")
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"{label} {path} is read-only: no write permission")
         with path.open("rb") as fh:
             head = fh.read(len(_SQLITE_MAGIC))
         if head and head != _SQLITE_MAGIC:
-            raise UsageError(f"--db {path} is not a SQLite database (refusing to touch it)")
-    elif not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"--db {path}: folder {folder} is not writable")
+            raise UsageError(f"{label} {path} is not a SQLite database (refusing to touch it)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{label} {path}: folder {folder} is read-only")
 
 
 def connect_sqlite(path: Path) -> sqlite3.Connection:
