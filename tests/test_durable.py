@@ -352,3 +352,41 @@ def test_unreachable_postgres_is_one_line(capsys: pytest.CaptureFixture[str]) ->
     assert code == 2
     line = one_error_line(err)
     assert "cannot connect" in line and "secret" not in line
+
+
+def test_crash_resume_repeats_no_finished_call(
+    checkpoint_url: str, in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A call fails mid-round; resume re-sends only it, and the finished debate is archived."""
+    failed: set[str] = set()
+
+    def flaky(request: dict[str, Any]) -> dict[str, Any]:
+        round_2 = "previous solution" in json.dumps(request)
+        if solver_of(request) == "solver_3" and round_2 and not failed:
+            failed.add("x")
+            time.sleep(0.3)  # the other round-2 calls finish and are saved first
+            raise RuntimeError("injected crash")
+        return answer_18(request)
+
+    with StubOpenAIServer(flaky) as server:
+        code, _, err = run_cli(solve_args(server, checkpoint_url, "c", "--rounds", "3"), capsys)
+        assert code == 1 and "HTTP 500" in one_error_line(err)
+        assert server.calls == 5
+        code, out, _ = run_cli(["threads", "--db", checkpoint_url, "--json"], capsys)
+        row = json.loads(out)[0]
+        assert (row["status"], row["round"]) == ("failed", 2)
+        assert "solver_3" in row["where"]
+        code, out, err = run_cli(["resume", "c", "--db", checkpoint_url, "--json"], capsys)
+        assert code == 0, err
+        assert json.loads(out)["usage"]["calls"] == 9
+        sent = [
+            f"{solver}@{'r1' if 'previous' not in text else 'r2+'}"
+            for solver, text in user_prompts(server)
+        ]
+        assert sent.count("solver_1@r2+") == 2  # rounds 2 and 3, never repeated
+        assert sent.count("solver_3@r2+") == 3  # the failed call, its retry, round 3
+    archive = in_tmp / "debates-archive.sqlite"
+    if not checkpoint_url.startswith("postgres"):
+        archive = Path(checkpoint_url).with_name("checkpoints-archive.sqlite")
+    with sqlite3.connect(archive) as conn:
+        assert conn.execute("SELECT calls FROM debates WHERE thread_id='c'").fetchone() == (9,)

@@ -213,7 +213,7 @@ def thread_state(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadSta
     pid = pid if isinstance(pid, int) else None
     # Not ``snap.next``: it omits tasks whose writes were saved, so a run stopped after
     # every task of a step finished (but before the next step) would look finished.
-    pending = tuple(t.name for t in snap.tasks if t.result is None and not t.error)
+    pending = tuple(t.name for t in snap.tasks if t.result is None)  # failed ones re-run
     done = tuple(t.name for t in snap.tasks if t.result is not None)
     errors = [t.error for t in snap.tasks if t.error]
     values = snap.values if isinstance(snap.values, dict) else {}
@@ -229,7 +229,7 @@ def thread_state(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadSta
         status = "failed"
     else:
         status = "interrupted"
-    error = " ".join(f"{type(errors[0]).__name__}: {errors[0]}".split())[:200] if errors else None
+    error = _error_text(errors[0]) if errors else None
     return ThreadState(status, rnd if isinstance(rnd, int) else None, pending, done, error, pid)
 
 
@@ -244,6 +244,11 @@ def thread_status(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadSt
         The status.
     """
     return thread_state(graph, thread_id).status
+
+
+def _error_text(error: object) -> str:
+    """One line for a task's error (checkpointers may hand it back as its ``repr``)."""
+    return " ".join(str(error).split())[:200]
 
 
 def _alive_elsewhere(pid: int | None, host: Any) -> bool:
