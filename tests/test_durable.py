@@ -292,7 +292,7 @@ def test_archive_tables_written_and_queryable(
 ) -> None:
     db = tmp_path / "d.sqlite"
     run_cli(solve_args(stub, str(db), "a", "--rounds", "2"), capsys)
-    with sqlite3.connect(db) as conn:
+    with sqlite3.connect(tmp_path / "d-archive.sqlite") as conn:  # beside the checkpoints
         debate = conn.execute(
             "SELECT pattern, answer, termination_reason, calls FROM debates WHERE thread_id='a'"
         ).fetchone()
