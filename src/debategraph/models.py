@@ -250,15 +250,9 @@ def structured_call(
                 method = "function_calling"
                 attempts -= 1
                 continue
-            raise ModelUnavailableError(
-                f"model endpoint {model.endpoint} answered HTTP {exc.status_code}: "
-                f"{_one_line(exc.message)}"
-            ) from exc
+            raise _unavailable(model, exc) from exc
         except openai.APIConnectionError as exc:
-            kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "is unreachable"
-            raise ModelUnavailableError(
-                f"model endpoint {model.endpoint} {kind}: {_one_line(_root_cause(exc))}"
-            ) from exc
+            raise _unavailable(model, exc) from exc
         except _OUTPUT_ERRORS as exc:
             usage = usage + Usage(calls=1, latency_s=round(time.perf_counter() - started, 6))
             last_error = _one_line(str(exc))
@@ -281,6 +275,71 @@ def structured_call(
     return CallResult(
         None, usage, attempts, reason=f"invalid output after {attempts} attempt(s): {last_error}"
     )
+
+
+@dataclass(frozen=True)
+class TextResult:
+    """Outcome of :func:`text_call`.
+
+    Attributes:
+        text: The reply's text ("" when every attempt came back empty).
+        usage: Tokens and latency summed over all attempts.
+        attempts: How many model calls were made.
+        reason: Why ``text`` is empty, else ``None``.
+    """
+
+    text: str
+    usage: Usage
+    attempts: int
+    reason: str | None = None
+
+
+def text_call(
+    model: ModelBinding, messages: Sequence[BaseMessage], *, max_attempts: int = 2
+) -> TextResult:
+    """Call the model for free text (a debater's turn): retry empty replies, record usage.
+
+    The sibling of :func:`structured_call` for prose, with the same error handling. Called
+    inside a graph node, its tokens stream with LangGraph's ``stream_mode="messages"``.
+
+    Args:
+        model: The bound model (see :func:`bind_model`).
+        messages: The prompt.
+        max_attempts: Model calls to try while the reply is empty (>= 1).
+
+    Returns:
+        The result; ``text`` is empty with a ``reason`` if every reply was empty.
+
+    Raises:
+        ModelUnavailableError: If the endpoint cannot be reached or keeps failing.
+    """
+    usage = Usage()
+    attempts = 0
+    while attempts < max(1, max_attempts):
+        attempts += 1
+        started = time.perf_counter()
+        try:
+            reply = model.chat.invoke(list(messages))
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise _unavailable(model, exc) from exc
+        usage = usage + _usage_of(reply, time.perf_counter() - started)
+        text = reply.text.strip() if isinstance(reply, AIMessage) else ""
+        if text:
+            return TextResult(text, usage, attempts)
+    return TextResult("", usage, attempts, reason=f"empty reply after {attempts} attempt(s)")
+
+
+def _unavailable(
+    model: ModelBinding, exc: openai.APIStatusError | openai.APIConnectionError
+) -> ModelUnavailableError:
+    """The one-line error for a transport failure (after the client's own retries)."""
+    if isinstance(exc, openai.APIStatusError):
+        detail = f"answered HTTP {exc.status_code}: {_one_line(exc.message)}"
+    elif isinstance(exc, openai.APITimeoutError):
+        detail = f"timed out: {_one_line(_root_cause(exc))}"
+    else:
+        detail = f"is unreachable: {_one_line(_root_cause(exc))}"
+    return ModelUnavailableError(f"model endpoint {model.endpoint} {detail}")
 
 
 _RUNNABLES: dict[tuple[int, type[BaseModel], str], tuple[BaseChatModel, Runnable[Any, Any]]] = {}
