@@ -1,0 +1,195 @@
+"""State schemas and records of the two-or-more-party debate graph.
+
+The debaters' arguments, the moderator's decisions, the judge's verdict and the
+summarizer's summaries are all :class:`~debategraph.state.records.Turn` records in the
+one transcript; the records below are the typed results kept beside it (and the output
+schemas the moderator and the judge fill in).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
+
+from debategraph.state.records import Turn, Usage
+from debategraph.state.reducers import append_only, transcript_channel
+
+DebateTerminationReason = Literal["rounds_completed", "settled", "error"]
+HistoryMode = Literal["full", "window"]
+
+#: What the moderator and the judge say when no debater is ahead.
+TIE = "tie"
+
+
+class Debater(BaseModel):
+    """A named debater and the side it argues.
+
+    Attributes:
+        name: Unique name (also the name of its graph node).
+        side: The stance it argues, e.g. ``for the motion``.
+        persona: Optional character notes added to its system prompt.
+    """
+
+    model_config = ConfigDict(frozen=True, str_strip_whitespace=True)
+
+    name: str = Field(min_length=1)
+    side: str = Field(min_length=1)
+    persona: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``Name (side)``, as other agents see it."""
+        return f"{self.name} ({self.side})"
+
+
+class WordCount(BaseModel):
+    """How long one argument was, against the soft limit the debater was given.
+
+    Attributes:
+        turn_id: The :class:`Turn` it measures.
+        debater: Who spoke.
+        round: The round of the turn.
+        words: Whitespace-separated words in the turn.
+        limit: The word limit in the prompt.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    turn_id: str
+    debater: str
+    round: int
+    words: int
+    limit: int
+
+    @property
+    def over_limit(self) -> bool:
+        """Whether the debater went past its word limit."""
+        return self.words > self.limit
+
+
+class ModeratorDecision(BaseModel):
+    """The moderator's call after a round: is the debate settled, and who leads.
+
+    The first three fields are what the moderator model fills in; ``round``, ``notes``
+    and ``reason`` are recorded by the graph (hidden from the model's schema).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    settled: bool = Field(
+        description="True if one side has clearly won or the debaters only repeat "
+        "themselves, so the debate can stop now."
+    )
+    leading: str = Field(description="Name of the debater who is ahead, or 'tie'.")
+    reason: str = Field(description="One or two sentences explaining the decision.")
+    round: SkipJsonSchema[int] = 0
+    notes: SkipJsonSchema[tuple[str, ...]] = ()
+    fallback: SkipJsonSchema[str | None] = None
+
+
+class Score(BaseModel):
+    """One debater's score on one criterion."""
+
+    model_config = ConfigDict(frozen=True)
+
+    debater: str = Field(description="The debater's name.")
+    criterion: str = Field(description="What is scored, e.g. logic, evidence, rebuttal.")
+    score: int = Field(ge=1, le=10, description="1 (poor) to 10 (excellent).")
+
+
+class StrongestArgument(BaseModel):
+    """The strongest argument one debater made."""
+
+    model_config = ConfigDict(frozen=True)
+
+    debater: str = Field(description="The debater's name.")
+    argument: str = Field(description="Their strongest argument, in one sentence.")
+
+
+class Verdict(BaseModel):
+    """The judge's verdict.
+
+    The first four fields are what the judge model fills in. ``notes`` records what the
+    graph normalised (a misspelt debater name read as the closest real one, an unknown
+    one dropped or read as a tie); ``fallback`` says why the verdict is a recorded tie
+    when the judge gave no usable output. Both are hidden from the model's schema.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    winner: str = Field(description="Name of the debater who won, or 'tie'.")
+    scores: list[Score] = Field(description="A score for each debater on each criterion.")
+    rationale: str = Field(description="Why the winner won, in a few sentences.")
+    strongest: list[StrongestArgument] = Field(description="Each debater's strongest argument.")
+    notes: SkipJsonSchema[tuple[str, ...]] = ()
+    fallback: SkipJsonSchema[str | None] = None
+
+
+class DebateInput(TypedDict):
+    """What a caller passes in: the motion to debate."""
+
+    topic: str
+
+
+class DebateOutput(TypedDict):
+    """What the graph returns to a caller or a parent graph."""
+
+    topic: str
+    verdict: Verdict | None
+    termination_reason: DebateTerminationReason
+    rounds_completed: int
+    word_counts: Annotated[list[WordCount], append_only()]
+    moderator_decisions: Annotated[list[ModeratorDecision], append_only()]
+    summary: str
+    usage: Usage
+    usage_by_agent: dict[str, Usage]
+
+
+class DebateState(DebateOutput):
+    """Full state: the output fields plus the transcript and the loop's counters.
+
+    ``transcript``, ``word_counts`` and ``moderator_decisions`` are append-only delta
+    channels: a checkpoint stores only what a step added (DESIGN.md principle 5).
+    ``summarized`` counts the arguments (every debater's, in transcript order) folded
+    into ``summary``; it stays 0 with ``history="full"``.
+    """
+
+    transcript: Annotated[list[Turn], transcript_channel()]
+    round: int
+    summarized: int
+
+
+class DebaterView(TypedDict):
+    """What one debater reads before it speaks.
+
+    Attributes:
+        topic: The motion.
+        debater: Who speaks.
+        round: The current round.
+        summary: Summary of the arguments folded out of the window ("" if none).
+        history: Arguments addressed to it or its own, oldest first, not yet summarised
+            (without ``latest``).
+        latest: The latest argument addressed to it by another debater, if any.
+        interjections: What a human said after the previous round.
+    """
+
+    topic: str
+    debater: str
+    round: int
+    summary: str
+    history: list[Turn]
+    latest: Turn | None
+    interjections: list[Turn]
+
+
+#: Record types of this graph that checkpoints may deserialize (see ``RECORD_TYPES``).
+DEBATE_RECORD_TYPES: tuple[type[BaseModel], ...] = (
+    WordCount,
+    ModeratorDecision,
+    Score,
+    StrongestArgument,
+    Verdict,
+)
