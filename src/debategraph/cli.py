@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import InvalidUpdateError
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, StreamMode
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -45,11 +45,13 @@ from debategraph.checkpoints.maintenance import fork as fork_thread
 from debategraph.checkpoints.maintenance import history as thread_history
 from debategraph.checkpoints.maintenance import prune as prune_threads
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
-from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate, recursion_limit
+from debategraph.graphs.debate import DEFAULT_DEBATERS
+from debategraph.graphs.solver_debate import GRAPH_NAME
 from debategraph.models import LOCAL, ModelSpec, bind_model
 from debategraph.nodes.human import APPROVE, INTERJECT
 from debategraph.nodes.solver import CLOSE_ROUND_NODE, HUMAN_NODE, OPEN_ROUND_NODE
-from debategraph.state import RoundRecord, Turn, Usage, interjection
+from debategraph.patterns import PATTERNS, Pattern, get_pattern, result_of
+from debategraph.state import RoundRecord, Turn, interjection
 from debategraph.strategies import TOPOLOGY_NAMES
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
@@ -205,11 +207,94 @@ def solve(
         "stop_when_unanimous": unanimous,
         "pause_after_round": pause_after_round,
     }
-    _validate_settings(settings)
     spec = ModelSpec(
         model=model, base_url=base_url, timeout_s=timeout, max_retries=max_retries
     ).validated()
     run = RunInfo(GRAPH_NAME, settings, _spec_record(spec))
+    _start(run, spec, {"question": question}, thread, db, max_concurrency, json_output, archive)
+
+
+@app.command("debate")
+def debate_command(
+    topic: Annotated[str, typer.Argument(help="The motion to debate.")],
+    debater: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--debater",
+            help="'Name:side', once per debater (two or more) "
+            f"[default: {' and '.join(repr(d) for d in DEFAULT_DEBATERS)}].",
+        ),
+    ] = None,
+    rounds: Annotated[int, typer.Option("--rounds", help="Round cap.")] = 3,
+    first: Annotated[
+        str | None, typer.Option("--first", help="Who opens each round [default: first].")
+    ] = None,
+    words: Annotated[int, typer.Option("--words", help="Word limit per turn.")] = 80,
+    moderator: Annotated[
+        bool, typer.Option("--moderator", help="A moderator may end the debate early.")
+    ] = False,
+    judge: Annotated[bool, typer.Option("--judge", help="A judge gives a verdict.")] = False,
+    history: Annotated[
+        Literal["full", "window"],
+        typer.Option("--history", help="full, or window: last turns plus a running summary."),
+    ] = "full",
+    keep_last: Annotated[
+        int, typer.Option("--keep-last", help="Turns kept verbatim with --history window.")
+    ] = 4,
+    pause_after_round: Annotated[
+        bool,
+        typer.Option("--pause-after-round", help="Pause between rounds to approve or interject."),
+    ] = False,
+    model: ModelOpt = LOCAL,
+    base_url: BaseUrlOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = 2,
+    max_concurrency: ConcurrencyOpt = 4,
+    db: DbOpt = DEFAULT_DB,
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="Thread id (generated if absent).")
+    ] = None,
+    archive: ArchiveOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Named debaters argue a motion turn by turn; optional moderator and judge."""
+    if not topic.strip():
+        raise UsageError(
+            'topic is empty: give the motion, e.g. debategraph debate "Cats beat dogs"'
+        )
+    if thread is not None and not thread.strip():
+        raise UsageError("--thread is empty: give a thread id or leave it out")
+    _check_concurrency(max_concurrency)
+    settings: dict[str, Any] = {
+        "debaters": list(debater or DEFAULT_DEBATERS),
+        "max_rounds": rounds,
+        "first_speaker": first,
+        "words": words,
+        "moderator": moderator,
+        "judge": judge,
+        "history": history,
+        "keep_last": keep_last,
+        "pause_after_round": pause_after_round,
+    }
+    spec = ModelSpec(
+        model=model, base_url=base_url, timeout_s=timeout, max_retries=max_retries
+    ).validated()
+    run = RunInfo(get_pattern("debate").name, settings, _spec_record(spec))
+    _start(run, spec, {"topic": topic}, thread, db, max_concurrency, json_output, archive)
+
+
+def _start(
+    run: RunInfo,
+    spec: ModelSpec,
+    graph_input: dict[str, Any],
+    thread: str | None,
+    db: str,
+    max_concurrency: int,
+    json_output: bool,
+    archive: str | None,
+) -> None:
+    """Validate a new run's settings, open the database and run a new thread."""
+    _validate_settings(run)
     with open_checkpointer(db) as saver:
         thread_id = thread or uuid.uuid4().hex[:12]
         if thread_exists(saver, thread_id):
@@ -218,7 +303,7 @@ def solve(
                 f"continue it with debategraph resume {thread_id}"
             )
         runner = _Runner(saver, run, spec, db, max_concurrency, json_output, archive)
-        runner.run(thread_id, {"question": question})
+        runner.run(thread_id, graph_input)
 
 
 @app.command()
@@ -305,15 +390,16 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
                 "updated": summary.updated,
                 "question": None,
             }
-            if summary.run is not None and summary.run.pattern == GRAPH_NAME:
+            if summary.run is not None and summary.run.pattern in PATTERNS:
                 graph = _compile(saver, summary.run, None)
+                title_key = get_pattern(summary.run.pattern).title_key
                 state = thread_state(graph, summary.thread_id)
                 values = graph.get_state(thread_config(summary.thread_id)).values
                 row.update(
                     status=state.status,
                     round=state.round,
                     where=state.where(),
-                    question=values.get("question"),
+                    question=values.get(title_key),
                 )
             rows.append(row)
     if json_output:
@@ -322,7 +408,7 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
     if not rows:
         err.print(f"no threads in {db}")
         return
-    table = Table("thread", "pattern", "status", "where", "updated", "question")
+    table = Table("thread", "pattern", "status", "where", "updated", "question / topic")
     for row in rows:
         table.add_row(
             row["thread_id"],
@@ -343,19 +429,21 @@ def show(
 ) -> None:
     """Print a thread's transcript and result."""
     with open_checkpointer(db) as saver:
-        graph = _compile(saver, _require_run(saver, thread, db), None)
+        run = _require_run(saver, thread, db)
+        pattern = get_pattern(run.pattern)
+        graph = _compile(saver, run, None)
         values = graph.get_state(thread_config(thread)).values
         state = thread_state(graph, thread)
     if json_output:
         _emit_json(export_json(thread, values, status=state.status))
         return
-    out.print(f"[bold]{escape(values.get('question', ''))}[/bold]  ({state.status})")
+    out.print(f"[bold]{escape(values.get(pattern.title_key, ''))}[/bold]  ({state.status})")
     for turn in values.get("transcript", []):
         out.print(_turn_line(turn))
         if turn.content and turn.role != "user":
             out.print(f"    {escape(_short(turn.content, 400))}")
     if state.status == "finished":
-        _print_result(_result_of(thread, values, 0.0), json_output=False)
+        _print_result(pattern, result_of(pattern, thread, values, 0.0), json_output=False)
     else:
         out.print(f"{state.status}: {escape(state.where())}")
 
@@ -437,7 +525,7 @@ def prune(
 
         def graph_for(thread_id: str) -> Graph | None:
             run = read_run(saver, thread_id)
-            if run is None or run.pattern != GRAPH_NAME:
+            if run is None or run.pattern not in PATTERNS:
                 return None
             return _compile(saver, run, None)
 
@@ -512,6 +600,7 @@ class _Runner:
         self.max_concurrency = max_concurrency
         self.json_output = json_output
         self.archive = archive or default_archive(db)
+        self.pattern = get_pattern(run.pattern)
         self.graph = _compile(saver, run, None)
 
     def run(self, thread_id: str, graph_input: Any) -> None:
@@ -527,25 +616,28 @@ class _Runner:
         resume_hint = f"debategraph resume {thread_id} --db {self.db}"
         err.print(
             f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
-            f"model {escape(_model_label(self.spec))} · {_settings_label(self.run_info.settings)}"
+            f"model {escape(_model_label(self.spec))} · "
+            f"{self.pattern.describe(self.run_info.settings)}"
         )
         graph = _compile(self.saver, self.run_info, bind_model(self.spec))
         config: RunnableConfig = {
             **thread_config(thread_id),
-            "recursion_limit": recursion_limit(int(self.run_info.settings["rounds"])),
+            "recursion_limit": self.pattern.recursion_limit(self.run_info.settings),
             "max_concurrency": self.max_concurrency,
             "metadata": self.run_info.to_metadata(),
         }
         started = time.perf_counter()
+        progress = _Progress(stream_text=self.pattern.streams_text and not self.json_output)
+        modes: list[StreamMode] = ["updates", "messages"] if progress.stream_text else ["updates"]
         while True:
             try:
-                for chunk in graph.stream(
-                    graph_input, config, stream_mode="updates", durability="sync"
+                for mode, chunk in graph.stream(
+                    graph_input, config, stream_mode=modes, durability="sync"
                 ):
-                    _show_progress(chunk)
+                    progress.show(mode, chunk)
             except ModelUnavailableError as exc:
                 if self.json_output:
-                    result = _result(thread_id, graph, time.perf_counter() - started)
+                    result = self._result(thread_id, time.perf_counter() - started)
                     _emit_json({**result, "termination_reason": "error", "error": str(exc)})
                 raise ModelUnavailableError(
                     f"{exc}; thread {thread_id} is resumable: {resume_hint}"
@@ -574,7 +666,7 @@ class _Runner:
             UsageError: If the archive cannot be written (the checkpoints are intact).
         """
         values = self.graph.get_state(thread_config(thread_id)).values
-        result = _result_of(thread_id, values, wall_s)
+        result = result_of(self.pattern, thread_id, values, wall_s)
         try:
             archive_debate(
                 self.archive,
@@ -584,16 +676,20 @@ class _Runner:
                 status="finished",
             )
         except UsageError as exc:
-            _print_result(result, self.json_output)
+            _print_result(self.pattern, result, self.json_output)
             raise UsageError(
                 f"{exc} (the debate itself is saved in {self.db}, thread {thread_id})"
             ) from exc
-        _print_result(result, self.json_output)
+        _print_result(self.pattern, result, self.json_output)
+
+    def _result(self, thread_id: str, wall_s: float) -> dict[str, Any]:
+        values = self.graph.get_state(thread_config(thread_id)).values
+        return result_of(self.pattern, thread_id, values, wall_s)
 
     def _report_waiting(self, thread_id: str, graph: Graph, payload: Any, wall_s: float) -> None:
         hint = f"debategraph resume {thread_id} --db {self.db} --approve | --interject TEXT"
         if self.json_output:
-            result = _result(thread_id, graph, wall_s)
+            result = self._result(thread_id, wall_s)
             _emit_json({**result, "status": "waiting", "interrupt": payload, "resume": hint})
             return
         err.print(f"thread {thread_id} is waiting after round {payload.get('round')}: {hint}")
@@ -648,9 +744,8 @@ def _refuse_running(thread_id: str, state: ThreadState) -> None:
 
 
 def _compile(saver: BaseCheckpointSaver[Any], run: RunInfo, binding: Any) -> Graph:
-    if run.pattern != GRAPH_NAME:
-        raise UsageError(f"thread pattern {run.pattern!r} is not supported by this version")
-    return build_solver_debate(binding, **run.settings).compile(checkpointer=saver, name=GRAPH_NAME)
+    pattern = get_pattern(run.pattern)
+    return pattern.build(binding, **run.settings).compile(checkpointer=saver, name=pattern.name)
 
 
 def _require_run(saver: BaseCheckpointSaver[Any], thread: str, db: str) -> RunInfo:
@@ -662,9 +757,9 @@ def _require_run(saver: BaseCheckpointSaver[Any], thread: str, db: str) -> RunIn
     return run
 
 
-def _validate_settings(settings: Mapping[str, Any]) -> None:
+def _validate_settings(run: RunInfo) -> None:
     try:
-        build_solver_debate(None, **settings)
+        get_pattern(run.pattern).build(None, **run.settings)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -707,37 +802,73 @@ def _model_label(spec: ModelSpec) -> str:
     return f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
 
 
-def _settings_label(settings: Mapping[str, Any]) -> str:
-    topo = settings["topology"]
-    if isinstance(topo, dict):
-        shape = f"custom topology of {len(topo)} solvers"
-    elif topo == "ring":
-        k = settings["neighbours"] or min(2, settings["agents"] - 1)
-        shape = f"{settings['agents']} solvers, ring k={k}"
-    else:
-        shape = f"{settings['agents']} solvers, {topo}"
-    pause = ", pausing after each round" if settings.get("pause_after_round") else ""
-    return f"{shape}, {settings['rounds']} rounds{pause}"
-
-
 # -- output ----------------------------------------------------------------------------
 
 
-def _show_progress(chunk: Mapping[str, Any]) -> None:
-    for node, update in chunk.items():
-        if not isinstance(update, dict):
-            continue
-        if node == OPEN_ROUND_NODE:
+class _Progress:
+    """Live view of a run on stderr.
+
+    Rounds, each agent's turn as it lands, and, for patterns whose agents write prose,
+    their tokens as they are generated.
+    """
+
+    def __init__(self, *, stream_text: bool) -> None:
+        self.stream_text = stream_text
+        self.speaking: str | None = None
+
+    def show(self, mode: str, chunk: Any) -> None:
+        if mode == "messages":
+            self._token(*chunk)
+        elif isinstance(chunk, Mapping):
+            for node, update in chunk.items():
+                if isinstance(update, dict):
+                    self._update(node, update)
+
+    def _token(self, message: Any, metadata: Mapping[str, Any]) -> None:
+        node = str(metadata.get("langgraph_node", ""))
+        text = getattr(message, "content", "")
+        if not isinstance(text, str) or not text or node in _NOT_SPOKEN:
+            return  # structured calls (moderator, judge) print their result instead
+        if self.speaking != node:
+            self._end_speech()
+            err.print(f"  [bold]{escape(node)}[/bold]: ", end="")
+            self.speaking = node
+        err.print(escape(text), end="")
+
+    def _end_speech(self) -> None:
+        if self.speaking is not None:
+            err.print()
+            self.speaking = None
+
+    def _update(self, node: str, update: Mapping[str, Any]) -> None:
+        self._end_speech()
+        if node == OPEN_ROUND_NODE and "round" in update:
             err.print(f"[bold]round {update['round']}[/bold]")
-        elif node == CLOSE_ROUND_NODE:
+        elif node == CLOSE_ROUND_NODE and update.get("rounds"):
             record = update["rounds"][0]
             err.print(
                 f"  round {record.round} done: {_tally(record)} · "
                 f"{record.usage.total_tokens:,} tokens this round"
             )
+        elif update.get("moderator_decisions"):
+            decision = update["moderator_decisions"][-1]
+            settled = "settled" if decision.settled else "not settled"
+            err.print(
+                f"  [dim]moderator: {settled}, leading {escape(decision.leading)}: "
+                f"{escape(_short(decision.reason, 160))}[/dim]"
+            )
+        elif update.get("verdict") is not None:
+            verdict = update["verdict"]
+            err.print(f"  judge: winner [bold]{escape(verdict.winner)}[/bold]")
         elif "transcript" in update:
             for turn in update["transcript"]:
+                if turn.stage == "argue" and self.stream_text:
+                    continue  # already streamed token by token
                 err.print("  " + _turn_line(turn, with_round=False))
+
+
+#: Nodes whose model output is structured, not prose: never streamed as text.
+_NOT_SPOKEN = frozenset({"moderator", "judge", "summarizer"})
 
 
 def _tally(record: RoundRecord) -> str:
@@ -753,33 +884,30 @@ def _turn_line(turn: Turn, *, with_round: bool = True) -> str:
     cost = f"[dim]{turn.usage.latency_s:.1f}s {turn.usage.total_tokens} tok[/dim]"
     if turn.role == "user":
         return f"{head}[bold]user[/bold] (interjection): {escape(_short(turn.content, 200))}"
+    if turn.stage != "solve":
+        return f"{head}{turn.agent:<10} ({turn.stage}): {escape(_short(turn.content, 300))}  {cost}"
     if turn.answer is None:
         return f"{head}{turn.agent:<10} abstains: {escape(turn.reason or 'no answer')}  {cost}"
     return f"{head}{turn.agent:<10} → [bold]{escape(turn.answer)}[/bold]  {cost}"
 
 
-def _result(thread_id: str, graph: Graph, wall_s: float) -> dict[str, Any]:
-    return _result_of(thread_id, graph.get_state(thread_config(thread_id)).values, wall_s)
-
-
-def _result_of(thread_id: str, values: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
-    usage: Usage = values.get("usage") or Usage()
-    return {
-        "thread_id": thread_id,
-        "answer": values.get("answer"),
-        "votes": values.get("votes", {}),
-        "agreement": values.get("agreement", 0.0),
-        "tie_break": values.get("tie_break"),
-        "rounds": [r.model_dump(include={"round", "answers"}) for r in values.get("rounds", [])],
-        "termination_reason": values.get("termination_reason"),
-        "usage": usage.model_dump(include={"prompt_tokens", "completion_tokens", "calls"}),
-        "wall_s": round(wall_s, 3),
-    }
-
-
-def _print_result(result: Mapping[str, Any], json_output: bool) -> None:
+def _print_result(pattern: Pattern, result: Mapping[str, Any], json_output: bool) -> None:
     if json_output:
         _emit_json(result)
+        return
+    usage = result["usage"]
+    tail = (
+        f"{result['termination_reason']} · {usage['calls']} calls, "
+        f"{usage['prompt_tokens'] + usage['completion_tokens']:,} tokens · "
+        f"{result['wall_s']:.1f}s · thread {result['thread_id']}"
+    )
+    if pattern.name != GRAPH_NAME:
+        winner = result.get("winner")
+        shown = escape(str(winner)) if winner else "no verdict (no judge)"
+        out.print(f"winner [bold]{shown}[/bold] · {result['rounds_completed']} rounds · {tail}")
+        verdict = result.get("verdict") or {}
+        if verdict.get("rationale"):
+            out.print(f"  {escape(_short(verdict['rationale'], 300))}")
         return
     votes = result["votes"]
     winner = result["answer"]
@@ -787,10 +915,7 @@ def _print_result(result: Mapping[str, Any], json_output: bool) -> None:
     shown = escape(str(winner)) if winner is not None else "none (every solver abstained)"
     out.print(
         f"answer [bold]{shown}[/bold]  votes {votes.get(winner, 0)}/{n} · "
-        f"agreement {result['agreement']:.2f} · {result['termination_reason']} · "
-        f"{result['usage']['calls']} calls, "
-        f"{result['usage']['prompt_tokens'] + result['usage']['completion_tokens']:,} tokens · "
-        f"{result['wall_s']:.1f}s · thread {result['thread_id']}"
+        f"agreement {result['agreement']:.2f} · {tail}"
     )
     if result.get("tie_break"):
         out.print(f"  {escape(result['tie_break'])}")

@@ -148,6 +148,7 @@ def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:
             extra_body={"max_tokens": spec.max_tokens or LOCAL_MAX_TOKENS},
             timeout=spec.timeout_s or LOCAL_TIMEOUT_S,
             max_retries=spec.max_retries,
+            stream_usage=True,  # token usage also when a node's call is streamed
         )
         return ModelBinding(chat, "function_calling", server.base_url)
     api_key = spec.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
@@ -159,6 +160,7 @@ def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:
         max_completion_tokens=spec.max_tokens,
         timeout=spec.timeout_s or DEFAULT_TIMEOUT_S,
         max_retries=spec.max_retries,
+        stream_usage=True,
     )
     endpoint = spec.base_url or "https://api.openai.com/v1"
     return ModelBinding(chat, _pick_method(spec.structured_method, spec.base_url), endpoint)
