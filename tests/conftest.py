@@ -29,6 +29,25 @@ def solver_of(request: dict[str, Any]) -> str:
     return "?"
 
 
+DEBATE_ARGUMENT = "Tea calms the mind and keeps you hydrated; coffee spikes anxiety and crashes."
+
+
+def debate_reply(request: dict[str, Any]) -> Any:
+    """Debaters argue; the moderator keeps it open; the judge misspells Alice."""
+    tools = request.get("tools") or []
+    name = tools[0]["function"]["name"] if tools else None
+    if name == "ModeratorDecision":
+        return {"settled": False, "leading": "alcie", "reason": "Close so far."}
+    if name == "Verdict":
+        return {
+            "winner": "Alcie",  # misspelt: fuzzy-matched to Alice
+            "scores": [{"debater": "Alice", "criterion": "evidence", "score": 8}],
+            "rationale": "Alice answered every point.",
+            "strongest": [{"debater": "Bob", "argument": "Coffee wakes you up."}],
+        }
+    return DEBATE_ARGUMENT
+
+
 def answer_18(request: dict[str, Any]) -> dict[str, Any]:
     """Every solver answers 18."""
     return {

@@ -8,31 +8,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import one_error_line, run_cli, stub_args
+from tests.conftest import debate_reply, one_error_line, run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer
 
 TOPIC = "Tea is better than coffee"
-ARGUMENT = "Tea calms the mind and keeps you hydrated; coffee spikes anxiety and crashes."
-
-
-def respond(request: dict[str, Any]) -> Any:
-    tools = request.get("tools") or []
-    name = tools[0]["function"]["name"] if tools else None
-    if name == "ModeratorDecision":
-        return {"settled": False, "leading": "alcie", "reason": "Close so far."}
-    if name == "Verdict":
-        return {
-            "winner": "Alcie",  # misspelt: fuzzy-matched to Alice
-            "scores": [{"debater": "Alice", "criterion": "evidence", "score": 8}],
-            "rationale": "Alice answered every point.",
-            "strongest": [{"debater": "Bob", "argument": "Coffee wakes you up."}],
-        }
-    return ARGUMENT
 
 
 @pytest.fixture
 def server() -> Any:
-    with StubOpenAIServer(respond) as stub:
+    with StubOpenAIServer(debate_reply) as stub:
         yield stub
 
 

@@ -356,9 +356,9 @@ def word_count(text: str) -> int:
 
 
 def _usage_update(state: DebateState, agent: str, usage: Usage) -> dict[str, Any]:
-    by_agent = dict(state.get("usage_by_agent") or {})
+    by_agent = {k: Usage.coerce(v) for k, v in (state.get("usage_by_agent") or {}).items()}
     by_agent[agent] = by_agent.get(agent, Usage()) + usage
-    return {"usage": state.get("usage", Usage()) + usage, "usage_by_agent": by_agent}
+    return {"usage": Usage.coerce(state.get("usage")) + usage, "usage_by_agent": by_agent}
 
 
 # -- the round loop --------------------------------------------------------------------------

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,6 +34,23 @@ class Usage(BaseModel):
             calls=self.calls + other.calls,
             latency_s=round(self.latency_s + other.latency_s, 6),
         )
+
+    @classmethod
+    def coerce(cls, value: Usage | Mapping[str, Any] | None) -> Usage:
+        """A :class:`Usage` from one, from its dict form, or zero from ``None``.
+
+        A checkpoint read outside the graph with a strict msgpack allowlist (LangGraph
+        server's ``update_state``) can hand state back as plain dicts.
+
+        Args:
+            value: The stored value.
+
+        Returns:
+            The usage.
+        """
+        if value is None:
+            return cls()
+        return value if isinstance(value, Usage) else cls.model_validate(value)
 
     @classmethod
     def total(cls, items: Iterable[Usage]) -> Usage:

@@ -1,0 +1,343 @@
+"""Run ``langgraph dev`` (the LangGraph Studio / Agent Server) in a subprocess for tests.
+
+:func:`studio_server` starts ``langgraph dev --config CFG --host 127.0.0.1 --port PORT
+--no-browser --no-reload`` with ``LANGGRAPH_CLI_NO_ANALYTICS=1``, waits for ``GET /ok``,
+yields a :class:`StudioServer` (its ``url`` is the base URL for ``langgraph_sdk``), and
+always stops the whole process group at the end, also when the body raised.
+
+The server runs in its own working directory (a temporary one by default): the in-memory
+runtime pickles its threads and checkpoints to ``./.langgraph_api/`` of its working
+directory, which must not land in the repository nor leak state from one test run into
+the next. The config it is given is the repository's ``langgraph.json`` with relative
+paths (``dependencies``, graph files, an ``env`` file) made absolute, so the graphs,
+ids and descriptions served are exactly the ones the repository declares.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CONFIG = REPO_ROOT / "langgraph.json"
+STARTUP_TIMEOUT_S = 90.0
+STOP_TIMEOUT_S = 15.0
+HEALTH_PATH = "/ok"
+
+__all__ = [
+    "CONFIG",
+    "REPO_ROOT",
+    "StudioServer",
+    "StudioServerError",
+    "free_port",
+    "langgraph_cli",
+    "langgraph_dev",
+    "studio_config",
+    "studio_server",
+]
+
+
+class StudioServerError(RuntimeError):
+    """``langgraph dev`` did not come up (or could not be found)."""
+
+
+@dataclass(frozen=True)
+class StudioServer:
+    """A running ``langgraph dev`` server.
+
+    Attributes:
+        url: Base URL, e.g. ``http://127.0.0.1:PORT``.
+        port: The port it listens on.
+        pid: Process id (also the process group id).
+        workdir: Its working directory (holds ``.langgraph_api/``, the config, the log).
+        log_path: Where its stdout and stderr go.
+        command: The command line it was started with.
+        startup_s: Seconds from spawning it to the first good ``GET /ok``.
+    """
+
+    url: str
+    port: int
+    pid: int
+    workdir: Path
+    log_path: Path
+    command: tuple[str, ...]
+    startup_s: float
+
+    def log_tail(self, chars: int = 4000) -> str:
+        """The end of the server's log (for failure messages)."""
+        return _tail(self.log_path, chars)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port that was free a moment ago (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def langgraph_cli() -> str | None:
+    """The ``langgraph`` script of this interpreter's environment, else one on ``PATH``."""
+    beside = Path(sys.executable).with_name("langgraph")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("langgraph")
+
+
+def studio_config(
+    config: Path = CONFIG, root: Path = REPO_ROOT, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """``config`` with every path relative to ``root`` made absolute.
+
+    Args:
+        config: A ``langgraph.json``.
+        root: The directory its relative paths are relative to.
+        overrides: Top-level keys to set on the result.
+
+    Returns:
+        The config, ready to be written anywhere.
+    """
+    data: dict[str, Any] = json.loads(config.read_text())
+
+    def absolute(path: str) -> str:
+        return str((root / path).resolve()) if not Path(path).is_absolute() else path
+
+    data["dependencies"] = [
+        absolute(dep) if dep.startswith(".") or "/" in dep else dep
+        for dep in data.get("dependencies", [])
+    ]
+    graphs: dict[str, Any] = {}
+    for graph_id, spec in data.get("graphs", {}).items():
+        source = spec["path"] if isinstance(spec, dict) else spec
+        where, sep, variable = str(source).rpartition(":")
+        if "/" in where:  # a file path, not a dotted module name
+            source = f"{absolute(where)}{sep}{variable}"
+        graphs[graph_id] = {**spec, "path": source} if isinstance(spec, dict) else source
+    data["graphs"] = graphs
+    if isinstance(data.get("env"), str):
+        data["env"] = absolute(data["env"])
+    data.update(overrides or {})
+    return data
+
+
+def _tail(path: Path, chars: int) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + HEALTH_PATH, timeout=2) as response:
+            return bool(response.status == 200 and json.loads(response.read()).get("ok"))
+    except (OSError, ValueError):
+        return False
+
+
+def _wait_healthy(
+    url: str, process: subprocess.Popen[bytes], deadline: float, log_path: Path
+) -> bool:
+    """Poll ``GET /ok`` until it answers (``True``) or the process exits (``False``).
+
+    Raises:
+        StudioServerError: If ``deadline`` (a ``time.monotonic()`` value) passes first.
+    """
+    while not _healthy(url):
+        if process.poll() is not None:
+            return False
+        if time.monotonic() > deadline:
+            raise StudioServerError(
+                f"langgraph dev did not answer GET {HEALTH_PATH} in time; log {log_path}:\n"
+                f"{_tail(log_path, 4000)}"
+            )
+        time.sleep(0.2)
+    return True
+
+
+def _group_alive(pgid: int) -> list[int]:
+    """Processes of group ``pgid`` that are still running (zombies excluded)."""
+    proc = Path("/proc")
+    if not proc.is_dir():  # not Linux: ask the kernel about the group as a whole
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        except PermissionError:
+            return [pgid]
+        return [pgid]
+    alive = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            alive.append(int(entry.name))
+    return alive
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    """Linux: SIGTERM the server if the test process dies first (even by SIGKILL)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def stop_group(process: subprocess.Popen[bytes], timeout_s: float = STOP_TIMEOUT_S) -> None:
+    """SIGTERM the process group, then SIGKILL what is left; reap the leader.
+
+    Raises:
+        StudioServerError: If members of the group outlive SIGKILL.
+    """
+    pgid = process.pid  # started with start_new_session=True: pid == pgid
+    _signal_group(pgid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        _signal_group(pgid, signal.SIGKILL)
+        time.sleep(0.1)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+    left = _group_alive(pgid)
+    if left:
+        raise StudioServerError(f"langgraph dev processes {left} survived SIGKILL")
+
+
+@contextlib.contextmanager
+def studio_server(
+    config: Path = CONFIG,
+    *,
+    workdir: Path | None = None,
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    extra_args: tuple[str, ...] = (),
+    config_overrides: Mapping[str, Any] | None = None,
+) -> Iterator[StudioServer]:
+    """Start ``langgraph dev`` on a free port and stop it (and its process group) at the end.
+
+    Args:
+        config: The ``langgraph.json`` to serve (relative paths are relative to its folder).
+        workdir: Working directory of the server; a temporary one (removed afterwards)
+            when ``None``.
+        startup_timeout_s: How long to wait for ``GET /ok``.
+        env: Extra environment variables for the server.
+        extra_args: Extra ``langgraph dev`` arguments.
+        config_overrides: Top-level keys to set on the served config.
+
+    Yields:
+        The running server.
+
+    Raises:
+        StudioServerError: If the CLI is missing or the server does not come up in time
+            (the message carries the end of its log).
+    """
+    cli = langgraph_cli()
+    if cli is None:
+        raise StudioServerError(
+            "the langgraph CLI is not installed: pip install 'langgraph-cli[inmem]'"
+        )
+    own_dir = workdir is None
+    cwd = Path(tempfile.mkdtemp(prefix="langgraph-dev-")) if workdir is None else workdir
+    try:
+        cwd.mkdir(parents=True, exist_ok=True)
+        served = cwd / "langgraph.json"
+        served.write_text(
+            json.dumps(studio_config(config, config.resolve().parent, config_overrides), indent=2)
+        )
+        child_env = {
+            **os.environ,
+            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+            "LANGSMITH_TRACING": "false",
+            "LANGCHAIN_TRACING_V2": "false",
+            "PYTHONUNBUFFERED": "1",
+            **(env or {}),
+        }
+        attempts = 3  # the port may be taken between picking it and binding it
+        for attempt in range(1, attempts + 1):
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            command = (
+                cli,
+                "dev",
+                "--config",
+                str(served),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-browser",
+                "--no-reload",
+                *extra_args,
+            )
+            log_path = cwd / f"langgraph-dev.{attempt}.log"
+            with log_path.open("wb") as log:
+                started = time.monotonic()
+                process = subprocess.Popen(
+                    command,
+                    cwd=cwd,
+                    env=child_env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # own process group, so it can be stopped whole
+                    preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                )
+            try:
+                if _wait_healthy(url, process, started + startup_timeout_s, log_path):
+                    yield StudioServer(
+                        url=url,
+                        port=port,
+                        pid=process.pid,
+                        workdir=cwd,
+                        log_path=log_path,
+                        command=command,
+                        startup_s=time.monotonic() - started,
+                    )
+                    return
+            finally:
+                stop_group(process)
+            log_text = _tail(log_path, 4000)
+            if "address already in use" not in log_text.lower() or attempt == attempts:
+                raise StudioServerError(
+                    f"langgraph dev exited with code {process.returncode} before it was "
+                    f"ready; log {log_path}:\n{log_text}"
+                )
+    finally:
+        if own_dir:
+            shutil.rmtree(cwd, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def langgraph_dev() -> Iterator[StudioServer]:
+    """A ``langgraph dev`` server for the repository's ``langgraph.json``, per test module."""
+    with studio_server() as server:
+        yield server

@@ -1,0 +1,295 @@
+"""The graphs of ``langgraph.json`` under ``langgraph dev`` (LangGraph Studio's server).
+
+A real ``langgraph dev`` subprocess (see :mod:`tests.studio_server`) serves the repository's
+``langgraph.json``; a ``langgraph-sdk`` client drives ``solver_debate`` the way Studio does:
+the model comes from the run's context (pointed at the stub OpenAI server running in this
+process), the run pauses at the round boundary with LangGraph's own ``interrupt_after``, a
+human interjects with ``update_state(..., as_node="close_round")``, and a second run resumes
+the thread on the server's own checkpointer.
+
+The module runs twice: with the server's default serializer, and with
+``LANGGRAPH_STRICT_MSGPACK=true`` (unregistered types blocked, as future LangGraph versions
+will do by default), so the pydantic records in state must round-trip through the
+allowlist LangGraph derives from the state schema.
+
+Skipped when ``langgraph-cli[inmem]`` is not installed, unless ``CI`` is set (then it fails).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import debate_reply, solver_of
+from tests.openai_stub import StubOpenAIServer
+from tests.studio_server import CONFIG, REPO_ROOT, StudioServer, studio_server
+
+pytestmark = pytest.mark.timeout(300)
+
+GRAPH = "solver_debate"
+QUESTION = (
+    "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in "
+    "May. How many clips did Natalia sell altogether in April and May?"
+)
+NOTE = "Check the halving"
+WAIT_S = 60.0  # any single wait on the server: an HTTP read, a run, a status change
+
+
+def require_server() -> None:
+    """Skip without ``langgraph-cli[inmem]`` (fail on CI, which must run this)."""
+    missing = [m for m in ("langgraph_api", "langgraph_sdk") if importlib.util.find_spec(m) is None]
+    if not missing:
+        return
+    why = f"{', '.join(missing)} not importable: pip install -e '.[dev]' (langgraph-cli[inmem])"
+    if os.environ.get("CI"):
+        pytest.fail(f"{why}; CI must run the Studio tests", pytrace=False)
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module", params=["default-serde", "strict-msgpack"])
+def studio(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[StudioServer]:
+    require_server()
+    env = {"LANGGRAPH_STRICT_MSGPACK": "true" if request.param == "strict-msgpack" else "false"}
+    workdir = tmp_path_factory.mktemp(f"studio-{request.param}")  # its log outlives the test
+    with studio_server(workdir=workdir, env=env) as server:
+        yield server
+
+
+@pytest.fixture
+def client(studio: StudioServer) -> Iterator[Any]:
+    from langgraph_sdk import get_sync_client
+
+    with get_sync_client(url=studio.url, api_key=None, timeout=WAIT_S) as sdk:
+        yield sdk
+
+
+def stub_context(stub: StubOpenAIServer) -> dict[str, Any]:
+    return {"model": "stub", "base_url": stub.url, "max_retries": 0, "timeout_s": 30}
+
+
+def declared_graphs() -> dict[str, dict[str, Any]]:
+    """Graph id -> spec (``{"path": ..., "description": ...}``) from ``langgraph.json``."""
+    graphs = json.loads(CONFIG.read_text())["graphs"]
+    return {k: v if isinstance(v, dict) else {"path": v} for k, v in graphs.items()}
+
+
+def assistant_of(client: Any, graph_id: str) -> dict[str, Any]:
+    found = client.assistants.search(graph_id=graph_id, limit=10)
+    system = [a for a in found if a["metadata"].get("created_by") == "system"]
+    assert system, f"no assistant for graph {graph_id!r}: {found}"
+    return dict(system[0])
+
+
+def solvers_of(client: Any, graph_id: str = GRAPH) -> list[str]:
+    """The solver nodes of the served graph (its drawing, as Studio shows it)."""
+    drawing = client.assistants.get_graph(assistant_of(client, graph_id)["assistant_id"])
+    return sorted(n["id"] for n in drawing["nodes"] if str(n["id"]).startswith("solver_"))
+
+
+def settle(client: Any, thread_id: str) -> dict[str, Any]:
+    """The thread once no run is in flight on it (runs finish asynchronously)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        thread = client.threads.get(thread_id)
+        if thread["status"] != "busy":
+            return dict(thread)
+        assert time.monotonic() < deadline, f"thread {thread_id} still busy after {WAIT_S} s"
+        time.sleep(0.1)
+
+
+def stream_run(client: Any, thread_id: str, **kwargs: Any) -> list[tuple[str, Any]]:
+    """Stream one run (``updates`` mode); return its ``(event, data)`` parts, errors raised."""
+    parts = [
+        (part.event, part.data)
+        for part in client.runs.stream(thread_id, GRAPH, stream_mode=["updates"], **kwargs)
+    ]
+    errors = [data for event, data in parts if event == "error"]
+    assert not errors, errors
+    return parts
+
+
+def nodes_updated(parts: list[tuple[str, Any]]) -> set[str]:
+    return {node for event, data in parts if event == "updates" for node in data}
+
+
+def test_declared_graphs_are_served(client: Any) -> None:
+    declared = declared_graphs()
+    assert GRAPH in declared
+    # every graph module of the package is declared (Studio shows only what is declared)
+    files = {str(spec["path"]).rpartition(":")[0].removeprefix("./") for spec in declared.values()}
+    modules = {
+        str(path.relative_to(REPO_ROOT))
+        for path in (REPO_ROOT / "src/debategraph/graphs").glob("*.py")
+        if path.name != "__init__.py"
+    }
+    assert modules <= files, f"not declared in langgraph.json: {sorted(modules - files)}"
+    served = {a["graph_id"]: a for a in client.assistants.search(limit=100)}
+    assert set(declared) <= set(served), (sorted(declared), sorted(served))
+    for graph_id, spec in declared.items():
+        assert served[graph_id]["description"] == spec.get("description"), graph_id
+        assert spec.get("description"), f"{graph_id}: give it a description for Studio"
+        schemas = client.assistants.get_schemas(served[graph_id]["assistant_id"])
+        # Studio's run form: the model endpoint is set per run through the context
+        context = schemas["context_schema"]["properties"]
+        assert {"model", "base_url", "api_key", "temperature"} <= set(context), graph_id
+    assert solvers_of(client) == ["solver_1", "solver_2", "solver_3", "solver_4"]
+    assert set(schemas_of(client)["input_schema"]["properties"]) == {"question"}
+
+
+def schemas_of(client: Any, graph_id: str = GRAPH) -> dict[str, Any]:
+    return dict(client.assistants.get_schemas(assistant_of(client, graph_id)["assistant_id"]))
+
+
+def test_pause_interject_resume(client: Any, stub: StubOpenAIServer) -> None:
+    solvers = solvers_of(client)
+    context = stub_context(stub)
+    thread_id = client.threads.create()["thread_id"]
+
+    # Round 1, then LangGraph's own pause after the round boundary (Studio offers it too).
+    parts = stream_run(
+        client,
+        thread_id,
+        input={"question": QUESTION},
+        context=context,
+        interrupt_after=["close_round"],
+    )
+    seen = nodes_updated(parts)
+    assert set(solvers) | {"open_round", "close_round", "__interrupt__"} <= seen, seen
+    assert "aggregate" not in seen
+    assert settle(client, thread_id)["status"] == "interrupted"
+    assert stub.calls == len(solvers)  # round 1 only
+    assert {r["model"] for r in stub.requests} == {"stub"}  # the run's context reached the graph
+
+    state = client.threads.get_state(thread_id)
+    assert state["next"] == ["open_round"]
+    values = state["values"]
+    assert values["round"] == 1
+    assert values["rounds"] == [
+        {
+            "round": 1,
+            "answers": dict.fromkeys(solvers, "18"),
+            "usage": values["rounds"][0]["usage"],
+        }
+    ]
+    # Turn records come back over the API as plain JSON objects with every field.
+    assert [t["agent"] for t in values["transcript"]] == solvers
+    first = values["transcript"][0]
+    assert isinstance(first, dict)
+    assert {"id", "role", "content", "stage", "round", "usage", "answer"} <= set(first)
+    assert (first["role"], first["round"], first["answer"]) == ("agent", 1, "18")
+
+    # A human interjects as if close_round had written it; the thread stays at the boundary.
+    client.threads.update_state(
+        thread_id, {"transcript": [{"role": "user", "content": NOTE}]}, as_node="close_round"
+    )
+    state = client.threads.get_state(thread_id)
+    assert state["next"] == ["open_round"]
+    note = state["values"]["transcript"][-1]
+    assert (note["agent"], note["role"], note["stage"], note["round"], note["content"]) == (
+        "user",
+        "user",
+        "interject",
+        1,
+        NOTE,
+    )
+
+    # Resume: a second run on the thread, no input, same context, no pause.
+    before = len(stub.requests)
+    parts = stream_run(client, thread_id, input=None, context=context)
+    assert "aggregate" in nodes_updated(parts)
+    assert settle(client, thread_id)["status"] == "idle"
+
+    final = client.threads.get_state(thread_id)
+    assert final["next"] == []
+    values = final["values"]
+    assert values["answer"] == "18"
+    assert values["termination_reason"] == "rounds_completed"
+    assert values["votes"] == {"18": len(solvers)}
+    assert [r["round"] for r in values["rounds"]] == [1, 2, 3]
+    assert values["usage"]["calls"] == 3 * len(solvers)
+    assert sum(1 for t in values["transcript"] if t["role"] == "user") == 1
+
+    later = stub.requests[before:]
+    assert len(later) == 2 * len(solvers)  # rounds 2 and 3; round 1 was not called again
+    round_2 = later[: len(solvers)]
+    assert sorted(solver_of(r) for r in round_2) == solvers
+    for request in round_2:
+        assert NOTE in json.dumps(request["messages"]), solver_of(request)
+
+
+def test_configurable_also_reaches_the_context(client: Any, stub: StubOpenAIServer) -> None:
+    """Older clients send ``config={"configurable": ...}``; the server mirrors it to context."""
+    thread_id = client.threads.create()["thread_id"]
+    out = client.runs.wait(
+        thread_id,
+        GRAPH,
+        input={"question": QUESTION},
+        config={"configurable": stub_context(stub)},
+    )
+    assert out["answer"] == "18", out
+    assert stub.calls == 3 * len(solvers_of(client))
+    assert {r["model"] for r in stub.requests} == {"stub"}
+
+
+def test_server_log_is_clean(studio: StudioServer) -> None:
+    """No tracebacks or errors in the server's log (the runs above went through it)."""
+    log = re.sub(r"\x1b\[[0-9;]*m", "", studio.log_path.read_text(errors="replace"))
+    assert "Traceback" not in log, studio.log_tail()
+    assert "[error" not in log, studio.log_tail()
+
+
+def test_debate_pause_interject_verdict(client: Any) -> None:
+    """A debate run in Studio: pause at the round boundary, interject, resume, read the verdict."""
+    with StubOpenAIServer(debate_reply) as stub:
+        context = stub_context(stub)
+        thread_id = client.threads.create()["thread_id"]
+        parts = [
+            (part.event, part.data)
+            for part in client.runs.stream(
+                thread_id,
+                "debate",
+                input={"topic": "Tea is better than coffee"},
+                context=context,
+                stream_mode=["updates"],
+                interrupt_after=["close_round"],
+            )
+        ]
+        assert not [data for event, data in parts if event == "error"]
+        assert {"Affirmative", "Negative", "close_round"} <= nodes_updated(parts)
+        assert settle(client, thread_id)["status"] == "interrupted"
+        state = client.threads.get_state(thread_id)
+        assert state["values"]["round"] == 1
+        assert [t["agent"] for t in state["values"]["transcript"]] == ["Affirmative", "Negative"]
+
+        client.threads.update_state(
+            thread_id, {"transcript": [{"role": "user", "content": NOTE}]}, as_node="close_round"
+        )
+        before = len(stub.requests)
+        parts = [
+            (part.event, part.data)
+            for part in client.runs.stream(
+                thread_id, "debate", input=None, context=context, stream_mode=["updates"]
+            )
+        ]
+        assert not [data for event, data in parts if event == "error"]
+        assert settle(client, thread_id)["status"] == "idle"
+        values = client.threads.get_state(thread_id)["values"]
+        assert values["termination_reason"] == "rounds_completed"
+        assert values["verdict"]["winner"] == "Alice" or values["verdict"]["winner"] in (
+            "Affirmative",
+            "Negative",
+            "tie",
+        )
+        assert values["rounds_completed"] == 3
+        round_2 = [r for r in stub.requests[before:] if not r.get("tools")][:2]
+        assert len(round_2) == 2
+        assert all(NOTE in json.dumps(r["messages"]) for r in round_2)
