@@ -130,17 +130,30 @@ def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
     assert [r["round"] for r in result["rounds"]] == [1, 2, 3]
 
 
-def test_notebook_runs(tmp_path: Path) -> None:
-    nb = nbformat.read(ROOT / "notebooks" / "solver_debate.ipynb", as_version=4)
+def run_notebook(name: str, tmp_path: Path) -> str:
+    """Execute a notebook of the repository; return the text it printed."""
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
     NotebookClient(
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     ).execute()
-    text = "\n".join(
+    return "\n".join(
         str(output.get("text", ""))
         for cell in nb.cells
         if cell.cell_type == "code"
         for output in cell.get("outputs", [])
     )
+
+
+def test_debate_notebook_runs(tmp_path: Path) -> None:
+    text = run_notebook("debate.ipynb", tmp_path)
+    assert "graph TD" in text and "human" in text
+    assert "waiting at: ('human',)" in text
+    assert "termination: rounds_completed rounds: 2" in text
+    assert "winner:" in text and "Talk about commuting time." in text
+
+
+def test_notebook_runs(tmp_path: Path) -> None:
+    text = run_notebook("solver_debate.ipynb", tmp_path)
     assert "graph TD" in text
     assert "answer:" in text and "termination: rounds_completed" in text
     assert "parent graph got:" in text
