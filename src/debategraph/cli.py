@@ -123,6 +123,13 @@ ArchiveOpt = Annotated[
         f"{POSTGRES_ARCHIVE} for Postgres].",
     ),
 ]
+PauseOpt = Annotated[
+    bool,
+    typer.Option("--pause-after-round", help="Pause between rounds to approve or interject."),
+]
+NewThreadOpt = Annotated[
+    str | None, typer.Option("--thread", help="Thread id (generated if absent).")
+]
 InterjectOpt = Annotated[
     str | None,
     typer.Option("--interject", help="A message every agent reads next round."),
@@ -176,28 +183,20 @@ def solve(
     unanimous: Annotated[
         bool, typer.Option("--stop-when-unanimous", help="Stop early once all agree.")
     ] = False,
-    pause_after_round: Annotated[
-        bool,
-        typer.Option("--pause-after-round", help="Pause between rounds to approve or interject."),
-    ] = False,
+    pause_after_round: PauseOpt = False,
     model: ModelOpt = LOCAL,
     base_url: BaseUrlOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = 2,
     max_concurrency: ConcurrencyOpt = 4,
     db: DbOpt = DEFAULT_DB,
-    thread: Annotated[
-        str | None, typer.Option("--thread", help="Thread id (generated if absent).")
-    ] = None,
+    thread: NewThreadOpt = None,
     archive: ArchiveOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Solvers debate a math question on a communication topology, then vote."""
     if not question.strip():
         raise UsageError('question is empty: give the problem text, e.g. debategraph solve "2+3?"')
-    if thread is not None and not thread.strip():
-        raise UsageError("--thread is empty: give a thread id or leave it out")
-    _check_concurrency(max_concurrency)
     settings: dict[str, Any] = {
         "agents": agents,
         "rounds": rounds,
@@ -241,19 +240,14 @@ def debate_command(
     keep_last: Annotated[
         int, typer.Option("--keep-last", help="Turns kept verbatim with --history window.")
     ] = 4,
-    pause_after_round: Annotated[
-        bool,
-        typer.Option("--pause-after-round", help="Pause between rounds to approve or interject."),
-    ] = False,
+    pause_after_round: PauseOpt = False,
     model: ModelOpt = LOCAL,
     base_url: BaseUrlOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = 2,
     max_concurrency: ConcurrencyOpt = 4,
     db: DbOpt = DEFAULT_DB,
-    thread: Annotated[
-        str | None, typer.Option("--thread", help="Thread id (generated if absent).")
-    ] = None,
+    thread: NewThreadOpt = None,
     archive: ArchiveOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
@@ -262,9 +256,6 @@ def debate_command(
         raise UsageError(
             'topic is empty: give the motion, e.g. debategraph debate "Cats beat dogs"'
         )
-    if thread is not None and not thread.strip():
-        raise UsageError("--thread is empty: give a thread id or leave it out")
-    _check_concurrency(max_concurrency)
     settings: dict[str, Any] = {
         "debaters": list(debater or DEFAULT_DEBATERS),
         "max_rounds": rounds,
@@ -294,6 +285,9 @@ def _start(
     archive: str | None,
 ) -> None:
     """Validate a new run's settings, open the database and run a new thread."""
+    if thread is not None and not thread.strip():
+        raise UsageError("--thread is empty: give a thread id or leave it out")
+    _check_concurrency(max_concurrency)
     _validate_settings(run)
     with open_checkpointer(db) as saver:
         thread_id = thread or uuid.uuid4().hex[:12]
