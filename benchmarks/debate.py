@@ -22,22 +22,19 @@ figure (2) is advisory: printed with its verdict but never fails the exit code.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import json
-import os
-import platform
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from solver_debate import Figure, fmt_runs  # benchmarks/ is on sys.path when run as a script
+# benchmarks/ is on sys.path when run as a script
+from harness import Figure, base_parser, fmt_runs, run_benchmark
 
 from debategraph.checkpoints import open_checkpointer
 from debategraph.graphs.debate import GRAPH_NAME, build_debate, debate_setup, recursion_limit
@@ -354,53 +351,20 @@ def figure_overhead(workdir: Path, *, rounds: int, runs: int, quick: bool) -> Fi
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller, faster smoke variant")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write figures as JSON")
-    args = parser.parse_args(argv)
+    args = base_parser(__doc__).parse_args(argv)
     quick: bool = args.quick
     runs = 1 if quick else 3
-    started = time.perf_counter()
-    mode = "quick" if quick else "full"
-    print(
-        f"debategraph debate benchmark ({mode}): Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, {platform.platform()}"
+    return run_benchmark(
+        "debategraph debate benchmark",
+        [
+            lambda workdir: figure_window(workdir, rounds=12 if quick else 30),
+            lambda workdir: figure_overhead(
+                workdir, rounds=10 if quick else 30, runs=runs, quick=quick
+            ),
+        ],
+        args=args,
+        quick_note="quick mode: smaller sizes, 1 run per figure; the timing figure (2) is advisory",
     )
-    if quick:
-        print("quick mode: smaller sizes, 1 run per figure; the timing figure (2) is advisory")
-    print()
-    figures: list[Figure] = []
-    with tempfile.TemporaryDirectory(prefix="debategraph-bench-") as tmp:
-        workdir = Path(tmp)
-        steps: list[Callable[[], Figure]] = [
-            lambda: figure_window(workdir, rounds=12 if quick else 30),
-            lambda: figure_overhead(workdir, rounds=10 if quick else 30, runs=runs, quick=quick),
-        ]
-        for step in steps:
-            figure = step()
-            figures.append(figure)
-            print(figure.render(), flush=True)
-            print()
-    failed = [f for f in figures if not f.passed and not f.advisory]
-    advisory = [f for f in figures if not f.passed and f.advisory]
-    elapsed = time.perf_counter() - started
-    summary = f"{len(figures) - len(failed) - len(advisory)}/{len(figures)} figures pass"
-    if advisory:
-        summary += f"; advisory failures (not counted): {', '.join(f.name for f in advisory)}"
-    if failed:
-        summary += f"; FAILED: {', '.join(f.name for f in failed)}"
-    print(f"{summary} ({elapsed:.1f} s)")
-    if args.json is not None:
-        payload = {
-            "mode": mode,
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "elapsed_s": elapsed,
-            "exit_code": 1 if failed else 0,
-            "figures": [f.as_json() for f in figures],
-        }
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

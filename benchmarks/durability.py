@@ -1,7 +1,7 @@
 """Durability benchmarks of the ``debategraph`` CLI: kill -9 recovery and shared SQLite files.
 
 Two figures, each printed with its target and PASS/FAIL (same format as
-``benchmarks/solver_debate.py``, whose ``Figure`` is reused):
+the other benchmarks: ``Figure`` and the main loop come from ``benchmarks/harness.py``):
 
 1. kill -9 recovery: per trial a fresh SQLite file and a fresh simulated OpenAI server
    (in this process; every solver answers 18, 100-250 ms per call). ``debategraph solve``
@@ -40,11 +40,9 @@ Exit status 1 if a figure fails, else 0.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
-import platform
 import random
 import re
 import shutil
@@ -52,7 +50,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -62,7 +59,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from solver_debate import Figure  # benchmarks/ is on sys.path when run as a script
+# benchmarks/ is on sys.path when run as a script
+from harness import Figure, base_parser, run_benchmark
 
 from debategraph.checkpoints import open_checkpointer, thread_config
 
@@ -882,8 +880,7 @@ def figure_prune(workdir: Path, *, threads: int) -> Figure:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every figure; 1 if one fails, else 0."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 trials, 4 x 2 debates")
+    parser = base_parser(__doc__, quick_help="3 trials, 4 x 2 debates")
     parser.add_argument("--trials", type=int, help="kill trials (default 20, quick 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
     parser.add_argument("--processes", type=int, help="processes at once (default 8, quick 4)")
@@ -899,62 +896,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=TRANSIT_MS,
         help="answers produced this recently before the kill count as in flight",
     )
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write figures as JSON")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the SQLite files in DIR")
     args = parser.parse_args(argv)
     quick: bool = args.quick
     trials = args.trials or (3 if quick else 20)
     processes = args.processes or (4 if quick else 8)
     debates = args.debates or (2 if quick else 5)
-    mode = "quick" if quick else "full"
-    started = time.perf_counter()
-    print(
-        f"debategraph durability benchmark ({mode}): Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, {platform.platform()}"
-    )
-    print()
-    figures: list[Figure] = []
-    with tempfile.TemporaryDirectory(prefix="debategraph-durability-") as tmp:
-        workdir = Path(tmp)
-        if args.keep is not None:
-            args.keep.mkdir(parents=True, exist_ok=True)
-            workdir = args.keep
+
+    def kill_step(workdir: Path) -> Figure:
         print(f"kill trials ({trials}):", flush=True)
-        steps: list[Callable[[], Figure]] = [
-            lambda: figure_kill(
-                workdir,
-                trials=trials,
-                seed=args.seed,
-                keep=args.keep is not None,
-                only=args.kill_mode,
-                transit_ms=args.transit_ms,
-            ),
-            lambda: figure_multiprocess(workdir, processes=processes, debates=debates),
-            lambda: figure_prune(workdir, threads=10 if quick else PRUNE_THREADS),
-        ]
-        for step in steps:
-            figure = step()
-            figures.append(figure)
-            print()
-            print(figure.render(), flush=True)
-            print()
-    failed = [f for f in figures if not f.passed]
-    elapsed = time.perf_counter() - started
-    summary = f"{len(figures) - len(failed)}/{len(figures)} figures pass"
-    if failed:
-        summary += f"; FAILED: {', '.join(f.name for f in failed)}"
-    print(f"{summary} ({elapsed:.1f} s)")
-    if args.json is not None:
-        payload = {
-            "mode": mode,
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "elapsed_s": elapsed,
-            "exit_code": 1 if failed else 0,
-            "figures": [f.as_json() for f in figures],
-        }
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
-    return 1 if failed else 0
+        return figure_kill(
+            workdir,
+            trials=trials,
+            seed=args.seed,
+            keep=args.keep is not None,
+            only=args.kill_mode,
+            transit_ms=args.transit_ms,
+        )
+
+    return run_benchmark(
+        "debategraph durability benchmark",
+        [
+            kill_step,
+            lambda workdir: figure_multiprocess(workdir, processes=processes, debates=debates),
+            lambda workdir: figure_prune(workdir, threads=10 if quick else PRUNE_THREADS),
+        ],
+        args=args,
+        workdir=args.keep,
+        tmp_prefix="debategraph-durability-",
+        progress=True,
+    )
 
 
 if __name__ == "__main__":

@@ -25,25 +25,23 @@ figures (1 and 3) are advisory: printed with their verdict but never fail the ex
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import json
-import os
-import platform
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# benchmarks/ is on sys.path when run as a script
+from harness import Figure, base_parser, fmt_runs, run_benchmark
 from langgraph.constants import TASKS
 
 from debategraph.checkpoints import open_checkpointer
@@ -177,57 +175,6 @@ def check_calls(server: StubOpenAIServer, expected: int) -> None:
     """Every solver call reached the server exactly once (no retries, no fallbacks)."""
     if server.calls != expected:
         raise RuntimeError(f"expected {expected} model calls, the server answered {server.calls}")
-
-
-# --------------------------------------------------------------------------
-# Reporting
-# --------------------------------------------------------------------------
-
-
-@dataclass
-class Figure:
-    """One reported figure."""
-
-    number: int
-    name: str
-    setup: str
-    rows: list[tuple[str, str]]
-    target: str
-    passed: bool
-    values: dict[str, Any]
-    advisory: bool = False
-    notes: list[str] = field(default_factory=list)
-
-    def render(self) -> str:
-        """Text block for the console."""
-        verdict = "PASS" if self.passed else "FAIL"
-        if self.advisory:
-            verdict += " (advisory in --quick mode: timing on a loaded box is noisy)"
-        width = max(len(label) for label, _ in [*self.rows, ("target", "")])
-        lines = [f"[{self.number}] {self.name}: {self.setup}"]
-        lines += [f"    {label:<{width}}  {value}" for label, value in self.rows]
-        lines.append(f"    {'target':<{width}}  {self.target}")
-        lines.append(f"    {'result':<{width}}  {verdict}")
-        lines += [f"    note: {note}" for note in self.notes]
-        return "\n".join(lines)
-
-    def as_json(self) -> dict[str, Any]:
-        """JSON-friendly form."""
-        return {
-            "number": self.number,
-            "name": self.name,
-            "setup": self.setup,
-            "target": self.target,
-            "passed": self.passed,
-            "advisory": self.advisory,
-            "values": self.values,
-            "notes": self.notes,
-        }
-
-
-def fmt_runs(values: Sequence[float], scale: float = 1.0, unit: str = "s") -> str:
-    """``a / b / c`` with a unit."""
-    return " / ".join(f"{v * scale:.3f}" for v in values) + f" {unit}"
 
 
 # --------------------------------------------------------------------------
@@ -648,62 +595,26 @@ def figure_storage(workdir: Path, *, solvers: int, long: int, short: int) -> Fig
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller, faster smoke variant")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write figures as JSON")
-    args = parser.parse_args(argv)
+    args = base_parser(__doc__).parse_args(argv)
     quick: bool = args.quick
     runs = 1 if quick else 3
-    started = time.perf_counter()
-    mode = "quick" if quick else "full"
-    print(
-        f"debategraph solver debate benchmark ({mode}): Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, {platform.platform()}"
-    )
-    if quick:
-        print("quick mode: smaller sizes, 1 run per figure; timing figures (1, 3) are advisory")
-    print()
-    figures: list[Figure] = []
-    with tempfile.TemporaryDirectory(prefix="debategraph-bench-") as tmp:
-        workdir = Path(tmp)
-        steps: list[Callable[[], Figure]] = [
-            lambda: figure_wall_time(workdir, runs=runs, quick=quick),
-            lambda: figure_prompt_tokens(workdir, sweep=not quick),
-            lambda: figure_overhead(
+    return run_benchmark(
+        "debategraph solver debate benchmark",
+        [
+            lambda workdir: figure_wall_time(workdir, runs=runs, quick=quick),
+            lambda workdir: figure_prompt_tokens(workdir, sweep=not quick),
+            lambda workdir: figure_overhead(
                 workdir, solvers=4, rounds=5 if quick else 10, runs=runs, quick=quick
             ),
-            lambda: figure_storage(
+            lambda workdir: figure_storage(
                 workdir, solvers=4, long=20 if quick else 100, short=10 if quick else 50
             ),
-        ]
-        for step in steps:
-            figure = step()
-            figures.append(figure)
-            print(figure.render(), flush=True)
-            print()
-    failed = [f for f in figures if not f.passed and not f.advisory]
-    advisory = [f for f in figures if not f.passed and f.advisory]
-    elapsed = time.perf_counter() - started
-    summary = f"{len(figures) - len(failed) - len(advisory)}/{len(figures)} figures pass"
-    if advisory:
-        summary += f"; advisory failures (not counted): {', '.join(f.name for f in advisory)}"
-    if failed:
-        summary += f"; FAILED: {', '.join(f.name for f in failed)}"
-    for warning in sorted(WARNINGS):
-        print(f"warning: {warning}")
-    print(f"{summary} ({elapsed:.1f} s)")
-    if args.json is not None:
-        payload = {
-            "mode": mode,
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "elapsed_s": elapsed,
-            "exit_code": 1 if failed else 0,
-            "warnings": sorted(WARNINGS),
-            "figures": [f.as_json() for f in figures],
-        }
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
-    return 1 if failed else 0
+        ],
+        args=args,
+        quick_note="quick mode: smaller sizes, 1 run per figure; "
+        "timing figures (1, 3) are advisory",
+        warnings=lambda: WARNINGS,
+    )
 
 
 if __name__ == "__main__":
