@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import statistics
 import sys
 import time
 import uuid
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # benchmarks/ is on sys.path when run as a script
-from harness import Figure, base_parser, fmt_runs, run_benchmark
+from harness import Figure, base_parser, overhead_figure, run_benchmark
 
 from debategraph.checkpoints import open_checkpointer
 from debategraph.graphs.debate import GRAPH_NAME, build_debate, debate_setup, recursion_limit
@@ -302,45 +301,19 @@ def figure_overhead(workdir: Path, *, rounds: int, runs: int, quick: bool) -> Fi
                 raise RuntimeError(f"expected {turns} calls, the server answered {server.calls}")
             base_walls.append(baseline_run(server, rounds))
             bare_walls.append(timed_debate(bare, rounds))
-    w_graph = statistics.median(graph_walls)
-    w_base = statistics.median(base_walls)
-    w_bare = statistics.median(bare_walls)
-    overhead_ms = (w_graph - w_base) / turns * 1000
-    bare_ms = (w_bare - w_base) / turns * 1000
-    label = f"median of {runs}" if runs > 1 else "1 run"
-    return Figure(
+    return overhead_figure(
         number=2,
-        name="Orchestration overhead",
         setup=f"2 debaters x {rounds} rounds, history=full, zero latency, SQLite file checkpoints",
-        rows=[
-            (f"W_graph ({label})", f"{w_graph:.3f} s   (runs: {fmt_runs(graph_walls)})"),
-            (f"W_base ({label})", f"{w_base:.3f} s   (runs: {fmt_runs(base_walls)})"),
-            ("turns", str(turns)),
-            ("overhead per turn", f"{overhead_ms:.2f} ms"),
-            (
-                "info: no checkpointer",
-                f"W={w_bare:.3f} s -> {bare_ms:.2f} ms/turn (LangGraph alone)",
-            ),
-        ],
-        target=f"overhead per turn <= {OVERHEAD_TARGET_MS:.1f} ms",
-        passed=overhead_ms <= OVERHEAD_TARGET_MS,
-        advisory=quick,
-        values={
-            "w_graph_s": w_graph,
-            "w_base_s": w_base,
-            "w_no_checkpointer_s": w_bare,
-            "graph_runs_s": graph_walls,
-            "base_runs_s": base_walls,
-            "no_checkpointer_runs_s": bare_walls,
-            "turns": turns,
-            "overhead_ms_per_turn": overhead_ms,
-            "no_checkpointer_overhead_ms_per_turn": bare_ms,
-        },
-        notes=[
-            "W_base = the debater node bodies (view, prompt, text_call, Turn, word count) "
-            "called one after another, no LangGraph, no checkpoints; each turn of the graph "
-            "is its own step, plus open_round and close_round steps per round",
-        ],
+        unit="turn",
+        count=turns,
+        graph_walls=graph_walls,
+        base_walls=base_walls,
+        bare_walls=bare_walls,
+        target_ms=OVERHEAD_TARGET_MS,
+        quick=quick,
+        note="W_base = the debater node bodies (view, prompt, text_call, Turn, word count) "
+        "called one after another, no LangGraph, no checkpoints; each turn of the graph "
+        "is its own step, plus open_round and close_round steps per round",
     )
 
 

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -156,3 +157,71 @@ def run_benchmark(
         payload["figures"] = [f.as_json() for f in figures]
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
     return exit_code
+
+
+def overhead_figure(
+    *,
+    number: int,
+    setup: str,
+    unit: str,
+    count: int,
+    graph_walls: Sequence[float],
+    base_walls: Sequence[float],
+    bare_walls: Sequence[float],
+    target_ms: float,
+    quick: bool,
+    note: str,
+) -> Figure:
+    """The orchestration-overhead figure: (graph wall - direct-calls wall) / ``count``.
+
+    Args:
+        number: Figure number.
+        setup: What was run.
+        unit: What is counted (``call``, ``turn``).
+        count: How many of them one run makes.
+        graph_walls: Walls of the graph run with its SQLite checkpointer.
+        base_walls: Walls of the same calls made without LangGraph.
+        bare_walls: Walls of the graph without a checkpointer.
+        target_ms: Target overhead per ``unit``.
+        quick: Quick mode (a timing figure is then advisory).
+        note: How ``W_base`` was measured.
+
+    Returns:
+        The figure.
+    """
+    w_graph = statistics.median(graph_walls)
+    w_base = statistics.median(base_walls)
+    w_bare = statistics.median(bare_walls)
+    overhead_ms = (w_graph - w_base) / count * 1000
+    bare_ms = (w_bare - w_base) / count * 1000
+    label = f"median of {len(graph_walls)}" if len(graph_walls) > 1 else "1 run"
+    return Figure(
+        number=number,
+        name="Orchestration overhead",
+        setup=setup,
+        rows=[
+            (f"W_graph ({label})", f"{w_graph:.3f} s   (runs: {fmt_runs(graph_walls)})"),
+            (f"W_base ({label})", f"{w_base:.3f} s   (runs: {fmt_runs(base_walls)})"),
+            (f"{unit}s", str(count)),
+            (f"overhead per {unit}", f"{overhead_ms:.2f} ms"),
+            (
+                "info: no checkpointer",
+                f"W={w_bare:.3f} s -> {bare_ms:.2f} ms/{unit} (LangGraph alone)",
+            ),
+        ],
+        target=f"overhead per {unit} <= {target_ms:.1f} ms",
+        passed=overhead_ms <= target_ms,
+        advisory=quick,
+        values={
+            "w_graph_s": w_graph,
+            "w_base_s": w_base,
+            "w_no_checkpointer_s": w_bare,
+            "graph_runs_s": list(graph_walls),
+            "base_runs_s": list(base_walls),
+            "no_checkpointer_runs_s": list(bare_walls),
+            f"{unit}s": count,
+            f"overhead_ms_per_{unit}": overhead_ms,
+            f"no_checkpointer_overhead_ms_per_{unit}": bare_ms,
+        },
+        notes=[note],
+    )

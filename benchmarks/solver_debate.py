@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # benchmarks/ is on sys.path when run as a script
-from harness import Figure, base_parser, fmt_runs, run_benchmark
+from harness import Figure, base_parser, fmt_runs, overhead_figure, run_benchmark
 from langgraph.constants import TASKS
 
 from debategraph.checkpoints import open_checkpointer
@@ -378,44 +378,18 @@ def figure_overhead(workdir: Path, *, solvers: int, rounds: int, runs: int, quic
             base_walls.append(baseline_run(server, solvers, rounds))
             check_calls(server, calls)
             bare_walls.append(timed_debate(bare, rounds, solvers)[0])
-    w_graph = statistics.median(graph_walls)
-    w_base = statistics.median(base_walls)
-    w_bare = statistics.median(bare_walls)
-    overhead_ms = (w_graph - w_base) / calls * 1000
-    bare_ms = (w_bare - w_base) / calls * 1000
-    label = f"median of {runs}" if runs > 1 else "1 run"
-    return Figure(
+    return overhead_figure(
         number=3,
-        name="Orchestration overhead",
         setup=f"{solvers} solvers x {rounds} rounds, zero latency, SQLite file checkpoints",
-        rows=[
-            (f"W_graph ({label})", f"{w_graph:.3f} s   (runs: {fmt_runs(graph_walls)})"),
-            (f"W_base ({label})", f"{w_base:.3f} s   (runs: {fmt_runs(base_walls)})"),
-            ("calls", str(calls)),
-            ("overhead per call", f"{overhead_ms:.2f} ms"),
-            (
-                "info: no checkpointer",
-                f"W={w_bare:.3f} s -> {bare_ms:.2f} ms/call (LangGraph alone)",
-            ),
-        ],
-        target=f"overhead per call <= {OVERHEAD_TARGET_MS:.1f} ms",
-        passed=overhead_ms <= OVERHEAD_TARGET_MS,
-        advisory=quick,
-        values={
-            "w_graph_s": w_graph,
-            "w_base_s": w_base,
-            "w_no_checkpointer_s": w_bare,
-            "graph_runs_s": graph_walls,
-            "base_runs_s": base_walls,
-            "no_checkpointer_runs_s": bare_walls,
-            "calls": calls,
-            "overhead_ms_per_call": overhead_ms,
-            "no_checkpointer_overhead_ms_per_call": bare_ms,
-        },
-        notes=[
-            "W_base = same fan-out + solve-node bodies (prompt, structured_call, Turn) on a "
-            "thread pool of the same size, no LangGraph, no checkpoints",
-        ],
+        unit="call",
+        count=calls,
+        graph_walls=graph_walls,
+        base_walls=base_walls,
+        bare_walls=bare_walls,
+        target_ms=OVERHEAD_TARGET_MS,
+        quick=quick,
+        note="W_base = same fan-out + solve-node bodies (prompt, structured_call, Turn) on a "
+        "thread pool of the same size, no LangGraph, no checkpoints",
     )
 
 
