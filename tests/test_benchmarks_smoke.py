@@ -26,6 +26,12 @@ def check_debate(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert window["full_ratio"] > 2 * window["ratio"], output
 
 
+def check_discussion(figures: dict[str, dict[str, Any]], output: str) -> None:
+    tokens = figures["Prompt tokens"]["values"]
+    assert tokens["iterations"] == 5, output
+    assert set(tokens["per_iteration"]) == {"1", "2", "3", "4", "5"}, output
+
+
 def check_durability(figures: dict[str, dict[str, Any]], output: str) -> None:
     prune = figures["prune"]["values"]
     assert prune["bytes_after"] < prune["bytes_before"], output
@@ -64,6 +70,14 @@ CASES = [
         test_timeout_s=60,
         must_pass=("Prompt tokens (window)",),
         check=check_debate,
+    ),
+    Case(
+        "discussion.py",
+        ("Phase wall time", "Prompt tokens"),
+        timeout_s=40,
+        test_timeout_s=60,
+        must_pass=("Prompt tokens",),
+        check=check_discussion,
     ),
     Case(
         "durability.py",

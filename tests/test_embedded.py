@@ -152,6 +152,34 @@ def test_debate_notebook_runs(tmp_path: Path) -> None:
     assert "winner:" in text and "Talk about commuting time." in text
 
 
+def test_discussion_notebook_runs(tmp_path: Path) -> None:
+    text = run_notebook("discussion.ipynb", tmp_path)
+    assert "Sparse Debate Helps | ['Method', 'Results']" in text or "Sparse Debate Helps" in text
+    assert "graph TD" in text and "termination:" in text
+    assert "# Discussion report: Sparse Debate Helps" in text
+
+
+def test_discuss_on_embedded_model_writes_report(tmp_path: Path) -> None:
+    paper = tmp_path / "paper.md"
+    paper.write_text(
+        "# Sparse Debate Helps\n\n## Abstract\nSparse topologies make debate cheaper.\n\n"
+        "## Method\nAgents on a ring read their neighbours.\n\n## Results\nThe ring matches.\n"
+    )
+    report = tmp_path / "report.md"
+    args = ["discuss", str(paper), "--max-iterations", "1", "--report", str(report), "--json"]
+    proc = subprocess.run(
+        cli(*args, "--db", str(tmp_path / "d.sqlite")),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["termination_reason"] in {"converged", "stalled", "max_iterations"}
+    assert result["usage"]["calls"] >= 13  # 4 x (choose, analyse, ask, assess) + consensus
+    assert report.read_text().startswith("# Discussion report: Sparse Debate Helps")
+
+
 def test_notebook_runs(tmp_path: Path) -> None:
     text = run_notebook("solver_debate.ipynb", tmp_path)
     assert "graph TD" in text

@@ -44,8 +44,10 @@ from debategraph.checkpoints.archive import archive_debate, export_json, jsonabl
 from debategraph.checkpoints.maintenance import fork as fork_thread
 from debategraph.checkpoints.maintenance import history as thread_history
 from debategraph.checkpoints.maintenance import prune as prune_threads
+from debategraph.documents import load_document
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.graphs.debate import DEFAULT_DEBATERS
+from debategraph.graphs.discussion import render_report_markdown
 from debategraph.graphs.solver_debate import GRAPH_NAME
 from debategraph.models import LOCAL, ModelSpec, bind_model
 from debategraph.nodes.human import APPROVE, INTERJECT
@@ -274,6 +276,87 @@ def debate_command(
     _start(run, spec, {"topic": topic}, thread, db, max_concurrency, json_output, archive)
 
 
+@app.command()
+def discuss(
+    paper: Annotated[Path, typer.Argument(help="The document: Markdown or plain text.")],
+    max_iterations: Annotated[
+        int, typer.Option("--max-iterations", help="Question/answer iterations at most.")
+    ] = 5,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Convergence (0-1) that ends the discussion.")
+    ] = 0.75,
+    time_limit: Annotated[
+        str, typer.Option("--time-limit", help="Stop after this long: 30m, 90s, 1h.")
+    ] = "30m",
+    persona: Annotated[
+        Path | None,
+        typer.Option("--persona", help="JSON file: a list of {name, focus, description} personas."),
+    ] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Markdown report file [default: discussion-THREAD.md]."),
+    ] = None,
+    model: ModelOpt = LOCAL,
+    base_url: BaseUrlOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = 2,
+    max_concurrency: ConcurrencyOpt = 4,
+    db: DbOpt = DEFAULT_DB,
+    thread: NewThreadOpt = None,
+    archive: ArchiveOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Four personas analyse a paper, question each other and write a consensus report."""
+    try:
+        document = load_document(paper)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    for note in document.notes:
+        err.print(f"note: {escape(note)}")
+    settings: dict[str, Any] = {
+        "personas": _read_personas(persona) if persona is not None else None,
+        "max_iterations": max_iterations,
+        "threshold": threshold,
+        "time_limit_s": _seconds(time_limit),
+    }
+    spec = ModelSpec(
+        model=model, base_url=base_url, timeout_s=timeout, max_retries=max_retries
+    ).validated()
+    run = RunInfo(get_pattern("discussion").name, settings, _spec_record(spec))
+    text = paper.read_text(encoding="utf-8")
+    _start(run, spec, {"document": text}, thread, db, max_concurrency, json_output, archive, report)
+
+
+def _read_personas(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"--persona {path}: cannot read: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--persona {path}: not valid JSON ({exc})") from exc
+    if not isinstance(data, list) or not all(isinstance(p, dict) for p in data):
+        raise UsageError(
+            f"--persona {path}: expected a JSON list of {{name, focus, description}} objects"
+        )
+    return data
+
+
+def _seconds(value: str) -> float:
+    """``30m`` / ``90s`` / ``1h`` / ``120`` -> seconds."""
+    text = value.strip().lower()
+    scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:])
+    number = text[:-1] if scale else text
+    try:
+        seconds = float(number) * (scale or 1)
+    except ValueError:
+        raise UsageError(
+            f"--time-limit {value!r} is not a duration: use e.g. 30m, 90s, 1h or seconds"
+        ) from None
+    if seconds <= 0:
+        raise UsageError(f"--time-limit {value!r} must be positive")
+    return seconds
+
+
 def _start(
     run: RunInfo,
     spec: ModelSpec,
@@ -283,6 +366,7 @@ def _start(
     max_concurrency: int,
     json_output: bool,
     archive: str | None,
+    report: Path | None = None,
 ) -> None:
     """Validate a new run's settings, open the database and run a new thread."""
     if thread is not None and not thread.strip():
@@ -296,7 +380,7 @@ def _start(
                 f"thread {thread_id} already exists in {db}: "
                 f"continue it with debategraph resume {thread_id}"
             )
-        runner = _Runner(saver, run, spec, db, max_concurrency, json_output, archive)
+        runner = _Runner(saver, run, spec, db, max_concurrency, json_output, archive, report)
         runner.run(thread_id, graph_input)
 
 
@@ -317,6 +401,9 @@ def resume(
     max_concurrency: ConcurrencyOpt = 4,
     db: DbOpt = DEFAULT_DB,
     archive: ArchiveOpt = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Discussions: where to write the report.")
+    ] = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Continue a stopped or paused thread from its last checkpoint."""
@@ -333,7 +420,7 @@ def resume(
         if timeout is not None:
             stored["timeout_s"] = timeout
         spec = ModelSpec(**stored).validated()
-        runner = _Runner(saver, run, spec, db, max_concurrency, json_output, archive)
+        runner = _Runner(saver, run, spec, db, max_concurrency, json_output, archive, report)
         state = thread_state(runner.graph, thread)
         if state.status == "finished":
             err.print(f"thread {thread} is already finished; its result:")
@@ -386,14 +473,14 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
             }
             if summary.run is not None and summary.run.pattern in PATTERNS:
                 graph = _compile(saver, summary.run, None)
-                title_key = get_pattern(summary.run.pattern).title_key
+                title_of = get_pattern(summary.run.pattern).title
                 state = thread_state(graph, summary.thread_id)
                 values = graph.get_state(thread_config(summary.thread_id)).values
                 row.update(
                     status=state.status,
                     round=state.round,
                     where=state.where(),
-                    question=values.get(title_key),
+                    question=title_of(values),
                 )
             rows.append(row)
     if json_output:
@@ -431,7 +518,7 @@ def show(
     if json_output:
         _emit_json(export_json(thread, values, status=state.status))
         return
-    out.print(f"[bold]{escape(values.get(pattern.title_key, ''))}[/bold]  ({state.status})")
+    out.print(f"[bold]{escape(pattern.title(values))}[/bold]  ({state.status})")
     for turn in values.get("transcript", []):
         out.print(_turn_line(turn))
         if turn.content and turn.role != "user":
@@ -586,8 +673,10 @@ class _Runner:
         max_concurrency: int,
         json_output: bool,
         archive: str | None,
+        report: Path | None = None,
     ) -> None:
         self.saver = saver
+        self.report = report
         self.run_info = run
         self.spec = spec
         self.db = db
@@ -661,6 +750,8 @@ class _Runner:
         """
         values = self.graph.get_state(thread_config(thread_id)).values
         result = result_of(self.pattern, thread_id, values, wall_s)
+        if values.get("report") is not None:
+            result["report_file"] = str(self._write_report(thread_id, values))
         try:
             archive_debate(
                 self.archive,
@@ -675,6 +766,21 @@ class _Runner:
                 f"{exc} (the debate itself is saved in {self.db}, thread {thread_id})"
             ) from exc
         _print_result(self.pattern, result, self.json_output)
+
+    def _write_report(self, thread_id: str, values: Mapping[str, Any]) -> Path:
+        path = self.report or Path(f"discussion-{thread_id}.md")
+        text = render_report_markdown(
+            values["report"],
+            title=self.pattern.title(values),
+            termination_reason=values.get("termination_reason"),
+            convergence=values.get("convergence") or (),
+            insights=values.get("insights"),
+        )
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--report {path}: cannot write: {exc.strerror}") from exc
+        return path
 
     def _result(self, thread_id: str, wall_s: float) -> dict[str, Any]:
         values = self.graph.get_state(thread_config(thread_id)).values
@@ -895,6 +1001,17 @@ def _print_result(pattern: Pattern, result: Mapping[str, Any], json_output: bool
         f"{usage['prompt_tokens'] + usage['completion_tokens']:,} tokens · "
         f"{result['wall_s']:.1f}s · thread {result['thread_id']}"
     )
+    if "report" in result:
+        report = result.get("report") or {}
+        out.print(
+            f"consensus: {len(report.get('consensus_points', []))} point(s), "
+            f"{len(report.get('divergent_views', []))} divergent view(s), confidence "
+            f"{report.get('overall_confidence', 0):.2f} · "
+            f"{result['iterations_completed']} iteration(s) · {tail}"
+        )
+        if result.get("report_file"):
+            out.print(f"  report written to {escape(result['report_file'])}")
+        return
     if pattern.name != GRAPH_NAME:
         winner = result.get("winner")
         shown = escape(str(winner)) if winner else "no verdict (no judge)"

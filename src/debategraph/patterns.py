@@ -13,7 +13,7 @@ from typing import Any
 from langgraph.graph import StateGraph
 
 from debategraph.errors import UsageError
-from debategraph.graphs import debate, solver_debate
+from debategraph.graphs import debate, discussion, solver_debate
 from debategraph.state import Usage
 
 
@@ -25,7 +25,7 @@ class Pattern:
         name: The pattern's name (also the compiled graph's name).
         build: ``build(model, **settings)``: the factory.
         recursion_limit: Supersteps a run with these settings may take.
-        title_key: The input field that names a thread (``question``, ``topic``).
+        title: What names a thread (its question, topic or paper title), from its values.
         summary: The pattern's own result fields, from a thread's state values.
         describe: A one-line description of a run's settings.
         streams_text: Whether agents write prose worth streaming token by token.
@@ -34,7 +34,7 @@ class Pattern:
     name: str
     build: Callable[..., StateGraph[Any, Any, Any, Any]]
     recursion_limit: Callable[[Mapping[str, Any]], int]
-    title_key: str
+    title: Callable[[Mapping[str, Any]], str]
     summary: Callable[[Mapping[str, Any]], dict[str, Any]]
     describe: Callable[[Mapping[str, Any]], str]
     streams_text: bool = False
@@ -76,6 +76,32 @@ def _debate_label(settings: Mapping[str, Any]) -> str:
     )
 
 
+def _discussion_label(settings: Mapping[str, Any]) -> str:
+    personas = settings.get("personas")
+    n = len(personas) if personas else len(discussion.DEFAULT_PERSONAS)
+    return (
+        f"{n} personas, up to {settings['max_iterations']} iterations, "
+        f"threshold {settings['threshold']}, time limit {settings['time_limit_s']:.0f}s"
+    )
+
+
+def _discussion_summary(values: Mapping[str, Any]) -> dict[str, Any]:
+    report = values.get("report")
+    convergence = values.get("convergence") or []
+    return {
+        "title": _paper_title(values),
+        "iterations_completed": values.get("iterations_completed", 0),
+        "convergence": convergence[-1].model_dump(mode="json") if convergence else None,
+        "report": report.model_dump(mode="json") if report is not None else None,
+        "notes": list(values.get("notes") or []),
+    }
+
+
+def _paper_title(values: Mapping[str, Any]) -> str:
+    paper = values.get("paper")
+    return str(getattr(paper, "title", "") or "")
+
+
 def _pause(settings: Mapping[str, Any]) -> str:
     return ", pausing after each round" if settings.get("pause_after_round") else ""
 
@@ -97,7 +123,7 @@ PATTERNS: dict[str, Pattern] = {
         name=solver_debate.GRAPH_NAME,
         build=solver_debate.build_solver_debate,
         recursion_limit=lambda s: solver_debate.recursion_limit(int(s["rounds"])),
-        title_key="question",
+        title=lambda values: str(values.get("question") or ""),
         summary=_solver_summary,
         describe=_solver_label,
     ),
@@ -105,10 +131,18 @@ PATTERNS: dict[str, Pattern] = {
         name=debate.GRAPH_NAME,
         build=debate.build_debate,
         recursion_limit=lambda s: debate.recursion_limit(int(s["max_rounds"]), len(s["debaters"])),
-        title_key="topic",
+        title=lambda values: str(values.get("topic") or ""),
         summary=_debate_summary,
         describe=_debate_label,
         streams_text=True,
+    ),
+    discussion.GRAPH_NAME: Pattern(
+        name=discussion.GRAPH_NAME,
+        build=discussion.build_discussion,
+        recursion_limit=lambda s: discussion.recursion_limit(int(s["max_iterations"])),
+        title=_paper_title,
+        summary=_discussion_summary,
+        describe=_discussion_label,
     ),
 }
 
