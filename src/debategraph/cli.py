@@ -915,6 +915,7 @@ class _Progress:
     def __init__(self, *, stream_text: bool) -> None:
         self.stream_text = stream_text
         self.speaking: str | None = None
+        self.phase: str | None = None
 
     def show(self, mode: str, chunk: Any) -> None:
         if mode == "messages":
@@ -942,7 +943,13 @@ class _Progress:
 
     def _update(self, node: str, update: Mapping[str, Any]) -> None:
         self._end_speech()
-        if node == OPEN_ROUND_NODE and "round" in update:
+        phase = _PHASES.get(node.split("_", 1)[0])
+        if phase is not None and phase != self.phase:
+            err.print(f"  [bold]{phase}[/bold]")
+        self.phase = phase or self.phase
+        if node == "open_iteration" and "iteration" in update:
+            err.print(f"[bold]iteration {update['iteration']}[/bold]")
+        elif node == OPEN_ROUND_NODE and "round" in update:
             err.print(f"[bold]round {update['round']}[/bold]")
         elif node == CLOSE_ROUND_NODE and update.get("rounds"):
             record = update["rounds"][0]
@@ -966,6 +973,15 @@ class _Progress:
                     continue  # already streamed token by token
                 err.print("  " + _turn_line(turn, with_round=False))
 
+
+#: Discussion phases, by the first word of their agents' node names.
+_PHASES = {
+    "analyse": "phase 1: initial analysis",
+    "ask": "phase 2: questioning",
+    "answer": "phase 3: responding",
+    "assess": "phase 4: convergence",
+    "consensus": "phase 5: consensus",
+}
 
 #: Nodes whose model output is structured, not prose: never streamed as text.
 _NOT_SPOKEN = frozenset({"moderator", "judge", "summarizer"})
