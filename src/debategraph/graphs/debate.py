@@ -17,6 +17,7 @@ the order inside routing code).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -35,12 +36,13 @@ from debategraph.nodes.debate import (
     make_debater,
     make_judge,
     make_moderator,
-    make_round_review,
     make_router,
     make_summarizer,
     open_round,
+    review_payload,
     routes,
 )
+from debategraph.nodes.human import make_round_review
 from debategraph.nodes.solver import CLOSE_ROUND_NODE, HUMAN_NODE, OPEN_ROUND_NODE
 from debategraph.state import DebateInput, DebateOutput, Debater, DebateState, HistoryMode
 
@@ -266,7 +268,7 @@ def build_debate(
         builder.add_node(SUMMARIZER_NODE, make_summarizer(setup, binding))
         builder.add_edge(SUMMARIZER_NODE, setup.next_step(SUMMARIZER_NODE))
     if setup.pause_after_round:
-        builder.add_node(HUMAN_NODE, make_round_review(setup))
+        builder.add_node(HUMAN_NODE, make_round_review(partial(review_payload, setup=setup)))
         builder.add_edge(HUMAN_NODE, OPEN_ROUND_NODE)
     if setup.judge:
         builder.add_node(JUDGE_NODE, make_judge(setup, binding))

@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 
 from debategraph.context import Context
 from debategraph.models import ModelBinding, ModelSpec, bind_model
-from debategraph.nodes.human import make_round_review
+from debategraph.nodes.human import make_round_review, review_payload
 from debategraph.nodes.solver import (
     AGGREGATE_NODE,
     CLOSE_ROUND_NODE,
@@ -116,7 +116,10 @@ def build_solver_debate(
         CLOSE_ROUND_NODE, make_after_close_round(pause_after_round), after_round
     )
     if pause_after_round:
-        builder.add_node(HUMAN_NODE, make_round_review(rounds))
+        builder.add_node(
+            HUMAN_NODE,
+            make_round_review(lambda state: review_payload(state["rounds"][-1], rounds)),
+        )
         builder.add_edge(HUMAN_NODE, OPEN_ROUND_NODE)
     builder.add_edge(AGGREGATE_NODE, END)
     return builder

@@ -16,11 +16,10 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.graph import END
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 
 from debategraph.context import Context
 from debategraph.models import ModelBinding, bind_model, structured_call, text_call
-from debategraph.nodes.human import APPROVE, INTERJECT, interjection_text
+from debategraph.nodes.human import APPROVE, INTERJECT
 from debategraph.nodes.solver import CLOSE_ROUND_NODE, HUMAN_NODE, OPEN_ROUND_NODE
 from debategraph.prompts import (
     DEBATE_HISTORY_VIEW,
@@ -54,7 +53,6 @@ from debategraph.state import (
     Usage,
     Verdict,
     WordCount,
-    interjection,
 )
 
 ARGUE_STAGE = "argue"
@@ -763,10 +761,6 @@ def make_judge(setup: DebateSetup, model: ModelBinding | None) -> Callable[..., 
 
 
 # -- the human at a round boundary ----------------------------------------------------------
-#
-# A debate-specific sibling of ``nodes.human.make_round_review`` (whose payload is built
-# from the solver debate's RoundRecord). To unify later: give ``make_round_review`` a
-# payload builder ``(state) -> (round, payload)`` and use it from both graphs.
 
 
 def review_payload(state: Mapping[str, Any], setup: DebateSetup) -> dict[str, Any]:
@@ -797,26 +791,3 @@ def review_payload(state: Mapping[str, Any], setup: DebateSetup) -> dict[str, An
         "message": DEBATE_ROUND_REVIEW.format(round=rnd, rounds=setup.max_rounds),
         "expects": {APPROVE: True, INTERJECT: "text shown to every debater next round"},
     }
-
-
-def make_round_review(setup: DebateSetup) -> Callable[..., dict[str, Any]]:
-    """Node that pauses after a round until a human approves or interjects.
-
-    On resume LangGraph re-runs the node from its start and ``interrupt`` returns the
-    resume value, so the node is idempotent. An interjection is a ``user`` turn every
-    debater reads next round.
-
-    Args:
-        setup: The debate's settings.
-
-    Returns:
-        The node function.
-    """
-
-    def round_review(state: DebateState) -> dict[str, Any]:
-        text = interjection_text(interrupt(review_payload(state, setup)))
-        if text is None:
-            return {}
-        return {"transcript": [interjection(text, after_round=state["round"])]}
-
-    return round_review

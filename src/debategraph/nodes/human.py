@@ -37,7 +37,7 @@ def interjection_text(reply: Any) -> str | None:
 
 
 def review_payload(record: RoundRecord, rounds: int) -> dict[str, Any]:
-    """The JSON payload a round-boundary interrupt shows a human.
+    """The JSON payload a solver debate's round-boundary interrupt shows a human.
 
     Args:
         record: The round that just finished.
@@ -62,24 +62,27 @@ def review_payload(record: RoundRecord, rounds: int) -> dict[str, Any]:
     }
 
 
-def make_round_review(rounds: int) -> Callable[..., dict[str, Any]]:
+def make_round_review(
+    payload: Callable[[Mapping[str, Any]], dict[str, Any]],
+) -> Callable[..., dict[str, Any]]:
     """Node that pauses after a round until a human approves or interjects.
 
-    On resume LangGraph re-runs the node from its start and ``interrupt`` returns the
-    resume value, so the node is idempotent.
+    Shared by every graph that pauses between rounds; each gives its own payload. On
+    resume LangGraph re-runs the node from its start and ``interrupt`` returns the resume
+    value, so the node is idempotent. An interjection is a ``user`` turn that every agent
+    reads next round.
 
     Args:
-        rounds: The round cap (shown to the human).
+        payload: Builds the interrupt's JSON payload from the state (its ``round``).
 
     Returns:
         The node function.
     """
 
     def round_review(state: Mapping[str, Any]) -> dict[str, Any]:
-        record: RoundRecord = state["rounds"][-1]
-        text = interjection_text(interrupt(review_payload(record, rounds)))
+        text = interjection_text(interrupt(payload(state)))
         if text is None:
             return {}
-        return {"transcript": [interjection(text, after_round=record.round)]}
+        return {"transcript": [interjection(text, after_round=state["round"])]}
 
     return round_review
