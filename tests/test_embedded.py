@@ -19,12 +19,12 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from debategraph.local_server import find_gguf
+from debategraph.local import find_packaged_gguf
 
 pytestmark = pytest.mark.embedded
 
 if not os.environ.get("CI"):
-    pytest.importorskip("llama_cpp", reason="the embedded model needs: pip install -e '.[local]'")
+    pytest.importorskip("xllamacpp", reason="the embedded model needs: pip install -e '.[local]'")
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Tom has 3 apples and buys 5 more. How many apples does he have?"
@@ -38,7 +38,7 @@ def llama_servers() -> set[int]:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"llama_cpp.server" in cmdline:
+            if b"debategraph/local/child.py" in cmdline:
                 pids.add(int(entry.name))
     return pids
 
@@ -70,7 +70,7 @@ def cli(*args: str) -> list[str]:
 
 
 def test_gguf_found_through_distribution_files() -> None:
-    path = find_gguf()
+    path = find_packaged_gguf()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert path.stat().st_size > 50_000_000
 

@@ -254,7 +254,7 @@ def test_bind_model_with_chat_openai_uses_its_base_url(server: StubOpenAIServer)
 
 def test_structured_method_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    get_chat_model.cache_clear()
+    models.clear_model_cache()
     try:
         openai_default = get_chat_model(ModelSpec(model="gpt-test"))
         assert openai_default.method == "json_schema"
@@ -266,7 +266,7 @@ def test_structured_method_choice(monkeypatch: pytest.MonkeyPatch) -> None:
         other = get_chat_model(ModelSpec(model="m", base_url="https://example.test/v1"))
         assert other.method == "function_calling"
     finally:
-        get_chat_model.cache_clear()
+        models.clear_model_cache()
 
 
 # --------------------------------------------------------------------------

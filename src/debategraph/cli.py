@@ -13,7 +13,7 @@ import sys
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -114,7 +114,12 @@ DbOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")]
 ConcurrencyOpt = Annotated[
-    int, typer.Option("--max-concurrency", help="Agent calls in flight at once.")
+    int | None,
+    typer.Option(
+        "--max-concurrency",
+        help="Agent calls in flight at once, and the embedded model's parallel slots "
+        "[default: the agents of one round].",
+    ),
 ]
 ArchiveOpt = Annotated[
     str | None,
@@ -190,7 +195,7 @@ def solve(
     base_url: BaseUrlOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = 2,
-    max_concurrency: ConcurrencyOpt = 4,
+    max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,
     archive: ArchiveOpt = None,
@@ -247,7 +252,7 @@ def debate_command(
     base_url: BaseUrlOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = 2,
-    max_concurrency: ConcurrencyOpt = 4,
+    max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,
     archive: ArchiveOpt = None,
@@ -300,7 +305,7 @@ def discuss(
     base_url: BaseUrlOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = 2,
-    max_concurrency: ConcurrencyOpt = 4,
+    max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,
     archive: ArchiveOpt = None,
@@ -363,7 +368,7 @@ def _start(
     graph_input: dict[str, Any],
     thread: str | None,
     db: str,
-    max_concurrency: int,
+    max_concurrency: int | None,
     json_output: bool,
     archive: str | None,
     report: Path | None = None,
@@ -398,7 +403,7 @@ def resume(
         str | None, typer.Option("--base-url", help="Override the endpoint the thread used.")
     ] = None,
     timeout: TimeoutOpt = None,
-    max_concurrency: ConcurrencyOpt = 4,
+    max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     archive: ArchiveOpt = None,
     report: Annotated[
@@ -563,7 +568,7 @@ def fork(
     new_thread: Annotated[
         str | None, typer.Option("--thread", help="Id of the new thread (generated if absent).")
     ] = None,
-    max_concurrency: ConcurrencyOpt = 4,
+    max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     archive: ArchiveOpt = None,
     json_output: JsonOpt = False,
@@ -670,7 +675,7 @@ class _Runner:
         run: RunInfo,
         spec: ModelSpec,
         db: str,
-        max_concurrency: int,
+        max_concurrency: int | None,
         json_output: bool,
         archive: str | None,
         report: Path | None = None,
@@ -678,12 +683,13 @@ class _Runner:
         self.saver = saver
         self.report = report
         self.run_info = run
-        self.spec = spec
         self.db = db
-        self.max_concurrency = max_concurrency
+        self.pattern = get_pattern(run.pattern)
+        self.max_concurrency = max_concurrency or self.pattern.agents_per_round(run.settings)
+        # The embedded model serves as many requests at once as the run makes.
+        self.spec = replace(spec, slots=self.max_concurrency).validated() if spec.is_local else spec
         self.json_output = json_output
         self.archive = archive or default_archive(db)
-        self.pattern = get_pattern(run.pattern)
         self.graph = _compile(saver, run, None)
 
     def run(self, thread_id: str, graph_input: Any) -> None:
@@ -864,8 +870,8 @@ def _validate_settings(run: RunInfo) -> None:
         raise UsageError(str(exc)) from exc
 
 
-def _check_concurrency(value: int) -> None:
-    if value < 1:
+def _check_concurrency(value: int | None) -> None:
+    if value is not None and value < 1:
         raise UsageError(f"--max-concurrency {value} must be at least 1")
 
 
@@ -899,6 +905,8 @@ def _spec_record(spec: ModelSpec) -> dict[str, Any]:
 def _model_label(spec: ModelSpec) -> str:
     if spec.model == LOCAL:
         return "SmolLM2-135M (embedded)"
+    if spec.is_local:
+        return f"{Path(spec.model.partition(':')[2]).name} (embedded)"
     return f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
 
 

@@ -17,7 +17,7 @@ import os
 import time
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Literal, NamedTuple, TypeVar
 from urllib.parse import urlparse
@@ -40,6 +40,9 @@ LOCAL = "local"
 DEFAULT_TIMEOUT_S = 60.0
 LOCAL_TIMEOUT_S = 300.0
 LOCAL_MAX_TOKENS = 320
+#: Characters per token when an endpoint reports no usage and its count is estimated.
+CHARS_PER_TOKEN = 4
+CUT_OFF_HINT = "keep every text field short"
 REPAIR_HINT = (
     "Your previous reply could not be used: {error}. Reply again, calling the tool with "
     "arguments that match its schema exactly."
@@ -53,15 +56,20 @@ class ModelSpec:
     """Which chat model to call and how.
 
     Attributes:
-        model: ``local`` for the embedded SmolLM2 server, else the endpoint's model name.
+        model: ``local`` for the embedded model (SmolLM2, or the GGUF file named by
+            ``DEBATEGRAPH_GGUF``), ``local:PATH.gguf`` for another GGUF file served the
+            same way, else the endpoint's model name.
         base_url: OpenAI-compatible base URL; ``None`` uses ``OPENAI_BASE_URL`` or OpenAI.
         api_key: API key; ``None`` uses ``OPENAI_API_KEY`` (or a placeholder).
         temperature: Sampling temperature.
         max_tokens: Completion token cap (``None``: endpoint default; local: 320).
         timeout_s: Per-request timeout in seconds (``None``: 60, local: 300).
         max_retries: Client retries on connection errors, 429 and 5xx.
-        structured_method: ``auto`` picks ``json_schema`` for api.openai.com and
-            ``function_calling`` (the most widely supported) elsewhere.
+        structured_method: ``auto`` picks ``json_schema`` for api.openai.com and the
+            embedded model (grammar-constrained), ``function_calling`` (the most widely
+            supported) elsewhere.
+        slots: Embedded model only: requests its server answers at once (``None``: 4).
+            The CLI sets it to the run's maximum concurrency.
     """
 
     model: str = LOCAL
@@ -72,6 +80,12 @@ class ModelSpec:
     timeout_s: float | None = None
     max_retries: int = 2
     structured_method: MethodChoice = "auto"
+    slots: int | None = None
+
+    @property
+    def is_local(self) -> bool:
+        """Whether this is the embedded model (``local`` or ``local:PATH``)."""
+        return is_local(self.model)
 
     def validated(self) -> ModelSpec:
         """Check the values and fill in environment defaults.
@@ -84,30 +98,56 @@ class ModelSpec:
         """
         if not self.model.strip():
             raise UsageError("model name is empty: use 'local' or the endpoint's model name")
-        if self.model == LOCAL:
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise UsageError(f"timeout {self.timeout_s} must be > 0 seconds")
+        if self.max_retries < 0:
+            raise UsageError(f"max retries {self.max_retries} must be >= 0")
+        if self.is_local:
             if self.base_url:
                 raise UsageError(
                     f"--base-url {self.base_url} needs --model NAME (the model it serves)"
                 )
+            from debategraph.local import check_gguf, check_slots, resolve_gguf
+
+            info = check_gguf(resolve_gguf(self.model))
+            if self.slots is not None:
+                check_slots(info, self.slots)
             return self
         base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
         if base_url is not None:
             parsed = urlparse(base_url)
             if parsed.scheme not in ("http", "https") or not parsed.netloc:
                 raise UsageError(f"base URL {base_url!r} is not an http(s) URL")
-        if self.timeout_s is not None and self.timeout_s <= 0:
-            raise UsageError(f"timeout {self.timeout_s} must be > 0 seconds")
-        if self.max_retries < 0:
-            raise UsageError(f"max retries {self.max_retries} must be >= 0")
         return replace(self, base_url=base_url)
 
 
+def is_local(model: str) -> bool:
+    """Whether a model name means the embedded model (``local`` or ``local:PATH``).
+
+    Args:
+        model: The model name.
+
+    Returns:
+        ``True`` for the embedded model.
+    """
+    return model == LOCAL or model.startswith(f"{LOCAL}:")
+
+
 class ModelBinding(NamedTuple):
-    """A chat model plus the structured-output method to use with it."""
+    """A chat model plus the structured-output method to use with it.
+
+    Attributes:
+        chat: The chat model.
+        method: The structured-output method.
+        endpoint: Where it is reached (for error lines).
+        diagnose: For the embedded model: says how its server process ended, if it
+            has, so a failed call names the crash rather than an unreachable endpoint.
+    """
 
     chat: BaseChatModel
     method: StructuredMethod
     endpoint: str
+    diagnose: Callable[[], str | None] | None = None
 
 
 def _pick_method(choice: MethodChoice, base_url: str | None) -> StructuredMethod:
@@ -117,12 +157,12 @@ def _pick_method(choice: MethodChoice, base_url: str | None) -> StructuredMethod
     return "json_schema" if host.endswith("api.openai.com") else "function_calling"
 
 
-@functools.lru_cache(maxsize=32)
 def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:
     """Build (once per spec and process) the chat model a spec describes.
 
-    ``local`` starts the embedded llama.cpp server (shared by the whole process) and
-    reaches it over HTTP like any other OpenAI-compatible endpoint.
+    ``local`` starts the embedded llama.cpp server (shared by the whole process, one per
+    model file and slot count) and reaches it over HTTP like any other OpenAI-compatible
+    endpoint; if that server has died, a fresh one is started.
 
     Args:
         spec: The model spec.
@@ -131,26 +171,17 @@ def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:
         The bound model.
 
     Raises:
-        UsageError: On a bad spec.
+        UsageError: On a bad spec, a missing model file or runtime.
         LocalModelError: If the embedded server cannot start.
     """
-    spec = spec.validated()
-    if spec.model == LOCAL:
-        from debategraph.local_server import LOCAL_MODEL_NAME, shared_server
+    if is_local(spec.model):
+        return _local_binding(spec)
+    return _remote_binding(spec)
 
-        server = shared_server()
-        chat = ChatOpenAI(
-            model=LOCAL_MODEL_NAME,
-            base_url=server.base_url,
-            api_key=lambda: "not-needed",
-            temperature=spec.temperature,
-            # llama-cpp-python's server reads ``max_tokens``, not ``max_completion_tokens``.
-            extra_body={"max_tokens": spec.max_tokens or LOCAL_MAX_TOKENS},
-            timeout=spec.timeout_s or LOCAL_TIMEOUT_S,
-            max_retries=spec.max_retries,
-            stream_usage=True,  # token usage also when a node's call is streamed
-        )
-        return ModelBinding(chat, "function_calling", server.base_url)
+
+@functools.lru_cache(maxsize=32)
+def _remote_binding(spec: ModelSpec) -> ModelBinding:
+    spec = spec.validated()
     api_key = spec.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
     chat = ChatOpenAI(
         model=spec.model,
@@ -160,10 +191,46 @@ def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:
         max_completion_tokens=spec.max_tokens,
         timeout=spec.timeout_s or DEFAULT_TIMEOUT_S,
         max_retries=spec.max_retries,
-        stream_usage=True,
+        stream_usage=True,  # token usage also when a node's call is streamed
     )
     endpoint = spec.base_url or "https://api.openai.com/v1"
     return ModelBinding(chat, _pick_method(spec.structured_method, spec.base_url), endpoint)
+
+
+_LOCAL_BINDINGS: dict[tuple[ModelSpec, int], ModelBinding] = {}
+
+
+def clear_model_cache() -> None:
+    """Forget the chat models built so far (the next :func:`get_chat_model` builds anew)."""
+    _remote_binding.cache_clear()
+    _LOCAL_BINDINGS.clear()
+
+
+def _local_binding(spec: ModelSpec) -> ModelBinding:
+    from debategraph.local import DEFAULT_SLOTS, resolve_gguf, shared_server
+
+    spec = spec.validated()
+    server = shared_server(resolve_gguf(spec.model), spec.slots or DEFAULT_SLOTS)
+    key = (spec, id(server))
+    binding = _LOCAL_BINDINGS.get(key)
+    if binding is None or binding.endpoint != server.base_url:
+        chat = ChatOpenAI(
+            model=server.model.name,
+            base_url=server.base_url,
+            api_key=lambda: "not-needed",
+            temperature=spec.temperature,
+            # llama.cpp's server reads ``max_tokens``.
+            extra_body={"max_tokens": spec.max_tokens or LOCAL_MAX_TOKENS},
+            timeout=spec.timeout_s or LOCAL_TIMEOUT_S,
+            max_retries=spec.max_retries,
+            stream_usage=True,  # llama.cpp sends usage in the last chunk of a stream
+        )
+        # SmolLM2's chat template has no tool support on llama.cpp (tool calls come back
+        # empty), while ``json_schema`` output is grammar-constrained and always parses.
+        method = "json_schema" if spec.structured_method == "auto" else spec.structured_method
+        binding = ModelBinding(chat, method, server.base_url, lambda: server.failure(1.0))
+        _LOCAL_BINDINGS[key] = binding
+    return binding
 
 
 def bind_model(model: BaseChatModel | ModelBinding | ModelSpec | None) -> ModelBinding:
@@ -255,6 +322,17 @@ def structured_call(
             raise _unavailable(model, exc) from exc
         except openai.APIConnectionError as exc:
             raise _unavailable(model, exc) from exc
+        except openai.LengthFinishReasonError as exc:
+            # The reply hit the token cap mid-JSON (``json_schema`` parsing refuses it):
+            # close what was written and keep it if it is complete enough, else retry.
+            cut = _cut_off_reply(exc)
+            usage = usage + _usage_of(cut, time.perf_counter() - started, prompt)
+            repaired = _try_repair(schema, cut, "json_schema")
+            if repaired is not None:
+                return CallResult(repaired, usage, attempts, reason="repaired: reply was cut off")
+            last_error = f"the reply was cut off at the token limit; {CUT_OFF_HINT}"
+            prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error))]
+            continue
         except _OUTPUT_ERRORS as exc:
             usage = usage + Usage(calls=1, latency_s=round(time.perf_counter() - started, 6))
             last_error = _one_line(str(exc))
@@ -262,7 +340,7 @@ def structured_call(
             continue
         latency = time.perf_counter() - started
         raw = out.get("raw") if isinstance(out, dict) else None
-        usage = usage + _usage_of(raw, latency)
+        usage = usage + _usage_of(raw, latency, prompt)
         parsed = out.get("parsed") if isinstance(out, dict) else None
         if isinstance(parsed, schema):
             return CallResult(parsed, usage, attempts)
@@ -324,7 +402,7 @@ def text_call(
             reply = model.chat.invoke(list(messages))
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise _unavailable(model, exc) from exc
-        usage = usage + _usage_of(reply, time.perf_counter() - started)
+        usage = usage + _usage_of(reply, time.perf_counter() - started, messages)
         text = reply.text.strip() if isinstance(reply, AIMessage) else ""
         if text:
             return TextResult(text, usage, attempts)
@@ -335,6 +413,9 @@ def _unavailable(
     model: ModelBinding, exc: openai.APIStatusError | openai.APIConnectionError
 ) -> ModelUnavailableError:
     """The one-line error for a transport failure (after the client's own retries)."""
+    failure = model.diagnose() if model.diagnose is not None else None
+    if failure is not None:
+        return ModelUnavailableError(failure)
     if isinstance(exc, openai.APIStatusError):
         detail = f"answered HTTP {exc.status_code}: {_one_line(exc.message)}"
     elif isinstance(exc, openai.APITimeoutError):
@@ -374,14 +455,32 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())[:400]
 
 
-def _usage_of(raw: object, latency_s: float) -> Usage:
-    meta = getattr(raw, "usage_metadata", None) or {}
+def _usage_of(raw: object, latency_s: float, prompt: Sequence[BaseMessage]) -> Usage:
+    """The usage a reply reports; estimated from text length if it reports none."""
+    meta = getattr(raw, "usage_metadata", None)
+    if meta:
+        return Usage(
+            prompt_tokens=int(meta.get("input_tokens", 0)),
+            completion_tokens=int(meta.get("output_tokens", 0)),
+            calls=1,
+            latency_s=round(latency_s, 6),
+        )
+    reply = raw if isinstance(raw, AIMessage) else None
+    completion = _estimate_tokens(reply.text if reply is not None else "")
+    if reply is not None:
+        completion += sum(_estimate_tokens(json.dumps(c["args"])) for c in reply.tool_calls)
     return Usage(
-        prompt_tokens=int(meta.get("input_tokens", 0)),
-        completion_tokens=int(meta.get("output_tokens", 0)),
+        prompt_tokens=sum(_estimate_tokens(m.text) for m in prompt),
+        completion_tokens=completion,
         calls=1,
         latency_s=round(latency_s, 6),
+        estimated=True,
     )
+
+
+def _estimate_tokens(text: str) -> int:
+    """Tokens in ``text`` by the usual rule of thumb for English (4 characters a token)."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
 def _raw_arguments(raw: object, method: StructuredMethod) -> Any:
@@ -394,6 +493,61 @@ def _raw_arguments(raw: object, method: StructuredMethod) -> Any:
             return _loads_lenient(raw.invalid_tool_calls[0].get("args") or "")
         return None
     return _loads_lenient(raw.content if isinstance(raw.content, str) else "")
+
+
+def _cut_off_reply(exc: openai.LengthFinishReasonError) -> AIMessage:
+    """The partial reply and usage of a completion that stopped at its token limit."""
+    completion = exc.completion
+    content = completion.choices[0].message.content if completion.choices else None
+    usage = completion.usage
+    return AIMessage(
+        content=_close_json(content or ""),
+        usage_metadata={
+            "input_tokens": usage.prompt_tokens,
+            "output_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        }
+        if usage is not None
+        else None,
+    )
+
+
+def _close_json(text: str) -> str:
+    """Close a JSON text cut off mid-way, dropping a trailing member that cannot be kept."""
+    for _ in range(8):
+        closed = _close_brackets(text)
+        try:
+            json.loads(closed)
+        except json.JSONDecodeError:
+            if "," not in text:
+                return closed
+            text = text[: text.rfind(",")]  # drop the member that was being written
+            continue
+        return closed
+    return _close_brackets(text)
+
+
+def _close_brackets(text: str) -> str:
+    """Close the string, arrays and objects left open at the end of ``text``."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append("}" if char == "{" else "]")
+        elif char in "}]" and stack:
+            stack.pop()
+    if in_string:
+        text += ("\\" if escaped else "") + '"'
+    return text.rstrip().rstrip(",") + "".join(reversed(stack))
 
 
 def _loads_lenient(text: str) -> Any:

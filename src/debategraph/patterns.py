@@ -28,6 +28,8 @@ class Pattern:
         title: What names a thread (its question, topic or paper title), from its values.
         summary: The pattern's own result fields, from a thread's state values.
         describe: A one-line description of a run's settings.
+        agents_per_round: How many agents one round (or phase) runs: the default
+            maximum concurrency, and the embedded model's parallel slots.
         streams_text: Whether agents write prose worth streaming token by token.
     """
 
@@ -37,6 +39,7 @@ class Pattern:
     title: Callable[[Mapping[str, Any]], str]
     summary: Callable[[Mapping[str, Any]], dict[str, Any]]
     describe: Callable[[Mapping[str, Any]], str]
+    agents_per_round: Callable[[Mapping[str, Any]], int]
     streams_text: bool = False
 
 
@@ -126,6 +129,9 @@ PATTERNS: dict[str, Pattern] = {
         title=lambda values: str(values.get("question") or ""),
         summary=_solver_summary,
         describe=_solver_label,
+        agents_per_round=lambda s: (
+            len(s["topology"]) if isinstance(s["topology"], dict) else int(s["agents"])
+        ),
     ),
     debate.GRAPH_NAME: Pattern(
         name=debate.GRAPH_NAME,
@@ -134,6 +140,7 @@ PATTERNS: dict[str, Pattern] = {
         title=lambda values: str(values.get("topic") or ""),
         summary=_debate_summary,
         describe=_debate_label,
+        agents_per_round=lambda s: len(s["debaters"]),
         streams_text=True,
     ),
     discussion.GRAPH_NAME: Pattern(
@@ -143,6 +150,7 @@ PATTERNS: dict[str, Pattern] = {
         title=_paper_title,
         summary=_discussion_summary,
         describe=_discussion_label,
+        agents_per_round=lambda s: len(s.get("personas") or discussion.DEFAULT_PERSONAS),
     ),
 }
 
@@ -166,6 +174,12 @@ def get_pattern(name: str) -> Pattern:
         raise UsageError(f"unknown pattern {name!r}: this version runs {known}") from None
 
 
+def _usage_fields(usage: Usage) -> set[str]:
+    """Token counts and calls; ``estimated`` too when a count was estimated."""
+    fields = {"prompt_tokens", "completion_tokens", "calls"}
+    return fields | {"estimated"} if usage.estimated else fields
+
+
 def result_of(
     pattern: Pattern, thread_id: str, values: Mapping[str, Any], wall_s: float
 ) -> dict[str, Any]:
@@ -186,6 +200,6 @@ def result_of(
         "thread_id": thread_id,
         **pattern.summary(values),
         "termination_reason": values.get("termination_reason"),
-        "usage": usage.model_dump(include={"prompt_tokens", "completion_tokens", "calls"}),
+        "usage": usage.model_dump(include=_usage_fields(usage)),
         "wall_s": round(wall_s, 3),
     }

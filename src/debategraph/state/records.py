@@ -13,7 +13,16 @@ Role = Literal["agent", "user", "system"]
 
 
 class Usage(BaseModel):
-    """Token usage and latency of one or more model calls."""
+    """Token usage and latency of one or more model calls.
+
+    Attributes:
+        prompt_tokens: Tokens sent.
+        completion_tokens: Tokens generated.
+        calls: Model calls made.
+        latency_s: Summed wall time of the calls.
+        estimated: Whether any of the token counts was estimated from text length
+            because the endpoint reported no usage.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -21,6 +30,7 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     calls: int = 0
     latency_s: float = 0.0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -33,6 +43,7 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             calls=self.calls + other.calls,
             latency_s=round(self.latency_s + other.latency_s, 6),
+            estimated=self.estimated or other.estimated,
         )
 
     @classmethod

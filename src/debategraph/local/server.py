@@ -1,0 +1,299 @@
+"""The embedded model server: a child process serving a GGUF file on 127.0.0.1.
+
+llama.cpp's own OpenAI-compatible server (from the prebuilt, AVX2-baseline ``xllamacpp``
+wheel: nothing is compiled on the user's machine) runs in a child process with one slot
+per agent call a round makes at once, each slot with :data:`CTX_PER_SLOT` tokens of
+context. Graphs reach it over HTTP through ``langchain-openai`` like any other endpoint.
+
+The child dies with its parent. If it dies first (a signal, running out of memory, a bad
+model file), :meth:`LocalModelServer.failure` names how, with the last line it logged, so
+a failed call reports "embedded model process died (signal 11); last log line: ..."
+instead of an unreachable endpoint; the next use starts a fresh server.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from debategraph.errors import LocalModelError, UsageError
+from debategraph.local.gguf import GGUFInfo, check_gguf
+
+RUNTIME_MODULE = "xllamacpp"
+RUNTIME_INSTALL_HINT = 'install the embedded runtime with: pip install -e ".[local]"'
+STARTUP_TIMEOUT_S = 120.0
+#: Tokens of context per slot. The longest prompt the patterns send to the embedded
+#: model measured 1,389 tokens (a discussion persona's analysis of a short paper),
+#: plus up to 320 completion tokens (``models.LOCAL_MAX_TOKENS``): 4,096 leaves room.
+CTX_PER_SLOT = 4096
+#: llama.cpp's hard cap on parallel sequences.
+MAX_SLOTS_RUNTIME = 256
+#: Share of the machine's available memory the KV cache of all slots may take.
+MEMORY_SHARE = 0.8
+DEFAULT_SLOTS = 4
+_CHILD = Path(__file__).with_name("child.py")
+
+
+def runtime_available() -> bool:
+    """Whether the embedded runtime (``xllamacpp``) is installed."""
+    return importlib.util.find_spec(RUNTIME_MODULE) is not None
+
+
+def available_memory() -> int:
+    """Bytes of memory available for new allocations (``MemAvailable``), or 4 GiB if unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 4 << 30
+
+
+def slot_limit(info: GGUFInfo, ctx_per_slot: int | None = None) -> int:
+    """How many slots this machine can hold for a model.
+
+    That is its available memory (:data:`MEMORY_SHARE` of it), less the model file, over
+    one slot's KV cache, and at most llama.cpp's cap.
+
+    Args:
+        info: The model's header.
+        ctx_per_slot: Context per slot (default: :func:`slot_context`).
+
+    Returns:
+        The largest slot count (at least 1).
+    """
+    per_slot = info.kv_bytes_per_token * (ctx_per_slot or slot_context(info))
+    room = available_memory() * MEMORY_SHARE - info.size
+    return max(1, min(MAX_SLOTS_RUNTIME, int(room // max(1, per_slot))))
+
+
+def slot_context(info: GGUFInfo) -> int:
+    """Context per slot: :data:`CTX_PER_SLOT`, or less if the model was trained on less."""
+    return min(CTX_PER_SLOT, info.context_length)
+
+
+def check_slots(info: GGUFInfo, slots: int) -> None:
+    """Refuse a slot count below 1 or above what the machine can hold.
+
+    Args:
+        info: The model's header.
+        slots: Requested parallel slots (the run's maximum concurrency).
+
+    Raises:
+        UsageError: Naming the value and the allowed range.
+    """
+    limit = slot_limit(info)
+    if not 1 <= slots <= limit:
+        raise UsageError(
+            f"--max-concurrency {slots} is outside 1..{limit}: the embedded model "
+            f"({info.name}, {slot_context(info)} tokens per slot) fits at most {limit} "
+            f"parallel slots in this machine's {available_memory() / 2**30:.1f} GiB free"
+        )
+
+
+def free_port() -> int:
+    """Ask the OS for a free TCP port on 127.0.0.1.
+
+    Returns:
+        The port number.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LocalModelServer:
+    """One llama.cpp server child process on 127.0.0.1.
+
+    Attributes:
+        model: The GGUF file's header.
+        slots: Parallel slots (requests served at once).
+        ctx_per_slot: Tokens of context each slot holds.
+        port: The port it listens on once started.
+    """
+
+    def __init__(self, model_path: Path, *, slots: int = DEFAULT_SLOTS) -> None:
+        self.model = check_gguf(model_path)
+        self.slots = slots
+        self.ctx_per_slot = slot_context(self.model)
+        self.port = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        """OpenAI-compatible base URL (``http://127.0.0.1:PORT/v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id, once started."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        """Whether the server process is alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self, timeout_s: float = STARTUP_TIMEOUT_S) -> LocalModelServer:
+        """Start the server and wait until it answers its health check.
+
+        Args:
+            timeout_s: How long to wait for the model to load.
+
+        Returns:
+            The server itself.
+
+        Raises:
+            UsageError: If the runtime is not installed or the slot count does not fit.
+            LocalModelError: If the server dies or does not come up.
+        """
+        if self.running:
+            return self
+        if not runtime_available():
+            raise UsageError(f"the embedded model runtime is not installed; {RUNTIME_INSTALL_HINT}")
+        check_slots(self.model, self.slots)
+        self.port = free_port()
+        self._log = tempfile.TemporaryFile(prefix="debategraph-llama-")  # noqa: SIM115 - closed in stop()
+        threads = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+        cmd = [
+            sys.executable, str(_CHILD),
+            "--model", str(self.model.path),
+            "--alias", self.model.name,
+            "--port", str(self.port),
+            "--slots", str(self.slots),
+            "--ctx-per-slot", str(self.ctx_per_slot),
+            "--threads", str(threads),
+            "--parent", str(os.getpid()),
+        ]  # fmt: skip
+        self._proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT
+        )
+        atexit.register(self.stop)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            failure = self.failure()
+            if failure is not None:
+                raise LocalModelError(f"{failure} (while loading {self.model.path})")
+            if self._healthy():
+                return self
+            time.sleep(0.1)
+        self.stop()
+        raise LocalModelError(f"embedded model server did not answer within {timeout_s:.0f}s")
+
+    def failure(self, wait_s: float = 0.0) -> str | None:
+        """How the server process ended, if it has: the one line an error should show.
+
+        Args:
+            wait_s: How long to wait for a process that is going down to be reaped.
+
+        Returns:
+            ``embedded model process died (signal 11); last log line: ...`` (or
+            ``exited with code N``), or ``None`` while it runs (or was never started).
+        """
+        proc = self._proc
+        if proc is None:
+            return None
+        try:
+            code = proc.wait(timeout=wait_s) if wait_s > 0 else proc.poll()
+        except subprocess.TimeoutExpired:
+            return None
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                how = f"died ({signal.Signals(-code).name}, signal {-code})"
+            except ValueError:
+                how = f"died (signal {-code})"
+        else:
+            how = f"exited with code {code}"
+        return f"embedded model process {how}; last log line: {self.last_log_line()}"
+
+    def last_log_line(self) -> str:
+        """The last line the server logged (``(no output)`` if none)."""
+        if self._log is None or self._log.closed:
+            return "(no output)"
+        self._log.seek(0, os.SEEK_END)
+        size = self._log.tell()
+        self._log.seek(max(0, size - 8192))
+        lines = self._log.read().decode(errors="replace").strip().splitlines()
+        return " ".join(lines[-1].split()) if lines else "(no output)"
+
+    def _healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as resp:
+                return int(resp.status) == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def stop(self) -> None:
+        """Stop the server (idempotent): SIGTERM, then SIGKILL after 5 seconds."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=5)
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+
+
+@dataclass(frozen=True)
+class _Key:
+    path: Path
+    slots: int
+
+
+_servers: dict[_Key, LocalModelServer] = {}
+_servers_lock = threading.Lock()
+
+
+def shared_server(model_path: Path, slots: int = DEFAULT_SLOTS) -> LocalModelServer:
+    """The process-wide server for a model file and slot count, started on first use.
+
+    A server that has died is replaced by a fresh one (its failure was already reported
+    by the call that met it).
+
+    Args:
+        model_path: The GGUF file.
+        slots: Parallel slots.
+
+    Returns:
+        The running server.
+    """
+    key = _Key(model_path.resolve(), slots)
+    with _servers_lock:
+        server = _servers.get(key)
+        if server is None or not server.running:
+            if server is not None:
+                server.stop()
+            server = _servers[key] = LocalModelServer(model_path, slots=slots).start()
+        return server
+
+
+def stop_shared_servers() -> None:
+    """Stop every server this process started."""
+    with _servers_lock:
+        for server in _servers.values():
+            server.stop()
+        _servers.clear()
