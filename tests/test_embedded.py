@@ -185,3 +185,84 @@ def test_notebook_runs(tmp_path: Path) -> None:
     assert "graph TD" in text
     assert "answer:" in text and "termination: rounds_completed" in text
     assert "parent graph got:" in text
+
+
+def test_server_killed_mid_run_is_named_and_resume_finishes(tmp_path: Path) -> None:
+    db = str(tmp_path / "d.sqlite")
+    proc = subprocess.Popen(
+        cli("solve", QUESTION, "--agents", "2", "--rounds", "2", "--thread", "segv", "--db", db),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("round 1"):
+            break
+    (server,) = children_of(proc.pid) & llama_servers()
+    time.sleep(0.5)  # calls of round 1 are in flight
+    os.kill(server, signal.SIGSEGV)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1, "".join(seen) + rest
+    (line,) = [x for x in rest.splitlines() if x.startswith("debategraph: error:")]
+    assert "embedded model process died (SIGSEGV, signal 11); last log line:" in line
+    assert "unreachable" not in line and "thread segv is resumable" in line
+    done = subprocess.run(
+        cli("resume", "segv", "--db", db, "--json"), capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["termination_reason"] == "rounds_completed"
+    assert [r["round"] for r in result["rounds"]] == [1, 2]
+
+
+def test_four_slots_generate_at_the_same_time() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from debategraph.models import ModelSpec, get_chat_model
+
+    chat = get_chat_model(ModelSpec(slots=4, max_tokens=48, temperature=0.0)).chat
+    spans: dict[int, list[float]] = {}
+
+    def stream(i: int) -> None:
+        for chunk in chat.stream([HumanMessage(f"Tell story number {i} about a cat.")]):
+            if chunk.text:
+                spans.setdefault(i, []).append(time.monotonic())
+
+    import threading
+
+    threads = [threading.Thread(target=stream, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(spans) == 4
+    first_tokens = [times[0] for times in spans.values()]
+    last_tokens = [times[-1] for times in spans.values()]
+    # All four were generating at once: each had its first token before any had its last.
+    assert max(first_tokens) < min(last_tokens), spans
+
+
+def test_streamed_debate_turns_report_usage() -> None:
+    from debategraph.graphs.debate import build_debate
+    from debategraph.models import ModelSpec
+
+    graph = build_debate(
+        ModelSpec(max_tokens=40), debaters=["Ann:for", "Ben:against"], max_rounds=1
+    ).compile(name="debate")
+    pieces = 0
+    final: dict[str, object] = {}
+    for mode, chunk in graph.stream(
+        {"topic": "Tea beats coffee"}, stream_mode=["messages", "values"]
+    ):
+        if mode == "messages":
+            pieces += bool(getattr(chunk[0], "content", ""))
+        else:
+            final = chunk
+    assert pieces > 4, "the turns were not streamed token by token"
+    turns = [t for t in final["transcript"] if t.agent in {"Ann", "Ben"}]  # type: ignore[attr-defined]
+    assert len(turns) == 2
+    assert all(t.usage.completion_tokens > 0 and t.usage.prompt_tokens > 0 for t in turns)
+    assert not any(t.usage.estimated for t in turns)  # counted by the server, in the stream

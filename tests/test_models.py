@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Iterator
 from typing import Any, Literal
 
+import openai
 import pytest
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages.tool import tool_call
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field, SecretStr
 
@@ -22,6 +25,7 @@ from debategraph.models import (
     get_chat_model,
     repair,
     structured_call,
+    text_call,
 )
 from debategraph.state import Usage
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
@@ -464,3 +468,126 @@ def test_spec_base_url_from_environment(monkeypatch: pytest.MonkeyPatch) -> None
 def test_get_chat_model_rejects_a_bad_spec() -> None:
     with pytest.raises(UsageError):
         get_chat_model(ModelSpec(model="local", base_url="http://127.0.0.1:1/v1"))
+
+
+# --------------------------------------------------------------------------
+# Replies cut off at the token limit, usage estimates, a dead embedded server
+# --------------------------------------------------------------------------
+
+
+def cut_off(content: str, prompt_tokens: int = 40, completion_tokens: int = 320) -> Exception:
+    from openai.types.chat import ChatCompletion
+
+    completion = ChatCompletion.model_validate(
+        {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "local",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "length",
+                    "message": {"role": "assistant", "content": content},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    )
+    return openai.LengthFinishReasonError(completion=completion)
+
+
+@pytest.mark.parametrize(
+    ("text", "closed"),
+    [
+        ('{"reasoning": "abc', {"reasoning": "abc"}),
+        ('{"a": [1, 2', {"a": [1, 2]}),
+        ('{"a": "x", "b":', {"a": "x"}),
+        ('{"a": "x",', {"a": "x"}),
+        ('{"a": "x", "b', {"a": "x"}),
+        ('{"a": "x, y', {"a": "x, y"}),
+        ('{"a": "q\\"', {"a": 'q"'}),
+    ],
+)
+def test_close_json(text: str, closed: dict[str, Any]) -> None:
+    assert json.loads(models._close_json(text)) == closed
+
+
+def test_cut_off_reply_is_kept_when_complete_enough() -> None:
+    replies = iter([cut_off('{"answer": "18", "confidence": 0.5, "count": 3')])
+
+    def respond(messages: list[BaseMessage]) -> Any:
+        raise next(replies)
+
+    binding = bind_model(ScriptedChatModel(respond=respond))
+    result = structured_call(binding, Estimate, MESSAGES)
+    assert result.value == Estimate(answer="18", confidence=0.5, count=3)
+    assert result.reason == "repaired: reply was cut off"
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (40, 320)
+    assert not result.usage.estimated
+
+
+def test_cut_off_reply_without_the_fields_is_retried_then_abstains() -> None:
+    calls: list[list[BaseMessage]] = []
+
+    def respond(messages: list[BaseMessage]) -> Any:
+        calls.append(messages)
+        raise cut_off('{"reasoning": "First, 48 / 2 = 24. Then')
+
+    binding = bind_model(ScriptedChatModel(respond=respond))
+    result = structured_call(binding, Estimate, MESSAGES)
+    assert result.value is None and result.attempts == 3 and len(calls) == 3
+    assert "cut off at the token limit" in (result.reason or "")
+    assert "keep every text field short" in calls[1][-1].text
+    assert result.usage.completion_tokens == 960 and result.usage.calls == 3
+
+
+def test_no_usage_reported_is_estimated_and_marked() -> None:
+    reply = AIMessage(content="", tool_calls=[tool_call(name="Estimate", args=GOOD, id="1")])
+    _, binding = scripted(reply)
+    result = structured_call(binding, Estimate, MESSAGES)
+    assert result.value == Estimate.model_validate(GOOD)
+    assert result.usage.estimated
+    prompt_chars = sum(len(m.text) for m in MESSAGES)
+    assert result.usage.prompt_tokens == sum((len(m.text) + 3) // 4 for m in MESSAGES)
+    assert 0 < result.usage.prompt_tokens <= prompt_chars
+    assert result.usage.completion_tokens == (len(json.dumps(GOOD)) + 3) // 4
+    text = text_call(bind_model(ScriptedChatModel(responses=[AIMessage("Tea wins.")])), MESSAGES)
+    assert text.usage.estimated and text.usage.completion_tokens == 3
+    assert (text.usage + Usage(prompt_tokens=1)).estimated
+    assert not (Usage() + Usage()).estimated
+
+
+def test_dead_embedded_server_is_named_not_unreachable() -> None:
+    chat = ChatOpenAI(
+        model="m", base_url=f"http://127.0.0.1:{closed_port()}/v1", api_key=SecretStr("x"),
+        max_retries=0, timeout=5,
+    )  # fmt: skip
+    died = "embedded model process died (SIGSEGV, signal 11); last log line: oops"
+    binding = ModelBinding(chat, "json_schema", "http://x/v1", lambda: died)
+    with pytest.raises(ModelUnavailableError) as info:
+        structured_call(binding, Estimate, MESSAGES)
+    assert str(info.value) == died
+    alive = ModelBinding(chat, "json_schema", "http://x/v1", lambda: None)
+    with pytest.raises(ModelUnavailableError, match="is unreachable"):
+        text_call(alive, MESSAGES)
+
+
+def test_other_errors_do_not_switch_away_from_json_schema(
+    server: StubOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(models, "_NO_JSON_SCHEMA", set())
+
+    def responder(body: dict[str, Any]) -> Any:
+        raise ValueError("the request exceeds the available context size, try increasing it")
+
+    server.responder = responder
+    chat = ChatOpenAI(model="stub", base_url=server.url, api_key=SecretStr("x"), max_retries=0)
+    with pytest.raises(ModelUnavailableError, match="exceeds the available context size"):
+        structured_call(ModelBinding(chat, "json_schema", server.url), Estimate, MESSAGES)
+    assert ["response_format" in b for b in server.requests] == [True]
+    assert set() == models._NO_JSON_SCHEMA

@@ -314,7 +314,7 @@ def structured_call(
         try:
             out = runnable.invoke(prompt)
         except openai.APIStatusError as exc:
-            if method == "json_schema" and exc.status_code in (400, 422, 500, 501):
+            if method == "json_schema" and _rejects_json_schema(exc):
                 _NO_JSON_SCHEMA.add(model.endpoint)
                 method = "function_calling"
                 attempts -= 1
@@ -407,6 +407,18 @@ def text_call(
         if text:
             return TextResult(text, usage, attempts)
     return TextResult("", usage, attempts, reason=f"empty reply after {attempts} attempt(s)")
+
+
+def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
+    """Whether an error says the endpoint does not take a ``json_schema`` response format.
+
+    Other errors of the same status (a prompt longer than the context, say) are not
+    reasons to switch method.
+    """
+    text = str(exc.message).lower()
+    return exc.status_code in (400, 422, 500, 501) and any(
+        word in text for word in ("response_format", "json_schema", "schema")
+    )
 
 
 def _unavailable(
