@@ -166,3 +166,13 @@ def test_cli_runtime_missing(
     code, _, err = run_cli(["solve", "1+1?", "--model", f"local:{gguf}", "--db", str(db)], capsys)
     assert code == 2
     assert "the embedded model runtime is not installed" in one_error_line(err)
+
+
+def test_context_per_slot(gguf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    info = check_gguf(gguf)
+    assert local_server.slot_context(info) == local.CTX_PER_SLOT
+    monkeypatch.setenv(local_server.CTX_ENV, "16384")
+    assert local_server.slot_context(info) == 8192  # no more than the model was trained on
+    monkeypatch.setenv(local_server.CTX_ENV, "lots")
+    with pytest.raises(UsageError, match="DEBATEGRAPH_CTX_PER_SLOT='lots' must be"):
+        local_server.slot_context(info)

@@ -271,6 +271,23 @@ class CallResult(Generic[S]):
 #: Endpoints seen rejecting ``json_schema``; they get ``function_calling`` from then on.
 _NO_JSON_SCHEMA: set[str] = set()
 
+
+def json_schema_rejected(endpoint: str, *, forget: bool = False) -> bool:
+    """Whether ``endpoint`` was seen rejecting ``json_schema`` (its calls use tools).
+
+    Args:
+        endpoint: The binding's endpoint.
+        forget: Forget that verdict, so the next call tries ``json_schema`` again.
+
+    Returns:
+        The verdict (before forgetting it).
+    """
+    rejected = endpoint in _NO_JSON_SCHEMA
+    if forget:
+        _NO_JSON_SCHEMA.discard(endpoint)
+    return rejected
+
+
 _OUTPUT_ERRORS = (
     OutputParserException,
     ValidationError,
@@ -335,7 +352,7 @@ def structured_call(
             continue
         except _OUTPUT_ERRORS as exc:
             usage = usage + Usage(calls=1, latency_s=round(time.perf_counter() - started, 6))
-            last_error = _one_line(str(exc))
+            last_error = one_line(str(exc))
             prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
             continue
         latency = time.perf_counter() - started
@@ -347,10 +364,8 @@ def structured_call(
         error = out.get("parsing_error") if isinstance(out, dict) else None
         repaired = _try_repair(schema, raw, method)
         if repaired is not None:
-            return CallResult(
-                repaired, usage, attempts, reason=f"repaired: {_one_line(str(error))}"
-            )
-        last_error = _one_line(str(error) if error else "the reply had no structured output")
+            return CallResult(repaired, usage, attempts, reason=f"repaired: {one_line(str(error))}")
+        last_error = one_line(str(error) if error else "the reply had no structured output")
         prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
     return CallResult(
         None, usage, attempts, reason=f"invalid output after {attempts} attempt(s): {last_error}"
@@ -429,11 +444,11 @@ def _unavailable(
     if failure is not None:
         return ModelUnavailableError(failure)
     if isinstance(exc, openai.APIStatusError):
-        detail = f"answered HTTP {exc.status_code}: {_one_line(exc.message)}"
+        detail = f"answered HTTP {exc.status_code}: {one_line(exc.message)}"
     elif isinstance(exc, openai.APITimeoutError):
-        detail = f"timed out: {_one_line(_root_cause(exc))}"
+        detail = f"timed out: {one_line(_root_cause(exc))}"
     else:
-        detail = f"is unreachable: {_one_line(_root_cause(exc))}"
+        detail = f"is unreachable: {one_line(_root_cause(exc))}"
     return ModelUnavailableError(f"model endpoint {model.endpoint} {detail}")
 
 
@@ -463,7 +478,8 @@ def _root_cause(exc: BaseException) -> str:
     return str(exc)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """``text`` on one line (whitespace runs collapsed), at most 400 characters."""
     return " ".join(text.split())[:400]
 
 

@@ -35,10 +35,14 @@ from debategraph.local.gguf import GGUFInfo, check_gguf
 RUNTIME_MODULE = "xllamacpp"
 RUNTIME_INSTALL_HINT = 'install the embedded runtime with: pip install -e ".[local]"'
 STARTUP_TIMEOUT_S = 120.0
-#: Tokens of context per slot. The longest prompt the patterns send to the embedded
-#: model measured 1,389 tokens (a discussion persona's analysis of a short paper),
-#: plus up to 320 completion tokens (``models.LOCAL_MAX_TOKENS``): 4,096 leaves room.
+#: Tokens of context per slot (prompt plus reply), unless :data:`CTX_ENV` says otherwise.
+#: The most a slot held, measured with the CLI's defaults on SmolLM2: 1,961 tokens (the
+#: judge of a 3-round debate, which reads every turn), 875 (a discussion of a short paper,
+#: 2 iterations), 642 (4 solvers x 3 rounds on the full topology). 4,096 leaves twice the
+#: largest; 4 slots then take about 520 MB (890 MB at 8,192).
 CTX_PER_SLOT = 4096
+#: Environment variable overriding :data:`CTX_PER_SLOT` (long full-history debates).
+CTX_ENV = "DEBATEGRAPH_CTX_PER_SLOT"
 #: llama.cpp's hard cap on parallel sequences.
 MAX_SLOTS_RUNTIME = 256
 #: Share of the machine's available memory the KV cache of all slots may take.
@@ -83,8 +87,18 @@ def slot_limit(info: GGUFInfo, ctx_per_slot: int | None = None) -> int:
 
 
 def slot_context(info: GGUFInfo) -> int:
-    """Context per slot: :data:`CTX_PER_SLOT`, or less if the model was trained on less."""
-    return min(CTX_PER_SLOT, info.context_length)
+    """Context per slot: :data:`CTX_ENV` or :data:`CTX_PER_SLOT`, at most the model's own.
+
+    Raises:
+        UsageError: If :data:`CTX_ENV` is not a whole number of at least 256.
+    """
+    configured = os.environ.get(CTX_ENV, "").strip()
+    wanted = CTX_PER_SLOT
+    if configured:
+        if not configured.isdigit() or int(configured) < 256:
+            raise UsageError(f"{CTX_ENV}={configured!r} must be a whole number of tokens >= 256")
+        wanted = int(configured)
+    return min(wanted, info.context_length)
 
 
 def check_slots(info: GGUFInfo, slots: int) -> None:
