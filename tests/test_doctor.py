@@ -20,6 +20,7 @@ from debategraph.checkpoints import open_checkpointer
 from debategraph.local import gguf
 from tests.conftest import one_error_line, run_cli
 from tests.openai_stub import StubOpenAIServer, default_responder
+from tests.processes import embedded_servers
 
 
 @pytest.fixture(autouse=True)
@@ -362,19 +363,4 @@ def test_doctor_on_embedded_model(tmp_path: Path, capsys: pytest.CaptureFixture[
     )
     assert out.splitlines()[-1] == "all 7 checks passed"
     assert list(tmp_path.iterdir()) == []
-    assert own_servers() == [], "doctor left its embedded server running"
-
-
-def own_servers() -> list[int]:
-    """Embedded model servers this test process started that are still alive."""
-    marker = f"\0--parent\0{os.getpid()}\0".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"debategraph/local/child.py" in cmdline and marker in cmdline:
-                found.append(int(entry.name))
-    return found
+    assert embedded_servers(os.getpid()) == set(), "doctor left its embedded server running"

@@ -20,6 +20,7 @@ import pytest
 from nbclient import NotebookClient
 
 from debategraph.local import find_packaged_gguf
+from tests.processes import embedded_servers
 
 pytestmark = pytest.mark.embedded
 
@@ -28,32 +29,6 @@ if not os.environ.get("CI"):
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Tom has 3 apples and buys 5 more. How many apples does he have?"
-
-
-def llama_servers() -> set[int]:
-    pids = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"debategraph/local/child.py" in cmdline:
-                pids.add(int(entry.name))
-    return pids
-
-
-def children_of(pid: int) -> set[int]:
-    out = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.add(int(entry.name))
-    return out
 
 
 def wait_until(predicate: object, timeout: float) -> bool:
@@ -76,7 +51,7 @@ def test_gguf_found_through_distribution_files() -> None:
 
 
 def test_solve_on_embedded_model(tmp_path: Path) -> None:
-    before = llama_servers()
+    before = embedded_servers()
     proc = subprocess.run(
         cli(
             "solve",
@@ -101,26 +76,34 @@ def test_solve_on_embedded_model(tmp_path: Path) -> None:
     assert result["usage"]["prompt_tokens"] > 0 and result["usage"]["completion_tokens"] > 0
     assert "answer" in result  # a voted answer, or None if every solver abstained
     assert sum(result["votes"].values()) <= 2
-    assert wait_until(lambda: llama_servers() <= before, 10), "embedded server left running"
+    assert wait_until(lambda: embedded_servers() <= before, 10), "embedded server left running"
 
 
-def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
-    db = str(tmp_path / "d.sqlite")
+def solve_until(marker: str, *args: str) -> tuple[subprocess.Popen[str], list[str]]:
+    """Start a 2-solver ``solve`` and read its stderr up to the line holding ``marker``."""
     proc = subprocess.Popen(
-        cli("solve", QUESTION, "--agents", "2", "--rounds", "3", "--thread", "k9", "--db", db),
+        cli("solve", QUESTION, "--agents", "2", *args),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     assert proc.stderr is not None
+    seen = []
     for line in proc.stderr:
-        if "round 1 done" in line:
+        seen.append(line)
+        if marker in line:
             break
-    servers = children_of(proc.pid) & llama_servers()
+    return proc, seen
+
+
+def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
+    db = str(tmp_path / "d.sqlite")
+    proc, _ = solve_until("round 1 done", "--rounds", "3", "--thread", "k9", "--db", db)
+    servers = embedded_servers(proc.pid)
     assert servers, "the CLI should have started an embedded server"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    assert wait_until(lambda: not (servers & llama_servers()), 15), "orphaned llama.cpp server"
+    assert wait_until(lambda: not (servers & embedded_servers()), 15), "orphaned llama.cpp server"
     done = subprocess.run(
         cli("resume", "k9", "--db", db, "--json"), capture_output=True, text=True, timeout=600
     )
@@ -189,19 +172,8 @@ def test_notebook_runs(tmp_path: Path) -> None:
 
 def test_server_killed_mid_run_is_named_and_resume_finishes(tmp_path: Path) -> None:
     db = str(tmp_path / "d.sqlite")
-    proc = subprocess.Popen(
-        cli("solve", QUESTION, "--agents", "2", "--rounds", "2", "--thread", "segv", "--db", db),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if line.startswith("round 1"):
-            break
-    (server,) = children_of(proc.pid) & llama_servers()
+    proc, seen = solve_until("round 1", "--rounds", "2", "--thread", "segv", "--db", db)
+    (server,) = embedded_servers(proc.pid)
     time.sleep(0.5)  # calls of round 1 are in flight
     os.kill(server, signal.SIGSEGV)
     rest = proc.stderr.read()
