@@ -3,12 +3,15 @@
 Per script: the figures it must report, the ones that must pass, and its own checks of
 the JSON payload. Durability's kill -9 and multi-process figures must pass (the issue's
 done-when figures); its prune figure must report its numbers, whether or not it reaches
-its target, so the exit status only has to match the figures.
+its target, so the exit status only has to match the figures. The embedded model's
+benchmark carries the ``embedded`` marker and, outside CI, is skipped where the ``local``
+extra is not installed (as ``tests/test_embedded.py``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -37,6 +40,16 @@ def check_durability(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert prune["bytes_after"] < prune["bytes_before"], output
 
 
+def check_embedded(figures: dict[str, dict[str, Any]], output: str) -> None:
+    throughput = figures["Embedded throughput"]["values"]
+    calls = [b for key in ("alone_runs", "concurrent_runs") for b in throughput[key]]
+    assert {n for b in calls for n in b["tokens"]} == {throughput["max_tokens"]}, output
+    assert all(len(b["tokens"]) == 4 for b in throughput["concurrent_runs"]), output
+    runs = figures["CLI solve"]["values"]["runs"]
+    assert sorted((r["solvers"], r["rounds"]) for r in runs) == [(2, 1), (4, 1)], output
+    assert all(r["completion_tokens"] > 0 and r["calls"] >= r["solvers"] for r in runs), output
+
+
 @dataclass(frozen=True)
 class Case:
     """One benchmark script and what its --quick run must show."""
@@ -54,6 +67,8 @@ class Case:
     exit_zero: bool = True
     #: Script-specific checks of the figures by name (and the output, for messages).
     check: Callable[[dict[str, dict[str, Any]], str], None] | None = None
+    #: Runs the embedded model: marked ``embedded``, and needs the ``local`` extra.
+    embedded: bool = False
 
 
 CASES = [
@@ -88,6 +103,14 @@ CASES = [
         exit_zero=False,
         check=check_durability,
     ),
+    Case(
+        "embedded.py",
+        ("Embedded throughput", "CLI solve"),
+        timeout_s=240,
+        test_timeout_s=260,
+        check=check_embedded,
+        embedded=True,
+    ),
 ]
 
 
@@ -97,12 +120,19 @@ CASES = [
         pytest.param(
             case,
             id=case.script.removesuffix(".py"),
-            marks=pytest.mark.timeout(case.test_timeout_s),
+            marks=[
+                pytest.mark.timeout(case.test_timeout_s),
+                *([pytest.mark.embedded] if case.embedded else []),
+            ],
         )
         for case in CASES
     ],
 )
 def test_benchmark_quick(case: Case, tmp_path: Path) -> None:
+    if case.embedded and not os.environ.get("CI"):
+        pytest.importorskip(
+            "xllamacpp", reason="the embedded model needs: pip install -e '.[local]'"
+        )
     script = REPO_ROOT / "benchmarks" / case.script
     out_json = tmp_path / "figures.json"
     proc = subprocess.run(
