@@ -591,3 +591,17 @@ def test_other_errors_do_not_switch_away_from_json_schema(
         structured_call(ModelBinding(chat, "json_schema", server.url), Estimate, MESSAGES)
     assert ["response_format" in b for b in server.requests] == [True]
     assert set() == models._NO_JSON_SCHEMA
+
+
+def test_json_schema_reply_out_of_range_is_clamped_not_retried(
+    server: StubOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(models, "_NO_JSON_SCHEMA", set())
+    server.responder = lambda body: {"answer": "18", "confidence": -1.1}
+    chat = ChatOpenAI(model="stub", base_url=server.url, api_key=SecretStr("x"), max_retries=0)
+    result = structured_call(ModelBinding(chat, "json_schema", server.url), Estimate, MESSAGES)
+    assert result.value == Estimate(answer="18", confidence=0.0)
+    assert result.attempts == 1 and (result.reason or "").startswith("repaired:")
+    assert result.usage.completion_tokens > 0 and not result.usage.estimated
+    (body,) = server.requests
+    assert body["response_format"]["json_schema"]["name"] == "Estimate"

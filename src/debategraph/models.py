@@ -359,9 +359,14 @@ def structured_call(
         raw = out.get("raw") if isinstance(out, dict) else None
         usage = usage + _usage_of(raw, latency, prompt)
         parsed = out.get("parsed") if isinstance(out, dict) else None
+        error = out.get("parsing_error") if isinstance(out, dict) else None
+        if isinstance(parsed, dict):  # json_schema replies are validated here, not by the client
+            try:
+                parsed = schema.model_validate(parsed)
+            except ValidationError as exc:
+                error = exc
         if isinstance(parsed, schema):
             return CallResult(parsed, usage, attempts)
-        error = out.get("parsing_error") if isinstance(out, dict) else None
         repaired = _try_repair(schema, raw, method)
         if repaired is not None:
             return CallResult(repaired, usage, attempts, reason=f"repaired: {one_line(str(error))}")
@@ -459,14 +464,23 @@ _RUNNABLES_MAX = 256
 def _structured_runnable(
     chat: BaseChatModel, schema: type[BaseModel], method: StructuredMethod
 ) -> Runnable[Any, Any]:
-    """``chat.with_structured_output(...)``, built once per model, schema and method."""
+    """``chat.with_structured_output(...)``, built once per model, schema and method.
+
+    For ``json_schema`` the schema goes as a plain JSON schema, so the reply comes back as
+    a dict and :func:`structured_call` validates and repairs it (handed the pydantic class,
+    the OpenAI client validates the reply itself and raises, losing the reply: a confidence
+    of -1.1 would cost a retry instead of a clamp).
+    """
     key = (id(chat), schema, method)
     hit = _RUNNABLES.get(key)
     if hit is not None and hit[0] is chat:
         return hit[1]
     if len(_RUNNABLES) >= _RUNNABLES_MAX:
         _RUNNABLES.clear()
-    runnable = chat.with_structured_output(schema, method=method, include_raw=True)
+    target: type[BaseModel] | dict[str, Any] = schema
+    if method == "json_schema":
+        target = {"name": schema.__name__, "schema": schema.model_json_schema()}
+    runnable = chat.with_structured_output(target, method=method, include_raw=True)
     _RUNNABLES[key] = (chat, runnable)
     return runnable
 
