@@ -558,7 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     quick: bool = args.quick
     steps = [
-        lambda workdir: figure_throughput(workdir, runs=2 if quick else 5, quick=quick),
+        lambda workdir: figure_throughput(workdir, runs=2 if quick else 9, quick=quick),
         lambda workdir: figure_solve(
             workdir, many=4, few=2, rounds=1 if quick else 3, runs=args.solve_runs, quick=quick
         ),
