@@ -58,6 +58,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+#: The checks every doctor run starts with, whatever the model.
+FIRST_CHECKS = ["python", "packages", "checkpoint db"]
+
 # -- remote endpoint -------------------------------------------------------------------
 
 
@@ -68,14 +71,7 @@ def test_stub_endpoint_passes(
     code, out, err = run_cli(doctor_args(server.url, db), capsys)
     assert code == 0, out + err
     checks = lines_of(out)
-    assert list(checks) == [
-        "python",
-        "packages",
-        "checkpoint db",
-        "endpoint",
-        "model",
-        "structured output",
-    ]
+    assert list(checks) == [*FIRST_CHECKS, "endpoint", "model", "structured output"]
     assert all(value.startswith("✓") for value in checks.values()), out
     assert f"{server.url} answered in" in checks["endpoint"]
     assert "listing 1 model(s)" in checks["endpoint"]
@@ -343,9 +339,7 @@ def test_doctor_on_embedded_model(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code == 0, out + err
     checks = lines_of(out)
     assert list(checks) == [
-        "python",
-        "packages",
-        "checkpoint db",
+        *FIRST_CHECKS,
         "model file",
         "runtime",
         "structured call",
