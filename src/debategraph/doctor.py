@@ -144,11 +144,8 @@ def check_input(spec: ModelSpec) -> ModelSpec:
     Raises:
         UsageError: On a bad value, or a remote model without a base URL.
     """
-    if spec.timeout_s is not None and spec.timeout_s <= 0:
-        raise UsageError(f"--timeout {spec.timeout_s} must be > 0 seconds")
+    spec.check_values()
     if spec.is_local:
-        if spec.base_url:
-            raise UsageError(f"--base-url {spec.base_url} needs --model NAME (the model it serves)")
         if spec.model != LOCAL:
             resolve_gguf(spec.model)
         return spec

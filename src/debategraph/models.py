@@ -87,11 +87,8 @@ class ModelSpec:
         """Whether this is the embedded model (``local`` or ``local:PATH``)."""
         return is_local(self.model)
 
-    def validated(self) -> ModelSpec:
-        """Check the values and fill in environment defaults.
-
-        Returns:
-            A spec with ``base_url`` resolved for remote models.
+    def check_values(self) -> None:
+        """Check the values themselves, reading no file and no environment.
 
         Raises:
             UsageError: On a bad value, naming it and what is allowed.
@@ -102,11 +99,20 @@ class ModelSpec:
             raise UsageError(f"timeout {self.timeout_s} must be > 0 seconds")
         if self.max_retries < 0:
             raise UsageError(f"max retries {self.max_retries} must be >= 0")
+        if self.is_local and self.base_url:
+            raise UsageError(f"--base-url {self.base_url} needs --model NAME (the model it serves)")
+
+    def validated(self) -> ModelSpec:
+        """Check the values, the embedded model's file and slots, and fill in defaults.
+
+        Returns:
+            A spec with ``base_url`` resolved for remote models.
+
+        Raises:
+            UsageError: On a bad value, naming it and what is allowed.
+        """
+        self.check_values()
         if self.is_local:
-            if self.base_url:
-                raise UsageError(
-                    f"--base-url {self.base_url} needs --model NAME (the model it serves)"
-                )
             from debategraph.local import check_gguf, check_slots, resolve_gguf
 
             info = check_gguf(resolve_gguf(self.model))

@@ -22,7 +22,6 @@ from debategraph.local.server import (
     runtime_available,
     shared_server,
     slot_limit,
-    stop_shared_servers,
 )
 
 __all__ = [
@@ -41,5 +40,4 @@ __all__ = [
     "runtime_available",
     "shared_server",
     "slot_limit",
-    "stop_shared_servers",
 ]

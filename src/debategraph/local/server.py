@@ -185,7 +185,8 @@ class LocalModelServer:
         check_slots(self.model, self.slots)
         self.port = free_port()
         self._log = tempfile.TemporaryFile(prefix="debategraph-llama-")  # noqa: SIM115 - closed in stop()
-        threads = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        threads = threads or os.cpu_count() or 1
         cmd = [
             sys.executable, str(_CHILD),
             "--model", str(self.model.path),
@@ -303,11 +304,3 @@ def shared_server(model_path: Path, slots: int = DEFAULT_SLOTS) -> LocalModelSer
                 server.stop()
             server = _servers[key] = LocalModelServer(model_path, slots=slots).start()
         return server
-
-
-def stop_shared_servers() -> None:
-    """Stop every server this process started."""
-    with _servers_lock:
-        for server in _servers.values():
-            server.stop()
-        _servers.clear()
