@@ -1,0 +1,39 @@
+"""Every private LangGraph name this package uses, imported in one place.
+
+LangGraph's public API has no operation for what :mod:`debategraph.checkpoints.maintenance`
+does to stored checkpoints (copy a thread with its writes, store a full snapshot of a delta
+channel), so it needs four names that LangGraph keeps private. They may move or change in
+any release: no other module imports them from LangGraph, and ``tests/test_compat.py``
+checks each one's location and the behaviour relied on here, so an upgrade that breaks one
+fails there with a message naming it.
+
+Checked against langgraph 1.2.22 and langgraph-checkpoint 4.3.2 (the bounds in
+``pyproject.toml`` stop at their next major versions).
+
+Attributes:
+    NULL_TASK_ID: The task id LangGraph gives writes made outside any task (a
+        ``Command``'s ``resume``, ``update`` and ``goto`` input). ``fork`` keeps only
+        these writes at the fork point: the tasks of the next step run again.
+        From ``langgraph._internal._constants``.
+    MISSING: The "no stored value" sentinel. ``DeltaChannel.from_checkpoint(MISSING)``
+        starts an empty channel (``None`` would be taken as a stored value); ``prune``
+        passes it when ``get_delta_channel_history`` finds no seed.
+        From ``langgraph._internal._typing``.
+    DeltaSnapshot: The blob type of a delta channel's full value in ``channel_values``;
+        ``prune`` stores one in the oldest checkpoint it keeps, so that the ancestor
+        walk stops there. The checkpoint serializer encodes it as its own msgpack
+        extension type. ``langgraph.checkpoint.serde.types._DeltaSnapshot``.
+    task_path_str: Formats a task's ``path`` tuple as the ``task_path`` string the
+        SQLite and Postgres savers store with each write (a replay sorts a step's
+        writes by it). ``fork`` uses it when it cannot read stored paths with SQL.
+        From ``langgraph.pregel._algo``.
+"""
+
+from __future__ import annotations
+
+from langgraph._internal._constants import NULL_TASK_ID
+from langgraph._internal._typing import MISSING
+from langgraph.checkpoint.serde.types import _DeltaSnapshot as DeltaSnapshot
+from langgraph.pregel._algo import task_path_str
+
+__all__ = ["MISSING", "NULL_TASK_ID", "DeltaSnapshot", "task_path_str"]

@@ -1,0 +1,219 @@
+"""The private LangGraph names in ``debategraph.checkpoints.compat`` still do what we rely on.
+
+One test per name: it is still where compat imports it from, and it still behaves as
+``checkpoints/maintenance.py`` uses it. A failure after a LangGraph upgrade names the
+changed name; fix ``src/debategraph/checkpoints/compat.py`` (and maintenance.py if needed).
+Runs a tiny graph (no model) on a SQLite checkpointer with the package's serializer.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from importlib.metadata import version
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Send, interrupt
+
+from debategraph.checkpoints import compat, open_checkpointer, thread_config
+from debategraph.checkpoints.savers import serializer
+from debategraph.state import Turn
+from debategraph.state.reducers import transcript_channel
+
+THREAD = "t"
+Graph = Pregel[Any, Any, Any, Any]
+Saver = BaseCheckpointSaver[Any]
+
+
+def private(module: str, name: str) -> Any:
+    """LangGraph's private ``module.name``, or a failure saying it moved."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        pytest.fail(
+            f"{module}.{name} is gone in langgraph {version('langgraph')}"
+            f" / langgraph-checkpoint {version('langgraph-checkpoint')} ({exc}):"
+            " update src/debategraph/checkpoints/compat.py",
+            pytrace=False,
+        )
+
+
+class State(TypedDict, total=False):
+    transcript: Annotated[list[Turn], transcript_channel()]
+    answer: str
+
+
+def turn(agent: str, rnd: int) -> Turn:
+    return Turn(agent=agent, content=f"{agent} speaks", stage="test", round=rnd)
+
+
+def solver_a(state: State) -> State:
+    return {"transcript": [turn("a", 1)]}
+
+
+def solver_b(state: State) -> State:
+    return {"transcript": [turn("b", 1)]}
+
+
+def ask(state: State) -> State:
+    return {"answer": str(interrupt("answer?")), "transcript": [turn("ask", 2)]}
+
+
+def to_push(state: State) -> list[Send]:
+    return [Send("push", {})]
+
+
+def push(state: State) -> State:
+    return {"transcript": [turn("push", 3)]}
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Iterator[tuple[Graph, Saver]]:
+    """A finished run: parallel pull tasks, an interrupt resumed by a Command, a Send."""
+    builder = StateGraph(State)
+    builder.add_node("a", solver_a)
+    builder.add_node("b", solver_b)
+    builder.add_node("ask", ask)
+    builder.add_node("push", push)
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    builder.add_edge(["a", "b"], "ask")
+    builder.add_conditional_edges("ask", to_push, ["push"])
+    builder.add_edge("push", END)
+    with open_checkpointer(tmp_path / "compat.sqlite") as saver:
+        graph = builder.compile(checkpointer=saver)
+        graph.invoke({}, thread_config(THREAD))
+        graph.invoke(Command(resume="yes"), thread_config(THREAD))
+        assert [t.agent for t in graph.get_state(thread_config(THREAD)).values["transcript"]] == [
+            "a",
+            "b",
+            "ask",
+            "push",
+        ]
+        yield graph, saver
+
+
+def latest(saver: Saver, thread_id: str = THREAD) -> CheckpointTuple:
+    tup = saver.get_tuple(thread_config(thread_id))
+    assert tup is not None
+    return tup
+
+
+def test_null_task_id(run: tuple[Graph, Saver]) -> None:
+    null_task_id = private("langgraph._internal._constants", "NULL_TASK_ID")
+    assert compat.NULL_TASK_ID is null_task_id
+    assert isinstance(null_task_id, str) and null_task_id, "NULL_TASK_ID is no longer a str"
+
+    # fork keeps, at the fork point, only the writes no task of the next step made: the
+    # input of a Command (here: its resume value), tagged with NULL_TASK_ID.
+    graph, saver = run
+    snap = next(s for s in graph.get_state_history(thread_config(THREAD)) if s.next == ("ask",))
+    tup = saver.get_tuple(snap.config)
+    assert tup is not None
+    tasks = {task.id for task in snap.tasks}
+    outside = [(tid, value) for tid, _, value in tup.pending_writes or [] if tid not in tasks]
+    assert outside == [(null_task_id, "yes")], (
+        f"a Command's resume write is no longer stored under NULL_TASK_ID ({null_task_id!r}):"
+        f" writes outside the step's tasks are {outside!r}; fork() filters on it"
+    )
+
+
+def test_missing(run: tuple[Graph, Saver]) -> None:
+    missing = private("langgraph._internal._typing", "MISSING")
+    assert compat.MISSING is missing
+    assert missing is not None, "MISSING must be a sentinel distinct from None"
+
+    # prune rebuilds a delta channel as from_checkpoint(seed or MISSING) + replay_writes.
+    graph, saver = run
+    spec = graph.channels["transcript"]
+    assert isinstance(spec, DeltaChannel)
+    history = saver.get_delta_channel_history(config=latest(saver).config, channels=["transcript"])[
+        "transcript"
+    ]
+    assert "seed" not in history, (
+        "get_delta_channel_history gives a 'seed' though no snapshot is stored:"
+        " prune's default of MISSING for it may be wrong now"
+    )
+    channel = spec.from_checkpoint(missing)
+    assert channel.get() == [], (
+        "DeltaChannel.from_checkpoint(MISSING) no longer starts an empty channel:"
+        f" got {channel.get()!r}; LangGraph's sentinel may be another object now"
+    )
+    channel.replay_writes(history["writes"])
+    assert channel.get() == graph.get_state(thread_config(THREAD)).values["transcript"]
+
+
+def test_delta_snapshot(run: tuple[Graph, Saver]) -> None:
+    snapshot_type = private("langgraph.checkpoint.serde.types", "_DeltaSnapshot")
+    assert compat.DeltaSnapshot is snapshot_type
+
+    graph, saver = run
+    value = graph.get_state(thread_config(THREAD)).values["transcript"]
+    serde = serializer()
+    back = serde.loads_typed(serde.dumps_typed(compat.DeltaSnapshot(value)))
+    assert type(back) is compat.DeltaSnapshot, (
+        f"DeltaSnapshot comes back from the checkpoint serializer as {type(back).__name__}"
+    )
+    assert back.value == value and all(type(t) is Turn for t in back.value)
+
+    # Stored as prune stores it (in channel_values, no parent), it reads back as the full
+    # value, and it ends the ancestor walk of a later checkpoint: it is the seed.
+    tup = latest(saver)
+    values = {**tup.checkpoint["channel_values"], "transcript": compat.DeltaSnapshot(value)}
+    saver.put(
+        {"configurable": {"thread_id": "copy", "checkpoint_ns": ""}},
+        {**tup.checkpoint, "channel_values": values},
+        tup.metadata,
+        dict(tup.checkpoint["channel_versions"]),
+    )
+    assert graph.get_state(thread_config("copy")).values["transcript"] == value
+    graph.update_state(thread_config("copy"), {"answer": "no"}, as_node="push")
+    child = latest(saver, "copy")
+    assert "transcript" not in child.checkpoint["channel_values"]
+    history = saver.get_delta_channel_history(config=child.config, channels=["transcript"])
+    seed = history["transcript"].get("seed")
+    assert isinstance(seed, compat.DeltaSnapshot), (
+        f"a stored DeltaSnapshot no longer ends the ancestor walk as its seed: {history!r}"
+    )
+    assert graph.get_state(thread_config("copy")).values["transcript"] == value
+
+
+def test_task_path_str(run: tuple[Graph, Saver]) -> None:
+    task_path_str = private("langgraph.pregel._algo", "task_path_str")
+    assert compat.task_path_str is task_path_str
+
+    # fork derives a write's task_path as task_path_str(task.path) of the checkpoint's
+    # tasks ("" for NULL_TASK_ID) when it cannot read it with SQL: it must equal what
+    # the saver stores.
+    graph, saver = run
+    assert isinstance(saver, SqliteSaver)
+    with saver.cursor(transaction=False) as cur:
+        cur.execute(
+            "SELECT checkpoint_id, task_id, task_path FROM writes WHERE thread_id = ?",
+            (THREAD,),
+        )
+        rows: list[tuple[str, str, str]] = cur.fetchall()
+    kinds = {path.split(",")[0] for _, _, path in rows}
+    assert {"~__pregel_pull", "~__pregel_push", ""} <= kinds  # pull, push (Send), null
+    for checkpoint_id, task_id, stored in rows:
+        config: RunnableConfig = {
+            "configurable": {
+                "thread_id": THREAD,
+                "checkpoint_ns": "",
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+        tasks = graph.get_state(config).tasks
+        derived = {task.id: task_path_str(task.path) for task in tasks}.get(task_id, "")
+        assert derived == stored, (
+            f"task_path_str gives {derived!r} where the saver stored {stored!r}"
+            f" (task paths {[task.path for task in tasks]!r})"
+        )
