@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
-from debategraph import doctor, models
+from debategraph import doctor
 from debategraph.checkpoints import open_checkpointer
+from debategraph.doctor import embedded as doctor_embedded
 from debategraph.local import gguf
+from debategraph.models import calls as model_calls
 from tests.conftest import one_error_line, run_cli
 from tests.openai_stub import StubOpenAIServer, default_responder
 from tests.processes import embedded_servers
@@ -29,7 +31,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv(gguf.GGUF_ENV, raising=False)
     # Endpoints seen rejecting json_schema are remembered process-wide: start afresh.
-    monkeypatch.setattr(models, "_NO_JSON_SCHEMA", set())
+    monkeypatch.setattr(model_calls, "_NO_JSON_SCHEMA", set())
 
 
 @pytest.fixture
@@ -230,12 +232,12 @@ def test_missing_gguf_env_file_is_a_failed_check(
 def test_cpu_without_avx2_fails_the_runtime_check(monkeypatch: pytest.MonkeyPatch) -> None:
     if not sys.platform.startswith("linux") or os.uname().machine != "x86_64":
         pytest.skip("AVX2 is checked on x86-64 Linux")
-    monkeypatch.setattr(doctor, "runtime_available", lambda: True)
-    monkeypatch.setattr(doctor, "cpu_flags", lambda: frozenset({"fpu", "sse4_2", "avx"}))
+    monkeypatch.setattr(doctor_embedded, "runtime_available", lambda: True)
+    monkeypatch.setattr(doctor_embedded, "cpu_flags", lambda: frozenset({"fpu", "sse4_2", "avx"}))
     check = doctor.check_runtime()
     assert not check.ok
     assert "lacks AVX2" in check.detail
-    monkeypatch.setattr(doctor, "runtime_available", lambda: False)
+    monkeypatch.setattr(doctor_embedded, "runtime_available", lambda: False)
     check = doctor.check_runtime()
     assert not check.ok
     assert "pip install" in check.detail

@@ -27,6 +27,8 @@ from debategraph.models import (
     structured_call,
     text_call,
 )
+from debategraph.models import calls as model_calls
+from debategraph.models import output as model_output
 from debategraph.state import Usage
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer
@@ -381,7 +383,7 @@ def test_timeout_raises_model_unavailable(server: StubOpenAIServer) -> None:
 def test_json_schema_falls_back_to_function_calling(
     server: StubOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(models, "_NO_JSON_SCHEMA", set())
+    monkeypatch.setattr(model_calls, "_NO_JSON_SCHEMA", set())
 
     def responder(body: dict[str, Any]) -> Any:
         if "response_format" in body:
@@ -398,7 +400,7 @@ def test_json_schema_falls_back_to_function_calling(
     assert result.attempts == 1  # the rejected json_schema request is not an attempt
     assert result.usage.calls == 1
     assert ["response_format" in b for b in server.requests] == [True, False]
-    assert server.url in models._NO_JSON_SCHEMA
+    assert server.url in model_calls._NO_JSON_SCHEMA
 
     # The endpoint is remembered: the next call goes straight to function calling.
     again = structured_call(binding, Estimate, MESSAGES)
@@ -409,13 +411,13 @@ def test_json_schema_falls_back_to_function_calling(
 def test_json_schema_used_when_supported(
     server: StubOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(models, "_NO_JSON_SCHEMA", set())
+    monkeypatch.setattr(model_calls, "_NO_JSON_SCHEMA", set())
     chat = ChatOpenAI(model="stub", base_url=server.url, api_key=SecretStr("x"), max_retries=0)
     result = structured_call(ModelBinding(chat, "json_schema", server.url), Estimate, MESSAGES)
     assert result.value == Estimate.model_validate(GOOD)
     (body,) = server.requests
     assert body["response_format"]["type"] == "json_schema"
-    assert set() == models._NO_JSON_SCHEMA
+    assert set() == model_calls._NO_JSON_SCHEMA
 
 
 # --------------------------------------------------------------------------
@@ -514,7 +516,7 @@ def cut_off(content: str, prompt_tokens: int = 40, completion_tokens: int = 320)
     ],
 )
 def test_close_json(text: str, closed: dict[str, Any]) -> None:
-    assert json.loads(models._close_json(text)) == closed
+    assert json.loads(model_output._close_json(text)) == closed
 
 
 def test_cut_off_reply_is_kept_when_complete_enough() -> None:
@@ -580,7 +582,7 @@ def test_dead_embedded_server_is_named_not_unreachable() -> None:
 def test_other_errors_do_not_switch_away_from_json_schema(
     server: StubOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(models, "_NO_JSON_SCHEMA", set())
+    monkeypatch.setattr(model_calls, "_NO_JSON_SCHEMA", set())
 
     def responder(body: dict[str, Any]) -> Any:
         raise ValueError("the request exceeds the available context size, try increasing it")
@@ -590,13 +592,13 @@ def test_other_errors_do_not_switch_away_from_json_schema(
     with pytest.raises(ModelUnavailableError, match="exceeds the available context size"):
         structured_call(ModelBinding(chat, "json_schema", server.url), Estimate, MESSAGES)
     assert ["response_format" in b for b in server.requests] == [True]
-    assert set() == models._NO_JSON_SCHEMA
+    assert set() == model_calls._NO_JSON_SCHEMA
 
 
 def test_json_schema_reply_out_of_range_is_clamped_not_retried(
     server: StubOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(models, "_NO_JSON_SCHEMA", set())
+    monkeypatch.setattr(model_calls, "_NO_JSON_SCHEMA", set())
     server.responder = lambda body: {"answer": "18", "confidence": -1.1}
     chat = ChatOpenAI(model="stub", base_url=server.url, api_key=SecretStr("x"), max_retries=0)
     result = structured_call(ModelBinding(chat, "json_schema", server.url), Estimate, MESSAGES)

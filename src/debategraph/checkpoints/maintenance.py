@@ -3,7 +3,8 @@
 Everything goes through the :class:`~langgraph.checkpoint.base.BaseCheckpointSaver` API
 (``list``, ``get_tuple``, ``put``, ``put_writes``) except what it has no operation for:
 reading the ``task_path`` of stored writes, deleting single checkpoints, and reclaiming
-space. Those use SQL on the tables of LangGraph's SQLite and Postgres savers.
+space. Those use SQL on the tables of LangGraph's SQLite and Postgres savers, in
+:mod:`debategraph.checkpoints.stores`.
 
 The ``transcript`` and ``rounds`` channels are :class:`~langgraph.channels.delta.DeltaChannel`
 s: a checkpoint stores only what a step appended, and a value is rebuilt by replaying the
@@ -14,46 +15,24 @@ it keeps.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._constants import NULL_TASK_ID
-from langgraph._internal._typing import MISSING
 from langgraph.channels.delta import DeltaChannel
-from langgraph.checkpoint.base import (
-    WRITES_IDX_MAP,
-    BaseCheckpointSaver,
-    Checkpoint,
-    CheckpointTuple,
-    PendingWrite,
-)
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
-from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.base import WRITES_IDX_MAP, Checkpoint, CheckpointTuple, PendingWrite
 from langgraph.pregel import Pregel
-from langgraph.pregel._algo import task_path_str
 
+from debategraph.checkpoints.compat import MISSING, NULL_TASK_ID, DeltaSnapshot, task_path_str
+from debategraph.checkpoints.stores import ROOT_NS, AnySaver, Store, store_for, stored_task_paths
 from debategraph.checkpoints.threads import list_threads, thread_config
 from debategraph.errors import UsageError
 
-if TYPE_CHECKING:
-    import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
-
 __all__ = ["HistoryEntry", "PruneReport", "fork", "history", "prune"]
 
-#: Only the root graph's checkpoints are forked and pruned.
-ROOT_NS = ""
-#: Ids per SQL statement when deleting checkpoints (SQLite caps bound parameters).
-_CHUNK = 500
-
 AnyGraph = Pregel[Any, Any, Any, Any]
-AnySaver = BaseCheckpointSaver[Any]
 
 
 @dataclass(frozen=True)
@@ -200,7 +179,7 @@ def fork(
         chain.append(tup)
     chain.reverse()
 
-    paths = _stored_task_paths(saver, thread_id)
+    paths = stored_task_paths(saver, thread_id)
     for i, tup in enumerate(chain):
         source_id = _checkpoint_id(tup)
         # The oldest copied has no parent, or one that is gone: don't link to it.
@@ -266,44 +245,6 @@ def _by_task(writes: Sequence[PendingWrite]) -> dict[str, list[tuple[str, Any]]]
     return out
 
 
-def _stored_task_paths(saver: AnySaver, thread_id: str) -> dict[str, dict[str, str]] | None:
-    """The ``task_path`` of every stored write of a thread: checkpoint -> task -> path.
-
-    The saver API returns writes without their task path, but a replay sorts a
-    step's writes by it (``writes_sort_key``), so a copy must keep it or the
-    transcript of a round comes back in another order.
-
-    Returns:
-        The paths; ``None`` if the saver is not one whose tables this module knows.
-    """
-    rows: list[tuple[str, str, str]]
-    if isinstance(saver, SqliteSaver):
-        with saver.cursor(transaction=False) as cur:
-            try:
-                cur.execute(
-                    "SELECT checkpoint_id, task_id, task_path FROM writes"
-                    " WHERE thread_id = ? AND checkpoint_ns = ?",
-                    (thread_id, ROOT_NS),
-                )
-            except sqlite3.OperationalError:  # a read-only file from before task_path
-                return None
-            rows = cur.fetchall()
-    elif (pg := _as_postgres(saver)) is not None:
-        with _pg_cursor(pg) as cur:
-            cur.execute(
-                "SELECT checkpoint_id, task_id, task_path FROM checkpoint_writes"
-                " WHERE thread_id = %s AND checkpoint_ns = %s",
-                (thread_id, ROOT_NS),
-            )
-            rows = cur.fetchall()
-    else:
-        return None
-    out: dict[str, dict[str, str]] = {}
-    for checkpoint_id, task_id, task_path in rows:
-        out.setdefault(str(checkpoint_id), {})[str(task_id)] = str(task_path)
-    return out
-
-
 def _derived_task_paths(graph: AnyGraph, config: RunnableConfig) -> dict[str, str]:
     """Task paths as the graph computes them for a checkpoint's tasks (any saver)."""
     snap = graph.get_state(config)
@@ -356,7 +297,7 @@ def prune(
         )
     if keep_last is None and finished_older_than_days is None:
         raise UsageError("prune needs keep-last and/or finished-older-than days")
-    store = _store_for(saver)
+    store = store_for(saver)
     keep = 1 if keep_last is None else keep_last
     cutoff: datetime | None = None
     if finished_older_than_days is not None:
@@ -385,7 +326,7 @@ def prune(
 def _prune_thread(
     graph: AnyGraph,
     saver: AnySaver,
-    store: _Store,
+    store: Store,
     thread_id: str,
     keep: int,
     cutoff: datetime | None,
@@ -446,7 +387,7 @@ def _store_snapshot(graph: AnyGraph, saver: AnySaver, thread_id: str, checkpoint
         for key, spec in deltas.items():
             channel = spec.from_checkpoint(histories[key].get("seed", MISSING))
             channel.replay_writes(histories[key]["writes"])
-            values[key] = _DeltaSnapshot(channel.get())
+            values[key] = DeltaSnapshot(channel.get())
     snapshot: Checkpoint = {**checkpoint, "channel_values": values}
     saver.put(
         {"configurable": {"thread_id": thread_id, "checkpoint_ns": ROOT_NS}},
@@ -460,169 +401,3 @@ def _store_snapshot(graph: AnyGraph, saver: AnySaver, thread_id: str, checkpoint
 
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
-
-
-# --------------------------------------------------------------------------
-# Storage: what the saver API has no operation for
-# --------------------------------------------------------------------------
-
-
-class _Store(Protocol):
-    def size(self) -> int: ...
-
-    def delete(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None: ...
-
-    def vacuum(self) -> None: ...
-
-
-def _store_for(saver: AnySaver) -> _Store:
-    if isinstance(saver, SqliteSaver):
-        return _SqliteStore(saver)
-    if (pg := _as_postgres(saver)) is not None:
-        return _PostgresStore(pg)
-    raise UsageError(f"prune works on SQLite and Postgres checkpoints, not {type(saver).__name__}")
-
-
-class _SqliteStore:
-    """Tables ``checkpoints`` and ``writes`` of :class:`SqliteSaver`."""
-
-    def __init__(self, saver: SqliteSaver) -> None:
-        self.saver = saver
-
-    def size(self) -> int:
-        conn = self.saver.conn
-        with self.saver.lock:
-            conn.commit()
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            path = next(
-                (row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"),
-                "",
-            )
-            if not path:  # in memory
-                pages = conn.execute("PRAGMA page_count").fetchone()[0]
-                page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-                return int(pages) * int(page_size)
-        return sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
-
-    def delete(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
-        with self.saver.cursor() as cur:  # one transaction, committed on exit
-            for start in range(0, len(checkpoint_ids), _CHUNK):
-                chunk = list(checkpoint_ids[start : start + _CHUNK])
-                marks = ", ".join("?" * len(chunk))
-                for table in ("writes", "checkpoints"):
-                    cur.execute(
-                        f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ?"
-                        f" AND checkpoint_id IN ({marks})",
-                        (thread_id, ROOT_NS, *chunk),
-                    )
-                cur.execute(
-                    "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ?"
-                    f" AND checkpoint_ns = ? AND parent_checkpoint_id IN ({marks})",
-                    (thread_id, ROOT_NS, *chunk),
-                )
-
-    def vacuum(self) -> None:
-        conn = self.saver.conn
-        with self.saver.lock:
-            conn.commit()  # VACUUM cannot run inside a transaction
-            conn.execute("VACUUM")
-
-
-class _PostgresStore:
-    """Tables ``checkpoints``, ``checkpoint_writes`` and ``checkpoint_blobs``."""
-
-    def __init__(self, saver: PostgresSaver) -> None:
-        self.saver = saver
-
-    def size(self) -> int:
-        with _pg_cursor(self.saver) as cur:
-            cur.execute("SELECT pg_database_size(current_database())")
-            row = cur.fetchone()
-        return 0 if row is None else int(row[0])
-
-    def delete(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
-        ids = list(checkpoint_ids)
-        with _pg_cursor(self.saver, transaction=True) as cur:
-            cur.execute(
-                "DELETE FROM checkpoint_writes"
-                " WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)",
-                (thread_id, ROOT_NS, ids),
-            )
-            cur.execute(
-                "WITH deleted AS (DELETE FROM checkpoints"
-                " WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)"
-                " RETURNING checkpoint -> 'channel_versions' AS versions)"
-                " SELECT DISTINCT v.key, v.value FROM deleted"
-                " CROSS JOIN LATERAL jsonb_each_text(deleted.versions) AS v",
-                (thread_id, ROOT_NS, ids),
-            )
-            freed = {(str(k), str(v)) for k, v in cur.fetchall()}
-            # `put` does not change the parent of a checkpoint saved again.
-            cur.execute(
-                "UPDATE checkpoints SET parent_checkpoint_id = NULL"
-                " WHERE thread_id = %s AND checkpoint_ns = %s AND parent_checkpoint_id = ANY(%s)",
-                (thread_id, ROOT_NS, ids),
-            )
-            cur.execute(
-                "SELECT DISTINCT v.key, v.value FROM checkpoints c"
-                " CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v"
-                " WHERE c.thread_id = %s AND c.checkpoint_ns = %s",
-                (thread_id, ROOT_NS),
-            )
-            garbage = freed - {(str(k), str(v)) for k, v in cur.fetchall()}
-            by_channel: dict[str, list[str]] = {}
-            for channel, version in garbage:
-                by_channel.setdefault(channel, []).append(version)
-            for channel, versions in by_channel.items():
-                cur.execute(
-                    "DELETE FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = %s"
-                    " AND channel = %s AND version = ANY(%s)",
-                    (thread_id, ROOT_NS, channel, versions),
-                )
-
-    def vacuum(self) -> None:
-        with self.saver.lock, _pg_connection(self.saver) as conn:
-            autocommit = conn.autocommit
-            conn.autocommit = True  # VACUUM cannot run inside a transaction
-            try:
-                for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs"):
-                    conn.execute(f"VACUUM {table}")
-            finally:
-                conn.autocommit = autocommit
-
-
-def _as_postgres(saver: AnySaver) -> PostgresSaver | None:
-    """The saver as a :class:`PostgresSaver`, or ``None`` (also without psycopg)."""
-    try:
-        from langgraph.checkpoint.postgres import PostgresSaver
-    except ImportError:
-        return None
-    return saver if isinstance(saver, PostgresSaver) else None
-
-
-@contextlib.contextmanager
-def _pg_connection(saver: PostgresSaver) -> Iterator[psycopg.Connection[Any]]:
-    from psycopg_pool import ConnectionPool
-
-    conn = saver.conn
-    if isinstance(conn, ConnectionPool):
-        with conn.connection() as pooled:
-            yield pooled
-    else:
-        yield conn
-
-
-@contextlib.contextmanager
-def _pg_cursor(
-    saver: PostgresSaver, *, transaction: bool = False
-) -> Iterator[psycopg.Cursor[tuple[Any, ...]]]:
-    """A plain (tuple-row) cursor on the saver's connection, under the saver's lock."""
-    from psycopg.rows import tuple_row
-
-    with saver.lock, _pg_connection(saver) as conn:
-        if saver.pipe is not None:
-            saver.pipe.sync()
-        with contextlib.ExitStack() as stack:
-            if transaction:
-                stack.enter_context(conn.transaction())
-            yield stack.enter_context(conn.cursor(row_factory=tuple_row))

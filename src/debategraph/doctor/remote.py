@@ -1,0 +1,188 @@
+"""A remote endpoint's checks: reachable, serving the model, its structured-output methods.
+
+``endpoint`` checks that ``GET {base_url}/models`` answers; ``model`` that the model is
+in that list, when the endpoint lists models; ``structured output`` which of
+``json_schema`` and ``function_calling`` return valid output, and how fast.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+from debategraph.doctor.common import _CALL_ERRORS, _PROBE_MESSAGES, Check, _Sum
+from debategraph.models import (
+    ModelSpec,
+    get_chat_model,
+    json_schema_rejected,
+    one_line,
+    structured_call,
+)
+
+#: Seconds ``GET {base_url}/models`` may take (``--timeout`` when given).
+REACH_TIMEOUT_S = 5.0
+#: Seconds a structured-output probe of a remote endpoint may take (``--timeout`` when given).
+PROBE_TIMEOUT_S = 30.0
+#: Model names listed in a failure line at most.
+LISTED_MAX = 5
+
+
+def remote_checks(spec: ModelSpec) -> Iterator[Check]:
+    """A remote endpoint: reachable, serving the model, and its structured-output methods.
+
+    Args:
+        spec: A remote spec with ``base_url`` set (see
+            :func:`~debategraph.doctor.check_input`).
+
+    Yields:
+        ``endpoint``, then (if it answered) ``model`` when it lists models, and
+        ``structured output``.
+    """
+    base_url = str(spec.base_url)
+    reach, listed = check_endpoint(base_url, spec.api_key, spec.timeout_s or REACH_TIMEOUT_S)
+    yield reach
+    if not reach.ok:
+        return
+    if listed is not None:
+        yield check_model_listed(spec.model, listed)
+    yield check_structured_output(spec)
+
+
+def check_endpoint(
+    base_url: str, api_key: str | None, timeout_s: float
+) -> tuple[Check, list[str] | None]:
+    """``GET {base_url}/models``: does the endpoint answer, and which models does it list.
+
+    Args:
+        base_url: The OpenAI-compatible base URL.
+        api_key: The API key (``None``: ``OPENAI_API_KEY``, if set).
+        timeout_s: Seconds to wait.
+
+    Returns:
+        The check, and the model ids it lists (``None`` if it lists none).
+    """
+    url = f"{base_url.rstrip('/')}/models"
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if key:
+        request.add_header("Authorization", f"Bearer {key}")
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            body = response.read()
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            return Check(
+                "endpoint", False, f"{base_url} refused the API key (HTTP {exc.code} on /models)"
+            ), None
+        return Check(
+            "endpoint", True, f"{base_url} answered (HTTP {exc.code} on /models: no model list)"
+        ), None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, TimeoutError):
+            return Check(
+                "endpoint", False, f"{base_url} did not answer within {timeout_s:g}s"
+            ), None
+        text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
+        return Check("endpoint", False, f"{base_url} is unreachable: {one_line(str(text))}"), None
+    except TimeoutError:
+        return Check("endpoint", False, f"{base_url} did not answer within {timeout_s:g}s"), None
+    except (OSError, http.client.HTTPException) as exc:
+        return Check("endpoint", False, f"{base_url} is unreachable: {one_line(str(exc))}"), None
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    listed = _model_ids(body)
+    if listed is None:
+        return Check(
+            "endpoint", True, f"{base_url} answered in {elapsed_ms:.0f} ms (no model list)"
+        ), None
+    return Check(
+        "endpoint",
+        True,
+        f"{base_url} answered in {elapsed_ms:.0f} ms, listing {len(listed)} model(s)",
+    ), listed
+
+
+def _model_ids(body: bytes) -> list[str] | None:
+    """The ``data[].id`` of a ``/models`` reply, or ``None`` if it is not such a list."""
+    try:
+        payload = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return None
+    return [str(item["id"]) for item in data if isinstance(item, dict) and "id" in item]
+
+
+def check_model_listed(model: str, listed: Sequence[str]) -> Check:
+    """Whether the endpoint's model list names ``model``.
+
+    Args:
+        model: The model name.
+        listed: The ids the endpoint lists.
+
+    Returns:
+        The check.
+    """
+    if model in listed:
+        return Check("model", True, f"{model} is listed")
+    shown = ", ".join(listed[:LISTED_MAX]) + (", ..." if len(listed) > LISTED_MAX else "")
+    return Check(
+        "model", False, f"{model} is not among the {len(listed)} model(s) listed: {shown or '-'}"
+    )
+
+
+def check_structured_output(spec: ModelSpec) -> Check:
+    """Which structured-output methods the endpoint supports, and how long each took.
+
+    ``json_schema`` is tried, then ``function_calling``. The check passes when the
+    method runs use on this endpoint works (``json_schema`` falls back to
+    ``function_calling`` on its own when the endpoint rejects it).
+
+    Args:
+        spec: A remote spec with ``base_url`` set.
+
+    Returns:
+        The check.
+    """
+    spec = replace(spec, timeout_s=spec.timeout_s or PROBE_TIMEOUT_S)
+    try:
+        runs_use = get_chat_model(spec).method
+        outcomes = {
+            method: _probe(replace(spec, structured_method=method))
+            for method in ("json_schema", "function_calling")
+        }
+    except _CALL_ERRORS as exc:
+        return Check("structured output", False, one_line(str(exc)))
+    working = [m for m, (ok, _) in outcomes.items() if ok]
+    parts = [f"{m} {'ok' if ok else 'failed'} ({note})" for m, (ok, note) in outcomes.items()]
+    detail = f"{'; '.join(parts)}; runs use {runs_use}"
+    ok = bool(working) if runs_use == "json_schema" else runs_use in working
+    return Check("structured output", ok, detail)
+
+
+def _probe(spec: ModelSpec) -> tuple[bool, str]:
+    """One structured call with the spec's method: whether it worked, and its latency or why not.
+
+    Raises:
+        ModelUnavailableError: If the endpoint fails the request outright.
+    """
+    binding = get_chat_model(spec)
+    json_schema = binding.method == "json_schema"
+    if json_schema:  # a fresh verdict: forget an earlier rejection of this endpoint
+        json_schema_rejected(binding.endpoint, forget=True)
+    started = time.perf_counter()
+    result = structured_call(binding, _Sum, _PROBE_MESSAGES, max_attempts=2)
+    elapsed = time.perf_counter() - started
+    if json_schema and json_schema_rejected(binding.endpoint):
+        return False, "rejected by the endpoint"
+    if result.value is None:
+        return False, one_line(result.reason or "no valid output")[:160]
+    return True, f"{elapsed:.2f}s"

@@ -1,0 +1,108 @@
+"""Chat-model factory and the one structured-call helper every node uses.
+
+Every LLM call in debategraph goes through :func:`structured_call`: it takes a pydantic
+output schema, uses the structured-output method the endpoint supports, validates,
+repairs (clamp, coerce, truncate) and retries malformed output, falls back to a recorded
+reason instead of crashing, and records token usage and latency. Transport failures (an
+endpoint that is down, or keeps answering 5xx after the client's retries) raise
+:class:`~debategraph.errors.ModelUnavailableError` so the graph run stops and the thread
+stays resumable.
+
+The modules:
+
+* :mod:`~debategraph.models.spec`: :class:`ModelSpec` and checking its values. It does
+  not import the OpenAI client or LangChain's chat models, so it loads fast.
+* :mod:`~debategraph.models.binding`: building the chat model a spec describes
+  (:func:`get_chat_model`, :func:`bind_model`).
+* :mod:`~debategraph.models.calls`: :func:`structured_call` and :func:`text_call`.
+* :mod:`~debategraph.models.output`: lenient parsing and :func:`repair` of replies.
+
+The names of the last three are imported on first use, so that importing
+``debategraph.models.spec`` (or :class:`ModelSpec` from here) stays quick.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from debategraph.models.spec import LOCAL, MethodChoice, ModelSpec, StructuredMethod, is_local
+
+if TYPE_CHECKING:
+    from debategraph.models.binding import (
+        DEFAULT_TIMEOUT_S,
+        LOCAL_MAX_TOKENS,
+        LOCAL_TIMEOUT_S,
+        ModelBinding,
+        bind_model,
+        clear_model_cache,
+        get_chat_model,
+    )
+    from debategraph.models.calls import (
+        CHARS_PER_TOKEN,
+        CUT_OFF_HINT,
+        REPAIR_HINT,
+        CallResult,
+        TextResult,
+        json_schema_rejected,
+        one_line,
+        structured_call,
+        text_call,
+    )
+    from debategraph.models.output import repair
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "CUT_OFF_HINT",
+    "DEFAULT_TIMEOUT_S",
+    "LOCAL",
+    "LOCAL_MAX_TOKENS",
+    "LOCAL_TIMEOUT_S",
+    "REPAIR_HINT",
+    "CallResult",
+    "MethodChoice",
+    "ModelBinding",
+    "ModelSpec",
+    "StructuredMethod",
+    "TextResult",
+    "bind_model",
+    "clear_model_cache",
+    "get_chat_model",
+    "is_local",
+    "json_schema_rejected",
+    "one_line",
+    "repair",
+    "structured_call",
+    "text_call",
+]
+
+#: The modules that hold the names imported on first use (they need the OpenAI client).
+_LAZY_MODULES = ("binding", "calls", "output")
+
+if not TYPE_CHECKING:  # type checkers see the imports above, and flag unknown names
+
+    def __getattr__(name: str) -> object:
+        """Import a name of :data:`__all__` from its module on first use (PEP 562).
+
+        Args:
+            name: The attribute asked for.
+
+        Returns:
+            Its value, also stored here so the next lookup finds it directly.
+
+        Raises:
+            AttributeError: If it is not one of this package's names.
+        """
+        if name in __all__:
+            for module_name in _LAZY_MODULES:
+                module = importlib.import_module(f"{__name__}.{module_name}")
+                if name in vars(module):
+                    value = vars(module)[name]
+                    globals()[name] = value
+                    return value
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, including those not imported yet."""
+    return sorted({*globals(), *__all__})

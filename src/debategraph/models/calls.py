@@ -1,0 +1,312 @@
+"""The calls every node makes: :func:`structured_call` and :func:`text_call`.
+
+:func:`structured_call` takes a pydantic output schema, uses the structured-output method
+the endpoint supports, validates, repairs (clamp, coerce, truncate) and retries malformed
+output, falls back to a recorded reason instead of crashing, and records token usage and
+latency. Transport failures (an endpoint that is down, or keeps answering 5xx after the
+client's retries) raise :class:`~debategraph.errors.ModelUnavailableError` so the graph
+run stops and the thread stays resumable.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic
+
+import openai
+from langchain_core.exceptions import OutputParserException
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ValidationError
+
+from debategraph.errors import ModelUnavailableError
+from debategraph.models.binding import ModelBinding
+from debategraph.models.output import S, _cut_off_reply, _try_repair
+from debategraph.models.spec import StructuredMethod
+from debategraph.state.records import Usage
+
+#: Characters per token when an endpoint reports no usage and its count is estimated.
+CHARS_PER_TOKEN = 4
+CUT_OFF_HINT = "keep every text field short"
+REPAIR_HINT = (
+    "Your previous reply could not be used: {error}. Reply again, calling the tool with "
+    "arguments that match its schema exactly."
+)
+
+
+@dataclass(frozen=True)
+class CallResult(Generic[S]):
+    """Outcome of :func:`structured_call`.
+
+    Attributes:
+        value: The validated output, or ``None`` when every attempt failed.
+        usage: Tokens and latency summed over all attempts.
+        attempts: How many model calls were made.
+        reason: Why ``value`` is ``None`` (or what was repaired), else ``None``.
+    """
+
+    value: S | None
+    usage: Usage
+    attempts: int
+    reason: str | None = None
+
+
+#: Endpoints seen rejecting ``json_schema``; they get ``function_calling`` from then on.
+_NO_JSON_SCHEMA: set[str] = set()
+
+
+def json_schema_rejected(endpoint: str, *, forget: bool = False) -> bool:
+    """Whether ``endpoint`` was seen rejecting ``json_schema`` (its calls use tools).
+
+    Args:
+        endpoint: The binding's endpoint.
+        forget: Forget that verdict, so the next call tries ``json_schema`` again.
+
+    Returns:
+        The verdict (before forgetting it).
+    """
+    rejected = endpoint in _NO_JSON_SCHEMA
+    if forget:
+        _NO_JSON_SCHEMA.discard(endpoint)
+    return rejected
+
+
+_OUTPUT_ERRORS = (
+    OutputParserException,
+    ValidationError,
+    json.JSONDecodeError,
+    openai.APIResponseValidationError,
+)
+
+
+def structured_call(
+    model: ModelBinding,
+    schema: type[S],
+    messages: Sequence[BaseMessage],
+    *,
+    max_attempts: int = 3,
+) -> CallResult[S]:
+    """Call the model for an instance of ``schema``: validate, repair, retry, fall back.
+
+    Args:
+        model: The bound model (see :func:`~debategraph.models.binding.bind_model`).
+        schema: The pydantic model the reply must fit.
+        messages: The prompt.
+        max_attempts: Model calls to try before falling back (>= 1).
+
+    Returns:
+        The result; ``value`` is ``None`` with a ``reason`` after ``max_attempts`` bad replies.
+
+    Raises:
+        ModelUnavailableError: If the endpoint cannot be reached or keeps failing.
+    """
+    prompt = list(messages)
+    usage = Usage()
+    last_error = "no attempt made"
+    method = model.method
+    attempts = 0
+    while attempts < max(1, max_attempts):
+        attempts += 1
+        if method == "json_schema" and model.endpoint in _NO_JSON_SCHEMA:
+            method = "function_calling"
+        runnable = _structured_runnable(model.chat, schema, method)
+        started = time.perf_counter()
+        try:
+            out = runnable.invoke(prompt)
+        except openai.APIStatusError as exc:
+            if method == "json_schema" and _rejects_json_schema(exc):
+                _NO_JSON_SCHEMA.add(model.endpoint)
+                method = "function_calling"
+                attempts -= 1
+                continue
+            raise _unavailable(model, exc) from exc
+        except openai.APIConnectionError as exc:
+            raise _unavailable(model, exc) from exc
+        except openai.LengthFinishReasonError as exc:
+            # The reply hit the token cap mid-JSON (``json_schema`` parsing refuses it):
+            # close what was written and keep it if it is complete enough, else retry.
+            cut = _cut_off_reply(exc)
+            usage = usage + _usage_of(cut, time.perf_counter() - started, prompt)
+            repaired = _try_repair(schema, cut, "json_schema")
+            if repaired is not None:
+                return CallResult(repaired, usage, attempts, reason="repaired: reply was cut off")
+            last_error = f"the reply was cut off at the token limit; {CUT_OFF_HINT}"
+            prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error))]
+            continue
+        except _OUTPUT_ERRORS as exc:
+            usage = usage + Usage(calls=1, latency_s=round(time.perf_counter() - started, 6))
+            last_error = one_line(str(exc))
+            prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
+            continue
+        latency = time.perf_counter() - started
+        raw = out.get("raw") if isinstance(out, dict) else None
+        usage = usage + _usage_of(raw, latency, prompt)
+        parsed = out.get("parsed") if isinstance(out, dict) else None
+        error = out.get("parsing_error") if isinstance(out, dict) else None
+        if isinstance(parsed, dict):  # json_schema replies are validated here, not by the client
+            try:
+                parsed = schema.model_validate(parsed)
+            except ValidationError as exc:
+                error = exc
+        if isinstance(parsed, schema):
+            return CallResult(parsed, usage, attempts)
+        repaired = _try_repair(schema, raw, method)
+        if repaired is not None:
+            return CallResult(repaired, usage, attempts, reason=f"repaired: {one_line(str(error))}")
+        last_error = one_line(str(error) if error else "the reply had no structured output")
+        prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
+    return CallResult(
+        None, usage, attempts, reason=f"invalid output after {attempts} attempt(s): {last_error}"
+    )
+
+
+@dataclass(frozen=True)
+class TextResult:
+    """Outcome of :func:`text_call`.
+
+    Attributes:
+        text: The reply's text ("" when every attempt came back empty).
+        usage: Tokens and latency summed over all attempts.
+        attempts: How many model calls were made.
+        reason: Why ``text`` is empty, else ``None``.
+    """
+
+    text: str
+    usage: Usage
+    attempts: int
+    reason: str | None = None
+
+
+def text_call(
+    model: ModelBinding, messages: Sequence[BaseMessage], *, max_attempts: int = 2
+) -> TextResult:
+    """Call the model for free text (a debater's turn): retry empty replies, record usage.
+
+    The sibling of :func:`structured_call` for prose, with the same error handling. Called
+    inside a graph node, its tokens stream with LangGraph's ``stream_mode="messages"``.
+
+    Args:
+        model: The bound model (see :func:`~debategraph.models.binding.bind_model`).
+        messages: The prompt.
+        max_attempts: Model calls to try while the reply is empty (>= 1).
+
+    Returns:
+        The result; ``text`` is empty with a ``reason`` if every reply was empty.
+
+    Raises:
+        ModelUnavailableError: If the endpoint cannot be reached or keeps failing.
+    """
+    usage = Usage()
+    attempts = 0
+    while attempts < max(1, max_attempts):
+        attempts += 1
+        started = time.perf_counter()
+        try:
+            reply = model.chat.invoke(list(messages))
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise _unavailable(model, exc) from exc
+        usage = usage + _usage_of(reply, time.perf_counter() - started, messages)
+        text = reply.text.strip() if isinstance(reply, AIMessage) else ""
+        if text:
+            return TextResult(text, usage, attempts)
+    return TextResult("", usage, attempts, reason=f"empty reply after {attempts} attempt(s)")
+
+
+def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
+    """Whether an error says the endpoint does not take a ``json_schema`` response format.
+
+    Other errors of the same status (a prompt longer than the context, say) are not
+    reasons to switch method.
+    """
+    text = str(exc.message).lower()
+    return exc.status_code in (400, 422, 500, 501) and any(
+        word in text for word in ("response_format", "json_schema", "schema")
+    )
+
+
+def _unavailable(
+    model: ModelBinding, exc: openai.APIStatusError | openai.APIConnectionError
+) -> ModelUnavailableError:
+    """The one-line error for a transport failure (after the client's own retries)."""
+    failure = model.diagnose() if model.diagnose is not None else None
+    if failure is not None:
+        return ModelUnavailableError(failure)
+    if isinstance(exc, openai.APIStatusError):
+        detail = f"answered HTTP {exc.status_code}: {one_line(exc.message)}"
+    elif isinstance(exc, openai.APITimeoutError):
+        detail = f"timed out: {one_line(_root_cause(exc))}"
+    else:
+        detail = f"is unreachable: {one_line(_root_cause(exc))}"
+    return ModelUnavailableError(f"model endpoint {model.endpoint} {detail}")
+
+
+_RUNNABLES: dict[tuple[int, type[BaseModel], str], tuple[BaseChatModel, Runnable[Any, Any]]] = {}
+_RUNNABLES_MAX = 256
+
+
+def _structured_runnable(
+    chat: BaseChatModel, schema: type[BaseModel], method: StructuredMethod
+) -> Runnable[Any, Any]:
+    """``chat.with_structured_output(...)``, built once per model, schema and method.
+
+    For ``json_schema`` the schema goes as a plain JSON schema, so the reply comes back as
+    a dict and :func:`structured_call` validates and repairs it (handed the pydantic class,
+    the OpenAI client validates the reply itself and raises, losing the reply: a confidence
+    of -1.1 would cost a retry instead of a clamp).
+    """
+    key = (id(chat), schema, method)
+    hit = _RUNNABLES.get(key)
+    if hit is not None and hit[0] is chat:
+        return hit[1]
+    if len(_RUNNABLES) >= _RUNNABLES_MAX:
+        _RUNNABLES.clear()
+    target: type[BaseModel] | dict[str, Any] = schema
+    if method == "json_schema":
+        target = {"name": schema.__name__, "schema": schema.model_json_schema()}
+    runnable = chat.with_structured_output(target, method=method, include_raw=True)
+    _RUNNABLES[key] = (chat, runnable)
+    return runnable
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The innermost message of an exception chain (``Connection refused``, not ``error``)."""
+    while exc.__cause__ is not None and str(exc.__cause__):
+        exc = exc.__cause__
+    return str(exc)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line (whitespace runs collapsed), at most 400 characters."""
+    return " ".join(text.split())[:400]
+
+
+def _usage_of(raw: object, latency_s: float, prompt: Sequence[BaseMessage]) -> Usage:
+    """The usage a reply reports; estimated from text length if it reports none."""
+    meta = getattr(raw, "usage_metadata", None)
+    if meta:
+        return Usage(
+            prompt_tokens=int(meta.get("input_tokens", 0)),
+            completion_tokens=int(meta.get("output_tokens", 0)),
+            calls=1,
+            latency_s=round(latency_s, 6),
+        )
+    reply = raw if isinstance(raw, AIMessage) else None
+    completion = _estimate_tokens(reply.text if reply is not None else "")
+    if reply is not None:
+        completion += sum(_estimate_tokens(json.dumps(c["args"])) for c in reply.tool_calls)
+    return Usage(
+        prompt_tokens=sum(_estimate_tokens(m.text) for m in prompt),
+        completion_tokens=completion,
+        calls=1,
+        latency_s=round(latency_s, 6),
+        estimated=True,
+    )
+
+
+def _estimate_tokens(text: str) -> int:
+    """Tokens in ``text`` by the usual rule of thumb for English (4 characters a token)."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
