@@ -303,7 +303,7 @@ def figure_tokens(workdir: Path, *, iterations: int) -> Figure:
             it = iteration_of(body)
             if it is not None:
                 per_iteration[it] = per_iteration.get(it, 0) + count_prompt_tokens(body)
-    if out["termination_reason"] != "max_iterations" or out["iterations_completed"] != iterations:
+    if out["termination_reason"] != "rounds_completed" or out["iterations_completed"] != iterations:
         raise RuntimeError(
             f"benchmark run went wrong: {out['termination_reason']} after "
             f"{out['iterations_completed']} iteration(s)"

@@ -1,4 +1,4 @@
-"""Tests for the SQL archive, the Markdown transcript and the JSON export of a debate."""
+"""Tests for the SQL archive, the Markdown transcript and the JSON export of a thread."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,19 @@ from debategraph.checkpoints.archive import (
     jsonable,
     render_markdown,
 )
+from debategraph.checkpoints.markdown import summary_markdown
 from debategraph.errors import UsageError
+from debategraph.graphs.pattern import Launch, Pattern, Values
+from debategraph.graphs.registry import get_pattern
+from debategraph.graphs.solver_debate import votes_markdown
 from debategraph.state import RoundRecord, Turn, Usage
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 T0 = 1_700_000_000.0
 OUR_TABLES = {"debates", "messages", "usage"}
+SOLVER = get_pattern("solver_debate")
+#: The solver pattern with its vote result section.
+VOTING = SOLVER
 #: The schema of every table and index that is not the archive's own.
 OTHER_SCHEMA = (
     "SELECT type, name, sql FROM sqlite_master"
@@ -113,6 +121,31 @@ def debate_values(question: str = QUESTION) -> dict[str, Any]:
     }
 
 
+def make_pattern(
+    name: str,
+    title: Callable[[Values], str],
+    summary: Callable[[Values], dict[str, Any]] = lambda values: {},
+    result_markdown: Callable[[Values], list[str]] | None = None,
+) -> Pattern:
+    """A pattern of the test's own: only its name, title, summary and result matter here."""
+    return Pattern(
+        name=name,
+        build=lambda *args, **kwargs: None,
+        command=lambda: Launch({}, {}),
+        recursion_limit=lambda settings: 10,
+        title=title,
+        summary=summary,
+        describe=lambda settings: "",
+        agents_per_round=lambda settings: 1,
+        headline=lambda result: [],
+        result_markdown=result_markdown,
+    )
+
+
+def columns(path: Path, table: str) -> list[str]:
+    return [r[1] for r in rows(path, f"PRAGMA table_info([{table}])")]
+
+
 def rows(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     conn = sqlite3.connect(path)
     try:
@@ -130,7 +163,7 @@ def count(path: Path, table: str, thread_id: str | None = None) -> int:
 
 def archive(path: Path, thread_id: str = "t1", **overrides: Any) -> ArchiveSummary:
     values = overrides.pop("values", None) or debate_values()
-    kwargs: dict[str, Any] = {"pattern": "solver_debate", "status": "finished", **overrides}
+    kwargs: dict[str, Any] = {"pattern": SOLVER, "status": "finished", **overrides}
     return archive_debate(path, thread_id=thread_id, values=values, **kwargs)
 
 
@@ -168,10 +201,6 @@ def test_archive_writes_debate_row(db: Path) -> None:
     assert row["title"] == QUESTION
     assert row["status"] == "finished"
     assert row["termination_reason"] == "rounds_completed"
-    assert row["answer"] == "72"
-    assert row["agreement"] == pytest.approx(0.6667)
-    assert json.loads(row["votes"]) == {"72": 2, "96": 1}
-    assert row["tie_break"] is None
     assert row["rounds"] == 2
     usage: Usage = values["usage"]
     assert (row["prompt_tokens"], row["completion_tokens"], row["calls"]) == (
@@ -184,13 +213,18 @@ def test_archive_writes_debate_row(db: Path) -> None:
     assert row["finished_at"] == "2023-11-14T22:14:10+00:00"
     assert row["archived_at"].endswith("+00:00")
     result = json.loads(row["result"])
-    assert result["round"] == 2
+    assert result == json.loads(json.dumps(jsonable(SOLVER.summary(values))))
+    assert (result["answer"], result["votes"], result["tie_break"]) == (
+        "72",
+        {"72": 2, "96": 1},
+        None,
+    )
+    assert result["agreement"] == pytest.approx(0.6667)
     assert [r["answers"] for r in result["rounds"]] == [
         {"alice": "72", "bob": "72", "carol": None},
         {"alice": "72", "bob": "72", "carol": "96"},
     ]
-    assert result["usage_by_solver"]["carol"]["calls"] == 2
-    assert not {"transcript", "question", "answer", "votes", "usage"} & set(result)
+    assert not {"answer", "agreement", "votes", "tie_break"} & set(row.keys())
 
 
 def test_archive_writes_messages_in_transcript_order(db: Path) -> None:
@@ -293,18 +327,21 @@ def test_two_threads_coexist(db: Path) -> None:
     assert count(db, "messages") == 14
 
 
-def test_future_graph_values_without_usage_or_rounds(db: Path) -> None:
+def test_other_pattern_values_without_usage_or_rounds(db: Path) -> None:
     turns = debate_values()["transcript"]
     values = {
         "topic": "Should cities ban cars?",
         "transcript": [t.model_dump(mode="json") for t in turns],  # dicts, as JSON clients send
         "verdict": {"winner": "pro", "score": 7.5},
     }
-    archive(db, values=values, pattern="court", status="finished")
+    court = make_pattern(
+        "court", lambda v: str(v["topic"]), lambda v: {"verdict": v.get("verdict")}
+    )
+    archive(db, values=values, pattern=court, status="finished")
 
-    got = rows(db, "SELECT title, rounds, prompt_tokens, calls, answer, votes, result FROM debates")
-    title, n_rounds, prompt, calls, answer, votes, result = got[0]
-    assert (title, n_rounds, answer, votes) == ("Should cities ban cars?", 2, None, None)
+    got = rows(db, "SELECT pattern, title, rounds, prompt_tokens, calls, result FROM debates")
+    name, title, n_rounds, prompt, calls, result = got[0]
+    assert (name, title, n_rounds) == ("court", "Should cities ban cars?", 2)
     assert prompt == sum(t.usage.prompt_tokens for t in turns)
     assert calls == 6
     assert json.loads(result) == {"verdict": {"winner": "pro", "score": 7.5}}
@@ -312,11 +349,57 @@ def test_future_graph_values_without_usage_or_rounds(db: Path) -> None:
     assert total == [(prompt,)]
 
 
+class Paper:
+    def __init__(self, title: str) -> None:
+        self.title = title
+
+
+#: A discussion-like pattern: the title is a nested value, not a state key of its own.
+DISCUSSION = make_pattern(
+    "discussion_like",
+    lambda v: v["paper"].title if v.get("paper") else "",
+    lambda v: {"report": v.get("report"), "scores": v.get("scores", {})},
+)
+
+
+def test_title_and_result_come_from_the_pattern(db: Path) -> None:
+    values = {
+        "paper": Paper("Attention Is All You Need"),
+        "topic": "not the title",
+        "question": "not the title either",
+        "report": "Consensus: accept.",
+        "scores": {"novelty": 4, "clarity": 3},
+        "round": 3,
+    }
+    archive(db, values=values, pattern=DISCUSSION)
+
+    got = rows(db, "SELECT pattern, title, rounds, result FROM debates")
+    assert got[0][:3] == ("discussion_like", "Attention Is All You Need", 3)  # rounds: round
+    assert json.loads(got[0][3]) == {
+        "report": "Consensus: accept.",
+        "scores": {"clarity": 3, "novelty": 4},
+    }
+
+
+@pytest.mark.parametrize(
+    ("stored", "shown"),
+    [("max_iterations", "rounds_completed"), ("budget", "budget"), ("gave_up", "gave_up")],
+)
+def test_termination_in_todays_words(db: Path, stored: str, shown: str) -> None:
+    values = {**debate_values(), "termination_reason": stored}
+    archive(db, values=values)
+    assert rows(db, "SELECT termination_reason FROM debates") == [(shown,)]
+    text = render_markdown("t1", values, pattern=SOLVER)
+    assert f"termination: {shown}" in text.splitlines()[2]
+    assert f"Termination: {shown}" in text.split("## Result")[1]
+
+
 def test_empty_values_archive_a_bare_row(db: Path) -> None:
-    summary = archive_debate(db, thread_id="t0", pattern="x", values={}, status="waiting")
+    bare = make_pattern("x", lambda v: "")
+    summary = archive_debate(db, thread_id="t0", pattern=bare, values={}, status="waiting")
     assert summary.messages == 0
-    got = rows(db, "SELECT title, rounds, calls, started_at, result FROM debates")
-    assert got == [(None, 0, 0, None, "{}")]
+    got = rows(db, "SELECT pattern, title, rounds, calls, started_at, result FROM debates")
+    assert got == [("x", None, 0, 0, None, "{}")]
     assert rows(db, "SELECT scope, key, calls FROM usage") == [("total", "", 0)]
 
 
@@ -361,10 +444,52 @@ def test_older_archive_gains_new_columns(db: Path) -> None:
 
     archive(db)
 
-    assert rows(db, "SELECT thread_id, answer FROM debates ORDER BY 1") == [
-        ("old", None),
-        ("t1", "72"),
+    assert rows(db, "SELECT thread_id, title, rounds FROM debates ORDER BY 1") == [
+        ("old", "old question", None),
+        ("t1", QUESTION, 2),
     ]
+
+
+#: The ``debates`` table as the previous version created it, solver columns included.
+OLD_DEBATES = """
+CREATE TABLE [debates] (
+   [thread_id] TEXT PRIMARY KEY NOT NULL, [pattern] TEXT, [title] TEXT, [status] TEXT,
+   [termination_reason] TEXT, [answer] TEXT, [agreement] FLOAT, [votes] TEXT,
+   [tie_break] TEXT, [rounds] INTEGER, [prompt_tokens] INTEGER,
+   [completion_tokens] INTEGER, [calls] INTEGER, [latency_s] FLOAT, [started_at] TEXT,
+   [finished_at] TEXT, [archived_at] TEXT, [result] TEXT
+)"""
+
+
+def test_archive_of_the_previous_version_takes_new_rows(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute(OLD_DEBATES)
+    conn.execute(
+        "INSERT INTO debates (thread_id, pattern, title, status, termination_reason, answer,"
+        " agreement, votes, tie_break, rounds, result) VALUES"
+        " ('old', 'solver_debate', 'old q', 'finished', 'max_iterations', '7', 1.0,"
+        " '{\"7\": 3}', NULL, 2, '{}'),"
+        " ('t1', 'solver_debate', 'stale', 'waiting', NULL, '96', 0.5, '{}', 'x', 1, '{}')"
+    )
+    conn.commit()
+    conn.close()
+    before = columns(db, "debates")
+
+    archive(db, "t1")  # archived again by this version
+    archive(db, "t2", values=debate_values("What is 2 + 2?"), pattern=DISCUSSION)
+
+    assert columns(db, "debates") == before  # nothing added, nothing dropped
+    got = rows(
+        db,
+        "SELECT thread_id, title, status, answer, agreement, votes, tie_break, rounds"
+        " FROM debates ORDER BY 1",
+    )
+    assert got == [
+        ("old", "old q", "finished", "7", 1.0, '{"7": 3}', None, 2),  # left as it was
+        ("t1", QUESTION, "finished", None, None, None, None, 2),  # the old columns are NULL
+        ("t2", None, "finished", None, None, None, None, 2),
+    ]
+    assert count(db, "messages") == 14
 
 
 def test_concurrent_archivers_into_one_file(db: Path) -> None:
@@ -605,15 +730,16 @@ def test_read_only_folder(tmp_path: Path) -> None:
 
 @pytest.fixture
 def markdown() -> Iterator[str]:
-    yield render_markdown("t1", debate_values(), status="finished")
+    yield render_markdown("t1", debate_values(), pattern=VOTING, status="finished")
 
 
 def test_markdown_structure(markdown: str) -> None:
     lines = markdown.splitlines()
     assert lines[0] == f"# {QUESTION}"
     meta = lines[2]
-    for part in ("`t1`", "finished", "rounds_completed", "**72**", "0.67", "tokens"):
-        assert part in meta
+    assert meta.startswith("thread `t1` · status: finished · termination: rounds_completed · ")
+    assert meta.endswith(" calls, 4.5 s")
+    assert "72" not in meta  # the answer is the pattern's business, in its result section
     assert lines.index("## Round 1") < lines.index("## Round 2") < lines.index("## Result")
     for agent in ("alice", "bob", "carol"):
         assert f"**{agent}**" in markdown
@@ -630,19 +756,100 @@ def test_markdown_turns(markdown: str) -> None:
 
 
 def test_markdown_result(markdown: str) -> None:
-    result = markdown.split("## Result")[1]
-    assert "Answer: **72**" in result
-    assert "| answer | votes |\n| --- | ---: |\n| 72 | 2 |\n| 96 | 1 |" in result
-    assert "Usage:" in result
+    result = markdown.split("## Result\n\n")[1]
+    assert result.startswith(
+        "Answer: **72**\n\n| answer | votes |\n| --- | ---: |\n| 72 | 2 |\n| 96 | 1 |\n\n"
+        "Agreement: 0.67\n\nTermination: rounds_completed\n\nUsage: "
+    )
+    assert "Tie-break" not in result
     assert "| carol |" in result
     assert "| user |" not in result  # no model calls, no usage row
 
 
-def test_markdown_of_unfinished_or_other_graphs() -> None:
-    text = render_markdown("t9", {"topic": "Cats | dogs", "transcript": []})
+def test_votes_markdown_tie_break_and_no_answer() -> None:
+    values = {"answer": None, "votes": {"4": 1, "5": 1}, "agreement": 0.5, "tie_break": "a | b"}
+    assert votes_markdown(values) == [
+        "Answer: none",
+        "",
+        "| answer | votes |",
+        "| --- | ---: |",
+        "| 4 | 1 |",
+        "| 5 | 1 |",
+        "",
+        "Agreement: 0.50",
+        "",
+        "Tie-break: a \\| b",
+        "",
+    ]
+    assert votes_markdown({}) == []
+
+
+def test_markdown_without_result_markdown_renders_the_summary() -> None:
+    text = render_markdown("t1", debate_values(), pattern=replace(SOLVER, result_markdown=None))
+    result = text.split("## Result\n\n")[1]
+    assert result.startswith(
+        "Answer: 72\n\nVotes:\n\n| key | value |\n| --- | --- |\n| 72 | 2 |\n| 96 | 1 |\n\n"
+        "Agreement: 0.6667\n\nTie break: none\n\nRounds: `[{"
+    )
+    assert "Termination: rounds_completed\n\nUsage: " in result
+
+
+def test_summary_markdown() -> None:
+    summary: Mapping[str, Any] = {
+        "winner": "pro",
+        "score": 7.5,
+        "report": "First line.\n\nSecond | line.",
+        "scores": {"a b": 1, "c": None},
+        "nested": {"x": [1, 2]},
+        "speakers": ["ann", "ben"],
+        "empty": {},
+        "usage": Usage(calls=2),
+    }
+    assert summary_markdown(summary) == [
+        "Winner: pro",
+        "",
+        "Score: 7.5",
+        "",
+        "Report:",
+        "",
+        "> First line.",
+        ">",
+        "> Second | line.",
+        "",
+        "Scores:",
+        "",
+        "| key | value |",
+        "| --- | --- |",
+        "| a b | 1 |",
+        "| c | none |",
+        "",
+        'Nested: `{"x":[1,2]}`',
+        "",
+        'Speakers: `["ann","ben"]`',
+        "",
+        "Empty: `{}`",
+        "",
+        "Usage:",
+        "",
+        "| key | value |",
+        "| --- | --- |",
+        "| prompt_tokens | 0 |",  # in the model's field order
+        "| completion_tokens | 0 |",
+        "| calls | 2 |",
+        "| latency_s | 0.0 |",
+        "| estimated | False |",
+        "",
+    ]
+
+
+def test_markdown_of_unfinished_or_other_patterns() -> None:
+    topic = make_pattern("court", lambda v: str(v.get("topic") or ""))
+    text = render_markdown("t9", {"topic": "Cats | dogs", "transcript": []}, pattern=topic)
     assert text.startswith("# Cats \\| dogs\n")
-    assert "## Result" in text
-    assert "| answer | votes |" not in text
+    assert text.endswith("## Result\n\nUsage: 0 tokens (0 prompt + 0 completion), 0 calls, 0.0 s\n")
+    paper = render_markdown("t8", {"paper": Paper("On  Graphs")}, pattern=DISCUSSION)
+    assert paper.startswith("# On Graphs\n\nthread `t8`\n")
+    assert "Report: none\n\nScores: `{}`\n" in paper
     early = render_markdown(
         "t9",
         {
@@ -650,8 +857,9 @@ def test_markdown_of_unfinished_or_other_graphs() -> None:
                 Turn(agent="user", role="user", content="Be brief.", stage="interject", round=0)
             ]
         },
+        pattern=SOLVER,
     )
-    assert early.startswith("# Debate t9\n")
+    assert early.startswith("# Thread t9\n")
     assert "## Before round 1" in early
     assert "**user** (interjection): Be brief." in early
 

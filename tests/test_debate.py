@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import re
+import subprocess
+import sys
 import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,10 +25,18 @@ from typing_extensions import TypedDict
 
 from debategraph.checkpoints import open_checkpointer
 from debategraph.checkpoints.savers import serializer
+from debategraph.errors import UsageError
 from debategraph.graphs import build_debate
-from debategraph.graphs import debate as debate_module
-from debategraph.graphs.debate import GRAPH_NAME, recursion_limit
-from debategraph.nodes.debate import ARGUE_STAGE, match_debater
+from debategraph.graphs.debate import (
+    DEFAULT_DEBATERS,
+    GRAPH_NAME,
+    PATTERN,
+    debate_setup,
+    recursion_limit,
+)
+from debategraph.graphs.pattern import Launch
+from debategraph.nodes.debate import ARGUE_STAGE, Silence, termination_conditions
+from debategraph.nodes.roster import match_name, read_name
 from debategraph.state import (
     TIE,
     Debater,
@@ -36,6 +46,7 @@ from debategraph.state import (
     Verdict,
     WordCount,
 )
+from debategraph.strategies.termination import RoundOutcome, first_fired
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "debate.mmd"
@@ -55,6 +66,7 @@ OUTPUT_KEYS = {
     "summary",
     "usage",
     "usage_by_agent",
+    "notes",
 }
 FILLER = "because the evidence on learning outcomes points this way"
 
@@ -346,6 +358,47 @@ def test_a_round_of_empty_arguments_ends_with_error() -> None:
     assert [c.words for c in out["word_counts"]] == [0, 0]
 
 
+def test_usage_is_the_sum_of_the_turns_across_a_resume(saver: BaseCheckpointSaver[Any]) -> None:
+    """Nodes write only their own calls' usage; the reducers add it up, once per call."""
+    script = Script()
+    graph = build_debate(
+        script.model,
+        debaters=PAIR,
+        max_rounds=2,
+        moderator=True,
+        judge=True,
+        history="window",
+        keep_last=1,
+        pause_after_round=True,
+    ).compile(checkpointer=saver)
+    config = config_for("usage", 2)
+    graph.invoke({"topic": TOPIC}, config)
+    out = graph.invoke(Command(resume={"approve": True}), config)
+    turns = transcript_of(graph, config)
+    assert out["usage"] == Usage.total(t.usage for t in turns)
+    assert out["usage"].calls == len(script.model.prompts) == 4 + 1 + 1 + 1
+    for agent, usage in out["usage_by_agent"].items():
+        assert usage == Usage.total(t.usage for t in turns if t.agent == agent), agent
+    assert set(out["usage_by_agent"]) == {"Alice", "Bob", "moderator", "summarizer", "judge"}
+
+
+def test_close_round_conditions() -> None:
+    silence = Silence()
+    assert silence.reason == "error"
+    assert silence.fired(RoundOutcome(round=1, answers=[None, None]))
+    assert not silence.fired(RoundOutcome(round=1, answers=[None, "x"]))
+    assert not silence.fired(RoundOutcome(round=1))  # no arguments is no evidence
+    setup = debate_setup(
+        PAIR, max_rounds=2, first_speaker=None, words=80, moderator=False, judge=False,
+        history="full", keep_last=4, pause_after_round=False,
+    )  # fmt: skip
+    conditions = termination_conditions(setup)
+    assert first_fired(conditions, RoundOutcome(round=1, answers=["a", "b"])) is None
+    assert first_fired(conditions, RoundOutcome(round=2, answers=["a", "b"])) == "rounds_completed"
+    # An empty round is an error even at the round cap.
+    assert first_fired(conditions, RoundOutcome(round=2, answers=[None, None])) == "error"
+
+
 # --------------------------------------------------------------------------
 # Moderator
 # --------------------------------------------------------------------------
@@ -520,13 +573,19 @@ def test_judge_fallback_records_a_tie_with_the_reason(saver: BaseCheckpointSaver
     )
 
 
-def test_match_debater() -> None:
+def test_names_are_read_with_the_shared_matcher() -> None:
     names = ["Affirmative", "Negative"]
-    assert match_debater("affirmative", names) == "Affirmative"
-    assert match_debater(" Negativ ", names) == "Negative"
-    assert match_debater("The Affirmative", names) == "Affirmative"
-    assert match_debater("Moderator", names) is None
-    assert match_debater("", names) is None
+    assert match_name("affirmative", names) == "Affirmative"
+    assert match_name(" Negativ ", names) == "Negative"
+    assert match_name("The Affirmative", names) == "Affirmative"
+    assert match_name("Moderator", names) is None
+    assert match_name("", names) is None
+    notes: list[str] = []
+    assert read_name("Negative", names, "winner", notes) == "Negative"
+    assert notes == []  # an exact name is not a normalisation
+    assert read_name("negativ", names, "winner", notes) == "Negative"
+    assert read_name("Zed", names, "winner", notes) is None
+    assert notes == ["winner 'negativ' read as 'Negative'"]
 
 
 # --------------------------------------------------------------------------
@@ -620,7 +679,15 @@ def test_pause_after_round_interject_then_approve(saver: BaseCheckpointSaver[Any
     assert payload["word_counts"] == {"Alice": 20, "Bob": 20}
     assert payload["moderator"]["leading"] == TIE
     assert payload["tokens_this_round"] == 45  # 2 arguments + the moderator, 15 each
-    assert "interject" in payload["expects"]
+    assert payload["message"] == (
+        "Round 1 of 3 is done. Approve to go on, or interject: your text is shown to every "
+        "debater next round."
+    )
+    assert payload["expects"] == {
+        "approve": True,
+        "interject": "text shown to every debater next round",
+    }
+    assert list(payload)[:3] == ["kind", "round", "rounds"]
     assert script.order == ["Alice", "Bob"]
 
     out = graph.invoke(Command(resume={"interject": NOTE}), config)
@@ -785,17 +852,23 @@ def test_debaters_in_every_accepted_form() -> None:
 
 
 # --------------------------------------------------------------------------
-# The module-level graph
+# The graph Studio serves (compiled by debategraph.graphs.studio)
 # --------------------------------------------------------------------------
 
 
+def studio_graph() -> Any:
+    """The debate as ``langgraph.json`` serves it: the default debaters, moderator, judge."""
+    builder = build_debate(debaters=DEFAULT_DEBATERS, moderator=True, judge=True)
+    return builder.compile(name=GRAPH_NAME)
+
+
 def test_mermaid_matches_snapshot() -> None:
-    drawn = debate_module.graph.get_graph().draw_mermaid()
+    drawn = studio_graph().get_graph().draw_mermaid()
     assert drawn == SNAPSHOT.read_text(encoding="utf-8")
 
 
-def test_module_graph_for_studio() -> None:
-    graph = debate_module.graph
+def test_graph_for_studio() -> None:
+    graph = studio_graph()
     assert graph.checkpointer is None
     assert graph.name == GRAPH_NAME == "debate"
     builder = graph.builder
@@ -806,6 +879,109 @@ def test_module_graph_for_studio() -> None:
     assert set(graph.get_input_jsonschema()["properties"]) == {"topic"}
     assert set(graph.get_output_jsonschema()["properties"]) == OUTPUT_KEYS
     assert {"Affirmative", "Negative", "moderator", "judge"} <= set(graph.nodes)
+
+
+def test_default_debaters() -> None:
+    graph = build_debate().compile()
+    assert {"Affirmative", "Negative"} <= set(graph.nodes)
+    assert not {"moderator", "judge", "summarizer", "human"} & set(graph.nodes)
+
+
+def test_importing_the_pattern_loads_no_graph_runtime() -> None:
+    """Declaring the pattern (``--help``, the registry) imports neither LangGraph nor a model."""
+    code = (
+        "import sys, debategraph.graphs.debate as m; m.PATTERN.describe; "
+        "print(sorted(n for n in ('langgraph', 'openai', 'langchain_openai') if n in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------
+# The pattern's declaration (what the CLI and the thread tools ask of it)
+# --------------------------------------------------------------------------
+
+
+def test_command_launches_with_the_factorys_settings() -> None:
+    launch = PATTERN.command(TOPIC, debater=["Alice:for", "Bob:against"], rounds=2, judge=True)
+    assert isinstance(launch, Launch)
+    assert launch.input == {"topic": TOPIC}
+    assert launch.settings == {
+        "debaters": ["Alice:for", "Bob:against"],
+        "max_rounds": 2,
+        "first_speaker": None,
+        "words": 80,
+        "moderator": False,
+        "judge": True,
+        "history": "full",
+        "keep_last": 4,
+    }
+    defaults = PATTERN.command(TOPIC)
+    assert defaults.settings["debaters"] == list(DEFAULT_DEBATERS)
+    # The settings (plus the CLI's pause_after_round) are build_debate's keyword arguments.
+    script = Script()
+    builder = PATTERN.build(script.model, **launch.settings, pause_after_round=False)
+    out = builder.compile().invoke(launch.input, {"recursion_limit": 100})
+    assert out["rounds_completed"] == 2
+    assert PATTERN.recursion_limit(launch.settings) == recursion_limit(2, 2)
+    assert PATTERN.agents_per_round(launch.settings) == 2
+
+
+@pytest.mark.parametrize("topic", ["", "  "])
+def test_command_refuses_an_empty_topic(topic: str) -> None:
+    with pytest.raises(UsageError, match=r"^topic is empty: give the motion") as info:
+        PATTERN.command(topic)
+    assert "\n" not in str(info.value)
+
+
+def test_describe_names_the_debaters_and_options() -> None:
+    settings = PATTERN.command(TOPIC, debater=PAIR_SHORT, moderator=True).settings
+    assert PATTERN.describe(settings) == ("Alice vs Bob + moderator, 3 rounds, 80 words per turn")
+    window = {
+        **PATTERN.command(TOPIC, judge=True, history="window", keep_last=2).settings,
+        "pause_after_round": True,
+    }
+    assert PATTERN.describe(window) == (
+        "Affirmative vs Negative + judge, window of 2, 3 rounds, 80 words per turn, "
+        "pausing after each round"
+    )
+    assert PATTERN.describe({**settings, "debaters": [{"name": "Ann", "side": "x"}, "Bo:y"]})
+    assert PATTERN.title({"topic": TOPIC}) == TOPIC
+
+
+def test_summary_and_headline() -> None:
+    script = Script(judge=lambda: tool_reply("Verdict", verdict_args(rationale="Clear. " * 80)))
+    graph = build_debate(script.model, debaters=PAIR, max_rounds=2, moderator=True, judge=True)
+    values = graph.compile().invoke({"topic": TOPIC}, config_for("x", 2))
+    summary = PATTERN.summary(values)
+    assert set(summary) == {"topic", "winner", "verdict", "rounds_completed", "moderator", "words"}
+    assert (summary["topic"], summary["winner"], summary["rounds_completed"]) == (TOPIC, "Alice", 2)
+    assert [d["round"] for d in summary["moderator"]] == [1]
+    assert [w["debater"] for w in summary["words"]] == ["Alice", "Bob"] * 2
+    first, rationale = PATTERN.headline(summary)
+    assert first == "winner [bold]Alice[/bold] · 2 rounds"
+    assert rationale.startswith("  Clear. Clear.") and rationale.endswith("…")
+    assert len(rationale) == 2 + 300
+
+    no_judge = {"winner": None, "verdict": None, "rounds_completed": 3}
+    assert PATTERN.headline(no_judge) == ["winner [bold]no verdict (no judge)[/bold] · 3 rounds"]
+    odd = {"winner": "[b]x", "verdict": {"rationale": ""}, "rounds_completed": 1}
+    assert PATTERN.headline(odd) == ["winner [bold]\\[b]x[/bold] · 1 rounds"]
+
+
+def test_progress_lines_and_streaming() -> None:
+    decision = ModeratorDecision(settled=True, leading="Bob", reason="Bob [won] " * 40, round=2)
+    (line,) = PATTERN.progress("moderator", {"moderator_decisions": [decision]})
+    assert line.startswith("  [dim]moderator: settled, leading Bob: Bob \\[won]")
+    assert line.endswith("…[/dim]")
+    verdict = Verdict(winner="Alice", scores=[], rationale="r", strongest=[])
+    assert PATTERN.progress("judge", {"verdict": verdict}) == ["  judge: winner [bold]Alice[/bold]"]
+    assert PATTERN.progress("Alice", {"transcript": []}) == []
+    assert PATTERN.progress("open_round", {"round": 1}) == []
+    assert PATTERN.streams is not None
+    assert PATTERN.streams("Alice") and PATTERN.streams("Negative")
+    assert not any(PATTERN.streams(n) for n in ("moderator", "judge", "summarizer"))
+    assert PATTERN.streamed_stage == ARGUE_STAGE
 
 
 # --------------------------------------------------------------------------

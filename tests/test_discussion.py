@@ -1,10 +1,13 @@
 """Tests for the discussion graph: document parsing, section choice, insights, questions,
 responses with revisions, convergence math and every termination reason, the consensus
-report and its Markdown, validation, checkpoints and the Studio graph."""
+report and its Markdown, the pause between iterations and a human's interjections,
+validation, checkpoints, the pattern's declaration and the Studio graph."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,21 +15,32 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from debategraph.checkpoints import open_checkpointer
 from debategraph.documents import NO_SECTIONS_NOTE, load_document, parse_document
+from debategraph.errors import UsageError
 from debategraph.graphs import build_discussion
-from debategraph.graphs import discussion as discussion_module
-from debategraph.graphs.discussion import DEFAULT_PERSONAS, GRAPH_NAME, recursion_limit
-from debategraph.nodes.discussion import (
+from debategraph.graphs.discussion import (
+    DEFAULT_PERSONAS,
+    GRAPH_NAME,
+    PATTERN,
+    discuss_command,
+    discussion_setup,
+    recursion_limit,
+    render_report_markdown,
+)
+from debategraph.nodes.discussion.convergence import (
     ConvergenceMetrics,
     convergence_metrics,
     convergence_score,
-    decide_termination,
-    render_report_markdown,
+    termination_conditions,
 )
+from debategraph.nodes.discussion.phases import make_open_iteration
+from debategraph.nodes.discussion.views import iteration_of
 from debategraph.state import (
     ConsensusReport,
+    ConvergenceRecord,
     Insight,
     Persona,
     Question,
@@ -35,6 +49,7 @@ from debategraph.state import (
     Turn,
     Usage,
 )
+from debategraph.strategies.termination import RoundOutcome, first_fired
 from tests.fake_model import ScriptedChatModel, tool_reply
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "discussion.mmd"
@@ -388,8 +403,18 @@ def test_too_few_insights_are_noted() -> None:
 
 def test_initial_turns_carry_both_calls_usage() -> None:
     out = run(Script(Inquiry=skip), max_iterations=1)
-    assert out["usage_by_agent"]["Alice"].calls >= 3  # choose + analyse + ask + assess
-    assert out["usage"] == Usage.total(out["usage_by_agent"].values())
+    assert out["usage_by_agent"]["Alice"].calls == 4  # choose + analyse + ask + assess
+    assert out["usage_by_agent"]["consensus"].calls == 1
+    # The reducers add each node's own calls: the total is the sum over agents.
+    total: Usage = out["usage"]
+    by_agent = Usage.total(out["usage_by_agent"].values())
+    assert (total.prompt_tokens, total.completion_tokens, total.calls) == (
+        by_agent.prompt_tokens,
+        by_agent.completion_tokens,
+        by_agent.calls,
+    )
+    assert total.calls == 2 * 4 + 1
+    assert total.latency_s == pytest.approx(by_agent.latency_s, abs=1e-5)
 
 
 # --------------------------------------------------------------------------
@@ -557,34 +582,48 @@ def test_convergence_score_combines_metrics_and_agent_votes() -> None:
     ("kwargs", "expected"),
     [
         ({"score": 0.8}, "converged"),
-        ({"score": 0.8, "changed": 0, "iteration": 5}, "converged"),
+        ({"score": 0.8, "changed": 0, "round": 5, "elapsed_s": 100.0}, "converged"),
         ({"changed": 0}, "stalled"),
+        ({"changed": 0, "round": 5, "elapsed_s": 100.0}, "stalled"),
         ({"elapsed_s": 100.0}, "time_limit"),
-        ({"iteration": 5}, "max_iterations"),
+        ({"elapsed_s": 100.0, "round": 5}, "time_limit"),
+        ({"round": 5}, "rounds_completed"),
         ({}, None),
     ],
 )
-def test_decide_termination(kwargs: dict[str, Any], expected: str | None) -> None:
-    args: dict[str, Any] = {
+def test_termination_conditions_in_order(kwargs: dict[str, Any], expected: str | None) -> None:
+    setup = discussion_setup(
+        None, max_iterations=5, threshold=0.75, time_limit_s=60, max_sections=3
+    )
+    outcome = RoundOutcome(**{"round": 2, "score": 0.5, "changed": 1, "elapsed_s": 1.0, **kwargs})
+    assert first_fired(termination_conditions(setup), outcome) == expected
+
+
+def test_convergence_record_reads_the_old_cap_word() -> None:
+    fields: dict[str, Any] = {
+        "iteration": 3,
+        "consistency": 1,
+        "completeness": 1,
+        "resolution": 1,
+        "stability": 0.5,
+        "agent_scores": {},
         "score": 0.5,
-        "threshold": 0.75,
         "changed": 1,
-        "iteration": 2,
-        "max_iterations": 5,
-        "elapsed_s": 1.0,
-        "time_limit_s": 60.0,
-        **kwargs,
     }
-    assert decide_termination(**args) == expected
+    old = ConvergenceRecord.model_validate({**fields, "termination_reason": "max_iterations"})
+    assert old.termination_reason == "rounds_completed"
+    assert ConvergenceRecord.model_validate(fields).termination_reason is None
+    with pytest.raises(ValueError, match="unknown termination reason 'bored'"):
+        ConvergenceRecord.model_validate({**fields, "termination_reason": "bored"})
 
 
 def test_runs_to_max_iterations_with_bounded_prompts() -> None:
     script = Script()
     out = run(script, max_iterations=4)
-    assert out["termination_reason"] == "max_iterations"
+    assert out["termination_reason"] == "rounds_completed"
     assert out["iterations_completed"] == 4
     assert [c.iteration for c in out["convergence"]] == [1, 2, 3, 4]
-    assert out["convergence"][-1].termination_reason == "max_iterations"
+    assert out["convergence"][-1].termination_reason == "rounds_completed"
     assert all(c.changed == 2 and c.score < 0.75 for c in out["convergence"])
     asks = [len(p) for p in script.prompts("Inquiry", "Alice")]
     assert len(asks) == 4 and max(asks) - min(asks) < 20
@@ -623,7 +662,7 @@ def test_consensus_report_built_from_final_state() -> None:
     out = run(script, max_iterations=2)
     (prompt,) = script.prompts("ConsensusReport")
     assert "Alice revised in 2" in prompt and "Bob insight 2" in prompt
-    assert "2 iteration(s) (max_iterations)" in prompt
+    assert "2 iteration(s) (rounds_completed)" in prompt
     rep: ConsensusReport = out["report"]
     assert rep.consensus_points[0].supporting == ["Alice", "Bob"]
     assert any("unknown agent 'Zed' dropped" in n for n in rep.notes)
@@ -653,7 +692,7 @@ def test_markdown_report_rendered() -> None:
         assert heading in text
     assert "- Sparse debate saves cost. (strength 0.80; supporting: Alice, Bob)" in text
     assert "- **Alice**: math only (one benchmark)" in text
-    assert "- iteration 1: score" in text and "- ended: max_iterations" in text
+    assert "- iteration 1: score" in text and "- ended: rounds_completed" in text
     assert "[bob-1] Bob revised in 1" in text
     assert text.endswith("\n") and not text.endswith("\n\n")
 
@@ -721,7 +760,7 @@ def test_default_personas_and_user_personas() -> None:
 def test_output_schema_and_recursion_limit() -> None:
     out = run(Script(), max_iterations=3)
     assert set(out) == OUTPUT_KEYS
-    assert recursion_limit(3) == 7 * 3 + 5
+    assert recursion_limit(3) == (7 + 1) * 3 + 5  # + 1 per iteration: the review step
 
 
 def test_records_survive_a_sqlite_checkpoint(tmp_path: Path) -> None:
@@ -737,16 +776,241 @@ def test_records_survive_a_sqlite_checkpoint(tmp_path: Path) -> None:
     assert isinstance(values["insights"]["Alice"][0], Insight)
     assert isinstance(values["questions"][0], Question)
     assert isinstance(values["section_choices"][0], SectionChoice)
-    assert values["termination_reason"] == "max_iterations"
+    assert values["termination_reason"] == "rounds_completed"
 
 
 def test_mermaid_matches_snapshot() -> None:
-    drawn = discussion_module.graph.get_graph().draw_mermaid()
+    drawn = build_discussion().compile(name=GRAPH_NAME).get_graph().draw_mermaid()
     assert drawn == SNAPSHOT.read_text()
 
 
-def test_module_graph_for_studio() -> None:
-    assert discussion_module.graph.name == GRAPH_NAME
-    assert discussion_module.graph.checkpointer is None
-    nodes = set(discussion_module.graph.get_graph().nodes)
+def test_default_graph_as_studio_compiles_it() -> None:
+    graph = build_discussion().compile(name=GRAPH_NAME)
+    assert graph.name == GRAPH_NAME
+    assert graph.checkpointer is None
+    nodes = set(graph.get_graph().nodes)
     assert {"analyse_critical_evaluator", "ask_theoretical_integrator", "consensus"} <= nodes
+    assert "human" not in nodes
+    paused = set(build_discussion(pause_after_round=True).compile().get_graph().nodes)
+    assert paused == nodes | {"human"}
+
+
+# --------------------------------------------------------------------------
+# The round protocol: the pause between iterations, a human's interjections
+# --------------------------------------------------------------------------
+
+FIRST = "Weigh the limitations section more."
+SECOND = "Ignore the cost argument."
+
+
+def _paused(graph: Any, config: Any) -> dict[str, Any]:
+    state = graph.get_state(config)
+    assert state.next == ("human",)
+    (pending,) = state.interrupts
+    payload: dict[str, Any] = pending.value
+    return payload
+
+
+def _new_prompts(script: Script, since: int, schema: str) -> list[str]:
+    return [text for s, _, text in script.calls[since:] if s == schema]
+
+
+def test_pause_interject_resume_reaches_every_later_prompt() -> None:
+    script = Script()  # revises every iteration, votes 0.2: runs to the cap
+    graph = build_discussion(
+        script.model, personas=TWO, max_iterations=3, pause_after_round=True
+    ).compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "p"}, "recursion_limit": recursion_limit(3)}
+
+    graph.invoke({"document": PAPER}, config)
+    payload = _paused(graph, config)
+    assert (payload["kind"], payload["round"], payload["rounds"]) == ("round_review", 1, 3)
+    record = graph.get_state(config).values["convergence"][-1]
+    assert payload["convergence"] == pytest.approx(record.score, abs=1e-4)
+    assert payload["agent_scores"] == {"Alice": 0.2, "Bob": 0.2}
+    assert (payload["questions"], payload["responses"], payload["insights_revised"]) == (2, 2, 2)
+    assert "every persona" in payload["message"]
+    assert not any(FIRST in text for _, _, text in script.calls)
+
+    # Interject at the pause: iteration 2's ask, answer and assess prompts carry the text.
+    before = len(script.calls)
+    graph.invoke(Command(resume={"interject": FIRST}), config)
+    assert _paused(graph, config)["round"] == 2
+    for schema in ("Inquiry", "ResponseSet", "ConvergenceVote"):
+        prompts = _new_prompts(script, before, schema)
+        assert len(prompts) == 2, schema
+        assert all(
+            f"A human moderator says (take it into account):\n- {FIRST}" in p for p in prompts
+        )
+
+    # A second interjection added with update_state between iterations: both reach
+    # iteration 3 and the consensus.
+    graph.update_state(config, {"transcript": [{"role": "user", "content": SECOND}]})
+    before = len(script.calls)
+    out = graph.invoke(Command(resume={"approve": True}), config)
+    assert out["termination_reason"] == "rounds_completed"
+    assert out["iterations_completed"] == 3
+    for schema in ("Inquiry", "ResponseSet", "ConvergenceVote", "ConsensusReport"):
+        prompts = _new_prompts(script, before, schema)
+        assert prompts, schema
+        assert all(f"- {FIRST}\n- {SECOND}" in p for p in prompts), schema
+
+    transcript: list[Turn] = graph.get_state(config).values["transcript"]
+    said = [(t.content, t.round, t.agent) for t in transcript if t.role == "user"]
+    assert said == [(FIRST, 1, "user"), (SECOND, 2, "user")]
+
+
+def test_approving_every_pause_changes_nothing() -> None:
+    script = Script()
+    graph = build_discussion(
+        script.model, personas=TWO, max_iterations=2, pause_after_round=True
+    ).compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "a"}, "recursion_limit": recursion_limit(2)}
+    graph.invoke({"document": PAPER}, config)
+    assert _paused(graph, config)["round"] == 1
+    out = graph.invoke(Command(resume={"approve": True}), config)
+    # The last iteration ends the discussion: no pause after it.
+    assert out["termination_reason"] == "rounds_completed"
+    assert not graph.get_state(config).next
+    assert not any("human moderator" in text for _, _, text in script.calls)
+
+
+def test_no_pause_when_the_first_iteration_ends_the_discussion() -> None:
+    script = Script(ResponseSet=agree_all, ConvergenceVote=vote(0.9))
+    graph = build_discussion(
+        script.model, personas=TWO, max_iterations=3, pause_after_round=True
+    ).compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "c"}}
+    out = graph.invoke({"document": PAPER}, config)
+    assert out["termination_reason"] == "converged"
+    assert not graph.get_state(config).next
+
+
+def test_threads_of_the_previous_version_count_on_from_their_iteration() -> None:
+    assert iteration_of({"iteration": 2}) == 2
+    assert iteration_of({"round": 3, "iteration": 2}) == 3
+    assert iteration_of({}) == 0
+    open_iteration = make_open_iteration()
+    assert open_iteration({"iteration": 2, "started_at": 1.0}) == {"round": 3}
+    first = open_iteration({"round": 0, "started_at": 5.0})
+    assert first == {"round": 1, "started_at": 5.0}
+
+
+# --------------------------------------------------------------------------
+# The pattern's declaration (what the CLI asks of it)
+# --------------------------------------------------------------------------
+
+
+def test_pattern_declaration_renders_a_finished_run(tmp_path: Path) -> None:
+    script = Script()
+    graph = build_discussion(script.model, personas=TWO, max_iterations=2).compile(
+        checkpointer=InMemorySaver(), name=GRAPH_NAME
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"document": PAPER}, config)
+    values = graph.get_state(config).values
+    assert PATTERN.title(values) == "Sparse Debate Topologies"
+    summary = PATTERN.summary(values)
+    assert set(summary) == {"title", "iterations_completed", "convergence", "report", "notes"}
+    (line,) = PATTERN.headline({**summary, "termination_reason": "rounds_completed"})
+    assert line == ("consensus: 1 point(s), 1 divergent view(s), confidence 0.70 · 2 iteration(s)")
+    assert PATTERN.report is not None
+    assert PATTERN.report.default_name.format(thread_id="t") == "discussion-t.md"
+    text = PATTERN.report.render(values, PATTERN.title(values))
+    assert text is not None and text.startswith("# Discussion report: Sparse Debate Topologies")
+    assert PATTERN.report.render({"report": None}, "x") is None
+    settings = {"personas": TWO, "max_iterations": 2, "threshold": 0.75, "time_limit_s": 60.0}
+    assert PATTERN.describe(settings) == (
+        "2 personas, up to 2 iterations, threshold 0.75, time limit 60s"
+    )
+    assert PATTERN.describe({**settings, "personas": None, "pause_after_round": True}) == (
+        "4 personas, up to 2 iterations, threshold 0.75, time limit 60s, pausing after each round"
+    )
+    assert PATTERN.agents_per_round({**settings, "personas": None}) == 4
+    assert PATTERN.recursion_limit(settings) == recursion_limit(2)
+    assert PATTERN.boundary_nodes == {"open_iteration", "human"}
+    assert PATTERN.round_word == "iteration"
+
+
+def test_pattern_progress_shows_the_phases() -> None:
+    script = Script()
+    graph = build_discussion(script.model, personas=TWO, max_iterations=1).compile()
+    shown: list[str] = []
+    for chunk in graph.stream({"document": PAPER}, stream_mode="updates"):
+        for node, update in chunk.items():
+            shown += PATTERN.progress(node, update or {})
+    assert shown == [
+        "  [bold]phase 1: initial analysis[/bold]",
+        "  [bold]phase 2: questioning[/bold]",
+        "  [bold]phase 3: responding[/bold]",
+        "  [bold]phase 4: convergence[/bold]",
+        shown[4],
+        "  [bold]phase 5: consensus[/bold]",
+    ]
+    assert re.fullmatch(r"  iteration 1: convergence 0\.\d\d · 2 insight\(s\) revised", shown[4])
+
+
+def test_discuss_command_reads_its_inputs(tmp_path: Path) -> None:
+    paper = tmp_path / "paper.md"
+    paper.write_text(PAPER)
+    launch = discuss_command(paper, max_iterations=2, threshold=0.5, time_limit="2m", persona=None)
+    assert launch.settings == {
+        "personas": None,
+        "max_iterations": 2,
+        "threshold": 0.5,
+        "time_limit_s": 120.0,
+    }
+    assert launch.input == {"document": PAPER}
+    assert launch.notes == ()
+    flat = tmp_path / "flat.txt"
+    flat.write_text("Just a paragraph, no headings.\n")
+    assert NO_SECTIONS_NOTE in discuss_command(flat).notes
+    personas = tmp_path / "personas.json"
+    personas.write_text('[{"name": "A", "focus": "x"}, {"name": "B", "focus": "y"}]')
+    assert discuss_command(paper, persona=personas).settings["personas"][1]["name"] == "B"
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("time", "--time-limit 'soon' is not a duration"),
+        ("zero", "--time-limit '0m' must be positive"),
+        ("json", "not valid JSON"),
+        ("shape", "expected a JSON list of {name, focus, description} objects"),
+        ("unreadable", "--persona .*: cannot read"),
+        ("empty", "is empty"),
+        ("missing", "cannot read document .*missing.md"),
+    ],
+)
+def test_discuss_command_bad_inputs_are_one_line(case: str, message: str, tmp_path: Path) -> None:
+    paper = tmp_path / "paper.md"
+    paper.write_text(PAPER)
+    personas = tmp_path / "personas.json"
+    personas.write_text({"json": "not json", "shape": '{"name": "x"}'}.get(case, "[]"))
+    bad: dict[str, dict[str, Any]] = {
+        "time": {"time_limit": "soon"},
+        "zero": {"time_limit": "0m"},
+        "json": {"persona": personas},
+        "shape": {"persona": personas},
+        "unreadable": {"persona": tmp_path / "nope.json"},
+    }
+    kwargs = bad.get(case, {})
+    if case == "empty":
+        paper.write_text("  \n")
+    if case == "missing":
+        paper = tmp_path / "missing.md"
+    with pytest.raises(UsageError, match=message) as info:
+        discuss_command(paper, **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_declaring_the_pattern_loads_neither_langgraph_nor_the_model_stack() -> None:
+    code = (
+        "import sys, debategraph.graphs.discussion as d; d.PATTERN; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'langgraph', 'openai', 'langchain_openai', 'langchain_core'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"

@@ -111,15 +111,16 @@ def test_interject_between_rounds_without_pausing(
         assert graph.get_state(config).values["round"] == 1
     # The CLI did not start this thread, so use the graph API the CLI uses.
     from debategraph.checkpoints import thread_state
-    from debategraph.cli import _interject
+    from debategraph.cli.runner import interject
+    from debategraph.nodes.rounds import BOUNDARY_NODES
 
     with open_checkpointer(checkpoint_url) as saver, StubOpenAIServer(answer_18) as server:
         graph = build_solver_debate(
             ModelSpec(model="s", base_url=server.url), agents=2, rounds=2
         ).compile(checkpointer=saver)
-        state = thread_state(graph, "b")
+        state = thread_state(graph, "b", BOUNDARY_NODES)
         assert state.at_round_boundary
-        _interject(graph, "b", NOTE, state)
+        interject(graph, "b", NOTE, state)
         out = graph.invoke(None, config)
         assert out["termination_reason"] == "rounds_completed"
         assert all(NOTE in text for _, text in user_prompts(server))
@@ -294,7 +295,8 @@ def test_archive_tables_written_and_queryable(
     run_cli(solve_args(stub, str(db), "a", "--rounds", "2"), capsys)
     with sqlite3.connect(tmp_path / "d-archive.sqlite") as conn:  # beside the checkpoints
         debate = conn.execute(
-            "SELECT pattern, answer, termination_reason, calls FROM debates WHERE thread_id='a'"
+            "SELECT pattern, json_extract(result, '$.answer'), termination_reason, calls "
+            "FROM debates WHERE thread_id='a'"
         ).fetchone()
         assert debate == ("solver_debate", "18", "rounds_completed", 6)
         assert conn.execute("SELECT count(*) FROM messages WHERE thread_id='a'").fetchone() == (6,)

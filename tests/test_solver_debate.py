@@ -23,7 +23,7 @@ from typing_extensions import TypedDict
 from debategraph.checkpoints import open_checkpointer, thread_status
 from debategraph.checkpoints.savers import serializer
 from debategraph.errors import ModelUnavailableError
-from debategraph.graphs import solver_debate as solver_debate_module
+from debategraph.graphs import studio
 from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate, recursion_limit
 from debategraph.models import ModelSpec
 from debategraph.prompts import SOLUTION_VIEW
@@ -197,8 +197,8 @@ def test_three_solvers_two_rounds(saver: BaseCheckpointSaver[Any]) -> None:
     usage = out["usage"]
     assert isinstance(usage, Usage)
     assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (6, 60, 30)
-    assert set(out["usage_by_solver"]) == set(topo.solvers)
-    for solver_usage in out["usage_by_solver"].values():
+    assert set(out["usage_by_agent"]) == set(topo.solvers)
+    for solver_usage in out["usage_by_agent"].values():
         assert (solver_usage.calls, solver_usage.prompt_tokens) == (2, 20)
         assert solver_usage.completion_tokens == 10
 
@@ -236,7 +236,7 @@ def test_custom_topology_names_the_solvers() -> None:
     assert all("one of 2 agents" in str(p[0].content) for p in model.prompts)
     assert out["votes"] == {"7": 2}
     assert out["agreement"] == 1.0
-    assert set(out["usage_by_solver"]) == {"alice", "bob"}
+    assert set(out["usage_by_agent"]) == {"alice", "bob"}
 
 
 # --------------------------------------------------------------------------
@@ -298,7 +298,7 @@ def test_invalid_replies_fall_back_and_the_debate_finishes(
     assert out["answer"] == "18"
     assert out["votes"] == {"18": 2}
     assert out["usage"].calls == 5
-    assert out["usage_by_solver"]["solver_2"].calls == 3
+    assert out["usage_by_agent"]["solver_2"].calls == 3
 
 
 # --------------------------------------------------------------------------
@@ -544,12 +544,12 @@ def test_transcript_is_stored_as_deltas(saver: BaseCheckpointSaver[Any]) -> None
 
 
 def test_mermaid_matches_snapshot() -> None:
-    drawn = solver_debate_module.graph.get_graph().draw_mermaid()
+    drawn = studio.solver_debate.get_graph().draw_mermaid()
     assert drawn == SNAPSHOT.read_text(encoding="utf-8")
 
 
 def test_module_graph_for_studio() -> None:
-    graph = solver_debate_module.graph
+    graph = studio.solver_debate
     assert graph.checkpointer is None
     assert graph.name == GRAPH_NAME == "solver_debate"
     builder = graph.builder
@@ -562,7 +562,7 @@ def test_module_graph_for_studio() -> None:
 
 
 def test_module_graph_json_schemas() -> None:
-    graph = solver_debate_module.graph
+    graph = studio.solver_debate
     assert set(graph.get_input_jsonschema()["properties"]) == {"question"}
     output = set(graph.get_output_jsonschema()["properties"])
     assert output >= OUTPUT_KEYS

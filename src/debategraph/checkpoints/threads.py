@@ -7,11 +7,12 @@ import os
 import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.pregel import Pregel
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.pregel import Pregel
 
 #: Checkpoint-metadata key under which a run's settings are stored (a JSON string).
 RUN_METADATA_KEY = "debategraph"
@@ -173,6 +174,7 @@ class ThreadState:
         done: Nodes of the current step whose results are saved.
         error: The error of a failed task, if any.
         pid: The process that wrote its latest checkpoint, if recorded.
+        boundary: The pattern's round-boundary nodes (see ``thread_state``).
     """
 
     status: ThreadStatus
@@ -181,11 +183,12 @@ class ThreadState:
     done: tuple[str, ...]
     error: str | None = None
     pid: int | None = None
+    boundary: frozenset[str] = frozenset()
 
     @property
     def at_round_boundary(self) -> bool:
         """Whether the thread stopped between rounds (nothing of a round half done)."""
-        return not self.done and set(self.pending) <= {"open_round", "human"}
+        return not self.done and set(self.pending) <= self.boundary
 
     def where(self) -> str:
         """Human-readable position, e.g. ``round 2, pending solver_3``."""
@@ -197,12 +200,17 @@ class ThreadState:
         return "; ".join(parts) or "-"
 
 
-def thread_state(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadState:
+def thread_state(
+    graph: Pregel[Any, Any, Any, Any], thread_id: str, boundary: frozenset[str] = frozenset()
+) -> ThreadState:
     """Where a thread stands, from its latest state snapshot and checkpoint metadata.
 
     Args:
         graph: The compiled graph (with the thread's checkpointer).
         thread_id: The thread.
+        boundary: The nodes a thread of this pattern waits at between rounds (the
+            pattern says which); a thread whose next nodes are all among them stopped
+            at a round boundary.
 
     Returns:
         The thread's state.
@@ -230,7 +238,9 @@ def thread_state(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadSta
     else:
         status = "interrupted"
     error = _error_text(errors[0]) if errors else None
-    return ThreadState(status, rnd if isinstance(rnd, int) else None, pending, done, error, pid)
+    return ThreadState(
+        status, rnd if isinstance(rnd, int) else None, pending, done, error, pid, boundary
+    )
 
 
 def thread_status(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadStatus:

@@ -17,51 +17,50 @@ the order inside routing code).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from langchain_core.language_models import BaseChatModel
-from langgraph.graph import END, START, StateGraph
-from pydantic import ValidationError
+import typer
+from rich.markup import escape
 
-from debategraph.context import Context
-from debategraph.models import ModelBinding, ModelSpec, bind_model
-from debategraph.nodes.debate import (
-    JUDGE_NODE,
-    MODERATOR_NODE,
-    RESERVED_NAMES,
-    SUMMARIZER_NODE,
-    DebateSetup,
-    make_close_round,
-    make_debater,
-    make_judge,
-    make_moderator,
-    make_router,
-    make_summarizer,
-    open_round,
-    review_payload,
-    routes,
-)
-from debategraph.nodes.human import make_round_review
-from debategraph.nodes.solver import CLOSE_ROUND_NODE, HUMAN_NODE, OPEN_ROUND_NODE
-from debategraph.state import DebateInput, DebateOutput, Debater, DebateState, HistoryMode
+from debategraph.errors import UsageError
+from debategraph.graphs.pattern import Launch, Pattern, Values, pausing, short
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.graph import StateGraph
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding, ModelSpec
+    from debategraph.nodes.debate import DebateSetup
+    from debategraph.state.debate import DebateInput, DebateOutput, Debater, HistoryMode
+
+    DebaterLike = Debater | Mapping[str, Any] | str
 
 GRAPH_NAME = "debate"
 #: Steps of a round besides the debaters': open_round, close_round, moderator,
 #: summarizer and the human review (whichever of the last three the debate has).
 STEPS_PER_ROUND = 5
-HISTORY_MODES: tuple[HistoryMode, ...] = ("full", "window")
+HISTORY_MODES: tuple[str, ...] = ("full", "window")
 MIN_WORDS = 10
 #: Characters LangGraph reserves in node names.
 NAME_CHARS_RESERVED = (":", "|")
-
-DebaterLike = Debater | Mapping[str, Any] | str
+#: What a valid debater dict holds (for errors).
+DEBATER_FIELDS = "a non-empty 'name' and 'side', and optionally 'persona'"
 
 DEFAULT_DEBATERS: tuple[str, ...] = ("Affirmative:for the motion", "Negative:against the motion")
 
 
+def _debater_from_text(value: str) -> Debater:
+    from debategraph.state.debate import Debater
+
+    name, colon, side = value.partition(":")
+    if not colon or not name.strip() or not side.strip():
+        raise ValueError(f"debater {value!r} must be 'Name:side', e.g. 'Alice:for the motion'")
+    return Debater(name=name, side=side)
+
+
 def parse_debater(value: DebaterLike) -> Debater:
-    """A :class:`Debater` from a ``Debater``, a dict, or a ``"Name:side"`` string.
+    """A :class:`~debategraph.state.Debater` from one, a dict, or a ``"Name:side"`` string.
 
     Args:
         value: The debater as given.
@@ -72,23 +71,12 @@ def parse_debater(value: DebaterLike) -> Debater:
     Raises:
         ValueError: If it is none of those, or lacks a name or a side.
     """
-    if isinstance(value, Debater):
-        return value
-    if isinstance(value, str):
-        name, colon, side = value.partition(":")
-        if not colon or not name.strip() or not side.strip():
-            raise ValueError(f"debater {value!r} must be 'Name:side', e.g. 'Alice:for the motion'")
-        return Debater(name=name, side=side)
-    if isinstance(value, Mapping):
-        try:
-            return Debater.model_validate(dict(value))
-        except ValidationError as exc:
-            fields = ", ".join(".".join(map(str, e["loc"])) or "?" for e in exc.errors())
-            raise ValueError(
-                f"debater {dict(value)!r} is not valid (bad or missing: {fields}): "
-                "give a non-empty 'name' and 'side', and optionally 'persona'"
-            ) from None
-    raise ValueError(f"debater {value!r} must be a Debater, a dict or a 'Name:side' string")
+    from debategraph.nodes.roster import parse_member
+    from debategraph.state.debate import Debater
+
+    if not isinstance(value, Debater | str | Mapping):
+        raise ValueError(f"debater {value!r} must be a Debater, a dict or a 'Name:side' string")
+    return parse_member(value, Debater, "debater", DEBATER_FIELDS, from_text=_debater_from_text)
 
 
 def debate_setup(
@@ -123,6 +111,9 @@ def debate_setup(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
+    from debategraph.nodes.debate import RESERVED_NAMES, DebateSetup
+    from debategraph.nodes.roster import check_roster
+
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
     if words < MIN_WORDS:
@@ -131,39 +122,30 @@ def debate_setup(
         raise ValueError(f"history must be 'full' or 'window', got {history!r}")
     if keep_last < 1:
         raise ValueError(f"keep_last must be at least 1, got {keep_last}")
-    if isinstance(debaters, str | Mapping | Debater):
-        raise ValueError(f"debaters must be a list of two or more debaters, got {debaters!r}")
-    parsed = [parse_debater(d) for d in debaters]
-    if len(parsed) < 2:
-        raise ValueError(f"a debate needs at least 2 debaters, got {len(parsed)}")
-    seen: dict[str, str] = {}
+    parsed = check_roster(
+        debaters,
+        parse_debater,
+        what="debater",
+        group="a debate",
+        name_of=lambda d: d.name,
+        reserved=RESERVED_NAMES,
+    )
     for debater in parsed:
-        name = debater.name
-        if name.lower() in RESERVED_NAMES or name.startswith("__"):
-            reserved = ", ".join(sorted(RESERVED_NAMES))
-            raise ValueError(
-                f"debater name {name!r} is reserved: names may not be {reserved} or start with __"
-            )
-        bad = [c for c in NAME_CHARS_RESERVED if c in name]
+        bad = [c for c in NAME_CHARS_RESERVED if c in debater.name]
         if bad:
             raise ValueError(
-                f"debater name {name!r} contains {bad[0]!r}: ':' and '|' are not allowed"
+                f"debater name {debater.name!r} contains {bad[0]!r}: ':' and '|' are not allowed"
             )
-        if name.lower() in seen:
-            raise ValueError(
-                f"duplicate debater name {name!r} (same as {seen[name.lower()]!r}; names are "
-                "compared case-insensitively)"
-            )
-        seen[name.lower()] = name
     start = 0
     if first_speaker is not None:
+        lowered = [d.name.lower() for d in parsed]
         key = first_speaker.strip().lower()
-        if key not in seen:
+        if key not in lowered:
             raise ValueError(
                 f"first speaker {first_speaker!r} is not a debater: use one of "
                 f"{', '.join(d.name for d in parsed)}"
             )
-        start = [d.name.lower() for d in parsed].index(key)
+        start = lowered.index(key)
     return DebateSetup(
         debaters=tuple(parsed[start:] + parsed[:start]),
         max_rounds=max_rounds,
@@ -179,7 +161,7 @@ def debate_setup(
 def build_debate(
     model: BaseChatModel | ModelBinding | ModelSpec | None = None,
     *,
-    debaters: Sequence[DebaterLike],
+    debaters: Sequence[DebaterLike] = DEFAULT_DEBATERS,
     max_rounds: int = 3,
     first_speaker: str | None = None,
     words: int = 80,
@@ -188,7 +170,7 @@ def build_debate(
     history: HistoryMode = "full",
     keep_last: int = 4,
     pause_after_round: bool = False,
-    state_schema: type[Any] = DebateState,
+    state_schema: type[Any] | None = None,
 ) -> StateGraph[Any, Context, DebateInput, DebateOutput]:
     """Build the debate graph (uncompiled).
 
@@ -198,6 +180,7 @@ def build_debate(
         debaters: Two or more debaters: :class:`~debategraph.state.Debater` objects,
             dicts (``name``, ``side``, optional ``persona``) or ``"Name:side"`` strings.
             Names are unique (case-insensitively) and name the debaters' graph nodes.
+            Default :data:`DEFAULT_DEBATERS`.
         max_rounds: Round cap (>= 1); in a round every debater speaks once.
         first_speaker: Who opens each round (default the first debater); the others
             follow in list order, wrapping around.
@@ -218,7 +201,8 @@ def build_debate(
             ``Command(resume={"approve": True})`` or ``Command(resume={"interject":
             "text"})`` (the text is shown to every debater next round). Needs a
             checkpointer.
-        state_schema: State schema; may extend :class:`~debategraph.state.DebateState`.
+        state_schema: State schema; may extend :class:`~debategraph.state.DebateState`
+            (the default).
 
     Returns:
         The uncompiled graph; ``compile(checkpointer=..., name=...)`` it.
@@ -237,42 +221,47 @@ def build_debate(
         keep_last=keep_last,
         pause_after_round=pause_after_round,
     )
-    binding = None if model is None else bind_model(model)
 
+    from langgraph.graph import END, START, StateGraph
+
+    from debategraph.context import Context
+    from debategraph.nodes import debate as nodes
+    from debategraph.nodes import rounds as loop
+    from debategraph.nodes.agent import bind
+    from debategraph.state.debate import DebateInput, DebateOutput, DebateState
+
+    binding = bind(model)
     builder: StateGraph[Any, Context, DebateInput, DebateOutput] = StateGraph(
-        state_schema,
+        state_schema or DebateState,
         context_schema=Context,
         input_schema=DebateInput,
         output_schema=DebateOutput,
     )
-    builder.add_node(OPEN_ROUND_NODE, open_round)
-    previous = OPEN_ROUND_NODE
+    builder.add_node(loop.OPEN_ROUND_NODE, nodes.open_round)
+    previous = loop.OPEN_ROUND_NODE
     for name in setup.names:
-        builder.add_node(name, make_debater(name, setup, binding))
+        builder.add_node(name, nodes.make_debater(name, setup, binding))
         builder.add_edge(previous, name)
         previous = name
-    builder.add_node(CLOSE_ROUND_NODE, make_close_round(setup))
-    builder.add_edge(previous, CLOSE_ROUND_NODE)
-    builder.add_edge(START, OPEN_ROUND_NODE)
+    builder.add_node(nodes.CLOSE_ROUND_NODE, nodes.make_close_round(setup))
+    builder.add_edge(previous, nodes.CLOSE_ROUND_NODE)
+    builder.add_edge(START, loop.OPEN_ROUND_NODE)
     builder.add_conditional_edges(
-        CLOSE_ROUND_NODE,
-        make_router(setup, CLOSE_ROUND_NODE),
-        routes(setup, CLOSE_ROUND_NODE),
+        nodes.CLOSE_ROUND_NODE, *nodes.router(setup, nodes.CLOSE_ROUND_NODE)
     )
     if setup.moderator:
-        builder.add_node(MODERATOR_NODE, make_moderator(setup, binding))
+        builder.add_node(nodes.MODERATOR_NODE, nodes.make_moderator(setup, binding))
         builder.add_conditional_edges(
-            MODERATOR_NODE, make_router(setup, MODERATOR_NODE), routes(setup, MODERATOR_NODE)
+            nodes.MODERATOR_NODE, *nodes.router(setup, nodes.MODERATOR_NODE)
         )
     if setup.history == "window":
-        builder.add_node(SUMMARIZER_NODE, make_summarizer(setup, binding))
-        builder.add_edge(SUMMARIZER_NODE, setup.next_step(SUMMARIZER_NODE))
+        builder.add_node(nodes.SUMMARIZER_NODE, nodes.make_summarizer(setup, binding))
+        builder.add_edge(nodes.SUMMARIZER_NODE, setup.next_step(nodes.SUMMARIZER_NODE))
     if setup.pause_after_round:
-        builder.add_node(HUMAN_NODE, make_round_review(partial(review_payload, setup=setup)))
-        builder.add_edge(HUMAN_NODE, OPEN_ROUND_NODE)
+        loop.add_review(builder, nodes.round_review(setup))
     if setup.judge:
-        builder.add_node(JUDGE_NODE, make_judge(setup, binding))
-        builder.add_edge(JUDGE_NODE, END)
+        builder.add_node(nodes.JUDGE_NODE, nodes.make_judge(setup, binding))
+        builder.add_edge(nodes.JUDGE_NODE, END)
     return builder
 
 
@@ -292,6 +281,116 @@ def recursion_limit(rounds: int, n_debaters: int) -> int:
     return (n_debaters + STEPS_PER_ROUND) * rounds + 5  # + 5: the judge, and slack
 
 
-#: Compiled without a checkpointer, for ``langgraph.json`` / LangGraph Studio (which
-#: provides its own persistence). The model comes from the run's context.
-graph = build_debate(debaters=DEFAULT_DEBATERS, moderator=True, judge=True).compile(name=GRAPH_NAME)
+# -- the pattern's declaration: CLI input, title, summary, rendering ------------------------
+
+#: Nodes whose model output is not prose worth streaming (structured, or a summary).
+NOT_STREAMED = frozenset({"moderator", "judge", "summarizer"})
+
+
+def debate_command(
+    topic: Annotated[str, typer.Argument(help="The motion to debate.")],
+    debater: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--debater",
+            help="'Name:side', once per debater (two or more) "
+            f"[default: {' and '.join(repr(d) for d in DEFAULT_DEBATERS)}].",
+        ),
+    ] = None,
+    rounds: Annotated[int, typer.Option("--rounds", help="Round cap.")] = 3,
+    first: Annotated[
+        str | None, typer.Option("--first", help="Who opens each round [default: first].")
+    ] = None,
+    words: Annotated[int, typer.Option("--words", help="Word limit per turn.")] = 80,
+    moderator: Annotated[
+        bool, typer.Option("--moderator", help="A moderator may end the debate early.")
+    ] = False,
+    judge: Annotated[bool, typer.Option("--judge", help="A judge gives a verdict.")] = False,
+    history: Annotated[
+        Literal["full", "window"],
+        typer.Option("--history", help="full, or window: last turns plus a running summary."),
+    ] = "full",
+    keep_last: Annotated[
+        int, typer.Option("--keep-last", help="Turns kept verbatim with --history window.")
+    ] = 4,
+) -> Launch:
+    """Named debaters argue a motion turn by turn; optional moderator and judge."""
+    if not topic.strip():
+        raise UsageError(
+            'topic is empty: give the motion, e.g. debategraph debate "Cats beat dogs"'
+        )
+    settings: dict[str, Any] = {
+        "debaters": list(debater or DEFAULT_DEBATERS),
+        "max_rounds": rounds,
+        "first_speaker": first,
+        "words": words,
+        "moderator": moderator,
+        "judge": judge,
+        "history": history,
+        "keep_last": keep_last,
+    }
+    return Launch(settings, {"topic": topic})
+
+
+def _describe(settings: Values) -> str:
+    names = [d.split(":", 1)[0] if isinstance(d, str) else d["name"] for d in settings["debaters"]]
+    extras = [x for x in ("moderator", "judge") if settings.get(x)]
+    if settings.get("history") == "window":
+        extras.append(f"window of {settings['keep_last']}")
+    extra = f" + {', '.join(extras)}" if extras else ""
+    return (
+        f"{' vs '.join(names)}{extra}, {settings['max_rounds']} rounds, "
+        f"{settings['words']} words per turn{pausing(settings)}"
+    )
+
+
+def _summary(values: Values) -> dict[str, Any]:
+    verdict = values.get("verdict")
+    return {
+        "topic": values.get("topic"),
+        "winner": verdict.winner if verdict is not None else None,
+        "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
+        "rounds_completed": values.get("rounds_completed", 0),
+        "moderator": [d.model_dump(mode="json") for d in values.get("moderator_decisions", [])],
+        "words": [w.model_dump(mode="json") for w in values.get("word_counts", [])],
+    }
+
+
+def _headline(result: Values) -> list[str]:
+    winner = result.get("winner")
+    shown = escape(str(winner)) if winner else "no verdict (no judge)"
+    lines = [f"winner [bold]{shown}[/bold] · {result['rounds_completed']} rounds"]
+    verdict = result.get("verdict") or {}
+    if verdict.get("rationale"):
+        lines.append(f"  {escape(short(verdict['rationale'], 300))}")
+    return lines
+
+
+def _progress(node: str, update: Values) -> list[str]:
+    lines = []
+    if update.get("moderator_decisions"):
+        decision = update["moderator_decisions"][-1]
+        settled = "settled" if decision.settled else "not settled"
+        lines.append(
+            f"  [dim]moderator: {settled}, leading {escape(decision.leading)}: "
+            f"{escape(short(decision.reason, 160))}[/dim]"
+        )
+    if update.get("verdict") is not None:
+        lines.append(f"  judge: winner [bold]{escape(update['verdict'].winner)}[/bold]")
+    return lines
+
+
+PATTERN = Pattern(
+    name=GRAPH_NAME,
+    build=build_debate,
+    command=debate_command,
+    recursion_limit=lambda s: recursion_limit(int(s["max_rounds"]), len(s["debaters"])),
+    title=lambda values: str(values.get("topic") or ""),
+    summary=_summary,
+    describe=_describe,
+    agents_per_round=lambda s: len(s["debaters"]),
+    headline=_headline,
+    progress=_progress,
+    streams=lambda node: node not in NOT_STREAMED,
+    streamed_stage="argue",
+)

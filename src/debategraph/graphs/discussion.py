@@ -5,180 +5,74 @@ them and gives two or three insights. Then, per iteration: phase 2, each reviews
 others' latest insights and asks questions or skips; phase 3, each answers the questions
 addressed to it (a ``revise`` stance rewrites its insight); phase 4, each scores the
 convergence, which is combined with measured consistency, completeness, resolution and
-stability. The loop ends converged, stalled, at the time limit or the iteration cap;
-phase 5 writes the consensus report.
+stability. The loop ends converged, stalled, at the time limit or the iteration cap
+(``rounds_completed``); phase 5 writes the consensus report.
 
 Graph: ``START -> prepare -> analyse_<p>... -> open_iteration -> ask_<p>... ->
 questions_done -> answer_<p>... -> responses_done -> assess_<p>... -> check_convergence``,
-then back to ``open_iteration`` or on to ``consensus -> END``. The agent nodes of a phase
-start in the same step, so their calls run concurrently (bounded by the run config's
-``max_concurrency``).
+then back to ``open_iteration`` (through the review point ``human`` when pausing) or on
+to ``consensus -> END``. The agent nodes of a phase start in the same step, so their
+calls run concurrently (bounded by the run config's ``max_concurrency``).
+
+A human's interjection (at the pause, or a ``user`` record added with ``update_state``
+between iterations) reaches every later prompt of every persona and the consensus.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
-from langchain_core.language_models import BaseChatModel
-from langgraph.graph import END, START, StateGraph
-from pydantic import ValidationError
+import typer
 
-from debategraph.context import Context
-from debategraph.models import ModelBinding, ModelSpec, bind_model
-from debategraph.nodes.discussion import (
-    CHECK_NODE,
-    CONSENSUS_NODE,
-    JOIN_NODES,
-    OPEN_ITERATION_NODE,
-    PREPARE_NODE,
-    QUESTIONS_DONE_NODE,
-    RESPONSES_DONE_NODE,
-    DiscussionSetup,
-    after_check,
-    join,
-    make_analyst,
-    make_answerer,
-    make_asker,
-    make_assessor,
-    make_check,
-    make_consensus,
-    node_name,
-    open_iteration,
-    prepare,
-    render_report_markdown,
-    slug,
-)
-from debategraph.state import DiscussionInput, DiscussionOutput, DiscussionState, Persona
+from debategraph.errors import UsageError
+from debategraph.graphs.pattern import Launch, Pattern, Report, Values, pausing
+from debategraph.nodes.discussion.markdown import render_report_markdown
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.graph import StateGraph
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding, ModelSpec
+    from debategraph.nodes.discussion.setup import (
+        DEFAULT_PERSONAS,
+        PersonaLike,
+        discussion_setup,
+        parse_persona,
+    )
+    from debategraph.state.discussion import DiscussionInput, DiscussionOutput
 
 GRAPH_NAME = "discussion"
 #: Steps of an iteration: open_iteration, ask, questions_done, answer, responses_done,
 #: assess, check_convergence.
 STEPS_PER_ITERATION = 7
 
-PersonaLike = Persona | Mapping[str, Any]
-
-DEFAULT_PERSONAS: tuple[Persona, ...] = (
-    Persona(
-        name="Critical Evaluator",
-        focus="methodology, experimental design, limitations",
-        description="You test whether the claims follow from the evidence.",
-    ),
-    Persona(
-        name="Innovative Insighter",
-        focus="novelty, contributions, future directions",
-        description="You look for what is new and where it could lead.",
-    ),
-    Persona(
-        name="Practical Applicator",
-        focus="applicability, feasibility, industry impact",
-        description="You ask what it takes to use this in practice.",
-    ),
-    Persona(
-        name="Theoretical Integrator",
-        focus="frameworks, conceptual coherence, place in the literature",
-        description="You place the work among the theories it builds on.",
-    ),
-)
-
 __all__ = [
     "DEFAULT_PERSONAS",
     "GRAPH_NAME",
+    "PATTERN",
     "build_discussion",
+    "discuss_command",
     "discussion_setup",
-    "graph",
     "parse_persona",
     "recursion_limit",
     "render_report_markdown",
 ]
 
-
-def parse_persona(value: PersonaLike) -> Persona:
-    """A :class:`Persona` from one or from a dict (``name``, ``focus``, ``description``).
-
-    Args:
-        value: The persona as given.
-
-    Returns:
-        The persona.
-
-    Raises:
-        ValueError: If it is neither, or lacks a name or a focus.
-    """
-    if isinstance(value, Persona):
-        return value
-    if isinstance(value, Mapping):
-        try:
-            return Persona.model_validate(dict(value))
-        except ValidationError as exc:
-            fields = ", ".join(".".join(map(str, e["loc"])) or "?" for e in exc.errors())
-            raise ValueError(
-                f"persona {dict(value)!r} is not valid (bad or missing: {fields}): give a "
-                "non-empty 'name' and 'focus', and optionally 'description'"
-            ) from None
-    raise ValueError(f"persona {value!r} must be a Persona or a dict")
+#: Names of the nodes package this module re-exports, imported on first use (they need
+#: the state schemas, hence LangGraph).
+_LAZY = frozenset({"DEFAULT_PERSONAS", "discussion_setup", "parse_persona"})
 
 
-def discussion_setup(
-    personas: Sequence[PersonaLike] | None,
-    *,
-    max_iterations: int,
-    threshold: float,
-    time_limit_s: float,
-    max_sections: int,
-) -> DiscussionSetup:
-    """Validate a discussion's settings.
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from debategraph.nodes.discussion import setup
 
-    Args:
-        personas: As for :func:`build_discussion`.
-        max_iterations: As for :func:`build_discussion`.
-        threshold: As for :func:`build_discussion`.
-        time_limit_s: As for :func:`build_discussion`.
-        max_sections: As for :func:`build_discussion`.
-
-    Returns:
-        The settings.
-
-    Raises:
-        ValueError: On any bad setting, naming the value and what is allowed.
-    """
-    if max_iterations < 1:
-        raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
-    if not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
-    if time_limit_s <= 0:
-        raise ValueError(f"time_limit_s must be a positive number of seconds, got {time_limit_s}")
-    if max_sections < 1:
-        raise ValueError(f"max_sections must be at least 1, got {max_sections}")
-    if personas is None:
-        parsed = list(DEFAULT_PERSONAS)
-    elif isinstance(personas, str | Mapping | Persona):
-        raise ValueError(f"personas must be a list of two or more personas, got {personas!r}")
-    else:
-        parsed = [parse_persona(p) for p in personas]
-    if len(parsed) < 2:
-        raise ValueError(f"a discussion needs at least 2 personas, got {len(parsed)}")
-    seen: dict[str, str] = {}
-    reserved = {slug(n) for n in JOIN_NODES}
-    for persona in parsed:
-        key = slug(persona.name)
-        if not key:
-            raise ValueError(f"persona name {persona.name!r} needs at least one letter or digit")
-        if key in seen:
-            raise ValueError(
-                f"duplicate persona name {persona.name!r} (same as {seen[key]!r} once case "
-                "and punctuation are ignored)"
-            )
-        if persona.name.lower() in reserved or persona.name.lower() == "user":
-            raise ValueError(f"persona name {persona.name!r} is reserved")
-        seen[key] = persona.name
-    return DiscussionSetup(
-        personas=tuple(parsed),
-        max_iterations=max_iterations,
-        threshold=threshold,
-        time_limit_s=time_limit_s,
-        max_sections=max_sections,
-    )
+        return getattr(setup, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_discussion(
@@ -189,7 +83,8 @@ def build_discussion(
     threshold: float = 0.75,
     time_limit_s: float = 1800,
     max_sections: int = 3,
-    state_schema: type[Any] = DiscussionState,
+    pause_after_round: bool = False,
+    state_schema: type[Any] | None = None,
 ) -> StateGraph[Any, Context, DiscussionInput, DiscussionOutput]:
     """Build the discussion graph (uncompiled).
 
@@ -203,7 +98,12 @@ def build_discussion(
         threshold: Convergence score (0-1) that ends the discussion as ``converged``.
         time_limit_s: Seconds after which no new iteration starts (``time_limit``).
         max_sections: Sections each agent may choose to read (>= 1).
-        state_schema: State schema; may extend :class:`~debategraph.state.DiscussionState`.
+        pause_after_round: After each iteration that does not end the discussion,
+            ``interrupt()`` with its convergence; resume with
+            ``Command(resume={"approve": True})`` or ``Command(resume={"interject": "text"})``
+            (the text reaches every later prompt of every persona). Needs a checkpointer.
+        state_schema: State schema; may extend
+            :class:`~debategraph.state.DiscussionState` (the default).
 
     Returns:
         The uncompiled graph; ``compile(checkpointer=..., name=...)`` it.
@@ -211,42 +111,62 @@ def build_discussion(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    setup = discussion_setup(
+    from langgraph.graph import END, START, StateGraph
+
+    from debategraph.context import Context
+    from debategraph.nodes import rounds as loop
+    from debategraph.nodes.agent import bind
+    from debategraph.nodes.discussion import consensus, convergence, phases
+    from debategraph.nodes.discussion import setup as names
+    from debategraph.state.discussion import DiscussionInput, DiscussionOutput, DiscussionState
+
+    setup = names.discussion_setup(
         personas,
         max_iterations=max_iterations,
         threshold=threshold,
         time_limit_s=time_limit_s,
         max_sections=max_sections,
     )
-    binding = None if model is None else bind_model(model)
+    binding = bind(model)
 
     builder: StateGraph[Any, Context, DiscussionInput, DiscussionOutput] = StateGraph(
-        state_schema,
+        state_schema or DiscussionState,
         context_schema=Context,
         input_schema=DiscussionInput,
         output_schema=DiscussionOutput,
     )
-    builder.add_node(PREPARE_NODE, prepare)
-    builder.add_node(OPEN_ITERATION_NODE, open_iteration)
-    builder.add_node(QUESTIONS_DONE_NODE, join)
-    builder.add_node(RESPONSES_DONE_NODE, join)
-    builder.add_node(CHECK_NODE, make_check(setup))
-    builder.add_node(CONSENSUS_NODE, make_consensus(setup, binding))
-    builder.add_edge(START, PREPARE_NODE)
-    phases = [
-        ("analyse", make_analyst, PREPARE_NODE, OPEN_ITERATION_NODE),
-        ("ask", make_asker, OPEN_ITERATION_NODE, QUESTIONS_DONE_NODE),
-        ("answer", make_answerer, QUESTIONS_DONE_NODE, RESPONSES_DONE_NODE),
-        ("assess", make_assessor, RESPONSES_DONE_NODE, CHECK_NODE),
+    builder.add_node(names.PREPARE_NODE, phases.prepare)
+    builder.add_node(names.OPEN_ITERATION_NODE, phases.make_open_iteration())
+    builder.add_node(names.QUESTIONS_DONE_NODE, phases.join)
+    builder.add_node(names.RESPONSES_DONE_NODE, phases.join)
+    builder.add_node(names.CHECK_NODE, convergence.make_check(setup))
+    builder.add_node(names.CONSENSUS_NODE, consensus.make_consensus(setup, binding))
+    builder.add_edge(START, names.PREPARE_NODE)
+    stops = [
+        names.PREPARE_NODE,
+        names.OPEN_ITERATION_NODE,
+        names.QUESTIONS_DONE_NODE,
+        names.RESPONSES_DONE_NODE,
+        names.CHECK_NODE,
     ]
-    for phase, factory, before, after in phases:
-        nodes = [node_name(phase, p.name) for p in setup.personas]
+    for phase, before, after in zip(names.PHASES, stops[:-1], stops[1:], strict=True):
+        factory = phases.PERSONA_NODES[phase]
+        nodes = [names.node_name(phase, p.name) for p in setup.personas]
         for persona, node in zip(setup.personas, nodes, strict=True):
             builder.add_node(node, factory(persona.name, setup, binding))
             builder.add_edge(before, node)
         builder.add_edge(nodes, after)  # waits for every agent of the phase
-    builder.add_conditional_edges(CHECK_NODE, after_check, [OPEN_ITERATION_NODE, CONSENSUS_NODE])
-    builder.add_edge(CONSENSUS_NODE, END)
+    route, targets = loop.round_router(
+        names.CONSENSUS_NODE,
+        pause_after_round=pause_after_round,
+        open_node=names.OPEN_ITERATION_NODE,
+    )
+    builder.add_conditional_edges(names.CHECK_NODE, route, targets)
+    if pause_after_round:
+        loop.add_review(
+            builder, convergence.round_review(setup), open_node=names.OPEN_ITERATION_NODE
+        )
+    builder.add_edge(names.CONSENSUS_NODE, END)
     return builder
 
 
@@ -262,9 +182,193 @@ def recursion_limit(iterations: int) -> int:
     Returns:
         Supersteps allowed.
     """
-    return STEPS_PER_ITERATION * iterations + 5  # + 5: prepare, analyse, consensus, slack
+    # + 1 per iteration: the human review step, if any; + 5: prepare, analyse, consensus,
+    # slack.
+    return (STEPS_PER_ITERATION + 1) * iterations + 5
 
 
-#: Compiled without a checkpointer, for ``langgraph.json`` / LangGraph Studio (which
-#: provides its own persistence). The model comes from the run's context.
-graph = build_discussion().compile(name=GRAPH_NAME)
+# -- the pattern's declaration: CLI input, title, summary, rendering ------------------------
+
+
+def discuss_command(
+    paper: Annotated[Path, typer.Argument(help="The document: Markdown or plain text.")],
+    max_iterations: Annotated[
+        int, typer.Option("--max-iterations", help="Question/answer iterations at most.")
+    ] = 5,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Convergence (0-1) that ends the discussion.")
+    ] = 0.75,
+    time_limit: Annotated[
+        str, typer.Option("--time-limit", help="Stop after this long: 30m, 90s, 1h.")
+    ] = "30m",
+    persona: Annotated[
+        Path | None,
+        typer.Option("--persona", help="JSON file: a list of {name, focus, description} personas."),
+    ] = None,
+) -> Launch:
+    """Four personas analyse a paper, question each other and write a consensus report."""
+    from debategraph.documents import load_document
+
+    try:
+        document = load_document(paper)
+        text = paper.read_text(encoding="utf-8")
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        raise UsageError(str(exc)) from exc
+    settings: dict[str, Any] = {
+        "personas": read_personas(persona) if persona is not None else None,
+        "max_iterations": max_iterations,
+        "threshold": threshold,
+        "time_limit_s": parse_seconds(time_limit),
+    }
+    return Launch(settings, {"document": text}, notes=tuple(document.notes))
+
+
+def read_personas(path: Path) -> list[dict[str, Any]]:
+    """``--persona``: a JSON file holding a list of ``{name, focus, description}`` objects.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The personas as dicts (validated by the graph factory).
+
+    Raises:
+        UsageError: If the file cannot be read or holds something else.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"--persona {path}: cannot read: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--persona {path}: not valid JSON ({exc})") from exc
+    if not isinstance(data, list) or not all(isinstance(p, dict) for p in data):
+        raise UsageError(
+            f"--persona {path}: expected a JSON list of {{name, focus, description}} objects"
+        )
+    return data
+
+
+def parse_seconds(value: str) -> float:
+    """``--time-limit``: ``30m`` / ``90s`` / ``1h`` / ``120`` -> seconds.
+
+    Args:
+        value: The option's value.
+
+    Returns:
+        Seconds.
+
+    Raises:
+        UsageError: If it is no positive duration.
+    """
+    text = value.strip().lower()
+    scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:])
+    number = text[:-1] if scale else text
+    try:
+        seconds = float(number) * (scale or 1)
+    except ValueError:
+        raise UsageError(
+            f"--time-limit {value!r} is not a duration: use e.g. 30m, 90s, 1h or seconds"
+        ) from None
+    if seconds <= 0:
+        raise UsageError(f"--time-limit {value!r} must be positive")
+    return seconds
+
+
+def _paper_title(values: Values) -> str:
+    paper = values.get("paper")
+    if isinstance(paper, dict):  # a strict checkpoint read hands records back as dicts
+        return str(paper.get("title") or "")
+    return str(getattr(paper, "title", "") or "")
+
+
+def _summary(values: Values) -> dict[str, Any]:
+    report = values.get("report")
+    convergence = values.get("convergence") or []
+    return {
+        "title": _paper_title(values),
+        "iterations_completed": values.get("iterations_completed", 0),
+        "convergence": convergence[-1].model_dump(mode="json") if convergence else None,
+        "report": report.model_dump(mode="json") if report is not None else None,
+        "notes": list(values.get("notes") or []),
+    }
+
+
+def _personas(settings: Values) -> int:
+    personas = settings.get("personas")
+    if personas:
+        return len(personas)
+    from debategraph.nodes.discussion.setup import DEFAULT_PERSONAS
+
+    return len(DEFAULT_PERSONAS)
+
+
+def _describe(settings: Values) -> str:
+    return (
+        f"{_personas(settings)} personas, up to {settings['max_iterations']} iterations, "
+        f"threshold {settings['threshold']}, time limit {settings['time_limit_s']:.0f}s"
+        f"{pausing(settings)}"
+    )
+
+
+def _headline(result: Values) -> list[str]:
+    report = result.get("report") or {}
+    return [
+        f"consensus: {len(report.get('consensus_points', []))} point(s), "
+        f"{len(report.get('divergent_views', []))} divergent view(s), confidence "
+        f"{report.get('overall_confidence', 0):.2f} · "
+        f"{result.get('iterations_completed', 0)} iteration(s)"
+    ]
+
+
+#: The heading shown when a phase starts, by the node that starts it.
+_PHASE_STARTS = {
+    "prepare": "phase 1: initial analysis",
+    "open_iteration": "phase 2: questioning",
+    "questions_done": "phase 3: responding",
+    "responses_done": "phase 4: convergence",
+}
+
+
+def _progress(node: str, update: Values) -> list[str]:
+    if node in _PHASE_STARTS:
+        return [f"  [bold]{_PHASE_STARTS[node]}[/bold]"]
+    records = update.get("convergence") if node == "check_convergence" else None
+    if not records:
+        return []
+    record = records[-1]
+    lines = [
+        f"  iteration {record.iteration}: convergence {record.score:.2f} · "
+        f"{record.changed} insight(s) revised"
+    ]
+    if update.get("termination_reason"):
+        lines.append("  [bold]phase 5: consensus[/bold]")
+    return lines
+
+
+def _render_report(values: Values, title: str) -> str | None:
+    if values.get("report") is None:
+        return None
+    return render_report_markdown(
+        values["report"],
+        title=title,
+        termination_reason=values.get("termination_reason"),
+        convergence=values.get("convergence") or (),
+        insights=values.get("insights"),
+    )
+
+
+PATTERN = Pattern(
+    name=GRAPH_NAME,
+    build=build_discussion,
+    command=discuss_command,
+    recursion_limit=lambda s: recursion_limit(int(s["max_iterations"])),
+    title=_paper_title,
+    summary=_summary,
+    describe=_describe,
+    agents_per_round=_personas,
+    headline=_headline,
+    progress=_progress,
+    report=Report("discussion-{thread_id}.md", _render_report),
+    boundary_nodes=frozenset({"open_iteration", "human"}),
+    round_word="iteration",
+)

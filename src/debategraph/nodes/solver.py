@@ -1,39 +1,49 @@
-"""Nodes of the solver debate: open a round, solve, close a round, aggregate."""
+"""Nodes of the solver debate: solve, close a round, aggregate.
+
+The round loop (``open_round``, the review point) is the shared one in
+:mod:`debategraph.nodes.rounds`; solvers call the model through
+:class:`~debategraph.nodes.agent.Agent`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field
 
-from debategraph.context import Context
-from debategraph.models import ModelBinding, bind_model, structured_call
+from debategraph.nodes.agent import Agent
+from debategraph.nodes.rounds import interjection_prompt, interjections, review_payload
 from debategraph.prompts import (
-    HUMAN_INTERJECTION,
     NO_ANSWER,
     SOLUTION_VIEW,
     SOLVER_FIRST_ROUND,
     SOLVER_REFINE,
     SOLVER_SYSTEM,
 )
-from debategraph.state import (
-    RoundRecord,
-    SolverDebateState,
-    SolverView,
-    TerminationReason,
-    Turn,
-    Usage,
-)
+from debategraph.state.base import turn_update
+from debategraph.state.records import RoundRecord, Turn, Usage
+from debategraph.state.solver_debate import SolverDebateState, SolverView
 from debategraph.strategies import Topology, extract_answer, majority_vote
+from debategraph.strategies.termination import (
+    Condition,
+    MaxRounds,
+    RoundOutcome,
+    TokenBudget,
+    Unanimity,
+    first_fired,
+)
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding
 
 SOLVE_STAGE = "solve"
-OPEN_ROUND_NODE = "open_round"
 CLOSE_ROUND_NODE = "close_round"
 AGGREGATE_NODE = "aggregate"
-HUMAN_NODE = "human"
 
 
 #: A hint in the JSON schema only (not validated): grammar-constrained endpoints such as
@@ -72,21 +82,17 @@ def latest_turns(transcript: Sequence[Turn], stage: str = SOLVE_STAGE) -> dict[s
     return out
 
 
-def open_round(state: SolverDebateState) -> dict[str, Any]:
-    """Start the next round.
+def check_question(state: Mapping[str, Any]) -> None:
+    """Refuse an empty question (the first thing a round does).
 
     Args:
         state: The debate state.
 
-    Returns:
-        The new round number.
-
     Raises:
         ValueError: If the question is empty.
     """
-    if not state.get("question", "").strip():
+    if not str(state.get("question") or "").strip():
         raise ValueError("question is empty: pass a non-empty 'question'")
-    return {"round": state.get("round", 0) + 1}
 
 
 def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> SolverView:
@@ -112,7 +118,7 @@ def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> So
         round=rnd,
         own=latest.get(solver),
         peers=[latest[p] for p in topology.neighbours[solver] if p in latest],
-        interjections=[t for t in transcript if t.role == "user" and t.round == rnd - 1],
+        interjections=interjections(transcript, after_round=rnd - 1),
     )
 
 
@@ -127,8 +133,7 @@ def solver_prompt(task: SolverView, n_solvers: int) -> list[BaseMessage]:
         The prompt.
     """
     system = SystemMessage(SOLVER_SYSTEM.format(solver=task["solver"], n_solvers=n_solvers))
-    notes = "\n".join(f"- {t.content}" for t in task["interjections"])
-    human = HUMAN_INTERJECTION.format(notes=notes) if notes else ""
+    human = interjection_prompt(task["interjections"])
     own = task["own"]
     if own is None:
         text = SOLVER_FIRST_ROUND.format(question=task["question"], human=human)
@@ -164,22 +169,22 @@ def make_solver(
         The node function.
     """
     n_solvers = len(topology.solvers)
+    agent = Agent(solver, model)
 
     def solve(state: SolverDebateState, *, runtime: Runtime[Context]) -> dict[str, Any]:
         task = solver_view(state, solver, topology)
-        llm = model or bind_model(runtime.context)
-        result = structured_call(llm, SolverReply, solver_prompt(task, n_solvers))
+        result = agent.ask(runtime, SolverReply, solver_prompt(task, n_solvers))
         reply = result.value
         reply_to = tuple(t.id for t in ([task["own"]] if task["own"] else []) + task["peers"])
         if reply is None:
             turn = Turn(
-                agent=task["solver"], content="", stage=SOLVE_STAGE, round=task["round"],
+                agent=solver, content="", stage=SOLVE_STAGE, round=task["round"],
                 reply_to=reply_to, usage=result.usage, reason=result.reason,
             )  # fmt: skip
-            return {"transcript": [turn]}
+            return turn_update(turn)
         answer = extract_answer(reply.answer, loose=True) or extract_answer(reply.reasoning)
         turn = Turn(
-            agent=task["solver"],
+            agent=solver,
             content=reply.reasoning,
             stage=SOLVE_STAGE,
             round=task["round"],
@@ -189,15 +194,15 @@ def make_solver(
             confidence=reply.confidence,
             reason=None if answer else f"no number in answer {reply.answer[:80]!r}",
         )
-        return {"transcript": [turn]}
+        return turn_update(turn)
 
     return solve
 
 
-def make_close_round(
+def termination_conditions(
     rounds: int, token_budget: int | None, stop_when_unanimous: bool
-) -> Callable[..., dict[str, Any]]:
-    """Node that records the round, sums usage and decides whether the debate ends.
+) -> list[Condition]:
+    """The solver debate's termination conditions, highest precedence first.
 
     Args:
         rounds: Round cap.
@@ -205,32 +210,43 @@ def make_close_round(
         stop_when_unanimous: Stop early when every solver gave the same answer.
 
     Returns:
+        The conditions.
+    """
+    conditions: list[Condition] = [MaxRounds(rounds)]
+    if stop_when_unanimous:
+        conditions.append(Unanimity())
+    if token_budget is not None:
+        conditions.append(TokenBudget(token_budget))
+    return conditions
+
+
+def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str, Any]]:
+    """Node that records the round and decides whether the debate ends.
+
+    Args:
+        conditions: The termination conditions (see :func:`termination_conditions`).
+
+    Returns:
         The node function.
     """
 
     def close_round(state: SolverDebateState) -> dict[str, Any]:
         rnd = state["round"]
-        transcript = state.get("transcript", [])
-        this_round = [t for t in transcript if t.stage == SOLVE_STAGE and t.round == rnd]
-        solved = [t for t in transcript if t.stage == SOLVE_STAGE]
-        by_solver: dict[str, Usage] = {}
-        for t in solved:
-            by_solver[t.agent] = by_solver.get(t.agent, Usage()) + t.usage
-        usage = Usage.total(t.usage for t in solved)
+        this_round = [
+            t for t in state.get("transcript", []) if t.stage == SOLVE_STAGE and t.round == rnd
+        ]
         record = RoundRecord(
             round=rnd,
             answers={t.agent: t.answer for t in this_round},
             usage=Usage.total(t.usage for t in this_round),
         )
-        answers = [t.answer for t in this_round]
-        reason: TerminationReason | None = None
-        if rnd >= rounds:
-            reason = "rounds_completed"
-        elif stop_when_unanimous and None not in answers and len(set(answers)) == 1:
-            reason = "unanimous"
-        elif token_budget is not None and usage.total_tokens >= token_budget:
-            reason = "budget"
-        update: dict[str, Any] = {"rounds": [record], "usage": usage, "usage_by_solver": by_solver}
+        outcome = RoundOutcome(
+            round=rnd,
+            usage=Usage.coerce(state.get("usage")),
+            answers=[t.answer for t in this_round],
+        )
+        update: dict[str, Any] = {"rounds": [record]}
+        reason = first_fired(conditions, outcome)
         if reason is not None:
             update["termination_reason"] = reason
         return update
@@ -238,21 +254,32 @@ def make_close_round(
     return close_round
 
 
-def make_after_close_round(pause_after_round: bool) -> Callable[[SolverDebateState], str]:
-    """Edge after a round: aggregate once a termination reason is set, else go on.
+def round_review(rounds: int) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The payload of the pause after a round: its answers, their tally and its tokens.
 
     Args:
-        pause_after_round: Go through the human review node between rounds.
+        rounds: The round cap.
 
     Returns:
-        The routing function.
+        Builds the payload from the state.
     """
-    next_round = HUMAN_NODE if pause_after_round else OPEN_ROUND_NODE
 
-    def after_close_round(state: SolverDebateState) -> str:
-        return AGGREGATE_NODE if state.get("termination_reason") else next_round
+    def payload(state: Mapping[str, Any]) -> dict[str, Any]:
+        record: RoundRecord = state["rounds"][-1]
+        tally: dict[str, int] = {}
+        for answer in record.answers.values():
+            if answer is not None:
+                tally[answer] = tally.get(answer, 0) + 1
+        return review_payload(
+            record.round,
+            rounds,
+            "solver",
+            answers=dict(record.answers),
+            tally=tally,
+            tokens_this_round=record.usage.total_tokens,
+        )
 
-    return after_close_round
+    return payload
 
 
 def aggregate(state: SolverDebateState) -> dict[str, Any]:

@@ -1,73 +1,144 @@
-"""Typed state schemas and the records they hold."""
+"""Typed state schemas and the records they hold.
 
-from debategraph.state.debate import (
-    DEBATE_RECORD_TYPES,
-    TIE,
-    DebateInput,
-    DebateOutput,
-    Debater,
-    DebaterView,
-    DebateState,
-    DebateTerminationReason,
-    HistoryMode,
-    ModeratorDecision,
-    Score,
-    StrongestArgument,
-    Verdict,
-    WordCount,
-)
-from debategraph.state.discussion import (
-    DISCUSSION_RECORD_TYPES,
-    Analysis,
-    ConsensusPoint,
-    ConsensusReport,
-    ConvergenceRecord,
-    ConvergenceVote,
-    DiscussionInput,
-    DiscussionOutput,
-    DiscussionState,
-    DiscussionTerminationReason,
-    DivergentView,
-    Inquiry,
-    Insight,
-    Persona,
-    Position,
-    Question,
-    QuestionType,
-    Response,
-    ResponseSet,
-    SectionChoice,
-    Stance,
-    merge_insights,
-)
-from debategraph.state.records import (
-    INTERJECT_STAGE,
-    USER,
-    Role,
-    RoundRecord,
-    Turn,
-    Usage,
-    interjection,
-)
-from debategraph.state.records import RECORD_TYPES as _COMMON_RECORD_TYPES
-from debategraph.state.reducers import append_only, extend, extend_turns, transcript_channel
-from debategraph.state.solver_debate import (
-    SolverDebateInput,
-    SolverDebateOutput,
-    SolverDebateState,
-    SolverView,
-    TerminationReason,
-)
+The names below are imported on first use: the records load without LangGraph, and the
+state schemas (which need LangGraph's channels) only when asked for.
+"""
 
-#: Every record type kept in some graph's state: the msgpack allowlist of our checkpoint
-#: savers (a type missing here comes back from a checkpoint as a plain dict).
-RECORD_TYPES = (*_COMMON_RECORD_TYPES, *DEBATE_RECORD_TYPES, *DISCUSSION_RECORD_TYPES)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from debategraph.state.base import (
+        TERMINATION_REASONS,
+        RunOutput,
+        RunState,
+        TerminationReason,
+        add_usage,
+        add_usage_by_agent,
+        termination_word,
+        turn_update,
+        usage_update,
+    )
+    from debategraph.state.debate import (
+        DEBATE_RECORD_TYPES,
+        TIE,
+        DebateInput,
+        DebateOutput,
+        Debater,
+        DebaterView,
+        DebateState,
+        HistoryMode,
+        ModeratorDecision,
+        Score,
+        StrongestArgument,
+        Verdict,
+        WordCount,
+    )
+    from debategraph.state.discussion import (
+        DISCUSSION_RECORD_TYPES,
+        Analysis,
+        ConsensusPoint,
+        ConsensusReport,
+        ConvergenceRecord,
+        ConvergenceVote,
+        DiscussionInput,
+        DiscussionOutput,
+        DiscussionState,
+        DivergentView,
+        Inquiry,
+        Insight,
+        Persona,
+        Position,
+        Question,
+        QuestionType,
+        Response,
+        ResponseSet,
+        SectionChoice,
+        Stance,
+        merge_insights,
+    )
+    from debategraph.state.records import (
+        INTERJECT_STAGE,
+        USER,
+        Role,
+        RoundRecord,
+        Turn,
+        Usage,
+        interjection,
+    )
+    from debategraph.state.solver_debate import (
+        SolverDebateInput,
+        SolverDebateOutput,
+        SolverDebateState,
+        SolverView,
+    )
+
+#: Where each name lives.
+_HOMES: dict[str, str] = {
+    "RunOutput": "base",
+    "RunState": "base",
+    "TERMINATION_REASONS": "base",
+    "TerminationReason": "base",
+    "add_usage": "base",
+    "add_usage_by_agent": "base",
+    "termination_word": "base",
+    "turn_update": "base",
+    "usage_update": "base",
+    "Analysis": "discussion",
+    "ConsensusPoint": "discussion",
+    "ConsensusReport": "discussion",
+    "ConvergenceRecord": "discussion",
+    "ConvergenceVote": "discussion",
+    "DEBATE_RECORD_TYPES": "debate",
+    "DISCUSSION_RECORD_TYPES": "discussion",
+    "DebateInput": "debate",
+    "DebateOutput": "debate",
+    "DebateState": "debate",
+    "Debater": "debate",
+    "DebaterView": "debate",
+    "DiscussionInput": "discussion",
+    "DiscussionOutput": "discussion",
+    "DiscussionState": "discussion",
+    "DivergentView": "discussion",
+    "HistoryMode": "debate",
+    "INTERJECT_STAGE": "records",
+    "Inquiry": "discussion",
+    "Insight": "discussion",
+    "ModeratorDecision": "debate",
+    "Persona": "discussion",
+    "Position": "discussion",
+    "Question": "discussion",
+    "QuestionType": "discussion",
+    "Response": "discussion",
+    "ResponseSet": "discussion",
+    "Role": "records",
+    "RoundRecord": "records",
+    "Score": "debate",
+    "SectionChoice": "discussion",
+    "SolverDebateInput": "solver_debate",
+    "SolverDebateOutput": "solver_debate",
+    "SolverDebateState": "solver_debate",
+    "SolverView": "solver_debate",
+    "Stance": "discussion",
+    "StrongestArgument": "debate",
+    "TIE": "debate",
+    "Turn": "records",
+    "USER": "records",
+    "Usage": "records",
+    "Verdict": "debate",
+    "WordCount": "debate",
+    "interjection": "records",
+    "merge_insights": "discussion",
+}
 
 __all__ = [
     "DEBATE_RECORD_TYPES",
     "DISCUSSION_RECORD_TYPES",
     "INTERJECT_STAGE",
     "RECORD_TYPES",
+    "TERMINATION_REASONS",
     "TIE",
     "USER",
     "Analysis",
@@ -78,13 +149,11 @@ __all__ = [
     "DebateInput",
     "DebateOutput",
     "DebateState",
-    "DebateTerminationReason",
     "Debater",
     "DebaterView",
     "DiscussionInput",
     "DiscussionOutput",
     "DiscussionState",
-    "DiscussionTerminationReason",
     "DivergentView",
     "HistoryMode",
     "Inquiry",
@@ -98,6 +167,8 @@ __all__ = [
     "ResponseSet",
     "Role",
     "RoundRecord",
+    "RunOutput",
+    "RunState",
     "Score",
     "SectionChoice",
     "SolverDebateInput",
@@ -111,10 +182,35 @@ __all__ = [
     "Usage",
     "Verdict",
     "WordCount",
-    "append_only",
-    "extend",
-    "extend_turns",
+    "add_usage",
+    "add_usage_by_agent",
     "interjection",
     "merge_insights",
-    "transcript_channel",
+    "record_types",
+    "termination_word",
+    "turn_update",
+    "usage_update",
 ]
+
+
+def record_types() -> tuple[Any, ...]:
+    """Every record type kept in some graph's state: the msgpack allowlist of our savers.
+
+    A type missing here comes back from a checkpoint as a plain dict.
+
+    Returns:
+        The pydantic record types.
+    """
+    from debategraph.state.debate import DEBATE_RECORD_TYPES
+    from debategraph.state.discussion import DISCUSSION_RECORD_TYPES
+    from debategraph.state.records import RECORD_TYPES as COMMON
+
+    return (*COMMON, *DEBATE_RECORD_TYPES, *DISCUSSION_RECORD_TYPES)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RECORD_TYPES":
+        return record_types()
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

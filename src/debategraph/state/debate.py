@@ -1,6 +1,8 @@
 """State schemas and records of the two-or-more-party debate graph.
 
-The debaters' arguments, the moderator's decisions, the judge's verdict and the
+The state is the base run state (:mod:`debategraph.state.base`: transcript, round, usage
+added up by reducers, one ``termination_reason`` vocabulary, notes) plus the debate's own
+fields. The debaters' arguments, the moderator's decisions, the judge's verdict and the
 summarizer's summaries are all :class:`~debategraph.state.records.Turn` records in the
 one transcript; the records below are the typed results kept beside it (and the output
 schemas the moderator and the judge fill in).
@@ -14,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
-from debategraph.state.records import Turn, Usage
-from debategraph.state.reducers import append_only, transcript_channel
+from debategraph.state.base import RunOutput, RunState
+from debategraph.state.records import Turn
+from debategraph.state.reducers import append_only
 
-DebateTerminationReason = Literal["rounds_completed", "settled", "error"]
 HistoryMode = Literal["full", "window"]
 
 #: What the moderator and the judge say when no debater is ahead.
@@ -134,22 +136,25 @@ class DebateInput(TypedDict):
     topic: str
 
 
-class DebateOutput(TypedDict):
-    """What the graph returns to a caller or a parent graph."""
+class DebateOutput(RunOutput):
+    """What the graph returns to a caller or a parent graph.
+
+    Besides the base outputs (``termination_reason``: ``rounds_completed``, ``settled``
+    by the moderator, or ``error`` when a whole round came back empty; ``usage``,
+    ``usage_by_agent``, ``notes``): the motion, the judge's verdict, the rounds done,
+    each argument's length, the moderator's decisions and the running summary.
+    """
 
     topic: str
     verdict: Verdict | None
-    termination_reason: DebateTerminationReason
     rounds_completed: int
     word_counts: Annotated[list[WordCount], append_only()]
     moderator_decisions: Annotated[list[ModeratorDecision], append_only()]
     summary: str
-    usage: Usage
-    usage_by_agent: dict[str, Usage]
 
 
-class DebateState(DebateOutput):
-    """Full state: the output fields plus the transcript and the loop's counters.
+class DebateState(DebateOutput, RunState):
+    """Full state: the output fields plus the base state's transcript and round counter.
 
     ``transcript``, ``word_counts`` and ``moderator_decisions`` are append-only delta
     channels: a checkpoint stores only what a step added (DESIGN.md principle 5).
@@ -157,8 +162,6 @@ class DebateState(DebateOutput):
     into ``summary``; it stays 0 with ``history="full"``.
     """
 
-    transcript: Annotated[list[Turn], transcript_channel()]
-    round: int
     summarized: int
 
 

@@ -9,17 +9,16 @@ schema (``SkipJsonSchema``) are filled in by the graph, not by the model.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.documents import Document, Section
-from debategraph.state.records import Turn, Usage
-from debategraph.state.reducers import append_only, transcript_channel
+from debategraph.state.base import RunOutput, RunState, TerminationReason, termination_word
+from debategraph.state.reducers import append_only
 
-DiscussionTerminationReason = Literal["converged", "max_iterations", "time_limit", "stalled"]
 QuestionType = Literal["clarification", "challenge", "extension"]
 Stance = Literal["agree", "disagree", "clarify", "revise"]
 
@@ -145,7 +144,13 @@ class ConvergenceRecord(BaseModel):
     agent_scores: dict[str, float]
     score: float
     changed: int
-    termination_reason: DiscussionTerminationReason | None = None
+    termination_reason: TerminationReason | None = None
+
+    @field_validator("termination_reason", mode="before")
+    @classmethod
+    def _today_word(cls, value: Any) -> TerminationReason | None:
+        """Read the words older versions stored (``max_iterations``) as today's."""
+        return termination_word(value)
 
 
 class ConsensusPoint(BaseModel):
@@ -218,8 +223,14 @@ class DiscussionInput(TypedDict):
     document: str
 
 
-class DiscussionOutput(TypedDict):
-    """What the graph returns to a caller or a parent graph."""
+class DiscussionOutput(RunOutput):
+    """What the graph returns to a caller or a parent graph.
+
+    Besides the base outputs (``termination_reason``, ``usage``, ``usage_by_agent``,
+    ``notes``): the parsed document, each agent's section choice and latest insights, the
+    questions and responses of every iteration, the convergence record of each iteration,
+    the consensus report and the number of iterations completed.
+    """
 
     paper: Document
     section_choices: Annotated[list[SectionChoice], append_only()]
@@ -227,26 +238,25 @@ class DiscussionOutput(TypedDict):
     questions: Annotated[list[Question], append_only()]
     responses: Annotated[list[Response], append_only()]
     convergence: Annotated[list[ConvergenceRecord], append_only()]
-    notes: Annotated[list[str], append_only()]
     report: ConsensusReport | None
-    termination_reason: DiscussionTerminationReason
     iterations_completed: int
-    usage: Usage
-    usage_by_agent: dict[str, Usage]
 
 
-class DiscussionState(DiscussionOutput):
-    """Full state: the output fields plus the transcript, iteration and start time.
+class DiscussionState(DiscussionOutput, RunState):
+    """Full state: the output fields plus the document text and the base state's fields.
 
-    The lists are append-only delta channels (DESIGN.md principle 5). ``notes`` records
-    what the graph dropped or assumed (unknown section ids, questions about unknown
-    agents or insights, responses to unknown questions).
+    The base ``round`` counts iterations. The lists are append-only delta channels
+    (DESIGN.md principle 5). ``notes`` records what the graph dropped or assumed (unknown
+    section ids, questions about unknown agents or insights, responses to unknown
+    questions).
+
+    ``iteration`` is the counter threads written by earlier versions kept instead of
+    ``round``; it is only read (see ``nodes.discussion.views.iteration_of``), so that
+    such threads still resume.
     """
 
     document: str
-    transcript: Annotated[list[Turn], transcript_channel()]
     iteration: int
-    started_at: float
 
 
 #: Record types of this graph that checkpoints may deserialize (see ``RECORD_TYPES``).

@@ -1,15 +1,14 @@
-"""State schemas of the solver debate graph."""
+"""State schemas of the solver debate graph: the base run state plus answers and votes."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
-from debategraph.state.records import RoundRecord, Turn, Usage
-from debategraph.state.reducers import append_only, transcript_channel
-
-TerminationReason = Literal["rounds_completed", "unanimous", "budget", "error"]
+from debategraph.state.base import RunOutput, RunState
+from debategraph.state.records import RoundRecord, Turn
+from debategraph.state.reducers import append_only
 
 
 class SolverDebateInput(TypedDict):
@@ -18,8 +17,13 @@ class SolverDebateInput(TypedDict):
     question: str
 
 
-class SolverDebateOutput(TypedDict):
-    """What the graph returns to a caller or a parent graph."""
+class SolverDebateOutput(RunOutput):
+    """What the graph returns to a caller or a parent graph.
+
+    Besides the base outputs (``termination_reason``, ``usage``, ``usage_by_agent``,
+    ``notes``): the question, the voted answer, the vote table, the agreement ratio, the
+    tie-break, and each round's answers.
+    """
 
     question: str
     answer: str | None
@@ -27,20 +31,14 @@ class SolverDebateOutput(TypedDict):
     agreement: float
     tie_break: str | None
     rounds: Annotated[list[RoundRecord], append_only()]
-    termination_reason: TerminationReason
-    usage: Usage
-    usage_by_solver: dict[str, Usage]
 
 
-class SolverDebateState(SolverDebateOutput):
-    """Full state: the output fields plus the transcript and the round counter.
+class SolverDebateState(SolverDebateOutput, RunState):
+    """Full state: the output fields plus the base state's transcript and round counter.
 
     ``transcript`` and ``rounds`` are append-only delta channels: a checkpoint stores
     only what a step added, not the whole list again (DESIGN.md principle 5).
     """
-
-    transcript: Annotated[list[Turn], transcript_channel()]
-    round: int
 
 
 class SolverView(TypedDict):

@@ -1,0 +1,216 @@
+"""A thread as a readable Markdown document (``export --format md``), for any pattern.
+
+The document is the pattern's title, a metadata line, the transcript one section per
+round, and a result section: the pattern's own :attr:`~debategraph.graphs.pattern.Pattern.
+result_markdown` when it gives one, else its :attr:`~debategraph.graphs.pattern.Pattern.
+summary` fields rendered generically, then how the run ended and what it cost. Nothing
+here names a pattern's nodes or state keys; the helpers :func:`inline` and
+:func:`ranked_table` are public for patterns writing their own result section.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from debategraph.checkpoints.thread_values import (
+    json_text,
+    jsonable,
+    termination,
+    total_usage,
+    turns,
+    usage_by,
+)
+from debategraph.state.records import Turn, Usage
+
+if TYPE_CHECKING:
+    from debategraph.graphs.pattern import Pattern
+
+
+def render_markdown(
+    thread_id: str,
+    values: Mapping[str, Any],
+    *,
+    pattern: Pattern,
+    status: str | None = None,
+) -> str:
+    """A readable Markdown transcript of a thread.
+
+    Args:
+        thread_id: The thread.
+        values: The thread's state values.
+        pattern: The pattern that ran it: it gives the title and the result.
+        status: The thread's status (``finished``...), if known.
+
+    Returns:
+        The document: title, a metadata line, one section per round and the result.
+    """
+    transcript = turns(values)
+    title = pattern.title(values) or f"Thread {thread_id}"
+    lines = [f"# {inline(title)}", "", _metadata_line(thread_id, values, status, transcript), ""]
+    by_round: dict[int, list[Turn]] = defaultdict(list)
+    for turn in transcript:
+        by_round[turn.round].append(turn)
+    for rnd in sorted(by_round):
+        lines += [f"## Round {rnd}" if rnd else "## Before round 1", ""]
+        for turn in by_round[rnd]:
+            lines += [*_turn_markdown(turn), ""]
+    lines += ["## Result", ""]
+    if pattern.result_markdown is not None:
+        lines += pattern.result_markdown(values)
+    else:
+        lines += summary_markdown(pattern.summary(values))
+    lines += _outcome_markdown(values, transcript)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def summary_markdown(summary: Mapping[str, Any]) -> list[str]:
+    """A pattern's summary fields as Markdown, each followed by a blank line.
+
+    A scalar field is a ``Key: value`` line (a multi-line text a quote under ``Key:``), a
+    mapping of scalars a two-column table, anything else compact JSON.
+
+    Args:
+        summary: The fields (:attr:`~debategraph.graphs.pattern.Pattern.summary`).
+
+    Returns:
+        The lines.
+    """
+    lines: list[str] = []
+    for key, value in summary.items():
+        lines += [*_field_markdown(_label(str(key)), jsonable(value)), ""]
+    return lines
+
+
+def inline(text: str) -> str:
+    """Flatten text to one line for a heading or a table cell (``|`` escaped).
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The line.
+    """
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def ranked_table(counts: Mapping[Any, Any], header: tuple[str, str]) -> list[str]:
+    """Counts as a two-column table, highest first (ties in key order).
+
+    Args:
+        counts: Key -> count (non-numbers count as 0 for the order).
+        header: The two column headings.
+
+    Returns:
+        The table's lines (none for no counts).
+    """
+    if not counts:
+        return []
+    ranked = sorted(counts.items(), key=lambda kv: (-_number(kv[1]), str(kv[0])))
+    return [
+        f"| {inline(header[0])} | {inline(header[1])} |",
+        "| --- | ---: |",
+        *(f"| {inline(str(k))} | {n} |" for k, n in ranked),
+    ]
+
+
+# -- metadata, turns and the generic tail ------------------------------------------------
+
+
+def _tokens(usage: Usage) -> str:
+    return (
+        f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt + "
+        f"{usage.completion_tokens:,} completion), {usage.calls} calls, {usage.latency_s:.1f} s"
+    )
+
+
+def _metadata_line(
+    thread_id: str, values: Mapping[str, Any], status: str | None, transcript: Sequence[Turn]
+) -> str:
+    parts = [f"thread `{thread_id}`"]
+    if status:
+        parts.append(f"status: {status}")
+    reason = termination(values)
+    if reason:
+        parts.append(f"termination: {inline(reason)}")
+    if transcript or values.get("usage") is not None:
+        parts.append(_tokens(total_usage(values, transcript)))
+    return " · ".join(parts)
+
+
+def _quote(text: str) -> list[str]:
+    return [f"> {line}".rstrip() for line in text.strip().splitlines()] or [">"]
+
+
+def _turn_markdown(turn: Turn) -> list[str]:
+    if turn.role == "user":
+        body = "  \n".join(line.strip() for line in turn.content.strip().splitlines())
+        return [f"**{turn.agent}** (interjection): {body}"]
+    head = f"**{turn.agent}** _({turn.stage})_"
+    if turn.answer is not None:
+        head += f" — answer: **{inline(turn.answer)}**"
+        if turn.confidence is not None:
+            head += f" (confidence {turn.confidence:.2f})"
+    elif turn.reason:
+        head += f" — abstained: {inline(turn.reason)}"
+    return [head, "", *_quote(turn.content)] if turn.content.strip() else [head]
+
+
+def _outcome_markdown(values: Mapping[str, Any], transcript: Sequence[Turn]) -> list[str]:
+    """How the run ended, its usage, and a per-agent usage table (agents that called)."""
+    lines: list[str] = []
+    reason = termination(values)
+    if reason:
+        lines += [f"Termination: {inline(reason)}", ""]
+    lines += [f"Usage: {_tokens(total_usage(values, transcript))}", ""]
+    by_agent = {a: u for a, u in usage_by(transcript, "agent").items() if u.calls}
+    if by_agent:
+        lines += [
+            "| agent | prompt | completion | calls | latency (s) |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        lines += [
+            f"| {inline(a)} | {u.prompt_tokens:,} | {u.completion_tokens:,} | {u.calls} | "
+            f"{u.latency_s:.1f} |"
+            for a, u in by_agent.items()
+        ]
+        lines.append("")
+    return lines
+
+
+# -- the generic summary ----------------------------------------------------------------
+
+
+def _label(key: str) -> str:
+    """``tie_break`` -> ``Tie break``."""
+    text = key.replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _scalar(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def _code(text: str) -> str:
+    """Inline code (a double-backtick span if the text holds a backtick)."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def _field_markdown(label: str, value: Any) -> list[str]:
+    if isinstance(value, str) and "\n" in value.strip():
+        return [f"{label}:", "", *_quote(value)]
+    if _is_scalar(value):
+        return [f"{label}: {inline(_scalar(value))}"]
+    if isinstance(value, dict) and value and all(_is_scalar(v) for v in value.values()):
+        rows = [f"| {inline(k)} | {inline(_scalar(v))} |" for k, v in value.items()]
+        return [f"{label}:", "", "| key | value |", "| --- | --- |", *rows]
+    return [f"{label}: {_code(json_text(value, compact=True))}"]
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0

@@ -1,0 +1,388 @@
+"""The thread tools: resume, interject, threads, show, history, fork, prune, export, doctor.
+
+They work on a thread of any pattern: the pattern is read from the thread's metadata and
+asked for its title, result and rendering.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from debategraph.checkpoints.savers import DEFAULT_DB, open_checkpointer
+from debategraph.checkpoints.threads import (
+    list_threads,
+    read_run,
+    thread_config,
+    thread_state,
+)
+from debategraph.cli.app import app
+from debategraph.cli.options import (
+    ArchiveOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    DbOpt,
+    InterjectOpt,
+    JsonOpt,
+    ReportOpt,
+)
+from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_line
+from debategraph.cli.runner import (
+    Runner,
+    check_concurrency,
+    compile_graph,
+    interject,
+    refuse_running,
+    require_run,
+    result_of,
+)
+from debategraph.errors import UsageError
+from debategraph.graphs.pattern import short
+from debategraph.graphs.registry import get_pattern, names
+from debategraph.models.spec import LOCAL, ModelSpec
+from debategraph.nodes.rounds import APPROVE, INTERJECT
+
+
+def _state(graph: Any, thread_id: str, pattern_name: str) -> Any:
+    return thread_state(graph, thread_id, boundary=boundary_nodes(get_pattern(pattern_name)))
+
+
+@app.command()
+def resume(
+    thread: Annotated[str, typer.Argument(help="The thread to continue.")],
+    interject_text: InterjectOpt = None,
+    approve: Annotated[
+        bool, typer.Option("--approve", help="Continue a paused thread as it is.")
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Override the model the thread used.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="Override the endpoint the thread used.")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Seconds per model request (default 60).")
+    ] = None,
+    max_concurrency: ConcurrencyOpt = None,
+    db: DbOpt = DEFAULT_DB,
+    archive: ArchiveOpt = None,
+    report: ReportOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Continue a stopped or paused thread from its last checkpoint."""
+    from langgraph.types import Command
+
+    check_concurrency(max_concurrency)
+    if interject_text is not None and approve:
+        raise UsageError("give --interject TEXT or --approve, not both")
+    with open_checkpointer(db) as saver:
+        run = require_run(saver, thread, db)
+        stored = dict(run.model)
+        if model is not None:
+            stored.update(model=model, base_url=base_url)
+        elif base_url is not None:
+            stored["base_url"] = base_url
+        if timeout is not None:
+            stored["timeout_s"] = timeout
+        spec = ModelSpec(**stored).validated()
+        runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive, report)
+        state = _state(runner.graph, thread, run.pattern)
+        if state.status == "finished":
+            err.print(f"thread {thread} is already finished; its result:")
+            runner.finish(thread, 0.0)
+            return
+        refuse_running(thread, state)
+        graph_input: Any = None
+        if state.status == "waiting":
+            reply = {INTERJECT: interject_text} if interject_text is not None else {APPROVE: True}
+            if interject_text is not None or approve:
+                graph_input = Command(resume=reply)
+        elif interject_text is not None:
+            interject(runner.graph, thread, interject_text, state)
+        runner.run(thread, graph_input)
+
+
+@app.command("interject")
+def interject_command(
+    thread: Annotated[str, typer.Argument(help="A waiting or stopped thread.")],
+    text: Annotated[str, typer.Argument(help="What every agent reads next round.")],
+    db: DbOpt = DEFAULT_DB,
+) -> None:
+    """Add a human message to a waiting or stopped thread; it is read next round."""
+    with open_checkpointer(db) as saver:
+        run = require_run(saver, thread, db)
+        graph = compile_graph(saver, run)
+        state = _state(graph, thread, run.pattern)
+        interject(graph, thread, text, state)
+    err.print(
+        f"interjection added to thread {thread} (read in round {(state.round or 0) + 1}); "
+        f"continue with: debategraph resume {thread} --db {db}"
+    )
+
+
+@app.command()
+def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
+    """List the threads in the checkpoint database with their status."""
+    rows = []
+    known = set(names())
+    with open_checkpointer(db) as saver:
+        for summary in list_threads(saver):
+            row: dict[str, Any] = {
+                "thread_id": summary.thread_id,
+                "pattern": summary.run.pattern if summary.run else None,
+                "status": None,
+                "round": None,
+                "where": None,
+                "step": summary.step,
+                "updated": summary.updated,
+                "question": None,
+            }
+            if summary.run is not None and summary.run.pattern in known:
+                graph = compile_graph(saver, summary.run)
+                state = _state(graph, summary.thread_id, summary.run.pattern)
+                values = graph.get_state(thread_config(summary.thread_id)).values
+                row.update(
+                    status=state.status,
+                    round=state.round,
+                    where=state.where(),
+                    question=get_pattern(summary.run.pattern).title(values),
+                )
+            rows.append(row)
+    if json_output:
+        emit_json(rows)
+        return
+    if not rows:
+        err.print(f"no threads in {db}")
+        return
+    table = Table("thread", "pattern", "status", "where", "updated", "question / topic")
+    for row in rows:
+        table.add_row(
+            row["thread_id"],
+            row["pattern"] or "?",
+            row["status"] or "?",
+            escape(row["where"] or "-"),
+            str(row["updated"])[:19].replace("T", " "),
+            escape(short(row["question"] or "", 50)),
+        )
+    out.print(table)
+
+
+@app.command()
+def show(
+    thread: Annotated[str, typer.Argument(help="The thread to print.")],
+    db: DbOpt = DEFAULT_DB,
+    json_output: JsonOpt = False,
+) -> None:
+    """Print a thread's transcript and result."""
+    from debategraph.checkpoints.archive import export_json
+
+    with open_checkpointer(db) as saver:
+        run = require_run(saver, thread, db)
+        pattern = get_pattern(run.pattern)
+        graph = compile_graph(saver, run)
+        values = graph.get_state(thread_config(thread)).values
+        state = _state(graph, thread, run.pattern)
+    if json_output:
+        emit_json(export_json(thread, values, status=state.status))
+        return
+    out.print(f"[bold]{escape(pattern.title(values))}[/bold]  ({state.status})")
+    for turn in values.get("transcript", []):
+        out.print(turn_line(turn))
+        if turn.content and turn.role != "user":
+            out.print(f"    {escape(short(turn.content, 400))}")
+    if state.status == "finished":
+        print_result(pattern, result_of(pattern, thread, values, 0.0), json_output=False)
+    else:
+        out.print(f"{state.status}: {escape(state.where())}")
+
+
+@app.command()
+def history(
+    thread: Annotated[str, typer.Argument(help="The thread whose checkpoints to list.")],
+    db: DbOpt = DEFAULT_DB,
+    json_output: JsonOpt = False,
+) -> None:
+    """List a thread's checkpoints, newest first (ids to fork from)."""
+    from debategraph.checkpoints.archive import jsonable
+    from debategraph.checkpoints.maintenance import history as thread_history
+
+    with open_checkpointer(db) as saver:
+        graph = compile_graph(saver, require_run(saver, thread, db))
+        entries = thread_history(graph, thread)
+    if json_output:
+        emit_json([jsonable(asdict(e)) for e in entries])
+        return
+    table = Table("checkpoint", "step", "round", "next", "source", "created")
+    for e in entries:
+        table.add_row(
+            e.checkpoint_id,
+            str(e.step),
+            "-" if e.round is None else str(e.round),
+            ", ".join(e.next) or "(end)",
+            str(e.source),
+            str(e.created_at)[:19].replace("T", " "),
+        )
+    out.print(table)
+
+
+@app.command()
+def fork(
+    thread: Annotated[str, typer.Argument(help="The thread to branch from.")],
+    at: Annotated[str, typer.Option("--at", help="Checkpoint id (see debategraph history).")],
+    interject_text: InterjectOpt = None,
+    new_thread: Annotated[
+        str | None, typer.Option("--thread", help="Id of the new thread (generated if absent).")
+    ] = None,
+    max_concurrency: ConcurrencyOpt = None,
+    db: DbOpt = DEFAULT_DB,
+    archive: ArchiveOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Continue a thread from an earlier checkpoint as a new thread; the original stays."""
+    from debategraph.checkpoints.maintenance import fork as fork_thread
+
+    check_concurrency(max_concurrency)
+    with open_checkpointer(db) as saver:
+        run = require_run(saver, thread, db)
+        spec = ModelSpec(**run.model).validated()
+        runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive)
+        target = new_thread or uuid.uuid4().hex[:12]
+        fork_thread(runner.graph, saver, thread, at, target)
+        err.print(f"forked thread {thread} at checkpoint {at} into thread {target}")
+        if interject_text is not None:
+            try:
+                interject(
+                    runner.graph, target, interject_text, _state(runner.graph, target, run.pattern)
+                )
+            except UsageError:
+                saver.delete_thread(target)
+                raise
+        runner.run(target, None)
+
+
+@app.command()
+def prune(
+    keep_last: Annotated[
+        int | None,
+        typer.Option("--keep-last", help="Checkpoints to keep per finished thread [default: 1]."),
+    ] = None,
+    finished_older_than: Annotated[
+        float | None,
+        typer.Option(
+            "--finished-older-than", help="Only threads finished more than DAYS days ago."
+        ),
+    ] = None,
+    db: DbOpt = DEFAULT_DB,
+    json_output: JsonOpt = False,
+) -> None:
+    """Remove old checkpoints of finished threads (kept ones stay resumable), then reclaim space."""
+    from debategraph.checkpoints.archive import jsonable
+    from debategraph.checkpoints.maintenance import prune as prune_threads
+
+    known = set(names())
+    with open_checkpointer(db) as saver:
+
+        def graph_for(thread_id: str) -> Any:
+            run = read_run(saver, thread_id)
+            if run is None or run.pattern not in known:
+                return None
+            return compile_graph(saver, run)
+
+        report = prune_threads(
+            graph_for,
+            saver,
+            keep_last=keep_last if keep_last is not None else 1,
+            finished_older_than_days=finished_older_than,
+        )
+    if json_output:
+        emit_json(jsonable(asdict(report)))
+        return
+    saved = report.bytes_before - report.bytes_after
+    share = saved / report.bytes_before if report.bytes_before else 0.0
+    out.print(
+        f"pruned {report.threads_pruned} finished thread(s): {report.checkpoints_deleted} "
+        f"checkpoint(s) removed; {report.bytes_before:,} -> {report.bytes_after:,} bytes "
+        f"({share:.0%} smaller)"
+    )
+
+
+@app.command()
+def export(
+    thread: Annotated[str, typer.Argument(help="The thread to export.")],
+    fmt: Annotated[
+        Literal["md", "json"], typer.Option("--format", help="md (readable) or json.")
+    ] = "md",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
+    ] = None,
+    db: DbOpt = DEFAULT_DB,
+) -> None:
+    """Write a readable transcript of a thread (Markdown or JSON)."""
+    from debategraph.checkpoints.archive import export_json, render_markdown
+
+    with open_checkpointer(db) as saver:
+        run = require_run(saver, thread, db)
+        graph = compile_graph(saver, run)
+        values = graph.get_state(thread_config(thread)).values
+        status = _state(graph, thread, run.pattern).status
+    if fmt == "md":
+        text = render_markdown(thread, values, pattern=get_pattern(run.pattern), status=status)
+    else:
+        text = json.dumps(export_json(thread, values, status=status), indent=2) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot write: {exc.strerror}") from exc
+    err.print(f"wrote {output}")
+
+
+@app.command()
+def doctor(
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", help="'local', 'local:PATH.gguf', or the model name an endpoint serves."
+        ),
+    ] = LOCAL,
+    base_url: BaseUrlOpt = None,
+    db: DbOpt = DEFAULT_DB,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Seconds per request the checks make.")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON list of the checks.")
+    ] = False,
+) -> None:
+    """Check Python, packages, the model (file, runtime, speed or endpoint) and --db."""
+    from debategraph import doctor as checks
+
+    # One request per probe (no client retries): the doctor reports what the endpoint does.
+    spec = checks.check_input(
+        ModelSpec(model=model, base_url=base_url, timeout_s=timeout, max_retries=0)
+    )
+    results = []
+    for check in checks.run_checks(spec, db):
+        results.append(check)
+        if not json_output:
+            mark = "[green]✓[/green]" if check.ok else "[red]✗[/red]"
+            out.print(f"{mark} {escape(check.name)}: {escape(check.detail)}")
+    failed = sum(not check.ok for check in results)
+    if json_output:
+        emit_json([check.as_dict() for check in results])
+    elif failed:
+        out.print(f"[red]{failed} of {len(results)} checks failed[/red]")
+    else:
+        out.print(f"[green]all {len(results)} checks passed[/green]")
+    if failed:
+        raise typer.Exit(1)

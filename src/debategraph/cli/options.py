@@ -1,0 +1,91 @@
+"""Options shared by the CLI's commands (one definition each)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from debategraph.checkpoints.savers import DEFAULT_DB
+from debategraph.models.spec import LOCAL
+
+#: Archive of Postgres checkpoints, in the working directory. A SQLite ``--db FILE`` is
+#: archived beside it in ``FILE-archive.sqlite``: a file of its own, so pruning checkpoints
+#: shrinks the checkpoint file and the archive can be copied or served (Datasette) alone.
+POSTGRES_ARCHIVE = "debates-archive.sqlite"
+ARCHIVE_SUFFIX = "-archive"
+
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model", help="'local' (embedded SmolLM2) or the model name an endpoint serves."
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        envvar="OPENAI_BASE_URL",
+        help="OpenAI-compatible base URL (with a model name); env OPENAI_BASE_URL.",
+        show_envvar=False,
+    ),
+]
+TimeoutOpt = Annotated[
+    float | None, typer.Option("--timeout", help="Seconds per model request (default 60).")
+]
+RetriesOpt = Annotated[int, typer.Option("--max-retries", help="Client retries per request.")]
+DbOpt = Annotated[
+    str, typer.Option("--db", help="Checkpoint database: a SQLite file path or Postgres URL.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")]
+ConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-concurrency",
+        help="Agent calls in flight at once, and the embedded model's parallel slots "
+        "[default: the agents of one round].",
+    ),
+]
+ArchiveOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--archive",
+        help="SQLite file for the plain debates/messages/usage tables written when a debate "
+        "finishes [default: beside the --db file, debates.sqlite -> debates-archive.sqlite; "
+        f"{POSTGRES_ARCHIVE} for Postgres].",
+    ),
+]
+PauseOpt = Annotated[
+    bool,
+    typer.Option("--pause-after-round", help="Pause between rounds to approve or interject."),
+]
+NewThreadOpt = Annotated[
+    str | None, typer.Option("--thread", help="Thread id (generated if absent).")
+]
+InterjectOpt = Annotated[
+    str | None,
+    typer.Option("--interject", help="A message every agent reads next round."),
+]
+ReportOpt = Annotated[
+    str | None,
+    typer.Option("--report", help="Where to write the run's report [default: per pattern]."),
+]
+
+
+def run_options(
+    pause_after_round: PauseOpt = False,
+    model: ModelOpt = LOCAL,
+    base_url: BaseUrlOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = 2,
+    max_concurrency: ConcurrencyOpt = None,
+    db: DbOpt = DEFAULT_DB,
+    thread: NewThreadOpt = None,
+    archive: ArchiveOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """The options every pattern's run command takes (its signature is what counts)."""
+
+
+def report_option(report: ReportOpt = None) -> None:
+    """The option of a pattern that writes a report (its signature is what counts)."""

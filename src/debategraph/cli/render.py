@@ -1,0 +1,182 @@
+"""What the CLI prints: a run's progress, transcript lines and results, asked of the pattern.
+
+Nothing here knows a pattern's nodes or state keys: rounds are announced when the
+pattern's round-opening node writes ``round``, transcript records are printed as they
+land, and the pattern adds its own lines (:attr:`~debategraph.graphs.pattern.Pattern.progress`,
+:attr:`~debategraph.graphs.pattern.Pattern.headline`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from debategraph.graphs.pattern import Pattern, short
+from debategraph.models.spec import LOCAL, ModelSpec
+
+if TYPE_CHECKING:
+    from debategraph.state.records import Turn
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True)
+
+
+def boundary_nodes(pattern: Pattern) -> frozenset[str]:
+    """Nodes a thread of ``pattern`` waits at between rounds.
+
+    Args:
+        pattern: The pattern.
+
+    Returns:
+        Its own, or the shared round loop's.
+    """
+    from debategraph.nodes.rounds import BOUNDARY_NODES
+
+    return pattern.boundary_nodes or BOUNDARY_NODES
+
+
+def fail(message: str, code: int) -> None:
+    """Print one error line and exit.
+
+    Args:
+        message: The error (flattened to one line).
+        code: The exit status.
+    """
+    err.print(f"debategraph: error: {escape(' '.join(message.split()))}")
+    sys.exit(code)
+
+
+def emit_json(value: Any) -> None:
+    """Write one JSON document on one line to stdout (machine-readable output).
+
+    Args:
+        value: The document.
+    """
+    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()
+
+
+def model_label(spec: ModelSpec) -> str:
+    """The model as the run's first line names it.
+
+    Args:
+        spec: The model spec.
+
+    Returns:
+        E.g. ``SmolLM2-135M (embedded)`` or ``gpt-4o @ https://...``.
+    """
+    if spec.model == LOCAL:
+        return "SmolLM2-135M (embedded)"
+    if spec.is_local:
+        return f"{Path(spec.model.partition(':')[2]).name} (embedded)"
+    return f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
+
+
+def turn_line(turn: Turn, *, with_round: bool = True) -> str:
+    """One transcript record as a line of Rich markup.
+
+    Args:
+        turn: The record.
+        with_round: Prefix the round.
+
+    Returns:
+        The line.
+    """
+    head = f"[dim]r{turn.round}[/dim] " if with_round else ""
+    cost = f"[dim]{turn.usage.latency_s:.1f}s {turn.usage.total_tokens} tok[/dim]"
+    if turn.role == "user":
+        return f"{head}[bold]user[/bold] (interjection): {escape(short(turn.content, 200))}"
+    if turn.answer is not None:
+        return f"{head}{turn.agent:<10} → [bold]{escape(turn.answer)}[/bold]  {cost}"
+    if turn.reason and not turn.content:
+        return f"{head}{turn.agent:<10} abstains: {escape(turn.reason)}  {cost}"
+    return f"{head}{turn.agent:<10} ({turn.stage}): {escape(short(turn.content, 300))}  {cost}"
+
+
+class Progress:
+    """Live view of a run on stderr: rounds, each record as it lands, the pattern's lines.
+
+    For patterns whose agents write prose, their tokens as they are generated.
+    """
+
+    def __init__(self, pattern: Pattern, *, stream_text: bool) -> None:
+        self.pattern = pattern
+        self.stream_text = stream_text and pattern.streams is not None
+        self.speaking: str | None = None
+        self.boundary = boundary_nodes(pattern)
+
+    def show(self, mode: str, chunk: Any) -> None:
+        """Print one streamed chunk.
+
+        Args:
+            mode: ``updates`` or ``messages``.
+            chunk: What LangGraph streamed.
+        """
+        if mode == "messages":
+            self._token(*chunk)
+        elif isinstance(chunk, Mapping):
+            for node, update in chunk.items():
+                if isinstance(update, dict) or update is None:  # a node that wrote nothing
+                    self._update(node, update or {})
+
+    def _token(self, message: Any, metadata: Mapping[str, Any]) -> None:
+        node = str(metadata.get("langgraph_node", ""))
+        text = getattr(message, "content", "")
+        speaks = self.pattern.streams
+        if not isinstance(text, str) or not text or speaks is None or not speaks(node):
+            return  # structured calls print their result instead
+        if self.speaking != node:
+            self._end_speech()
+            err.print(f"  [bold]{escape(node)}[/bold]: ", end="")
+            self.speaking = node
+        err.print(escape(text), end="")
+
+    def _end_speech(self) -> None:
+        if self.speaking is not None:
+            err.print()
+            self.speaking = None
+
+    def _update(self, node: str, update: Mapping[str, Any]) -> None:
+        self._end_speech()
+        if node in self.boundary and "round" in update:
+            err.print(f"[bold]{self.pattern.round_word} {update['round']}[/bold]")
+        lines = self.pattern.progress(node, update)
+        for line in lines:
+            err.print(line)
+        if lines:
+            return  # the pattern showed this update its own way
+        for turn in update.get("transcript") or ():
+            if self.stream_text and turn.stage == self.pattern.streamed_stage:
+                continue  # already streamed token by token
+            err.print("  " + turn_line(turn, with_round=False))
+
+
+def print_result(pattern: Pattern, result: Mapping[str, Any], json_output: bool) -> None:
+    """Print a run's result: the pattern's headline with the common tail, or JSON.
+
+    Args:
+        pattern: The thread's pattern.
+        result: What :func:`~debategraph.cli.runner.result_of` made.
+        json_output: Print one JSON object instead.
+    """
+    if json_output:
+        emit_json(result)
+        return
+    usage = result["usage"]
+    tail = (
+        f"{result['termination_reason']} · {usage['calls']} calls, "
+        f"{usage['prompt_tokens'] + usage['completion_tokens']:,} tokens · "
+        f"{result['wall_s']:.1f}s · thread {result['thread_id']}"
+    )
+    lines = pattern.headline(result) or [""]
+    out.print(f"{lines[0]} · {tail}" if lines[0] else tail)
+    for line in lines[1:]:
+        out.print(line)
+    if result.get("report_file"):
+        out.print(f"  report written to {escape(result['report_file'])}")

@@ -1,0 +1,462 @@
+"""Running a thread of any pattern: start, stream, pause, finish, archive.
+
+Every run is durable: its thread is recorded in the checkpoint database (its input and
+settings) before its id is printed, so a kill at any moment after that leaves a thread
+``debategraph resume`` continues.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+
+from debategraph.checkpoints.threads import (
+    RunInfo,
+    ThreadState,
+    read_run,
+    thread_config,
+    thread_exists,
+    thread_state,
+)
+from debategraph.cli.options import ARCHIVE_SUFFIX, POSTGRES_ARCHIVE
+from debategraph.cli.render import emit_json, err, fail, model_label, print_result
+from debategraph.errors import ModelUnavailableError, UsageError
+from debategraph.graphs.pattern import Launch, Pattern
+from debategraph.graphs.registry import get_pattern
+from debategraph.models.spec import ModelSpec
+from debategraph.nodes.rounds import APPROVE, INTERJECT, REVIEW_NODE
+from debategraph.state.base import termination_word
+from debategraph.state.records import Usage, interjection
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.types import StreamMode
+
+    Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+def default_archive(db: str) -> str:
+    """Where finished debates of ``--db`` are archived unless ``--archive`` says otherwise.
+
+    Args:
+        db: The ``--db`` value.
+
+    Returns:
+        ``x.sqlite`` -> ``x-archive.sqlite``; a Postgres URL -> ``debates-archive.sqlite``.
+    """
+    from debategraph.checkpoints.savers import is_postgres_url, sqlite_path
+
+    if is_postgres_url(db):
+        return POSTGRES_ARCHIVE
+    path = sqlite_path(db)
+    return str(path.with_name(f"{path.stem}{ARCHIVE_SUFFIX}{path.suffix or '.sqlite'}"))
+
+
+def check_concurrency(value: int | None) -> None:
+    """Refuse a ``--max-concurrency`` below 1.
+
+    Args:
+        value: The option's value.
+
+    Raises:
+        UsageError: If it is below 1.
+    """
+    if value is not None and value < 1:
+        raise UsageError(f"--max-concurrency {value} must be at least 1")
+
+
+def validate_settings(pattern: Pattern, settings: Mapping[str, Any]) -> None:
+    """Build (not compile) the pattern's graph once, so bad settings fail before a thread.
+
+    Args:
+        pattern: The pattern.
+        settings: The factory's keyword arguments.
+
+    Raises:
+        UsageError: With the factory's one-line message.
+    """
+    try:
+        pattern.build(None, **settings)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def compile_graph(saver: BaseCheckpointSaver[Any], run: RunInfo, binding: Any = None) -> Graph:
+    """A thread's graph, compiled with its checkpointer.
+
+    Args:
+        saver: The checkpointer.
+        run: The thread's pattern and settings.
+        binding: The model (``None``: the graph reads it from the run's context).
+
+    Returns:
+        The compiled graph.
+    """
+    pattern = get_pattern(run.pattern)
+    graph: Graph = pattern.build(binding, **run.settings).compile(
+        checkpointer=saver, name=pattern.name
+    )
+    return graph
+
+
+def require_run(saver: BaseCheckpointSaver[Any], thread: str, db: str) -> RunInfo:
+    """The run info of a thread the CLI started.
+
+    Args:
+        saver: The checkpointer.
+        thread: The thread id.
+        db: The ``--db`` value (for the message).
+
+    Returns:
+        The run info.
+
+    Raises:
+        UsageError: If the thread is unknown or was not started by debategraph.
+    """
+    run = read_run(saver, thread)
+    if run is None:
+        if thread_exists(saver, thread):
+            raise UsageError(f"thread {thread} in {db} was not started by debategraph")
+        raise UsageError(f"unknown thread id {thread!r} in {db}: see debategraph threads --db {db}")
+    return run
+
+
+def _usage_fields(usage: Usage) -> set[str]:
+    """Token counts and calls; ``estimated`` too when a count was estimated."""
+    fields = {"prompt_tokens", "completion_tokens", "calls"}
+    return fields | {"estimated"} if usage.estimated else fields
+
+
+def result_of(
+    pattern: Pattern, thread_id: str, values: Mapping[str, Any], wall_s: float
+) -> dict[str, Any]:
+    """The result of a thread as the CLI prints it (``--json``).
+
+    Args:
+        pattern: The thread's pattern.
+        thread_id: The thread.
+        values: Its state values.
+        wall_s: Wall time of this run.
+
+    Returns:
+        ``thread_id``, the pattern's own fields, ``termination_reason``, ``usage`` and
+        ``wall_s``.
+    """
+    usage = Usage.coerce(values.get("usage"))
+    return {
+        "thread_id": thread_id,
+        **pattern.summary(values),
+        "termination_reason": termination_word(values.get("termination_reason")),
+        "usage": usage.model_dump(include=_usage_fields(usage)),
+        "wall_s": round(wall_s, 3),
+    }
+
+
+def spec_record(spec: ModelSpec) -> dict[str, Any]:
+    """A model spec as stored with a thread (without its API key).
+
+    Args:
+        spec: The spec.
+
+    Returns:
+        Its fields.
+    """
+    record = asdict(spec)
+    record.pop("api_key", None)
+    return record
+
+
+def refuse_running(thread_id: str, state: ThreadState) -> None:
+    """Refuse to touch a thread another live process is running.
+
+    Args:
+        thread_id: The thread.
+        state: Where it stands.
+
+    Raises:
+        UsageError: If it is running.
+    """
+    if state.status == "running":
+        raise UsageError(
+            f"thread {thread_id} is running (pid {state.pid}): wait until it stops or pauses"
+        )
+
+
+def interject(graph: Graph, thread_id: str, text: str, state: ThreadState) -> None:
+    """Add a human message to a thread through ``update_state`` (LangGraph's own API).
+
+    Args:
+        graph: The thread's compiled graph.
+        thread_id: The thread.
+        text: The message.
+        state: Where the thread stands.
+
+    Raises:
+        UsageError: If the text is empty, or the thread is running, finished or in the
+            middle of a round.
+    """
+    from langgraph.errors import InvalidUpdateError
+
+    if not text.strip():
+        raise UsageError("interjection text is empty")
+    refuse_running(thread_id, state)
+    if state.status == "finished":
+        raise UsageError(
+            f"thread {thread_id} is finished: branch it instead with "
+            f"debategraph fork {thread_id} --at CHECKPOINT --interject TEXT"
+        )
+    if not (state.status == "waiting" or state.at_round_boundary):
+        raise UsageError(
+            f"thread {thread_id} stopped in the middle of round {state.round} "
+            f"(next: {', '.join(state.pending) or '-'}); interjections go between rounds: "
+            f"let it finish the round (debategraph resume) or run with --pause-after-round"
+        )
+    turn = interjection(text, after_round=state.round or 0)
+    # As the review node when waiting (that also answers its pause), else as the last node.
+    as_node = REVIEW_NODE if state.status == "waiting" else None
+    try:
+        graph.update_state(thread_config(thread_id), {"transcript": [turn]}, as_node=as_node)
+    except InvalidUpdateError as exc:
+        raise UsageError(f"cannot interject into thread {thread_id} here: {exc}") from exc
+
+
+def _interactive(json_output: bool) -> bool:
+    return not json_output and sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _ask(payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Ask the human at a round boundary: Enter approves, text interjects, q stops here."""
+    err.print(f"[bold]{escape(str(payload.get('message', 'Paused.')))}[/bold]")
+    try:
+        text = err.input("[Enter] continue · type a message to interject · q to stop here: ")
+    except EOFError:
+        return None
+    if text.strip().lower() == "q":
+        return None
+    return {INTERJECT: text} if text.strip() else {APPROVE: True}
+
+
+class Runner:
+    """Runs one thread of a pattern to its end, a pause or a failure, and reports it."""
+
+    def __init__(
+        self,
+        saver: BaseCheckpointSaver[Any],
+        run: RunInfo,
+        spec: ModelSpec,
+        db: str,
+        max_concurrency: int | None,
+        json_output: bool,
+        archive: str | None,
+        report: str | None = None,
+    ) -> None:
+        self.saver = saver
+        self.report = report
+        self.run_info = run
+        self.db = db
+        self.pattern = get_pattern(run.pattern)
+        self.max_concurrency = max_concurrency or self.pattern.agents_per_round(run.settings)
+        # The embedded model serves as many requests at once as the run makes.
+        self.spec = replace(spec, slots=self.max_concurrency).validated() if spec.is_local else spec
+        self.json_output = json_output
+        self.archive = archive or default_archive(db)
+        self.graph = compile_graph(saver, run)
+
+    def _config(self, thread_id: str) -> RunnableConfig:
+        return {
+            **thread_config(thread_id),
+            "recursion_limit": self.pattern.recursion_limit(self.run_info.settings),
+            "max_concurrency": self.max_concurrency,
+            "metadata": self.run_info.to_metadata(),
+        }
+
+    def start(self, thread_id: str, graph_input: dict[str, Any]) -> None:
+        """Record a new thread (its input, before any node runs), then run it.
+
+        The thread exists in the database before its id is printed, so a process killed
+        at any later moment leaves a thread that ``resume`` continues from its input.
+
+        Args:
+            thread_id: The new thread's id.
+            graph_input: The graph's input.
+        """
+        self.graph.invoke(graph_input, self._config(thread_id), interrupt_before="*")
+        self.run(thread_id, None)
+
+    def run(self, thread_id: str, graph_input: Any) -> None:
+        """Stream the thread until it finishes, pauses or fails.
+
+        Args:
+            thread_id: The thread.
+            graph_input: ``None`` (continue) or a ``Command``.
+
+        Raises:
+            ModelUnavailableError: If the endpoint fails (the thread stays resumable).
+        """
+        from debategraph.nodes.agent import bind
+
+        resume_hint = f"debategraph resume {thread_id} --db {self.db}"
+        err.print(
+            f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
+            f"model {escape(model_label(self.spec))} · "
+            f"{self.pattern.describe(self.run_info.settings)}"
+        )
+        graph = compile_graph(self.saver, self.run_info, bind(self.spec))
+        config = self._config(thread_id)
+        started = time.perf_counter()
+        from debategraph.cli.render import Progress
+
+        progress = Progress(self.pattern, stream_text=not self.json_output)
+        modes: list[StreamMode] = ["updates", "messages"] if progress.stream_text else ["updates"]
+        while True:
+            try:
+                for mode, chunk in graph.stream(
+                    graph_input, config, stream_mode=modes, durability="sync"
+                ):
+                    progress.show(mode, chunk)
+            except ModelUnavailableError as exc:
+                if self.json_output:
+                    result = self._result(thread_id, time.perf_counter() - started)
+                    emit_json({**result, "termination_reason": "error", "error": str(exc)})
+                raise ModelUnavailableError(
+                    f"{exc}; thread {thread_id} is resumable: {resume_hint}"
+                ) from exc
+            except KeyboardInterrupt:
+                fail(f"interrupted; thread {thread_id} is resumable: {resume_hint}", 130)
+            state = thread_state(graph, thread_id, boundary=_boundary(self.pattern))
+            if state.status != "waiting":
+                break
+            payload = graph.get_state(thread_config(thread_id)).interrupts[0].value
+            reply = _ask(payload) if _interactive(self.json_output) else None
+            if reply is None:
+                self._report_waiting(thread_id, payload, time.perf_counter() - started)
+                return
+            from langgraph.types import Command
+
+            graph_input = Command(resume=reply)
+        self.finish(thread_id, time.perf_counter() - started)
+
+    def finish(self, thread_id: str, wall_s: float) -> None:
+        """Archive a finished thread, write its report (if any) and print its result.
+
+        Args:
+            thread_id: The thread.
+            wall_s: Wall time of this run.
+
+        Raises:
+            UsageError: If the archive or the report cannot be written (the checkpoints
+                are intact).
+        """
+        from debategraph.checkpoints.archive import archive_debate
+
+        values = self.graph.get_state(thread_config(thread_id)).values
+        result = result_of(self.pattern, thread_id, values, wall_s)
+        path = self._write_report(thread_id, values)
+        if path is not None:
+            result["report_file"] = str(path)
+        try:
+            archive_debate(
+                self.archive,
+                thread_id=thread_id,
+                pattern=self.pattern,
+                values=values,
+                status="finished",
+            )
+        except UsageError as exc:
+            print_result(self.pattern, result, self.json_output)
+            raise UsageError(
+                f"{exc} (the debate itself is saved in {self.db}, thread {thread_id})"
+            ) from exc
+        print_result(self.pattern, result, self.json_output)
+
+    def _write_report(self, thread_id: str, values: Mapping[str, Any]) -> Path | None:
+        spec = self.pattern.report
+        if spec is None:
+            return None
+        text = spec.render(values, self.pattern.title(values))
+        if text is None:
+            return None
+        path = Path(self.report or spec.default_name.format(thread_id=thread_id))
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--report {path}: cannot write: {exc.strerror}") from exc
+        return path
+
+    def _result(self, thread_id: str, wall_s: float) -> dict[str, Any]:
+        values = self.graph.get_state(thread_config(thread_id)).values
+        return result_of(self.pattern, thread_id, values, wall_s)
+
+    def _report_waiting(self, thread_id: str, payload: Any, wall_s: float) -> None:
+        hint = f"debategraph resume {thread_id} --db {self.db} --approve | --interject TEXT"
+        if self.json_output:
+            result = self._result(thread_id, wall_s)
+            emit_json({**result, "status": "waiting", "interrupt": payload, "resume": hint})
+            return
+        err.print(f"thread {thread_id} is waiting after round {payload.get('round')}: {hint}")
+
+
+def _boundary(pattern: Pattern) -> frozenset[str]:
+    from debategraph.cli.render import boundary_nodes
+
+    return boundary_nodes(pattern)
+
+
+def launch(
+    pattern: Pattern,
+    launched: Launch,
+    *,
+    pause_after_round: bool,
+    spec: ModelSpec,
+    db: str,
+    thread: str | None,
+    max_concurrency: int | None,
+    json_output: bool,
+    archive: str | None,
+    report: str | None = None,
+) -> None:
+    """Validate a new run's settings, open the database and run a new thread.
+
+    Args:
+        pattern: The pattern.
+        launched: What its command made of the options.
+        pause_after_round: The shared ``--pause-after-round``.
+        spec: The model.
+        db: ``--db``.
+        thread: ``--thread`` (generated when ``None``).
+        max_concurrency: ``--max-concurrency``.
+        json_output: ``--json``.
+        archive: ``--archive``.
+        report: ``--report``, for patterns that write one.
+
+    Raises:
+        UsageError: On bad input, before anything is written.
+    """
+    from debategraph.checkpoints.savers import open_checkpointer
+
+    if thread is not None and not thread.strip():
+        raise UsageError("--thread is empty: give a thread id or leave it out")
+    check_concurrency(max_concurrency)
+    settings = {**launched.settings, "pause_after_round": pause_after_round}
+    validate_settings(pattern, settings)
+    for note in launched.notes:
+        err.print(f"note: {escape(note)}")
+    run = RunInfo(pattern.name, settings, spec_record(spec))
+    with open_checkpointer(db) as saver:
+        thread_id = thread or uuid.uuid4().hex[:12]
+        if thread_exists(saver, thread_id):
+            raise UsageError(
+                f"thread {thread_id} already exists in {db}: "
+                f"continue it with debategraph resume {thread_id}"
+            )
+        runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive, report)
+        runner.start(thread_id, launched.input)

@@ -1,0 +1,229 @@
+"""The debate's round: open it, let each debater speak, close it, review it.
+
+The loop itself (``open_round``, the review point ``human``, the routing) is the shared
+one in :mod:`debategraph.nodes.rounds`; this module adds what is the debate's own: its
+first-round outputs, the debater nodes, the termination conditions of ``close_round``
+and the payload a human reviews.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from debategraph.nodes.agent import Agent
+from debategraph.nodes.debate.setup import ARGUE_STAGE, DebateSetup
+from debategraph.nodes.debate.views import debater_prompt, debater_view, word_count
+from debategraph.nodes.rounds import make_open_round, review_payload, round_router
+from debategraph.state.base import TerminationReason, turn_update
+from debategraph.state.debate import DebateState, WordCount
+from debategraph.state.records import Turn, Usage
+from debategraph.strategies.termination import Condition, MaxRounds, RoundOutcome, first_fired
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding
+
+
+def check_topic(state: Mapping[str, Any]) -> None:
+    """Refuse an empty motion (the first thing a round does).
+
+    Args:
+        state: The debate state.
+
+    Raises:
+        ValueError: If the topic is empty.
+    """
+    if not str(state.get("topic") or "").strip():
+        raise ValueError("topic is empty: pass a non-empty 'topic'")
+
+
+def first_round(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The outputs' starting values, written when round 1 opens.
+
+    Args:
+        state: The debate state.
+
+    Returns:
+        No verdict, no round done, no summary yet, and zero usage (so the key exists).
+    """
+    return {
+        "verdict": None,
+        "rounds_completed": 0,
+        "summary": "",
+        "summarized": 0,
+        "usage": Usage(),
+        "usage_by_agent": {},
+    }
+
+
+_open_round = make_open_round(check_topic, first_round)
+
+
+def open_round(state: DebateState) -> dict[str, Any]:
+    """The node that starts each round (the shared one, typed for ``add_node``).
+
+    Args:
+        state: The debate state.
+
+    Returns:
+        The new ``round``; in round 1 also ``started_at`` and :func:`first_round`'s writes.
+
+    Raises:
+        ValueError: If the topic is empty.
+    """
+    return _open_round(state)
+
+
+def make_debater(
+    name: str, setup: DebateSetup, model: ModelBinding | None
+) -> Callable[..., dict[str, Any]]:
+    """Node in which one debater speaks (its own step: turns are sequential).
+
+    The reply is prose (:meth:`Agent.say`), so its tokens stream with
+    ``stream_mode="messages"``. Its length is recorded as a :class:`WordCount`.
+
+    Args:
+        name: The debater (also the node's name).
+        setup: The debate's settings.
+        model: The model to call; ``None`` reads it from the run's context (Studio).
+
+    Returns:
+        The node function.
+    """
+    recipients = setup.others(name)
+    agent = Agent(name, model)
+
+    def speak(state: DebateState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+        view = debater_view(state, name, setup)
+        result = agent.say(runtime, debater_prompt(view, setup))
+        latest = view["latest"]
+        turn = Turn(
+            agent=name,
+            content=result.text,
+            stage=ARGUE_STAGE,
+            round=view["round"],
+            reply_to=(latest.id,) if latest else (),
+            recipients=recipients,
+            usage=result.usage,
+            reason=result.reason,
+        )
+        count = WordCount(
+            turn_id=turn.id,
+            debater=name,
+            round=turn.round,
+            words=word_count(result.text),
+            limit=setup.words,
+        )
+        return {**turn_update(turn), "word_counts": [count]}
+
+    return speak
+
+
+@dataclass(frozen=True)
+class Silence:
+    """Ends (with ``error``) after a round in which every agent said nothing.
+
+    The model is not answering: going on would only spend calls. Reads the round's
+    contents as :attr:`RoundOutcome.answers`, ``None`` for an empty one.
+    """
+
+    reason: TerminationReason = "error"
+
+    def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
+        answers = list(outcome.answers)
+        return bool(answers) and all(a is None for a in answers)
+
+
+def termination_conditions(setup: DebateSetup) -> list[Condition]:
+    """The conditions ``close_round`` checks, highest precedence first.
+
+    Args:
+        setup: The debate's settings.
+
+    Returns:
+        An empty round (``error``), then the round cap (``rounds_completed``). The
+        moderator's ``settled`` is decided in its own node, after ``close_round``.
+    """
+    return [Silence(), MaxRounds(setup.max_rounds)]
+
+
+def make_close_round(setup: DebateSetup) -> Callable[..., dict[str, Any]]:
+    """Node that records the finished round and whether the debate ends.
+
+    Args:
+        setup: The debate's settings.
+
+    Returns:
+        The node function.
+    """
+    conditions = termination_conditions(setup)
+
+    def close_round(state: DebateState) -> dict[str, Any]:
+        rnd = state["round"]
+        this_round = [
+            t
+            for t in state.get("transcript", [])
+            if t.stage == ARGUE_STAGE and t.round == rnd and t.agent in setup.names
+        ]
+        outcome = RoundOutcome(
+            round=rnd,
+            usage=Usage.coerce(state.get("usage")),
+            answers=[t.content or None for t in this_round],
+        )
+        update: dict[str, Any] = {"rounds_completed": rnd}
+        reason = first_fired(conditions, outcome)
+        if reason is not None:
+            update["termination_reason"] = reason
+        return update
+
+    return close_round
+
+
+def router(setup: DebateSetup, after: str) -> tuple[Callable[[Mapping[str, Any]], str], list[str]]:
+    """The edge after ``after``: on to the rest of the round's tail, or to the finish.
+
+    Args:
+        setup: The debate's settings.
+        after: ``close_round`` or ``moderator``.
+
+    Returns:
+        The routing function and the nodes it may pick (for the drawn graph).
+    """
+    # The round's tail (moderator, summarizer, review) already holds the review point.
+    return round_router(setup.finish, pause_after_round=False, open_node=setup.next_step(after))
+
+
+def round_review(setup: DebateSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The payload of the pause after a round.
+
+    Args:
+        setup: The debate's settings.
+
+    Returns:
+        Builds, from the state: each debater's argument and word count, the moderator's
+        call on the round, the summary and the round's tokens (see
+        :func:`~debategraph.nodes.rounds.review_payload`).
+    """
+
+    def payload(state: Mapping[str, Any]) -> dict[str, Any]:
+        rnd: int = state["round"]
+        transcript: Sequence[Turn] = state.get("transcript", [])
+        this_round = [t for t in transcript if t.round == rnd and t.role == "agent"]
+        arguments = {t.agent: t.content for t in this_round if t.stage == ARGUE_STAGE}
+        decisions = [d for d in state.get("moderator_decisions", []) if d.round == rnd]
+        return review_payload(
+            rnd,
+            setup.max_rounds,
+            "debater",
+            arguments=arguments,
+            word_counts={name: word_count(text) for name, text in arguments.items()},
+            moderator=decisions[-1].model_dump(mode="json") if decisions else None,
+            summary=state.get("summary", ""),
+            tokens_this_round=Usage.total(t.usage for t in this_round).total_tokens,
+        )
+
+    return payload

@@ -1,0 +1,183 @@
+"""Phase 5: one call writes the consensus report from the final state.
+
+The report's agent names are read as real personas (one fuzzy matcher,
+:func:`~debategraph.nodes.roster.read_name`); with no usable reply the report is built
+from state, so a discussion always ends with one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from debategraph.nodes.agent import Agent
+from debategraph.nodes.discussion.prompts import CONSENSUS_SYSTEM, CONSENSUS_TASK
+from debategraph.nodes.discussion.replies import MAX_INSIGHTS
+from debategraph.nodes.discussion.setup import CONSENSUS_NODE, DiscussionSetup
+from debategraph.nodes.discussion.views import (
+    exchange_of,
+    human_of,
+    insights_of,
+    iteration_of,
+    paper_of,
+    render_all_insights,
+)
+from debategraph.nodes.roster import read_name
+from debategraph.state.base import termination_word, turn_update
+from debategraph.state.discussion import ConsensusReport, DiscussionState
+from debategraph.state.records import Turn
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding
+
+CONSENSUS_STAGE = "consensus"
+CONSENSUS_FALLBACK = "the consensus call gave no usable report; this one is built from state"
+
+
+def normalise_report(
+    report: ConsensusReport | None,
+    fallback: str | None,
+    state: DiscussionState,
+    names: Sequence[str],
+) -> ConsensusReport:
+    """The consensus report with agent names read as real personas.
+
+    Unknown names in supporting/opposing lists and positions are dropped with a note;
+    with no usable reply the report is built from state (see :func:`report_from_state`).
+
+    Args:
+        report: What the model returned (``None`` if nothing usable).
+        fallback: Why it gave nothing usable.
+        state: The discussion state.
+        names: Every persona.
+
+    Returns:
+        The report to record.
+    """
+    if report is None:
+        return report_from_state(state, fallback)
+    notes: list[str] = []
+
+    def read(value: str, where: str) -> str | None:
+        found = read_name(value, names, where, notes)
+        if found is None:
+            notes.append(f"{where}: unknown agent {value!r} dropped")
+        return found
+
+    points = []
+    for p in report.consensus_points:
+        supporting = [n for n in (read(v, "supporting") for v in p.supporting) if n]
+        opposing = [n for n in (read(v, "opposing") for v in p.opposing) if n]
+        points.append(p.model_copy(update={"supporting": supporting, "opposing": opposing}))
+    views = []
+    for v in report.divergent_views:
+        positions = []
+        for pos in v.positions:
+            agent = read(pos.agent, "position")
+            if agent:
+                positions.append(pos.model_copy(update={"agent": agent}))
+        views.append(v.model_copy(update={"positions": positions}))
+    return report.model_copy(
+        update={
+            "consensus_points": points,
+            "divergent_views": views,
+            "notes": tuple(notes),
+            "fallback": None,
+        }
+    )
+
+
+def report_from_state(state: DiscussionState, reason: str | None) -> ConsensusReport:
+    """A report built from state alone, when the consensus call gave nothing usable.
+
+    Contributions are the most important insights; contested points are challenges
+    answered with disagreement (or not answered).
+
+    Args:
+        state: The discussion state.
+        reason: Why the consensus call gave nothing usable.
+
+    Returns:
+        The report, with ``fallback`` set.
+    """
+    paper = paper_of(state)
+    every = [i for items in insights_of(state).values() for i in items]
+    top = sorted(every, key=lambda i: i.importance, reverse=True)[:MAX_INSIGHTS]
+    answers = {r.question_id: r for r in state.get("responses") or []}
+    contested = [
+        q.text
+        for q in state.get("questions") or []
+        if q.type == "challenge" and (q.id not in answers or answers[q.id].stance == "disagree")
+    ]
+    confidence = sum(i.confidence for i in every) / len(every) if every else 0.0
+    return ConsensusReport(
+        consensus_points=[],
+        divergent_views=[],
+        overview=paper.abstract,
+        main_contributions=[i.content for i in top],
+        consensus_assessment="",
+        contested_points=contested,
+        significance="",
+        overall_confidence=round(confidence, 4),
+        fallback=f"{CONSENSUS_FALLBACK} ({reason})" if reason else CONSENSUS_FALLBACK,
+    )
+
+
+def consensus_messages(setup: DiscussionSetup, state: DiscussionState) -> list[BaseMessage]:
+    """The consensus prompt: the final insights, the last exchange, every interjection.
+
+    Args:
+        setup: The discussion's settings.
+        state: The discussion state.
+
+    Returns:
+        The messages.
+    """
+    paper = paper_of(state)
+    iteration = iteration_of(state)
+    task = CONSENSUS_TASK.format(
+        title=paper.title,
+        abstract=paper.abstract,
+        insights=render_all_insights(insights_of(state), setup.names),
+        exchange=exchange_of(state, iteration),
+        human=human_of(state),
+        iterations=state.get("iterations_completed", iteration),
+        reason=termination_word(state.get("termination_reason")) or "rounds_completed",
+    )
+    return [SystemMessage(CONSENSUS_SYSTEM.format(roster=setup.roster)), HumanMessage(task)]
+
+
+def make_consensus(
+    setup: DiscussionSetup, model: ModelBinding | None
+) -> Callable[..., dict[str, Any]]:
+    """Phase 5 node: one call writes the consensus report from the final state.
+
+    Args:
+        setup: The discussion's settings.
+        model: The model to call; ``None`` reads it from the run's context.
+
+    Returns:
+        The node function.
+    """
+    agent = Agent(CONSENSUS_NODE, model)
+
+    def consensus(state: DiscussionState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+        result = agent.ask(runtime, ConsensusReport, consensus_messages(setup, state))
+        report = normalise_report(result.value, result.reason, state, setup.names)
+        turn = Turn(
+            agent=CONSENSUS_NODE,
+            content=report.consensus_assessment or report.overview,
+            stage=CONSENSUS_STAGE,
+            round=iteration_of(state),
+            usage=result.usage,
+            confidence=report.overall_confidence,
+            reason=report.fallback,
+        )
+        return {**turn_update(turn), "report": report, "notes": list(report.notes)}
+
+    return consensus

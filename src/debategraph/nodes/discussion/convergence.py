@@ -1,0 +1,215 @@
+"""Convergence after each iteration: the measured components, the score, the check node.
+
+The check node scores the iteration, records it, and ends the discussion with the first
+termination condition that fires (:mod:`debategraph.strategies.termination`); between
+iterations the shared review point shows a human the score when the discussion pauses.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from debategraph.nodes.discussion.phases import CONVERGENCE_STAGE
+from debategraph.nodes.discussion.setup import DiscussionSetup
+from debategraph.nodes.discussion.views import insights_of, iteration_of, this_iteration
+from debategraph.nodes.rounds import review_payload
+from debategraph.state.discussion import (
+    ConvergenceRecord,
+    DiscussionState,
+    Insight,
+    Question,
+    Response,
+)
+from debategraph.state.records import Usage
+from debategraph.strategies.termination import (
+    Condition,
+    Convergence,
+    MaxRounds,
+    RoundOutcome,
+    Stall,
+    TimeLimit,
+    first_fired,
+)
+
+
+@dataclass(frozen=True)
+class ConvergenceMetrics:
+    """The four measured components of convergence after an iteration (each 0-1).
+
+    Attributes:
+        consistency: Share of responses that do not disagree (1 with no responses).
+        completeness: Share of accepted questions that got a response (1 with none).
+        resolution: Share of challenges answered with agree or revise (1 with none).
+        stability: Share of insights not revised this iteration (1 with no insights).
+        changed: Insights revised this iteration.
+    """
+
+    consistency: float
+    completeness: float
+    resolution: float
+    stability: float
+    changed: int
+
+
+def _share(part: int, whole: int) -> float:
+    return 1.0 if whole == 0 else part / whole
+
+
+def convergence_metrics(
+    questions: Sequence[Question],
+    responses: Sequence[Response],
+    insights: Mapping[str, Sequence[Insight]],
+    iteration: int,
+) -> ConvergenceMetrics:
+    """Measure one iteration (pure).
+
+    Args:
+        questions: The iteration's accepted questions.
+        responses: The iteration's accepted responses.
+        insights: Every agent's insights after the iteration.
+        iteration: The iteration.
+
+    Returns:
+        The metrics.
+    """
+    answered = {r.question_id: r for r in responses}
+    challenges = [q for q in questions if q.type == "challenge"]
+    resolved = [
+        q for q in challenges if q.id in answered and answered[q.id].stance in ("agree", "revise")
+    ]
+    every = [i for items in insights.values() for i in items]
+    changed = sum(1 for i in every if i.revised_in == iteration)
+    return ConvergenceMetrics(
+        consistency=_share(sum(1 for r in responses if r.stance != "disagree"), len(responses)),
+        completeness=_share(sum(1 for q in questions if q.id in answered), len(questions)),
+        resolution=_share(len(resolved), len(challenges)),
+        stability=_share(len(every) - changed, len(every)),
+        changed=changed,
+    )
+
+
+def convergence_score(metrics: ConvergenceMetrics, agent_scores: Mapping[str, float]) -> float:
+    """The discussion's convergence score (pure).
+
+    Each agent's combined score is the mean of the measured score (the mean of
+    consistency, completeness, resolution and stability) and its own vote; the result is
+    the mean over agents. With no agent votes it is the measured score alone.
+
+    Args:
+        metrics: The iteration's metrics.
+        agent_scores: Agent -> its own convergence vote (0-1).
+
+    Returns:
+        The score, 0-1.
+    """
+    measured = (
+        metrics.consistency + metrics.completeness + metrics.resolution + metrics.stability
+    ) / 4
+    if not agent_scores:
+        return measured
+    combined = [(measured + min(1.0, max(0.0, v))) / 2 for v in agent_scores.values()]
+    return sum(combined) / len(combined)
+
+
+def termination_conditions(setup: DiscussionSetup) -> list[Condition]:
+    """The discussion's termination conditions, highest precedence first.
+
+    ``converged`` (score >= threshold), ``stalled`` (no insight changed this iteration),
+    ``time_limit`` (elapsed >= the limit), ``rounds_completed`` (the iteration cap).
+
+    Args:
+        setup: The discussion's settings.
+
+    Returns:
+        The conditions.
+    """
+    return [
+        Convergence(setup.threshold),
+        Stall(),
+        TimeLimit(setup.time_limit_s),
+        MaxRounds(setup.max_iterations),
+    ]
+
+
+def make_check(setup: DiscussionSetup) -> Callable[..., dict[str, Any]]:
+    """Node that scores convergence after an iteration and decides whether to go on.
+
+    Args:
+        setup: The discussion's settings.
+
+    Returns:
+        The node function.
+    """
+    conditions = termination_conditions(setup)
+
+    def check(state: DiscussionState) -> dict[str, Any]:
+        iteration = iteration_of(state)
+        transcript = state.get("transcript") or []
+        metrics = convergence_metrics(
+            this_iteration(state.get("questions") or [], iteration),
+            this_iteration(state.get("responses") or [], iteration),
+            insights_of(state),
+            iteration,
+        )
+        votes = {
+            t.agent: t.confidence
+            for t in transcript
+            if t.stage == CONVERGENCE_STAGE and t.round == iteration and t.confidence is not None
+        }
+        score = convergence_score(metrics, votes)
+        outcome = RoundOutcome(
+            round=iteration,
+            usage=Usage.coerce(state.get("usage")),
+            elapsed_s=time.time() - (state.get("started_at") or time.time()),
+            score=score,
+            changed=metrics.changed,
+        )
+        reason = first_fired(conditions, outcome)
+        record = ConvergenceRecord(
+            iteration=iteration,
+            consistency=metrics.consistency,
+            completeness=metrics.completeness,
+            resolution=metrics.resolution,
+            stability=metrics.stability,
+            agent_scores=votes,
+            score=score,
+            changed=metrics.changed,
+            termination_reason=reason,
+        )
+        update: dict[str, Any] = {"convergence": [record], "iterations_completed": iteration}
+        if reason is not None:
+            update["termination_reason"] = reason
+        return update
+
+    return check
+
+
+def round_review(setup: DiscussionSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The payload of the pause after an iteration: its convergence and its exchange.
+
+    Args:
+        setup: The discussion's settings.
+
+    Returns:
+        Builds the payload from the state.
+    """
+
+    def payload(state: Mapping[str, Any]) -> dict[str, Any]:
+        record: ConvergenceRecord = state["convergence"][-1]
+        iteration = record.iteration
+        return review_payload(
+            iteration,
+            setup.max_iterations,
+            "persona",
+            convergence=round(record.score, 4),
+            threshold=setup.threshold,
+            agent_scores=dict(record.agent_scores),
+            insights_revised=record.changed,
+            questions=len(this_iteration(state.get("questions") or [], iteration)),
+            responses=len(this_iteration(state.get("responses") or [], iteration)),
+        )
+
+    return payload

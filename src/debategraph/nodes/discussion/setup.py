@@ -1,0 +1,178 @@
+"""The discussion's settings and names: personas, node names, validation.
+
+A discussion's personas are parsed and checked with the shared roster helpers
+(:mod:`debategraph.nodes.roster`); its fixed settings travel to every node in one
+:class:`DiscussionSetup`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from debategraph.nodes.roster import check_roster, parse_member, slug
+from debategraph.state.discussion import Persona
+
+PREPARE_NODE = "prepare"
+#: The node that opens an iteration (the shared ``open_round``, under the name threads
+#: written by earlier versions may be stopped at).
+OPEN_ITERATION_NODE = "open_iteration"
+QUESTIONS_DONE_NODE = "questions_done"
+RESPONSES_DONE_NODE = "responses_done"
+CHECK_NODE = "check_convergence"
+CONSENSUS_NODE = "consensus"
+JOIN_NODES = (
+    PREPARE_NODE,
+    OPEN_ITERATION_NODE,
+    QUESTIONS_DONE_NODE,
+    RESPONSES_DONE_NODE,
+    CHECK_NODE,
+    CONSENSUS_NODE,
+)
+PHASES = ("analyse", "ask", "answer", "assess")
+
+PersonaLike = Persona | Mapping[str, Any]
+
+DEFAULT_PERSONAS: tuple[Persona, ...] = (
+    Persona(
+        name="Critical Evaluator",
+        focus="methodology, experimental design, limitations",
+        description="You test whether the claims follow from the evidence.",
+    ),
+    Persona(
+        name="Innovative Insighter",
+        focus="novelty, contributions, future directions",
+        description="You look for what is new and where it could lead.",
+    ),
+    Persona(
+        name="Practical Applicator",
+        focus="applicability, feasibility, industry impact",
+        description="You ask what it takes to use this in practice.",
+    ),
+    Persona(
+        name="Theoretical Integrator",
+        focus="frameworks, conceptual coherence, place in the literature",
+        description="You place the work among the theories it builds on.",
+    ),
+)
+
+
+def node_name(phase: str, name: str) -> str:
+    """The node of ``name``'s ``phase`` (``analyse``, ``ask``, ``answer``, ``assess``).
+
+    Args:
+        phase: The phase.
+        name: The persona's name.
+
+    Returns:
+        The node name.
+    """
+    return f"{phase}_{slug(name)}"
+
+
+@dataclass(frozen=True)
+class DiscussionSetup:
+    """A discussion's fixed settings, shared by its nodes (see :func:`discussion_setup`).
+
+    Attributes:
+        personas: The agents.
+        max_iterations: Cap on question/answer iterations.
+        threshold: Convergence score that ends the discussion.
+        time_limit_s: Wall-clock seconds after which no new iteration starts.
+        max_sections: Sections each agent may read.
+    """
+
+    personas: tuple[Persona, ...]
+    max_iterations: int
+    threshold: float
+    time_limit_s: float
+    max_sections: int
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Persona names."""
+        return tuple(p.name for p in self.personas)
+
+    @property
+    def roster(self) -> str:
+        """``Name (focus); ...`` for prompts."""
+        return "; ".join(f"{p.name} ({p.focus})" for p in self.personas)
+
+    def persona(self, name: str) -> Persona:
+        """The persona called ``name``."""
+        return next(p for p in self.personas if p.name == name)
+
+
+def parse_persona(value: PersonaLike) -> Persona:
+    """A :class:`Persona` from one or from a dict (``name``, ``focus``, ``description``).
+
+    Args:
+        value: The persona as given.
+
+    Returns:
+        The persona.
+
+    Raises:
+        ValueError: If it is neither, or lacks a name or a focus.
+    """
+    return parse_member(
+        value,
+        Persona,
+        "persona",
+        "a non-empty 'name' and 'focus', and optionally 'description'",
+    )
+
+
+def discussion_setup(
+    personas: Sequence[PersonaLike] | None,
+    *,
+    max_iterations: int,
+    threshold: float,
+    time_limit_s: float,
+    max_sections: int,
+) -> DiscussionSetup:
+    """Validate a discussion's settings.
+
+    Persona names are unique ignoring case and punctuation (they name the personas'
+    nodes); the graph's own node names and ``user`` are reserved.
+
+    Args:
+        personas: As for :func:`~debategraph.graphs.discussion.build_discussion`.
+        max_iterations: Cap on question/answer iterations (>= 1).
+        threshold: Convergence score (0-1) that ends the discussion.
+        time_limit_s: Seconds after which no new iteration starts (> 0).
+        max_sections: Sections each agent may read (>= 1).
+
+    Returns:
+        The settings.
+
+    Raises:
+        ValueError: On any bad setting, naming the value and what is allowed.
+    """
+    if max_iterations < 1:
+        raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
+    if time_limit_s <= 0:
+        raise ValueError(f"time_limit_s must be a positive number of seconds, got {time_limit_s}")
+    if max_sections < 1:
+        raise ValueError(f"max_sections must be at least 1, got {max_sections}")
+    parsed = list(DEFAULT_PERSONAS)
+    if personas is not None:
+        parsed = check_roster(
+            personas,
+            parse_persona,
+            what="persona",
+            group="a discussion",
+            name_of=lambda p: p.name,
+            key=slug,
+            reserved=JOIN_NODES,
+        )
+    return DiscussionSetup(
+        personas=tuple(parsed),
+        max_iterations=max_iterations,
+        threshold=threshold,
+        time_limit_s=time_limit_s,
+        max_sections=max_sections,
+    )

@@ -1,0 +1,170 @@
+"""Rosters: parse the agents a pattern is given, validate their names, match names fuzzily.
+
+One place for what every pattern with named agents needs: turning a dict (or a string) into
+the pattern's agent record with a one-line error, checking a roster (enough agents, unique
+names, none reserved), and reading the agent a model meant by a misspelt name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+#: How close a misspelt name must be to a real one to be read as it (difflib ratio).
+FUZZY_CUTOFF = 0.6
+
+#: Names no agent may take: the human's, and LangGraph's own prefix.
+ALWAYS_RESERVED = frozenset({"user"})
+
+
+def slug(name: str) -> str:
+    """A node-name-safe form of a name: ``Critical Evaluator`` -> ``critical_evaluator``.
+
+    Args:
+        name: An agent's name.
+
+    Returns:
+        Lower-case letters, digits and underscores.
+    """
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def parse_member(
+    value: Any,
+    record: type[M],
+    what: str,
+    fields_hint: str,
+    from_text: Callable[[str], M] | None = None,
+) -> M:
+    """One roster member from its record, a dict, or (if the pattern allows) a string.
+
+    Args:
+        value: The member as given.
+        record: The pattern's record type (``Debater``, ``Persona``...).
+        what: What a member is called in errors (``debater``).
+        fields_hint: What a valid dict holds, e.g. ``a non-empty 'name' and 'side'``.
+        from_text: Parses the string form, if there is one.
+
+    Returns:
+        The member.
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    if isinstance(value, record):
+        return value
+    if isinstance(value, str) and from_text is not None:
+        return from_text(value)
+    if isinstance(value, Mapping):
+        try:
+            return record.model_validate(dict(value))
+        except ValidationError as exc:
+            fields = ", ".join(".".join(map(str, e["loc"])) or "?" for e in exc.errors())
+            raise ValueError(
+                f"{what} {dict(value)!r} is not valid (bad or missing: {fields}): give "
+                f"{fields_hint}"
+            ) from None
+    kinds = (
+        f"a {record.__name__}, a dict or a string"
+        if from_text
+        else f"a {record.__name__} or a dict"
+    )
+    raise ValueError(f"{what} {value!r} must be {kinds}")
+
+
+def check_roster(
+    members: Any,
+    parse: Callable[[Any], M],
+    *,
+    what: str,
+    group: str,
+    name_of: Callable[[M], str],
+    key: Callable[[str], str] = str.lower,
+    reserved: Collection[str] = (),
+    minimum: int = 2,
+) -> list[M]:
+    """Parse and validate a roster: a list of at least ``minimum`` uniquely named members.
+
+    Args:
+        members: The members as given (a list).
+        parse: Parses one member (e.g. with :func:`parse_member`).
+        what: What a member is called in errors (``debater``).
+        group: What the roster makes, in errors (``a debate``).
+        name_of: A member's name.
+        key: The form in which two names count as the same (default: case-insensitive).
+        reserved: Names (compared by ``key``) no member may take, besides ``user`` and
+            names starting with ``__``.
+        minimum: Fewest members.
+
+    Returns:
+        The parsed members, in order.
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    if isinstance(members, str | Mapping | BaseModel) or not isinstance(members, Sequence):
+        count = "two" if minimum == 2 else str(minimum)
+        raise ValueError(f"{what}s must be a list of {count} or more {what}s, got {members!r}")
+    parsed = [parse(m) for m in members]
+    if len(parsed) < minimum:
+        raise ValueError(f"{group} needs at least {minimum} {what}s, got {len(parsed)}")
+    blocked = {key(n) for n in (*reserved, *ALWAYS_RESERVED)}
+    seen: dict[str, str] = {}
+    for member in parsed:
+        name = name_of(member)
+        k = key(name)
+        if not k:
+            raise ValueError(f"{what} name {name!r} needs at least one letter or digit")
+        if k in blocked or name.startswith("__"):
+            names = ", ".join(sorted({*reserved, *ALWAYS_RESERVED}))
+            raise ValueError(
+                f"{what} name {name!r} is reserved: names may not be {names} or start with __"
+            )
+        if k in seen:
+            raise ValueError(
+                f"duplicate {what} name {name!r} (same as {seen[k]!r}; names are compared by {k!r})"
+            )
+        seen[k] = name
+    return parsed
+
+
+def match_name(value: str, names: Sequence[str]) -> str | None:
+    """The agent a model meant by ``value``: exact, case-insensitive, then closest.
+
+    Args:
+        value: A name as the model wrote it.
+        names: Every agent's name.
+
+    Returns:
+        The agent's name, or ``None`` if none is close enough.
+    """
+    key = value.strip().lower()
+    lowered = {n.lower(): n for n in names}
+    if key in lowered:
+        return lowered[key]
+    close = difflib.get_close_matches(key, list(lowered), n=1, cutoff=FUZZY_CUTOFF)
+    return lowered[close[0]] if close else None
+
+
+def read_name(value: str, names: Sequence[str], what: str, notes: list[str]) -> str | None:
+    """:func:`match_name`, noting in ``notes`` when a name was read as another.
+
+    Args:
+        value: A name as the model wrote it.
+        names: Every agent's name.
+        what: Where the name came from, for the note (``judge winner``).
+        notes: Where normalisations are recorded.
+
+    Returns:
+        The agent's name, or ``None`` if none is close enough.
+    """
+    found = match_name(value, names)
+    if found is not None and found != value:
+        notes.append(f"{what} {value!r} read as {found!r}")
+    return found

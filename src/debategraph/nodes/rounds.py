@@ -1,0 +1,196 @@
+"""The round loop every pattern shares: open a round, review it, take interjections.
+
+A pattern's graph is ``open_round -> <its agents> -> <its close>``, then back to
+``open_round``, through the review point ``human`` when it pauses after each round, or on
+to its finish once a termination condition fired. The nodes and the routing below are the
+shared part; the thread tools find round boundaries with :data:`BOUNDARY_NODES`.
+
+A human's interjection is a ``user`` :class:`~debategraph.state.records.Turn` in the
+transcript, recorded after the round it follows; agents read it through
+:func:`interjections` and :func:`interjection_prompt`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from debategraph.prompts import HUMAN_INTERJECTION, ROUND_REVIEW
+from debategraph.state.records import Turn, interjection
+
+#: The node that starts each round.
+OPEN_ROUND_NODE = "open_round"
+#: The review point: pauses after a round until a human approves or interjects.
+REVIEW_NODE = "human"
+#: Nodes a thread waits at between rounds: nothing of a round is half done there.
+BOUNDARY_NODES = frozenset({OPEN_ROUND_NODE, REVIEW_NODE})
+
+#: What a resume value may carry; anything else approves without interjecting.
+APPROVE = "approve"
+INTERJECT = "interject"
+
+
+def interjection_text(reply: Any) -> str | None:
+    """The text a resume value interjects, if any.
+
+    Accepts ``{"interject": "text"}`` or a plain non-empty string; ``{"approve": true}``,
+    ``True`` or ``None`` approve.
+
+    Args:
+        reply: The value given to ``Command(resume=...)``.
+
+    Returns:
+        The stripped text, or ``None`` to continue without interjecting.
+    """
+    if isinstance(reply, str):
+        return reply.strip() or None
+    if isinstance(reply, Mapping):
+        text = reply.get(INTERJECT)
+        if isinstance(text, str) and text.strip():
+            return text.strip()
+    return None
+
+
+def make_open_round(
+    check: Callable[[Mapping[str, Any]], None] | None = None,
+    first: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+) -> Callable[..., dict[str, Any]]:
+    """The node that starts the next round.
+
+    Args:
+        check: Validates the input (raise ``ValueError`` with a one-line message).
+        first: Extra writes of the first round (the outputs' starting values).
+
+    Returns:
+        The node function: it writes the new ``round`` (and ``started_at`` in round 1).
+    """
+
+    def open_round(state: Mapping[str, Any]) -> dict[str, Any]:
+        if check is not None:
+            check(state)
+        rnd = int(state.get("round") or 0) + 1
+        update: dict[str, Any] = {"round": rnd}
+        if rnd == 1:
+            update["started_at"] = state.get("started_at") or time.time()
+            if first is not None:
+                update.update(first(state))
+        return update
+
+    return open_round
+
+
+def interjections(transcript: Sequence[Turn], *, after_round: int | None = None) -> list[Turn]:
+    """A human's interjections, oldest first.
+
+    Args:
+        transcript: The transcript.
+        after_round: Only those made after this round (the ones new to its next round);
+            ``None``: every one so far.
+
+    Returns:
+        The ``user`` records.
+    """
+    return [
+        t
+        for t in transcript
+        if t.role == "user" and (after_round is None or t.round == after_round)
+    ]
+
+
+def interjection_prompt(turns: Sequence[Turn]) -> str:
+    """The paragraph that puts a human's interjections in an agent's prompt.
+
+    Args:
+        turns: The interjections (see :func:`interjections`).
+
+    Returns:
+        The paragraph, or ``""`` when there are none.
+    """
+    notes = "\n".join(f"- {t.content}" for t in turns)
+    return HUMAN_INTERJECTION.format(notes=notes) if notes else ""
+
+
+def review_payload(rnd: int, rounds: int, who: str, **details: Any) -> dict[str, Any]:
+    """The JSON payload a round-boundary interrupt shows a human.
+
+    Args:
+        rnd: The round just finished.
+        rounds: The round cap.
+        who: Whom an interjection reaches, e.g. ``solver`` or ``debater``.
+        **details: The pattern's own view of the round (answers, arguments...).
+
+    Returns:
+        ``kind``, ``round``, ``rounds``, the details, ``message`` and ``expects``.
+    """
+    return {
+        "kind": "round_review",
+        "round": rnd,
+        "rounds": rounds,
+        **details,
+        "message": ROUND_REVIEW.format(round=rnd, rounds=rounds, who=who),
+        "expects": {APPROVE: True, INTERJECT: f"text shown to every {who} next round"},
+    }
+
+
+def make_review(
+    payload: Callable[[Mapping[str, Any]], dict[str, Any]],
+) -> Callable[..., dict[str, Any]]:
+    """The review node: pauses after a round until a human approves or interjects.
+
+    On resume LangGraph re-runs the node from its start and ``interrupt`` returns the
+    resume value, so the node is idempotent. An interjection is a ``user`` turn that
+    agents read from the next round on.
+
+    Args:
+        payload: Builds the interrupt's JSON payload from the state.
+
+    Returns:
+        The node function.
+    """
+    from langgraph.types import interrupt  # the graph runtime; not needed to declare one
+
+    def round_review(state: Mapping[str, Any]) -> dict[str, Any]:
+        text = interjection_text(interrupt(payload(state)))
+        if text is None:
+            return {}
+        return {"transcript": [interjection(text, after_round=state["round"])]}
+
+    return round_review
+
+
+def round_router(
+    finish: str, *, pause_after_round: bool, open_node: str = OPEN_ROUND_NODE
+) -> tuple[Callable[[Mapping[str, Any]], str], list[str]]:
+    """The edge after a round: to ``finish`` once a reason is set, else round again.
+
+    Args:
+        finish: Where a finished run goes (an aggregator, a judge, ``END``...).
+        pause_after_round: Go through :data:`REVIEW_NODE` between rounds.
+        open_node: The node that opens a round (a pattern may keep an older name).
+
+    Returns:
+        The routing function and the nodes it may pick (for the drawn graph).
+    """
+    again = REVIEW_NODE if pause_after_round else open_node
+
+    def after_round(state: Mapping[str, Any]) -> str:
+        return finish if state.get("termination_reason") else again
+
+    return after_round, [again, finish]
+
+
+def add_review(
+    builder: Any,
+    payload: Callable[[Mapping[str, Any]], dict[str, Any]],
+    open_node: str = OPEN_ROUND_NODE,
+) -> None:
+    """Add the review node to a graph, leading back to the node that opens a round.
+
+    Args:
+        builder: The pattern's ``StateGraph``.
+        payload: Builds the interrupt's payload from the state.
+        open_node: The node that opens a round.
+    """
+    builder.add_node(REVIEW_NODE, make_review(payload))
+    builder.add_edge(REVIEW_NODE, open_node)

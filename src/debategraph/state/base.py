@@ -1,0 +1,153 @@
+"""The base run state every pattern extends, with its reducers and termination vocabulary.
+
+Every pattern's state is this base plus its own fields: the transcript of
+:class:`~debategraph.state.records.Turn` records, the round counter, token usage in total
+and per agent (reducers that add, so agents of one round may write in the same step),
+``termination_reason`` from one vocabulary, and free-form notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, get_args
+
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
+
+from debategraph.state.records import Turn, Usage
+from debategraph.state.reducers import append_only, transcript_channel
+
+#: Why a run ended, one vocabulary for every pattern:
+#:
+#: - ``rounds_completed``: the round (or iteration) cap was reached;
+#: - ``budget``: the token budget was spent;
+#: - ``time_limit``: the wall-time limit passed;
+#: - ``unanimous``: every agent gave the same answer;
+#: - ``converged``: the agents' positions converged past the threshold;
+#: - ``stalled``: a round changed nothing;
+#: - ``settled``: a moderator or selector decided the matter was settled;
+#: - ``stopped``: an external stop was requested;
+#: - ``error``: the model stopped answering.
+TerminationReason = Literal[
+    "rounds_completed",
+    "budget",
+    "time_limit",
+    "unanimous",
+    "converged",
+    "stalled",
+    "settled",
+    "stopped",
+    "error",
+]
+
+TERMINATION_REASONS: frozenset[str] = frozenset(get_args(TerminationReason))
+
+#: Words older versions wrote, read as today's.
+LEGACY_REASONS: Mapping[str, TerminationReason] = {"max_iterations": "rounds_completed"}
+
+
+def termination_word(value: Any) -> TerminationReason | None:
+    """Today's word for a stored ``termination_reason`` (older threads used others).
+
+    Args:
+        value: The stored value (``None`` while the run goes on).
+
+    Returns:
+        The reason in today's vocabulary, or ``None``.
+
+    Raises:
+        ValueError: If the value is no termination reason of any version.
+    """
+    if value is None:
+        return None
+    if value in LEGACY_REASONS:
+        return LEGACY_REASONS[value]
+    if value not in TERMINATION_REASONS:
+        allowed = ", ".join(sorted(TERMINATION_REASONS))
+        raise ValueError(f"unknown termination reason {value!r}: expected one of {allowed}")
+    return value  # type: ignore[no-any-return]
+
+
+def add_usage(current: Usage | Mapping[str, Any] | None, update: Any) -> Usage:
+    """Reducer of ``usage``: add each write (a :class:`Usage` or its dict form).
+
+    Args:
+        current: The usage so far.
+        update: The usage of the calls one node made.
+
+    Returns:
+        The sum.
+    """
+    return Usage.coerce(current) + Usage.coerce(update)
+
+
+def add_usage_by_agent(
+    current: Mapping[str, Any] | None, update: Mapping[str, Any] | None
+) -> dict[str, Usage]:
+    """Reducer of ``usage_by_agent``: add each agent's usage to its total so far.
+
+    Args:
+        current: Agent -> usage so far.
+        update: Agent -> usage of the calls one node made.
+
+    Returns:
+        The merged totals.
+    """
+    out = {k: Usage.coerce(v) for k, v in (current or {}).items()}
+    for agent, usage in (update or {}).items():
+        out[agent] = out.get(agent, Usage()) + Usage.coerce(usage)
+    return out
+
+
+class RunOutput(TypedDict):
+    """The output fields every pattern returns.
+
+    Attributes:
+        termination_reason: Why the run ended (:data:`TerminationReason`).
+        usage: Tokens and calls of the whole run.
+        usage_by_agent: The same per agent.
+        notes: What the graph normalised or noticed along the way.
+    """
+
+    termination_reason: TerminationReason
+    usage: Annotated[Usage, add_usage]
+    usage_by_agent: Annotated[dict[str, Usage], add_usage_by_agent]
+    notes: Annotated[list[str], append_only()]
+
+
+class RunState(RunOutput):
+    """The base state: the output fields plus the transcript, the round counter and start.
+
+    ``started_at`` is the Unix time the first round opened (for time limits).
+
+    ``transcript`` is an append-only delta channel: a checkpoint stores only what a step
+    added (DESIGN.md principle 5).
+    """
+
+    transcript: Annotated[list[Turn], transcript_channel()]
+    round: int
+    started_at: float
+
+
+def usage_update(agent: str, usage: Usage) -> dict[str, Any]:
+    """The state update that charges ``usage`` to ``agent`` (safe in parallel steps).
+
+    Args:
+        agent: Who made the calls.
+        usage: Their usage.
+
+    Returns:
+        ``usage`` and ``usage_by_agent`` writes.
+    """
+    return {"usage": usage, "usage_by_agent": {agent: usage}}
+
+
+def turn_update(turn: Turn) -> dict[str, Any]:
+    """The state update that records ``turn`` and charges its usage to its agent.
+
+    Args:
+        turn: A transcript record.
+
+    Returns:
+        ``transcript``, ``usage`` and ``usage_by_agent`` writes.
+    """
+    return {"transcript": [turn], **usage_update(turn.agent, turn.usage)}

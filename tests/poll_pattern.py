@@ -1,0 +1,140 @@
+"""A tiny fourth pattern, written as a contributor would: its graph, nodes, state, declaration.
+
+``poll``: each round every panellist answers the question in one line (reading what a
+human interjected so far); after the round cap, the last answers are the result. It uses
+only the shared core (round loop, agent helper, base state, termination conditions) and
+touches neither the CLI nor the checkpoint tools: ``registry.register`` is all it takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import typer
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from rich.markup import escape
+from typing_extensions import TypedDict
+
+from debategraph.context import Context
+from debategraph.errors import UsageError
+from debategraph.graphs.pattern import Launch, Pattern, Values, pausing
+from debategraph.nodes import rounds as loop
+from debategraph.nodes.agent import Agent, bind
+from debategraph.state.base import RunOutput, RunState, turn_update
+from debategraph.state.records import Turn, Usage
+from debategraph.strategies.termination import MaxRounds, RoundOutcome, first_fired
+
+NAME = "poll"
+ANSWER_STAGE = "answer"
+
+
+class PollInput(TypedDict):
+    question: str
+
+
+class PollOutput(RunOutput):
+    question: str
+
+
+class PollState(PollOutput, RunState):
+    pass
+
+
+def build_poll(
+    model: Any = None, *, panellists: int = 2, rounds: int = 2, pause_after_round: bool = False
+) -> StateGraph[Any, Context, PollInput, PollOutput]:
+    if panellists < 1:
+        raise ValueError(f"panellists must be at least 1, got {panellists}")
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
+    binding = bind(model)
+    names = [f"panellist_{i + 1}" for i in range(panellists)]
+    builder: StateGraph[Any, Context, PollInput, PollOutput] = StateGraph(
+        PollState, context_schema=Context, input_schema=PollInput, output_schema=PollOutput
+    )
+    builder.add_node(loop.OPEN_ROUND_NODE, loop.make_open_round())
+    for name in names:
+        builder.add_node(name, _panellist(Agent(name, binding)))
+        builder.add_edge(loop.OPEN_ROUND_NODE, name)
+    builder.add_node("close_round", _close(rounds))
+    builder.add_edge(START, loop.OPEN_ROUND_NODE)
+    builder.add_edge(names, "close_round")
+    route, targets = loop.round_router(END, pause_after_round=pause_after_round)
+    builder.add_conditional_edges("close_round", route, targets)
+    if pause_after_round:
+        loop.add_review(
+            builder, lambda state: loop.review_payload(state["round"], rounds, "panellist")
+        )
+    return builder
+
+
+def _panellist(agent: Agent) -> Any:
+    def answer(state: PollState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+        human = loop.interjection_prompt(loop.interjections(state.get("transcript", [])))
+        prompt = [
+            SystemMessage(f"You are {agent.name}, on a panel."),
+            HumanMessage(f"{human}Question: {state['question']}\nAnswer in one line."),
+        ]
+        result = agent.say(runtime, prompt)
+        turn = Turn(
+            agent=agent.name,
+            content=result.text,
+            stage=ANSWER_STAGE,
+            round=state["round"],
+            usage=result.usage,
+            reason=result.reason,
+        )
+        return turn_update(turn)
+
+    return answer
+
+
+def _close(rounds: int) -> Any:
+    def close_round(state: PollState) -> dict[str, Any]:
+        outcome = RoundOutcome(round=state["round"], usage=Usage.coerce(state.get("usage")))
+        reason = first_fired([MaxRounds(rounds)], outcome)
+        return {"termination_reason": reason} if reason else {}
+
+    return close_round
+
+
+def poll_command(
+    question: Annotated[str, typer.Argument(help="What the panel answers.")],
+    panellists: Annotated[int, typer.Option("--panellists", help="Panel size.")] = 2,
+    rounds: Annotated[int, typer.Option("--rounds", help="Rounds.")] = 2,
+) -> Launch:
+    """A panel answers a question in one line each, round after round."""
+    if not question.strip():
+        raise UsageError("question is empty")
+    return Launch({"panellists": panellists, "rounds": rounds}, {"question": question})
+
+
+def _answers(values: Values) -> dict[str, str]:
+    last: dict[str, str] = {}
+    for turn in values.get("transcript", []):
+        if turn.stage == ANSWER_STAGE:
+            last[turn.agent] = turn.content
+    return last
+
+
+def _headline(result: Mapping[str, Any]) -> list[str]:
+    return [f"poll: {len(result['answers'])} answer(s) after {result['rounds']} round(s)"]
+
+
+PATTERN = Pattern(
+    name=NAME,
+    build=build_poll,
+    command=poll_command,
+    recursion_limit=lambda s: 4 * int(s["rounds"]) + 5,
+    title=lambda values: str(values.get("question") or ""),
+    summary=lambda values: {"answers": _answers(values), "rounds": values.get("round", 0)},
+    describe=lambda s: f"{s['panellists']} panellists, {s['rounds']} rounds{pausing(s)}",
+    agents_per_round=lambda s: int(s["panellists"]),
+    headline=_headline,
+    progress=lambda node, update: (
+        [escape(f"  {node} closed the round")] if node == "close_round" else []
+    ),
+)

@@ -1,0 +1,130 @@
+"""A fourth pattern registered from the test suite runs through the CLI untouched.
+
+It runs, pauses after a round, takes an interjection (from ``interject`` and from
+``resume --interject``), resumes, and is listed, shown and exported, without any change to
+``cli/``, ``checkpoints/`` or another pattern's modules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debategraph.graphs import registry
+from tests.conftest import one_error_line, run_cli, stub_args
+from tests.openai_stub import StubOpenAIServer
+from tests.poll_pattern import PATTERN
+
+
+def panel_reply(request: dict[str, Any]) -> str:
+    return "Blue, because the sky is."
+
+
+@pytest.fixture
+def poll() -> Iterator[None]:
+    registry.register(PATTERN, command="poll", help="A panel answers a question.")
+    yield
+    registry.unregister(PATTERN.name)
+
+
+def user_prompts(server: StubOpenAIServer) -> list[str]:
+    return [
+        str(m.get("content"))
+        for request in server.requests
+        for m in request.get("messages", [])
+        if m.get("role") == "user"
+    ]
+
+
+def test_help_lists_the_registered_pattern(poll: None, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["--help"], capsys)
+    assert code == 0
+    assert "poll" in out and "A panel answers a question." in out
+    code, out, _ = run_cli(["poll", "--help"], capsys)
+    assert code == 0
+    assert "--panellists" in out and "--pause-after-round" in out and "--db" in out
+
+
+def test_run_pause_interject_resume_show_export(
+    poll: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.sqlite"
+    with StubOpenAIServer(panel_reply) as server:
+        args = ["poll", "Favourite colour?", "--rounds", "3", "--pause-after-round"]
+        code, out, err = run_cli(
+            [*args, *stub_args(server, db, "--thread", "p1", "--json")], capsys
+        )
+        assert code == 0, err
+        waiting = json.loads(out)
+        assert waiting["status"] == "waiting"
+        assert waiting["interrupt"]["round"] == 1
+        assert waiting["interrupt"]["kind"] == "round_review"
+
+        # A human interjects while it waits, then resumes: round 2 reads the text.
+        code, _, err = run_cli(["interject", "p1", "Think of the sea.", "--db", str(db)], capsys)
+        assert code == 0, err
+        code, out, err = run_cli(["resume", "p1", "--db", str(db), "--json"], capsys)
+        assert code == 0, err
+        assert json.loads(out)["status"] == "waiting"  # after round 2
+        assert sum("Think of the sea." in p for p in user_prompts(server)) == 2  # 2 panellists
+
+        # resume --interject answers the pause with a second interjection.
+        code, out, err = run_cli(
+            ["resume", "p1", "--db", str(db), "--interject", "And of grass.", "--json"], capsys
+        )
+        assert code == 0, err
+        result = json.loads(out)
+        assert result["termination_reason"] == "rounds_completed"
+        assert result["answers"] == {
+            "panellist_1": "Blue, because the sky is.",
+            "panellist_2": "Blue, because the sky is.",
+        }
+        assert result["rounds"] == 3
+        assert result["usage"]["calls"] == 6
+        last_round = user_prompts(server)[-2:]
+        assert all("Think of the sea." in p and "And of grass." in p for p in last_round)
+
+        # Finished: interject is refused like on any pattern.
+        code, _, err = run_cli(["interject", "p1", "More?", "--db", str(db)], capsys)
+        assert code == 2
+        assert "is finished" in one_error_line(err)
+
+    code, out, _ = run_cli(["threads", "--db", str(db), "--json"], capsys)
+    [row] = json.loads(out)
+    assert (row["pattern"], row["status"], row["question"]) == (
+        "poll",
+        "finished",
+        "Favourite colour?",
+    )
+
+    code, out, _ = run_cli(["show", "p1", "--db", str(db)], capsys)
+    assert "Favourite colour?" in out and "(interjection): Think of the sea." in out
+    assert "poll: 2 answer(s) after 3 round(s) · rounds_completed" in out
+
+    code, out, _ = run_cli(["export", "p1", "--db", str(db)], capsys)
+    assert out.startswith("# Favourite colour?")
+    assert "## Round 3" in out and "Blue, because the sky is." in out
+    code, out, _ = run_cli(["export", "p1", "--db", str(db), "--format", "json"], capsys)
+    assert json.loads(out)["question"] == "Favourite colour?"
+
+    archive = tmp_path / "p-archive.sqlite"
+    import sqlite3
+
+    with sqlite3.connect(archive) as conn:
+        row = conn.execute("SELECT pattern, title, termination_reason FROM debates").fetchone()
+    assert row == ("poll", "Favourite colour?", "rounds_completed")
+
+
+def test_bad_setting_is_one_line(
+    poll: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(
+        ["poll", "Q?", "--rounds", "0", "--db", str(tmp_path / "x.sqlite")], capsys
+    )
+    assert code == 2
+    assert one_error_line(err).endswith("rounds must be at least 1, got 0")
+    assert not (tmp_path / "x.sqlite").exists()  # refused before the database is opened
