@@ -29,7 +29,7 @@ import pytest
 
 from tests.conftest import debate_reply, solver_of
 from tests.openai_stub import StubOpenAIServer
-from tests.studio_server import CONFIG, REPO_ROOT, StudioServer, studio_server
+from tests.studio_server import CONFIG, StudioServer, studio_server
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -7,13 +7,13 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.sqlite import SqliteSaver
+from typing import TYPE_CHECKING
 
 from debategraph.errors import UsageError
-from debategraph.state import RECORD_TYPES
+
+if TYPE_CHECKING:  # imported where used: the CLI's --help loads none of LangGraph
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 DEFAULT_DB = "debates.sqlite"
 #: How long a writer waits for another process's lock before failing (milliseconds).
@@ -27,6 +27,10 @@ def serializer() -> JsonPlusSerializer:
     Returns:
         The serializer.
     """
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from debategraph.state import RECORD_TYPES
+
     return JsonPlusSerializer(
         allowed_msgpack_modules=[(t.__module__, t.__name__) for t in RECORD_TYPES]
     )
@@ -135,6 +139,8 @@ def open_checkpointer(
         return
     conn = connect_sqlite(sqlite_path(text))
     try:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
         saver = SqliteSaver(conn, serde=serializer())
         try:
             saver.setup()

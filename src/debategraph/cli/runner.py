@@ -32,7 +32,6 @@ from debategraph.graphs.pattern import Launch, Pattern
 from debategraph.graphs.registry import get_pattern
 from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT, REVIEW_NODE
-from debategraph.state.base import termination_word
 from debategraph.state.records import Usage, interjection
 
 if TYPE_CHECKING:
@@ -151,6 +150,8 @@ def result_of(
         ``thread_id``, the pattern's own fields, ``termination_reason``, ``usage`` and
         ``wall_s``.
     """
+    from debategraph.state.base import termination_word
+
     usage = Usage.coerce(values.get("usage"))
     return {
         "thread_id": thread_id,
