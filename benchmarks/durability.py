@@ -17,11 +17,14 @@ the other benchmarks: ``Figure`` and the main loop come from ``benchmarks/harnes
    repeated calls are named. Target: every trial finishes (``rounds_completed``, 4 rounds),
    and the model requests the server received in a trial (killed run + resume) are at most
    the 16 of an uninterrupted run plus the calls in flight at the kill, per trial and
-   summed. In flight: received by the server and not answered, or answered at most
-   ``TRANSIT_MS`` (20 ms) before SIGKILL: such an answer may not have reached the killed
-   process's SQLite file yet, and no durability setting can save it. A call answered
-   earlier and sent again is a durability gap and fails the figure; the figure also prints
-   the bound without the transit window.
+   summed. In flight: received by the server and not answered, or answered at most the
+   transit window before SIGKILL: such an answer may not have reached the killed
+   process's SQLite file yet, and no durability setting can save it. The window is
+   ``TRANSIT_MS`` (20 ms), or 3x the slowest answer-to-file time of the uninterrupted
+   run if that is longer (a loaded machine saves more slowly; the figure prints both). A
+   call answered earlier and sent again is a durability gap and fails the figure; the
+   figure also prints the bound without the transit window. A trial whose thread id was
+   printed and which ``resume`` then calls unknown fails.
 2. multi-process SQLite: P processes at once, each running D debates one after another
    (every debate is its own ``debategraph solve ... --json`` CLI process, 3 solvers x 2
    rounds, 20 ms per call), all on ONE SQLite file. Target: all P x D finish
@@ -47,6 +50,7 @@ import random
 import re
 import shutil
 import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -272,6 +276,18 @@ class Baseline:
     first_request_s: float
     last_answer_s: float
     wall_s: float
+    #: Per call, ms from the server producing the answer to its turn being in the file.
+    persist_ms: list[float] = field(default_factory=list)
+
+    def transit_ms(self, floor_ms: float = TRANSIT_MS) -> float:
+        """The transit window: ``floor_ms``, or 3x the slowest save seen uninterrupted.
+
+        How long an answer takes to reach the file depends on how loaded the machine is
+        (parsing, the node's return, LangGraph's background write all share two cores
+        with the server); an answer older than three times the slowest save of the
+        uninterrupted run, yet sent again on resume, is a durability gap.
+        """
+        return max(floor_ms, 3 * max(self.persist_ms, default=0.0))
 
 
 @dataclass
@@ -394,9 +410,12 @@ def baseline_run(workdir: Path, seed: int) -> Baseline:
         )
         first: float | None = None
         db_file: float | None = None
+        saved = SavedTurns(db)
         while proc.poll() is None:
             if db_file is None and db.exists():
                 db_file = time.monotonic() - started
+            if db_file is not None:
+                saved.poll()
             if first is None and server.requests:
                 first = time.monotonic() - started
             time.sleep(0.001)
@@ -408,7 +427,54 @@ def baseline_run(workdir: Path, seed: int) -> Baseline:
         if first is None or db_file is None or not responder.log:
             raise RuntimeError("uninterrupted run made no model request")
         last = max(t for _s, _r, t in responder.log) - started - first
-        return Baseline(len(server.requests), db_file, first, last, wall)
+        saved.close()
+        persist = [
+            (saved.seen[(solver, rnd)] - answered) * 1000
+            for solver, rnd, answered in responder.log
+            if (solver, rnd) in saved.seen
+        ]
+        return Baseline(len(server.requests), db_file, first, last, wall, persist)
+
+
+class SavedTurns:
+    """When each (agent, round) turn first appears in a checkpoint file's pending writes.
+
+    Polled by the benchmark while the CLI writes the file (WAL: reading does not block
+    the writer); the time is the benchmark's monotonic clock, like the server's log.
+    """
+
+    def __init__(self, db: Path) -> None:
+        from debategraph.checkpoints.savers import serializer
+
+        self.db = db
+        self.serde = serializer()
+        self.seen: dict[tuple[str, int], float] = {}
+        self._conn: sqlite3.Connection | None = None
+        self._last_rowid = 0
+
+    def poll(self) -> None:
+        """Read the rows written since the last poll."""
+        try:
+            if self._conn is None:
+                self._conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
+            rows = self._conn.execute(
+                "SELECT rowid, type, value FROM writes WHERE rowid > ? AND channel = ?",
+                (self._last_rowid, "transcript"),
+            ).fetchall()
+        except sqlite3.Error:  # the file or its tables are not there yet
+            return
+        now = time.monotonic()
+        for rowid, kind, value in rows:
+            self._last_rowid = max(self._last_rowid, rowid)
+            turns = self.serde.loads_typed((kind, value))
+            for turn in turns if isinstance(turns, list) else [turns]:
+                key = (str(getattr(turn, "agent", "")), int(getattr(turn, "round", -1)))
+                self.seen.setdefault(key, now)
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._conn is not None:
+            self._conn.close()
 
 
 #: How each trial of a group of 5 picks its kill moment (see the module docstring).
@@ -475,12 +541,14 @@ def kill_trial(
     responder = TaggedResponder(KILL_JITTER_S, seed)
     with server_cls(responder, latency_s=KILL_LATENCY_S) as server:
         started = time.monotonic()
-        proc = subprocess.Popen(
-            solve_args(server, db, thread, KILL_AGENTS, KILL_ROUNDS),
-            cwd=workdir,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        stderr_path = workdir / f"kill-{thread}.stderr"
+        with stderr_path.open("wb") as stderr_file:
+            proc = subprocess.Popen(
+                solve_args(server, db, thread, KILL_AGENTS, KILL_ROUNDS),
+                cwd=workdir,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr_file,
+            )
         first: float | None = None
         if mode == "startup":
             kill_at = started + delay
@@ -511,6 +579,8 @@ def kill_trial(
         unanswered = sorted(label(k) for k in sent if k not in answered_before)
         in_transit = sorted(label(k) for k, age in ages.items() if age <= transit_ms)
         persisted = persisted_state(db, thread)
+        # The CLI prints "thread ID · db ..." on stderr once the thread is recorded.
+        id_printed = f"thread {thread} " in stderr_path.read_text(errors="replace")
         if keep:
             snapshot_db(db, workdir / f"kill-{thread}.at-kill.sqlite")
 
@@ -523,6 +593,9 @@ def kill_trial(
             if outcome.code == 0:
                 break
             if "unknown thread id" in outcome.stderr:
+                if id_printed:  # its id was printed: it must resume
+                    error = f"thread id printed, then resume said: {tail(outcome.stderr)}"
+                    break
                 not_started += 1
                 outcome = run_cli(solve_args(server, db, thread, KILL_AGENTS, KILL_ROUNDS), workdir)
                 if outcome.code == 0:
@@ -572,11 +645,16 @@ def figure_kill(
     seed: int,
     keep: bool,
     only: str | None = None,
-    transit_ms: float = TRANSIT_MS,
+    transit_ms: float | None = None,
 ) -> Figure:
-    """kill -9 at random moments, then resume: finished runs and repeated model requests."""
+    """kill -9 at random moments, then resume: finished runs and repeated model requests.
+
+    ``transit_ms`` ``None``: the window :meth:`Baseline.transit_ms` calibrates.
+    """
     rng = random.Random(seed)
     base = baseline_run(workdir, seed)
+    if transit_ms is None:
+        transit_ms = base.transit_ms()
     results: list[KillTrial] = []
     for index in range(trials):
         trial = kill_trial(workdir, index, rng, base, seed, keep, only, transit_ms)
@@ -608,7 +686,11 @@ def figure_kill(
         ),
         ("allowed bound", f"{bound}   (sum of {KILL_CALLS} + in flight at the kill)"),
         ("max excess / trial", f"{max_excess:+d}   (requests - bound; <= 0 is good)"),
-        ("not started", f"{not_started}   (resume: unknown thread -> solve again)"),
+        (
+            "not started",
+            f"{not_started}   (killed before its id was printed: resume says unknown "
+            "thread, solve again; unknown after the id was printed fails the trial)",
+        ),
         (
             "kills",
             ", ".join(f"{m} x{c}" for m, c in modes.items())
@@ -618,7 +700,7 @@ def figure_kill(
         (
             "repeated calls",
             f"{sum(len(t.repeated) for t in results)} in {len(repeated)} trials; "
-            f"{len(transit_lost)} answered <= {transit_ms:g} ms before the kill (in transit), "
+            f"{len(transit_lost)} answered <= {transit_ms:.1f} ms before the kill (in transit), "
             f"{len(gap_lost)} answered earlier (durability gap)"
             + (f"; lost answers' age at kill: max {max(lost_ages):.1f} ms" if lost_ages else ""),
         ),
@@ -633,12 +715,19 @@ def figure_kill(
             f"{base.db_file_s:.2f} s), last answer {base.last_answer_s:.2f} s later, "
             f"process {base.wall_s:.2f} s",
         ),
+        (
+            "info: save latency",
+            f"answer to turn in the file, uninterrupted: median "
+            f"{statistics.median(base.persist_ms or [0.0]):.1f} ms, max "
+            f"{max(base.persist_ms, default=0.0):.1f} ms ({len(base.persist_ms)} turns); "
+            f"transit window {transit_ms:.1f} ms",
+        ),
     ]
     notes = [
         f"{KILL_AGENTS} solvers x {KILL_ROUNDS} rounds, {KILL_LATENCY_S * 1000:.0f}-"
         f"{(KILL_LATENCY_S + KILL_JITTER_S) * 1000:.0f} ms per call; in flight at the kill = "
         "requests the server had received and not answered, plus answers produced <= "
-        f"{transit_ms:g} ms before SIGKILL (still in transit into the killed process)",
+        f"{transit_ms:.1f} ms before SIGKILL (still in transit into the killed process)",
     ]
     for trial, key in gap_lost:
         notes.append(
@@ -893,8 +982,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--transit-ms",
         type=float,
-        default=TRANSIT_MS,
-        help="answers produced this recently before the kill count as in flight",
+        help="answers produced this recently (ms) before the kill count as in flight "
+        f"(default: {TRANSIT_MS:g}, or 3x the slowest save of an uninterrupted run if longer)",
     )
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the SQLite files in DIR")
     args = parser.parse_args(argv)
