@@ -14,7 +14,8 @@ The modules:
   not import the OpenAI client or LangChain's chat models, so it loads fast.
 * :mod:`~debategraph.models.binding`: building the chat model a spec describes
   (:func:`get_chat_model`, :func:`bind_model`).
-* :mod:`~debategraph.models.calls`: :func:`structured_call` and :func:`text_call`.
+* :mod:`~debategraph.models.calls`: :func:`structured_call` and :func:`text_call` (and
+  :func:`astructured_call`, :func:`atext_call` for async code).
 * :mod:`~debategraph.models.output`: lenient parsing and :func:`repair` of replies.
 
 The names of the last three are imported on first use, so that importing
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
         REPAIR_HINT,
         CallResult,
         TextResult,
+        astructured_call,
+        atext_call,
         json_schema_rejected,
         one_line,
         structured_call,
@@ -65,6 +68,8 @@ __all__ = [
     "ModelSpec",
     "StructuredMethod",
     "TextResult",
+    "astructured_call",
+    "atext_call",
     "bind_model",
     "clear_model_cache",
     "get_chat_model",

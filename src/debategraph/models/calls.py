@@ -6,15 +6,20 @@ output, falls back to a recorded reason instead of crashing, and records token u
 latency. Transport failures (an endpoint that is down, or keeps answering 5xx after the
 client's retries) raise :class:`~debategraph.errors.ModelUnavailableError` so the graph
 run stops and the thread stays resumable.
+
+:func:`astructured_call` and :func:`atext_call` are the same calls for async code: they
+await the model (``ainvoke``), with no thread in between. The logic is written once, as
+generators that yield each model call they need and are sent its reply (or thrown its
+error); one driver, :func:`_run`, runs them, awaiting ``ainvoke`` or calling ``invoke``.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic
+from typing import Any, Generic, TypeAlias, TypeVar
 
 import openai
 from langchain_core.exceptions import OutputParserException
@@ -75,6 +80,13 @@ def json_schema_rejected(endpoint: str, *, forget: bool = False) -> bool:
     return rejected
 
 
+R = TypeVar("R")
+
+#: A call's logic, written once for :func:`_invoke` and :func:`_ainvoke`: the generator
+#: yields ``(runnable, input)`` for each model call it needs, is sent the reply (or thrown
+#: the call's exception, which it handles or re-raises), and returns the call's result.
+_Steps: TypeAlias = Generator[tuple[Runnable[Any, Any], Any], Any, R]
+
 _OUTPUT_ERRORS = (
     OutputParserException,
     ValidationError,
@@ -104,6 +116,27 @@ def structured_call(
     Raises:
         ModelUnavailableError: If the endpoint cannot be reached or keeps failing.
     """
+    return _invoke(_structured_steps(model, schema, messages, max_attempts))
+
+
+async def astructured_call(
+    model: ModelBinding,
+    schema: type[S],
+    messages: Sequence[BaseMessage],
+    *,
+    max_attempts: int = 3,
+) -> CallResult[S]:
+    """:func:`structured_call` for async code: it awaits the model, on no thread.
+
+    Takes, returns and raises what :func:`structured_call` does.
+    """
+    return await _ainvoke(_structured_steps(model, schema, messages, max_attempts))
+
+
+def _structured_steps(
+    model: ModelBinding, schema: type[S], messages: Sequence[BaseMessage], max_attempts: int
+) -> _Steps[CallResult[S]]:
+    """The steps of :func:`structured_call`: each model call is yielded, not made."""
     prompt = list(messages)
     usage = Usage()
     last_error = "no attempt made"
@@ -116,7 +149,7 @@ def structured_call(
         runnable = _structured_runnable(model.chat, schema, method)
         started = time.perf_counter()
         try:
-            out = runnable.invoke(prompt)
+            out = yield runnable, prompt
         except openai.APIStatusError as exc:
             if method == "json_schema" and _rejects_json_schema(exc):
                 _NO_JSON_SCHEMA.add(model.endpoint)
@@ -200,13 +233,30 @@ def text_call(
     Raises:
         ModelUnavailableError: If the endpoint cannot be reached or keeps failing.
     """
+    return _invoke(_text_steps(model, messages, max_attempts))
+
+
+async def atext_call(
+    model: ModelBinding, messages: Sequence[BaseMessage], *, max_attempts: int = 2
+) -> TextResult:
+    """:func:`text_call` for async code: it awaits the model, on no thread.
+
+    Takes, returns and raises what :func:`text_call` does.
+    """
+    return await _ainvoke(_text_steps(model, messages, max_attempts))
+
+
+def _text_steps(
+    model: ModelBinding, messages: Sequence[BaseMessage], max_attempts: int
+) -> _Steps[TextResult]:
+    """The steps of :func:`text_call`: each model call is yielded, not made."""
     usage = Usage()
     attempts = 0
     while attempts < max(1, max_attempts):
         attempts += 1
         started = time.perf_counter()
         try:
-            reply = model.chat.invoke(list(messages))
+            reply = yield model.chat, list(messages)
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise _unavailable(model, exc) from exc
         usage = usage + _usage_of(reply, time.perf_counter() - started, messages)
@@ -214,6 +264,69 @@ def text_call(
         if text:
             return TextResult(text, usage, attempts)
     return TextResult("", usage, attempts, reason=f"empty reply after {attempts} attempt(s)")
+
+
+async def _run(steps: _Steps[R], call: Callable[[Runnable[Any, Any], Any], Awaitable[Any]]) -> R:
+    """Run a call's steps: make each model call they yield and hand them its outcome.
+
+    Args:
+        steps: The generator (see :data:`_Steps`).
+        call: Makes one model call: ``(runnable, input) -> reply``.
+
+    Returns:
+        The generator's result.
+    """
+    try:
+        runnable, prompt = next(steps)
+        while True:
+            try:
+                out = await call(runnable, prompt)
+            except Exception as exc:  # noqa: BLE001 - only forwarded: the steps re-raise it
+                runnable, prompt = steps.throw(exc)
+            else:
+                runnable, prompt = steps.send(out)
+    except StopIteration as done:
+        result: R = done.value
+        return result
+
+
+async def _blocking(runnable: Runnable[Any, Any], prompt: Any) -> Any:
+    """``runnable.invoke(prompt)``: it blocks, and never suspends the coroutine."""
+    return runnable.invoke(prompt)
+
+
+def _invoke(steps: _Steps[R]) -> R:
+    """Run a call's steps with blocking ``invoke`` calls, on no event loop.
+
+    :func:`_run` is driven by hand: with :func:`_blocking` it never suspends, so one
+    ``send`` runs it to the end (its result comes as ``StopIteration.value``).
+
+    Args:
+        steps: The generator (see :data:`_Steps`).
+
+    Returns:
+        The generator's result.
+    """
+    run = _run(steps, _blocking)
+    try:
+        run.send(None)
+    except StopIteration as done:
+        result: R = done.value
+        return result
+    run.close()  # cannot happen: nothing in it awaits anything that suspends
+    raise RuntimeError("a blocking model call suspended")
+
+
+async def _ainvoke(steps: _Steps[R]) -> R:
+    """Run a call's steps, awaiting each model call (``ainvoke``) on the running loop.
+
+    Args:
+        steps: The generator (see :data:`_Steps`).
+
+    Returns:
+        The generator's result.
+    """
+    return await _run(steps, lambda runnable, prompt: runnable.ainvoke(prompt))
 
 
 def _rejects_json_schema(exc: openai.APIStatusError) -> bool:

@@ -13,10 +13,8 @@ a graph module is imported: declaring or validating a graph stays quick.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
@@ -122,7 +120,7 @@ class Agent:
         messages: Sequence[BaseMessage],
         **kwargs: Any,
     ) -> CallResult[S]:
-        """:meth:`ask` for async nodes: the call runs off the event loop.
+        """:meth:`ask` for async nodes: it awaits the model, on no thread.
 
         Args:
             runtime: The node's runtime.
@@ -133,12 +131,14 @@ class Agent:
         Returns:
             As :meth:`ask`.
         """
-        return await asyncio.to_thread(partial(self.ask, runtime, schema, messages, **kwargs))
+        from debategraph.models import astructured_call
+
+        return await astructured_call(self.binding(runtime), schema, messages, **kwargs)
 
     async def asay(
         self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage], **kwargs: Any
     ) -> TextResult:
-        """:meth:`say` for async nodes: the call runs off the event loop.
+        """:meth:`say` for async nodes: it awaits the model, on no thread; its tokens stream.
 
         Args:
             runtime: The node's runtime.
@@ -148,4 +148,6 @@ class Agent:
         Returns:
             As :meth:`say`.
         """
-        return await asyncio.to_thread(partial(self.say, runtime, messages, **kwargs))
+        from debategraph.models import atext_call
+
+        return await atext_call(self.binding(runtime), messages, **kwargs)
