@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # benchmarks/ is on sys.path when run as a script
-from harness import Figure, base_parser, run_benchmark
+from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
 
 from debategraph.checkpoints import open_checkpointer, thread_config
 
@@ -145,34 +145,12 @@ class TaggedResponder:
         return reply
 
 
-def cli(*args: str) -> list[str]:
-    """Command line of one CLI process."""
-    return [sys.executable, "-m", "debategraph.cli", *args]
-
-
 def solve_args(
     server: StubOpenAIServer, db: Path, thread: str, agents: int, rounds: int
 ) -> list[str]:
     """``debategraph solve`` against the stub server."""
-    return cli(
-        "solve",
-        QUESTION,
-        "--agents",
-        str(agents),
-        "--rounds",
-        str(rounds),
-        "--model",
-        "stub",
-        "--base-url",
-        server.url,
-        "--db",
-        str(db),
-        "--thread",
-        thread,
-        "--max-retries",
-        "0",
-        "--json",
-    )
+    args = ["solve", QUESTION, "--agents", str(agents), "--rounds", str(rounds)]
+    return cli(*args, *stub_model_args(server.url, db), "--thread", thread, "--json")
 
 
 @dataclass
@@ -450,22 +428,24 @@ class SavedTurns:
         self.serde = serializer()
         self.seen: dict[tuple[str, int], float] = {}
         self._conn: sqlite3.Connection | None = None
-        self._last_rowid = 0
+        self._rows: set[tuple[str, str, int]] = set()
 
     def poll(self) -> None:
-        """Read the rows written since the last poll."""
+        """Read the rows written since the last poll (``writes`` may have no rowid)."""
         try:
             if self._conn is None:
                 self._conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
             rows = self._conn.execute(
-                "SELECT rowid, type, value FROM writes WHERE rowid > ? AND channel = ?",
-                (self._last_rowid, "transcript"),
+                "SELECT checkpoint_id, task_id, idx, type, value FROM writes WHERE channel = ?",
+                ("transcript",),
             ).fetchall()
         except sqlite3.Error:  # the file or its tables are not there yet
             return
         now = time.monotonic()
-        for rowid, kind, value in rows:
-            self._last_rowid = max(self._last_rowid, rowid)
+        for checkpoint_id, task_id, idx, kind, value in rows:
+            if (checkpoint_id, task_id, idx) in self._rows:
+                continue
+            self._rows.add((checkpoint_id, task_id, idx))
             turns = self.serde.loads_typed((kind, value))
             for turn in turns if isinstance(turns, list) else [turns]:
                 key = (str(getattr(turn, "agent", "")), int(getattr(turn, "round", -1)))

@@ -12,12 +12,38 @@ import json
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+
+def cli(*args: str) -> list[str]:
+    """Command line of one ``debategraph`` CLI process (this interpreter).
+
+    Args:
+        args: The CLI's arguments.
+
+    Returns:
+        The command.
+    """
+    return [sys.executable, "-m", "debategraph.cli", *args]
+
+
+def stub_model_args(url: str, db: Path | str) -> list[str]:
+    """The CLI options of a run against the simulated OpenAI server, on ``db``.
+
+    Args:
+        url: The server's base URL.
+        db: The checkpoint database.
+
+    Returns:
+        ``--model stub --base-url URL --db DB --max-retries 0``.
+    """
+    return ["--model", "stub", "--base-url", url, "--db", str(db), "--max-retries", "0"]
 
 
 @dataclass

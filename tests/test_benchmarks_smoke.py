@@ -105,6 +105,14 @@ CASES = [
         check=check_durability,
     ),
     Case(
+        "checkpoint_bytes.py",
+        ("Bytes per agent turn", "Where the bytes go"),
+        timeout_s=60,
+        test_timeout_s=90,
+        must_pass=("Bytes per agent turn", "Where the bytes go"),
+        exit_zero=False,  # no timing figure: none is advisory
+    ),
+    Case(
         "embedded.py",
         ("Embedded throughput", "CLI solve"),
         timeout_s=240,

@@ -42,7 +42,10 @@ class RunInfo:
         """Encode for ``config["metadata"]`` (LangGraph keeps only scalar values there).
 
         Also records which process writes the checkpoints, so another process can tell a
-        running thread from one that stopped.
+        running thread from one that stopped. LangGraph copies these entries into every
+        checkpoint's metadata; the SQLite saver ``open_checkpointer`` opens stores the
+        settings once per file, referenced from each checkpoint, and expands them again
+        when it reads a checkpoint.
 
         Returns:
             The metadata entries.
@@ -62,12 +65,19 @@ class RunInfo:
             metadata: A checkpoint's metadata.
 
         Returns:
-            The run info, or ``None`` if the checkpoint was not written by the CLI.
+            The run info, or ``None`` if the checkpoint was not written by the CLI (or
+            holds a reference to settings stored once that its saver did not expand:
+            a saver other than ours reading our file).
         """
         raw = (metadata or {}).get(RUN_METADATA_KEY)
         if not isinstance(raw, str):
             return None
-        data = json.loads(raw)
+        try:
+            data = json.loads(raw)
+        except ValueError:  # a reference to settings stored once, not expanded
+            return None
+        if not isinstance(data, dict) or "pattern" not in data:
+            return None
         return cls(data["pattern"], dict(data.get("settings", {})), dict(data.get("model", {})))
 
 

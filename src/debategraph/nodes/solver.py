@@ -22,7 +22,7 @@ from debategraph.prompts import (
     SOLVER_REFINE,
     SOLVER_SYSTEM,
 )
-from debategraph.state.base import turn_update
+from debategraph.state.base import charge_update
 from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.state.solver_debate import SolverDebateState, SolverView
 from debategraph.strategies import Topology, extract_answer, majority_vote
@@ -181,7 +181,7 @@ def make_solver(
                 agent=solver, content="", stage=SOLVE_STAGE, round=task["round"],
                 reply_to=reply_to, usage=result.usage, reason=result.reason,
             )  # fmt: skip
-            return turn_update(turn)
+            return {"transcript": [turn]}
         answer = extract_answer(reply.answer, loose=True) or extract_answer(reply.reasoning)
         turn = Turn(
             agent=solver,
@@ -194,7 +194,7 @@ def make_solver(
             confidence=reply.confidence,
             reason=None if answer else f"no number in answer {reply.answer[:80]!r}",
         )
-        return turn_update(turn)
+        return {"transcript": [turn]}  # its usage is charged by close_round
 
     return solve
 
@@ -221,7 +221,7 @@ def termination_conditions(
 
 
 def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str, Any]]:
-    """Node that records the round and decides whether the debate ends.
+    """Node that records the round, charges its turns' usage and decides whether to end.
 
     Args:
         conditions: The termination conditions (see :func:`termination_conditions`).
@@ -235,17 +235,16 @@ def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str,
         this_round = [
             t for t in state.get("transcript", []) if t.stage == SOLVE_STAGE and t.round == rnd
         ]
+        charge = charge_update(this_round)
         record = RoundRecord(
-            round=rnd,
-            answers={t.agent: t.answer for t in this_round},
-            usage=Usage.total(t.usage for t in this_round),
+            round=rnd, answers={t.agent: t.answer for t in this_round}, usage=charge["usage"]
         )
         outcome = RoundOutcome(
             round=rnd,
-            usage=Usage.coerce(state.get("usage")),
+            usage=Usage.coerce(state.get("usage")) + charge["usage"],
             answers=[t.answer for t in this_round],
         )
-        update: dict[str, Any] = {"rounds": [record]}
+        update: dict[str, Any] = {"rounds": [record], **charge}
         reason = first_fired(conditions, outcome)
         if reason is not None:
             update["termination_reason"] = reason

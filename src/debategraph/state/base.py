@@ -8,7 +8,7 @@ and per agent (reducers that add, so agents of one round may write in the same s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, get_args
 
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
@@ -139,6 +139,26 @@ def usage_update(agent: str, usage: Usage) -> dict[str, Any]:
         ``usage`` and ``usage_by_agent`` writes.
     """
     return {"usage": usage, "usage_by_agent": {agent: usage}}
+
+
+def charge_update(turns: Iterable[Turn]) -> dict[str, Any]:
+    """The state update that charges the usage of ``turns`` to their agents, in one write.
+
+    For agents that answer in parallel: each writes only its :class:`Turn` (which holds
+    its usage), and the node that closes their step charges them all at once. Every
+    write is a row of its own in the checkpoint store, so two writes fewer per agent
+    turn is about a quarter of a parallel round's storage.
+
+    Args:
+        turns: The transcript records to charge (each charged once, by its caller).
+
+    Returns:
+        ``usage`` and ``usage_by_agent`` writes.
+    """
+    by_agent: dict[str, Usage] = {}
+    for turn in turns:
+        by_agent[turn.agent] = by_agent.get(turn.agent, Usage()) + turn.usage
+    return {"usage": Usage.total(by_agent.values()), "usage_by_agent": by_agent}
 
 
 def turn_update(turn: Turn) -> dict[str, Any]:
