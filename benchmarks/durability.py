@@ -7,12 +7,14 @@ the other benchmarks: ``Figure`` and the main loop come from ``benchmarks/harnes
    (in this process; every solver answers 18, 100-250 ms per call). ``debategraph solve``
    (4 solvers x 4 rounds, ``--max-retries 0``) runs as a subprocess and gets SIGKILL at a
    seeded random moment; in each group of 5 trials (see :func:`kill_plan`): 1 during
-   start-up, before the first model request; 2 uniformly over the debate (from the first
-   request to 0.1 s past the last answer of an uninterrupted run); 2 within 20 ms after a
-   random answer (the window in which a finished call's result is in transit or being
-   saved, which uniform kills almost never hit). Then ``debategraph resume`` runs once; if
-   the kill came before the thread's first checkpoint (``unknown thread id``), the trial
-   counts as "not started" and ``solve`` runs again under the same thread id. Every call
+   start-up, before the first model request (alternately before the database file
+   exists, and while the thread is recorded and its first checkpoints written); 2
+   uniformly over the debate (from the first request to 0.1 s past the last answer of an
+   uninterrupted run); 2 within 20 ms after a random answer (the window in which a
+   finished call's result is in transit or being saved, which uniform kills almost never
+   hit). Then ``debategraph resume`` runs once; if the kill came before the thread was
+   recorded (``unknown thread id``) and its id was never printed, the trial counts as
+   "not started" and ``solve`` runs again under the same thread id. Every call
    is identified as (solver, round) by a round tag the responder puts in its reasoning, so
    repeated calls are named. Target: every trial finishes (``rounds_completed``, 4 rounds),
    and the model requests the server received in a trial (killed run + resume) are at most
@@ -467,9 +469,10 @@ def kill_plan(
     """Mode, delay (s) and, for ``after-answer``, the answer count that starts the delay.
 
     ``startup`` kills before the first request: alternately at 0.5-1.0 x the time an
-    uninterrupted run takes to its first request (counted from spawn), and 0-1.2 x the
-    time from the database file appearing to the first request (counted from the file
-    appearing: the window in which the first checkpoints are written). ``uniform``: 0 to
+    uninterrupted run takes to create its database file (counted from spawn: nothing is
+    written yet, no thread id printed), and 0-1.2 x the time from the database file
+    appearing to the first request (counted from the file appearing: the window in which
+    the thread is recorded, its id printed and the first checkpoints are written). ``uniform``: 0 to
     0.1 s past the last answer of an uninterrupted run, from the first request.
     ``after-answer``: 0-20 ms after the server produced the k-th answer (k uniform in
     1..16): the window in which a finished call's result is in transit or being saved.
@@ -477,7 +480,7 @@ def kill_plan(
     mode = only or KILL_MODES[index % len(KILL_MODES)]
     if mode == "startup":
         if (index // len(KILL_MODES)) % 2 == 0:
-            return "startup", rng.uniform(0.5, 1.0) * base.first_request_s, 0
+            return "startup", rng.uniform(0.5, 1.0) * base.db_file_s, 0
         gap = max(base.first_request_s - base.db_file_s, 0.01)
         return "db-open", rng.uniform(0.0, 1.2) * gap, 0
     if mode == "uniform":
@@ -934,10 +937,9 @@ def figure_prune(workdir: Path, *, threads: int) -> Figure:
         passed=passed,
         values={"bytes_before": before, "bytes_after": after, "shrink": shrink, **report},
         notes=[
-            "checkpoints store transcript deltas, so an unpruned thread is already lean (the "
-            "storage figure of benchmarks/solver_debate.py: about 6.4x its transcript); what "
-            "prune keeps is one checkpoint holding a full snapshot of the transcript, so the "
-            "shrink grows with debate length",
+            "checkpoints store transcript deltas, compressed, so an unpruned thread is already "
+            "lean (benchmarks/checkpoint_bytes.py); what prune keeps is one checkpoint holding "
+            "a full snapshot of the transcript, so the shrink grows with debate length",
         ],
     )
 

@@ -15,6 +15,7 @@ import typer
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from pydantic import BaseModel
 from rich.markup import escape
 from typing_extensions import TypedDict
 
@@ -25,10 +26,21 @@ from debategraph.nodes import rounds as loop
 from debategraph.nodes.agent import Agent, bind
 from debategraph.state.base import RunOutput, RunState, turn_update
 from debategraph.state.records import Turn, Usage
+from debategraph.state.reducers import append_only
 from debategraph.strategies.termination import MaxRounds, RoundOutcome, first_fired
 
 NAME = "poll"
 ANSWER_STAGE = "answer"
+
+
+class Tally(BaseModel):
+    """The pattern's own record: how many panellists answered in a round.
+
+    Declared in :data:`PATTERN`'s ``record_types``, so checkpoints revive it.
+    """
+
+    round: int
+    answered: int
 
 
 class PollInput(TypedDict):
@@ -37,6 +49,7 @@ class PollInput(TypedDict):
 
 class PollOutput(RunOutput):
     question: str
+    tallies: Annotated[list[Tally], append_only()]
 
 
 class PollState(PollOutput, RunState):
@@ -94,9 +107,12 @@ def _panellist(agent: Agent) -> Any:
 
 def _close(rounds: int) -> Any:
     def close_round(state: PollState) -> dict[str, Any]:
-        outcome = RoundOutcome(round=state["round"], usage=Usage.coerce(state.get("usage")))
+        rnd = state["round"]
+        outcome = RoundOutcome(round=rnd, usage=Usage.coerce(state.get("usage")))
         reason = first_fired([MaxRounds(rounds)], outcome)
-        return {"termination_reason": reason} if reason else {}
+        answered = [t for t in state.get("transcript", []) if t.round == rnd and t.content]
+        tally = Tally(round=rnd, answered=len(answered))
+        return {"tallies": [tally], **({"termination_reason": reason} if reason else {})}
 
     return close_round
 
@@ -130,10 +146,15 @@ PATTERN = Pattern(
     command=poll_command,
     recursion_limit=lambda s: 4 * int(s["rounds"]) + 5,
     title=lambda values: str(values.get("question") or ""),
-    summary=lambda values: {"answers": _answers(values), "rounds": values.get("round", 0)},
+    summary=lambda values: {
+        "answers": _answers(values),
+        "rounds": values.get("round", 0),
+        "answered": [t.answered for t in values.get("tallies", [])],  # records, not dicts
+    },
     describe=lambda s: f"{s['panellists']} panellists, {s['rounds']} rounds{pausing(s)}",
     agents_per_round=lambda s: int(s["panellists"]),
     headline=_headline,
+    record_types=(Tally,),
     progress=lambda node, update: (
         [escape(f"  {node} closed the round")] if node == "close_round" else []
     ),

@@ -35,7 +35,7 @@ from debategraph.graphs.debate import (
     recursion_limit,
 )
 from debategraph.graphs.pattern import Launch
-from debategraph.nodes.debate import ARGUE_STAGE, Silence, termination_conditions
+from debategraph.nodes.debate import ARGUE_STAGE, termination_conditions
 from debategraph.nodes.roster import match_name, read_name
 from debategraph.state import (
     TIE,
@@ -46,7 +46,7 @@ from debategraph.state import (
     Verdict,
     WordCount,
 )
-from debategraph.strategies.termination import RoundOutcome, first_fired
+from debategraph.strategies.termination import RoundOutcome, Silence, first_fired
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "debate.mmd"
@@ -789,7 +789,7 @@ def test_arguments_stream_as_messages() -> None:
         ({"debaters": "Alice:for"}, "debaters must be a list of two or more debaters"),
         (
             {"debaters": ["Alice:for", "alice:against"]},
-            "duplicate debater name 'alice' (same as 'Alice'",
+            "duplicate debater name 'alice': 'Alice' is the same name (both read as 'alice')",
         ),
         (
             {"first_speaker": "Carol"},

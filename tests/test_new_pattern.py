@@ -84,6 +84,7 @@ def test_run_pause_interject_resume_show_export(
             "panellist_2": "Blue, because the sky is.",
         }
         assert result["rounds"] == 3
+        assert result["answered"] == [2, 2, 2]  # its own record type, read back from SQLite
         assert result["usage"]["calls"] == 6
         last_round = user_prompts(server)[-2:]
         assert all("Think of the sea." in p and "And of grass." in p for p in last_round)

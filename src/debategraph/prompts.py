@@ -22,6 +22,6 @@ SOLUTION_VIEW = "{agent}: {content}\nAnswer: {answer}"
 NO_ANSWER = "(no answer)"
 
 ROUND_REVIEW = (
-    "Round {round} of {rounds} is done. Approve to go on, or interject: your text is shown "
-    "to every {who} next round."
+    "{Word} {round} of {rounds} is done. Approve to go on, or interject: your text is shown "
+    "to every {who} next {word}."
 )

@@ -101,6 +101,8 @@ def compile_graph(saver: BaseCheckpointSaver[Any], run: RunInfo, binding: Any = 
         The compiled graph.
     """
     pattern = get_pattern(run.pattern)
+    if pattern.record_types:  # LangGraph's public way to extend the msgpack allowlist
+        saver = saver.with_allowlist([(t.__module__, t.__name__) for t in pattern.record_types])
     graph: Graph = pattern.build(binding, **run.settings).compile(
         checkpointer=saver, name=pattern.name
     )

@@ -159,7 +159,7 @@ def build_discussion(
     route, targets = loop.round_router(
         names.CONSENSUS_NODE,
         pause_after_round=pause_after_round,
-        open_node=names.OPEN_ITERATION_NODE,
+        next_node=names.OPEN_ITERATION_NODE,
     )
     builder.add_conditional_edges(names.CHECK_NODE, route, targets)
     if pause_after_round:

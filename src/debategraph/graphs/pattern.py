@@ -80,6 +80,11 @@ class Pattern:
         boundary_nodes: Nodes a thread waits at between rounds (interjections go
             there); empty: the shared round loop's (``open_round``, ``human``).
         round_word: What the pattern calls a round (``iteration``), in progress lines.
+        record_types: The pydantic record types of the pattern's state besides the
+            package's own (``debategraph.state.RECORD_TYPES``): the checkpoint serializer
+            revives only the types it is told of (LangGraph does not derive them from
+            the state schema unless ``LANGGRAPH_STRICT_MSGPACK`` is set), and reads
+            others back as plain dicts.
     """
 
     name: str
@@ -98,6 +103,7 @@ class Pattern:
     result_markdown: Callable[[Values], list[str]] | None = None
     boundary_nodes: frozenset[str] = field(default_factory=lambda: frozenset())
     round_word: str = "round"
+    record_types: tuple[type[Any], ...] = ()
 
 
 def pausing(settings: Values) -> str:

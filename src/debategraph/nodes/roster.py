@@ -128,7 +128,8 @@ def check_roster(
             )
         if k in seen:
             raise ValueError(
-                f"duplicate {what} name {name!r} (same as {seen[k]!r}; names are compared by {k!r})"
+                f"duplicate {what} name {name!r}: {seen[k]!r} is the same name (both read as "
+                f"{k!r}); give every {what} a different name"
             )
         seen[k] = name
     return parsed

@@ -55,7 +55,7 @@ def interjection_text(reply: Any) -> str | None:
 def make_open_round(
     check: Callable[[Mapping[str, Any]], None] | None = None,
     first: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
-) -> Callable[..., dict[str, Any]]:
+) -> Callable[..., dict[str, Any]]:  # LangGraph's add_node types want a TypedDict input
     """The node that starts the next round.
 
     Args:
@@ -111,13 +111,16 @@ def interjection_prompt(turns: Sequence[Turn]) -> str:
     return HUMAN_INTERJECTION.format(notes=notes) if notes else ""
 
 
-def review_payload(rnd: int, rounds: int, who: str, **details: Any) -> dict[str, Any]:
+def review_payload(
+    rnd: int, rounds: int, who: str, *, word: str = "round", **details: Any
+) -> dict[str, Any]:
     """The JSON payload a round-boundary interrupt shows a human.
 
     Args:
         rnd: The round just finished.
         rounds: The round cap.
         who: Whom an interjection reaches, e.g. ``solver`` or ``debater``.
+        word: What the pattern calls a round (the discussion: ``iteration``).
         **details: The pattern's own view of the round (answers, arguments...).
 
     Returns:
@@ -128,8 +131,10 @@ def review_payload(rnd: int, rounds: int, who: str, **details: Any) -> dict[str,
         "round": rnd,
         "rounds": rounds,
         **details,
-        "message": ROUND_REVIEW.format(round=rnd, rounds=rounds, who=who),
-        "expects": {APPROVE: True, INTERJECT: f"text shown to every {who} next round"},
+        "message": ROUND_REVIEW.format(
+            round=rnd, rounds=rounds, who=who, word=word, Word=word.capitalize()
+        ),
+        "expects": {APPROVE: True, INTERJECT: f"text shown to every {who} next {word}"},
     }
 
 
@@ -160,19 +165,21 @@ def make_review(
 
 
 def round_router(
-    finish: str, *, pause_after_round: bool, open_node: str = OPEN_ROUND_NODE
+    finish: str, *, pause_after_round: bool, next_node: str = OPEN_ROUND_NODE
 ) -> tuple[Callable[[Mapping[str, Any]], str], list[str]]:
-    """The edge after a round: to ``finish`` once a reason is set, else round again.
+    """The edge after a round: to ``finish`` once a reason is set, else on.
 
     Args:
         finish: Where a finished run goes (an aggregator, a judge, ``END``...).
         pause_after_round: Go through :data:`REVIEW_NODE` between rounds.
-        open_node: The node that opens a round (a pattern may keep an older name).
+        next_node: Where an unfinished run goes when it does not pause: the node that
+            opens the next round (a pattern may keep an older name), or the rest of
+            the round's tail (a debate's moderator, say).
 
     Returns:
         The routing function and the nodes it may pick (for the drawn graph).
     """
-    again = REVIEW_NODE if pause_after_round else open_node
+    again = REVIEW_NODE if pause_after_round else next_node
 
     def after_round(state: Mapping[str, Any]) -> str:
         return finish if state.get("termination_reason") else again

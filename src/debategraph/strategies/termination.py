@@ -132,6 +132,21 @@ class Settled:
 
 
 @dataclass(frozen=True)
+class Silence:
+    """Ends (with ``error``) after a round in which every agent said nothing.
+
+    The model is not answering: going on would only spend calls. Reads the round's
+    contents as :attr:`RoundOutcome.answers`, ``None`` for an empty one.
+    """
+
+    reason: TerminationReason = "error"
+
+    def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
+        answers = list(outcome.answers)
+        return bool(answers) and all(a is None for a in answers)
+
+
+@dataclass(frozen=True)
 class ExternalStop:
     """Ends when ``requested()`` says so (a flag, a file, a signal handler...)."""
 

@@ -23,7 +23,6 @@ from debategraph.nodes.debate.officials import (
     read_leader,
 )
 from debategraph.nodes.debate.rounds import (
-    Silence,
     check_topic,
     make_close_round,
     make_debater,
@@ -68,7 +67,6 @@ __all__ = [
     "SUMMARY_STAGE",
     "TIE_WORDS",
     "DebateSetup",
-    "Silence",
     "addressed_to",
     "check_topic",
     "debater_prompt",

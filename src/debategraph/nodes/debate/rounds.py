@@ -9,17 +9,22 @@ and the payload a human reviews.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from debategraph.nodes.agent import Agent
 from debategraph.nodes.debate.setup import ARGUE_STAGE, DebateSetup
 from debategraph.nodes.debate.views import debater_prompt, debater_view, word_count
 from debategraph.nodes.rounds import make_open_round, review_payload, round_router
-from debategraph.state.base import TerminationReason, turn_update
+from debategraph.state.base import turn_update
 from debategraph.state.debate import DebateState, WordCount
 from debategraph.state.records import Turn, Usage
-from debategraph.strategies.termination import Condition, MaxRounds, RoundOutcome, first_fired
+from debategraph.strategies.termination import (
+    Condition,
+    MaxRounds,
+    RoundOutcome,
+    Silence,
+    first_fired,
+)
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
@@ -123,21 +128,6 @@ def make_debater(
     return speak
 
 
-@dataclass(frozen=True)
-class Silence:
-    """Ends (with ``error``) after a round in which every agent said nothing.
-
-    The model is not answering: going on would only spend calls. Reads the round's
-    contents as :attr:`RoundOutcome.answers`, ``None`` for an empty one.
-    """
-
-    reason: TerminationReason = "error"
-
-    def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
-        answers = list(outcome.answers)
-        return bool(answers) and all(a is None for a in answers)
-
-
 def termination_conditions(setup: DebateSetup) -> list[Condition]:
     """The conditions ``close_round`` checks, highest precedence first.
 
@@ -194,7 +184,7 @@ def router(setup: DebateSetup, after: str) -> tuple[Callable[[Mapping[str, Any]]
         The routing function and the nodes it may pick (for the drawn graph).
     """
     # The round's tail (moderator, summarizer, review) already holds the review point.
-    return round_router(setup.finish, pause_after_round=False, open_node=setup.next_step(after))
+    return round_router(setup.finish, pause_after_round=False, next_node=setup.next_step(after))
 
 
 def round_review(setup: DebateSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:

@@ -204,6 +204,7 @@ def round_review(setup: DiscussionSetup) -> Callable[[Mapping[str, Any]], dict[s
             iteration,
             setup.max_iterations,
             "persona",
+            word="iteration",
             convergence=round(record.score, 4),
             threshold=setup.threshold,
             agent_scores=dict(record.agent_scores),
