@@ -19,7 +19,7 @@ from debategraph.checkpoints import open_checkpointer, read_run, savers
 from debategraph.checkpoints.serde import Deflate, serializer
 from debategraph.checkpoints.threads import RUN_METADATA_KEY
 from debategraph.state import RECORD_TYPES, Turn, Usage
-from tests.conftest import run_cli, stub_args
+from tests.conftest import one_error_line, run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
@@ -56,6 +56,25 @@ def test_serializer_compresses_and_reads_plain_blobs() -> None:
 def test_unknown_compression_names_it() -> None:
     with pytest.raises(ValueError, match=r"'z9'.*reads z0 and z1"):
         Deflate().decrypt("z9", b"")
+
+
+def test_blob_of_a_newer_version_is_one_line(
+    stub: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "newer.sqlite"
+    args = ["solve", QUESTION, "--agents", "2", "--rounds", "1", "--thread", "t", "--json"]
+    code, _, err = run_cli([*args, *stub_args(stub, db)], capsys)
+    assert code == 0, err
+    query = "SELECT checkpoint_id, type, checkpoint FROM checkpoints ORDER BY checkpoint_id"
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE checkpoints SET type = 'msgpack+z9' WHERE type = 'msgpack+z1'")
+        before = conn.execute(query).fetchall()
+    for command in (["show", "t"], ["threads"], ["export", "t"]):
+        code, _, err = run_cli([*command, "--db", str(db)], capsys)
+        assert code == 1
+        assert "stored as 'z9'" in one_error_line(err) and "upgrade debategraph" in err
+    with sqlite3.connect(db) as conn:
+        assert conn.execute(query).fetchall() == before  # nothing rewritten
 
 
 def test_run_settings_stored_once_and_read_back(

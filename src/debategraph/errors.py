@@ -24,3 +24,7 @@ class ModelUnavailableError(DebategraphError):
 
 class LocalModelError(DebategraphError):
     """The embedded llama.cpp server could not be started."""
+
+
+class UnreadableCheckpointError(DebategraphError, ValueError):
+    """A stored checkpoint this version cannot read (written by a newer version)."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 import zlib
 from typing import TYPE_CHECKING
 
+from debategraph.errors import UnreadableCheckpointError
+
 if TYPE_CHECKING:  # imported where used: the CLI's --help loads none of LangGraph
     from langgraph.checkpoint.serde.base import SerializerProtocol
 
@@ -78,16 +80,17 @@ class Deflate:
             The serialized blob.
 
         Raises:
-            ValueError: For another name (a blob written by a newer version).
+            UnreadableCheckpointError: For another name (a blob written by a newer
+                version); the CLI shows it as one line.
         """
         if ciphername == "z0":
             return ciphertext
         if ciphername == "z1":
             unpacker = zlib.decompressobj(_RAW, ZDICT_V1)
             return unpacker.decompress(ciphertext) + unpacker.flush()
-        raise ValueError(
-            f"checkpoint blob compressed as {ciphername!r}: this version reads z0 and z1 "
-            "(upgrade debategraph to read it)"
+        raise UnreadableCheckpointError(
+            f"a checkpoint is stored as {ciphername!r}, which this version of debategraph "
+            "cannot read (it reads z0 and z1): upgrade debategraph to read this database"
         )
 
 
