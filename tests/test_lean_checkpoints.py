@@ -153,3 +153,23 @@ def test_thread_written_by_the_previous_format_resumes(
     assert code == 0 and json.loads(out)[0]["status"] == "finished", err
     code, out, err = run_cli(["export", "old", "--db", str(db), "--format", "json"], capsys)
     assert code == 0, err
+
+
+def test_writes_table_matches_langgraphs(tmp_path: Path) -> None:
+    """The ``writes`` table created ahead of LangGraph's setup has exactly its columns and key."""
+
+    def shape(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        columns = conn.execute("PRAGMA table_info(writes)").fetchall()
+        key = sorted((c[5], c[1]) for c in columns if c[5])
+        return [c[:5] for c in columns], key
+
+    theirs = sqlite3.connect(tmp_path / "theirs.sqlite", check_same_thread=False)
+    SqliteSaver(theirs).setup()
+    with open_checkpointer(tmp_path / "ours.sqlite"):
+        pass
+    ours = sqlite3.connect(tmp_path / "ours.sqlite")
+    try:
+        assert shape(ours) == shape(theirs)
+    finally:
+        theirs.close()
+        ours.close()
