@@ -23,7 +23,8 @@ the other benchmarks: ``Figure`` and the main loop come from ``benchmarks/harnes
    transit window before SIGKILL: such an answer may not have reached the killed
    process's SQLite file yet, and no durability setting can save it. The window is
    ``TRANSIT_MS`` (20 ms), or 3x the slowest answer-to-file time of the uninterrupted
-   run if that is longer (a loaded machine saves more slowly; the figure prints both). A
+   run if that is longer, at most 100 ms (a loaded machine saves more slowly; the
+   figure prints both). A
    call answered earlier and sent again is a durability gap and fails the figure; the
    figure also prints the bound without the transit window. A trial whose thread id was
    printed and which ``resume`` then calls unknown fails.
@@ -84,6 +85,8 @@ KILL_LATENCY_S, KILL_JITTER_S = 0.10, 0.15
 #: flight. On a 2-CPU box such answers were lost up to 9.3 ms before the kill, with
 #: durability "sync" and "async" alike; none older was ever lost.
 TRANSIT_MS = 20.0
+#: The most the calibrated transit window may be (ms).
+TRANSIT_CAP_MS = 100.0
 
 MP_AGENTS, MP_ROUNDS = 3, 2
 MP_LATENCY_S = 0.02
@@ -260,14 +263,16 @@ class Baseline:
     persist_ms: list[float] = field(default_factory=list)
 
     def transit_ms(self, floor_ms: float = TRANSIT_MS) -> float:
-        """The transit window: ``floor_ms``, or 3x the slowest save seen uninterrupted.
+        """The transit window: 3x the slowest save seen uninterrupted, within bounds.
 
         How long an answer takes to reach the file depends on how loaded the machine is
         (parsing, the node's return, LangGraph's background write all share two cores
         with the server); an answer older than three times the slowest save of the
-        uninterrupted run, yet sent again on resume, is a durability gap.
+        uninterrupted run, yet sent again on resume, is a durability gap. At least
+        ``floor_ms``; at most :data:`TRANSIT_CAP_MS`, so that saves which regress (say,
+        deferred to the end of a step) cannot widen the window until it hides them.
         """
-        return max(floor_ms, 3 * max(self.persist_ms, default=0.0))
+        return min(TRANSIT_CAP_MS, max(floor_ms, 3 * max(self.persist_ms, default=0.0)))
 
 
 @dataclass

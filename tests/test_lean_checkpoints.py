@@ -58,6 +58,15 @@ def test_unknown_compression_names_it() -> None:
         Deflate().decrypt("z9", b"")
 
 
+def test_cut_or_corrupt_blob_is_refused() -> None:
+    name, packed = Deflate().encrypt(b"channel_values transcript usage " * 20)
+    assert name == "z1"
+    with pytest.raises(ValueError, match="cut short"):
+        Deflate().decrypt("z1", packed[: len(packed) // 2])
+    with pytest.raises(ValueError, match="corrupt"):
+        Deflate().decrypt("z1", b"\xff" * 16)
+
+
 def test_blob_of_a_newer_version_is_one_line(
     stub: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

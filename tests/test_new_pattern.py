@@ -112,6 +112,15 @@ def test_run_pause_interject_resume_show_export(
     code, out, _ = run_cli(["export", "p1", "--db", str(db), "--format", "json"], capsys)
     assert json.loads(out)["question"] == "Favourite colour?"
 
+    # prune rewrites the oldest kept checkpoint: the pattern's own records stay records.
+    code, _, err = run_cli(["prune", "--keep-last", "1", "--db", str(db)], capsys)
+    assert code == 0, err
+    code, out, err = run_cli(["show", "p1", "--db", str(db)], capsys)  # its summary reads them
+    assert code == 0, err
+    assert "poll: 2 answer(s) after 3 round(s)" in out
+    code, out, err = run_cli(["show", "p1", "--db", str(db), "--json"], capsys)
+    assert [t["answered"] for t in json.loads(out)["tallies"]] == [2, 2, 2]
+
     archive = tmp_path / "p-archive.sqlite"
     import sqlite3
 

@@ -598,3 +598,31 @@ def test_debate_as_a_node_of_a_parent_graph() -> None:
     assert out == {"question": QUESTION, "verdict": "18"}
     assert len(model.prompts) == 6
     assert app.get_state(config).values == {"question": QUESTION, "verdict": "18"}
+
+
+def test_close_round_charges_each_turn_once_also_for_older_threads() -> None:
+    """Solvers of the previous version charged their own usage; it is not charged again."""
+    from debategraph.nodes.solver import make_close_round, termination_conditions
+
+    def turn(agent: str, rnd: int) -> Turn:
+        return Turn(
+            agent=agent, content="x", stage="solve", round=rnd, answer="18",
+            usage=Usage(prompt_tokens=10, completion_tokens=5, calls=1),
+        )  # fmt: skip
+
+    close = make_close_round(termination_conditions(2, None, False))
+    transcript = [turn(s, r) for r in (1, 2) for s in ("solver_1", "solver_2")]
+    one = Usage(prompt_tokens=10, completion_tokens=5, calls=1)
+    # Round 1 charged; in round 2 the older solver_1 already charged itself, solver_2 did not.
+    state: Any = {
+        "round": 2,
+        "transcript": transcript,
+        "usage": one + one + one,
+        "usage_by_agent": {"solver_1": one + one, "solver_2": one},
+    }
+    update = close(state)
+    assert update["usage"] == one and update["usage_by_agent"] == {"solver_2": one}
+    assert update["rounds"][0].usage == one + one  # the round's record counts both turns
+    state["usage_by_agent"] = {"solver_1": one, "solver_2": one}  # this version: none yet
+    state["usage"] = one + one
+    assert close(state)["usage_by_agent"] == {"solver_1": one, "solver_2": one}

@@ -22,7 +22,13 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels.delta import DeltaChannel
-from langgraph.checkpoint.base import WRITES_IDX_MAP, Checkpoint, CheckpointTuple, PendingWrite
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    Checkpoint,
+    CheckpointTuple,
+    PendingWrite,
+)
 from langgraph.pregel import Pregel
 
 from debategraph.checkpoints.compat import MISSING, NULL_TASK_ID, DeltaSnapshot, task_path_str
@@ -160,6 +166,7 @@ def fork(
     Raises:
         UsageError: If the thread or checkpoint does not exist, or ``new_thread_id`` does.
     """
+    saver = _graphs_saver(graph, saver)
     if saver.get_tuple(thread_config(thread_id)) is None:
         raise UsageError(f"no thread {thread_id!r} in this database (see: debategraph threads)")
     target = saver.get_tuple(_checkpoint_config(thread_id, checkpoint_id))
@@ -256,6 +263,17 @@ def _derived_task_paths(graph: AnyGraph, config: RunnableConfig) -> dict[str, st
 # --------------------------------------------------------------------------
 
 
+def _graphs_saver(graph: AnyGraph, saver: AnySaver) -> AnySaver:
+    """The graph's own checkpointer if it has one, else ``saver``.
+
+    A graph compiled for a pattern may hold ``saver.with_allowlist(...)``: a copy whose
+    serializer also revives the pattern's own record types. Reading and rewriting
+    checkpoints through ``saver`` itself would store those records as plain dicts.
+    """
+    own = getattr(graph, "checkpointer", None)
+    return own if isinstance(own, BaseCheckpointSaver) else saver
+
+
 def prune(
     graph_for: Callable[[str], AnyGraph | None],
     saver: AnySaver,
@@ -309,7 +327,8 @@ def prune(
         graph = graph_for(summary.thread_id)
         if graph is None:
             continue
-        deleted = _prune_thread(graph, saver, store, summary.thread_id, keep, cutoff)
+        thread_saver = _graphs_saver(graph, saver)
+        deleted = _prune_thread(graph, thread_saver, store, summary.thread_id, keep, cutoff)
         if deleted:
             threads_pruned += 1
             checkpoints_deleted += deleted

@@ -224,8 +224,10 @@ def _sqlite_saver_class() -> type[SqliteSaver]:
                 else:
                     with self.cursor(transaction=False) as cur:
                         rows = cur.execute(query).fetchall()
-            except sqlite3.OperationalError:  # no such table: not written by this saver
-                return
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc):  # a locked or failing file: say so
+                    raise
+                return  # a file no saver of this version wrote: nothing is interned
             self._interned.update({str(d): str(v) for d, v in rows})
 
     return LeanSqliteSaver

@@ -81,13 +81,19 @@ class Deflate:
 
         Raises:
             UnreadableCheckpointError: For another name (a blob written by a newer
-                version); the CLI shows it as one line.
+                version), or a blob cut short or corrupt; the CLI shows it as one line.
         """
         if ciphername == "z0":
             return ciphertext
         if ciphername == "z1":
             unpacker = zlib.decompressobj(_RAW, ZDICT_V1)
-            return unpacker.decompress(ciphertext) + unpacker.flush()
+            try:
+                data = unpacker.decompress(ciphertext) + unpacker.flush()
+            except zlib.error as exc:
+                raise UnreadableCheckpointError(f"a checkpoint blob is corrupt: {exc}") from exc
+            if not unpacker.eof:  # raw deflate has no checksum: at least it must be whole
+                raise UnreadableCheckpointError("a checkpoint blob is cut short (corrupt)")
+            return data
         raise UnreadableCheckpointError(
             f"a checkpoint is stored as {ciphername!r}, which this version of debategraph "
             "cannot read (it reads z0 and z1): upgrade debategraph to read this database"

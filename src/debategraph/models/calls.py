@@ -288,6 +288,8 @@ async def _run(steps: _Steps[R], call: Callable[[Runnable[Any, Any], Any], Await
     except StopIteration as done:
         result: R = done.value
         return result
+    finally:  # cancelled or interrupted mid-call: end the steps now, not at collection
+        steps.close()
 
 
 async def _blocking(runnable: Runnable[Any, Any], prompt: Any) -> Any:

@@ -232,12 +232,13 @@ def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str,
 
     def close_round(state: SolverDebateState) -> dict[str, Any]:
         rnd = state["round"]
-        this_round = [
-            t for t in state.get("transcript", []) if t.stage == SOLVE_STAGE and t.round == rnd
-        ]
-        charge = charge_update(this_round)
+        solved = [t for t in state.get("transcript", []) if t.stage == SOLVE_STAGE]
+        this_round = [t for t in solved if t.round == rnd]
+        charge = charge_update(_uncharged(this_round, solved, state.get("usage_by_agent")))
         record = RoundRecord(
-            round=rnd, answers={t.agent: t.answer for t in this_round}, usage=charge["usage"]
+            round=rnd,
+            answers={t.agent: t.answer for t in this_round},
+            usage=Usage.total(t.usage for t in this_round),
         )
         outcome = RoundOutcome(
             round=rnd,
@@ -251,6 +252,23 @@ def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str,
         return update
 
     return close_round
+
+
+def _uncharged(
+    this_round: Sequence[Turn], solved: Sequence[Turn], charged: Mapping[str, Any] | None
+) -> list[Turn]:
+    """The round's turns whose usage is not in ``usage_by_agent`` yet.
+
+    Solvers of this version write only their turn, so that is all of them. A solver of
+    the previous version charged its own usage; a thread it left in the middle of a round
+    and this version resumes has such turns, which must not be charged twice. A turn is
+    charged when its solver's charged calls already cover every call of its turns.
+    """
+    calls: dict[str, int] = {}
+    for turn in solved:
+        calls[turn.agent] = calls.get(turn.agent, 0) + turn.usage.calls
+    have = {agent: Usage.coerce(usage).calls for agent, usage in (charged or {}).items()}
+    return [t for t in this_round if have.get(t.agent, 0) < calls[t.agent]]
 
 
 def round_review(rounds: int) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
