@@ -67,13 +67,18 @@ def test_cut_or_corrupt_blob_is_refused() -> None:
         Deflate().decrypt("z1", b"\xff" * 16)
 
 
+def solved(stub: StubOpenAIServer, db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Thread ``t``: a 3-solver, 2-round debate on ``db``."""
+    args = ["solve", QUESTION, "--agents", "3", "--rounds", "2", "--thread", "t", "--json"]
+    code, _, err = run_cli([*args, *stub_args(stub, db)], capsys)
+    assert code == 0, err
+
+
 def test_blob_of_a_newer_version_is_one_line(
     stub: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "newer.sqlite"
-    args = ["solve", QUESTION, "--agents", "2", "--rounds", "1", "--thread", "t", "--json"]
-    code, _, err = run_cli([*args, *stub_args(stub, db)], capsys)
-    assert code == 0, err
+    solved(stub, db, capsys)
     query = "SELECT checkpoint_id, type, checkpoint FROM checkpoints ORDER BY checkpoint_id"
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE checkpoints SET type = 'msgpack+z9' WHERE type = 'msgpack+z1'")
@@ -90,9 +95,7 @@ def test_run_settings_stored_once_and_read_back(
     stub: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "lean.sqlite"
-    args = ["solve", QUESTION, "--agents", "3", "--rounds", "2", "--thread", "t", "--json"]
-    code, _, err = run_cli([*args, *stub_args(stub, db)], capsys)
-    assert code == 0, err
+    solved(stub, db, capsys)
     with sqlite3.connect(db) as conn:
         stored = conn.execute(f"SELECT value FROM {savers.METADATA_TABLE}").fetchall()
         metadata = [json.loads(m) for (m,) in conn.execute("SELECT metadata FROM checkpoints")]
