@@ -122,14 +122,7 @@ class Agent:
     ) -> CallResult[S]:
         """:meth:`ask` for async nodes: it awaits the model, on no thread.
 
-        Args:
-            runtime: The node's runtime.
-            schema: The pydantic model the reply must fit.
-            messages: The prompt.
-            **kwargs: Passed on (``max_attempts``).
-
-        Returns:
-            As :meth:`ask`.
+        Takes and returns what :meth:`ask` does.
         """
         from debategraph.models import astructured_call
 
@@ -140,13 +133,7 @@ class Agent:
     ) -> TextResult:
         """:meth:`say` for async nodes: it awaits the model, on no thread; its tokens stream.
 
-        Args:
-            runtime: The node's runtime.
-            messages: The prompt.
-            **kwargs: Passed on (``max_attempts``).
-
-        Returns:
-            As :meth:`say`.
+        Takes and returns what :meth:`say` does.
         """
         from debategraph.models import atext_call
 

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
         TerminationReason,
         add_usage,
         add_usage_by_agent,
+        charge_update,
         termination_word,
         turn_update,
-        usage_update,
     )
     from debategraph.state.debate import (
         DEBATE_RECORD_TYPES,
@@ -85,7 +85,7 @@ _HOMES: dict[str, str] = {
     "add_usage_by_agent": "base",
     "termination_word": "base",
     "turn_update": "base",
-    "usage_update": "base",
+    "charge_update": "base",
     "Analysis": "discussion",
     "ConsensusPoint": "discussion",
     "ConsensusReport": "discussion",
@@ -184,12 +184,12 @@ __all__ = [
     "WordCount",
     "add_usage",
     "add_usage_by_agent",
+    "charge_update",
     "interjection",
     "merge_insights",
     "record_types",
     "termination_word",
     "turn_update",
-    "usage_update",
 ]
 
 

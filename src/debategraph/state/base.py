@@ -128,19 +128,6 @@ class RunState(RunOutput):
     started_at: float
 
 
-def usage_update(agent: str, usage: Usage) -> dict[str, Any]:
-    """The state update that charges ``usage`` to ``agent`` (safe in parallel steps).
-
-    Args:
-        agent: Who made the calls.
-        usage: Their usage.
-
-    Returns:
-        ``usage`` and ``usage_by_agent`` writes.
-    """
-    return {"usage": usage, "usage_by_agent": {agent: usage}}
-
-
 def charge_update(turns: Iterable[Turn]) -> dict[str, Any]:
     """The state update that charges the usage of ``turns`` to their agents, in one write.
 
@@ -170,4 +157,4 @@ def turn_update(turn: Turn) -> dict[str, Any]:
     Returns:
         ``transcript``, ``usage`` and ``usage_by_agent`` writes.
     """
-    return {"transcript": [turn], **usage_update(turn.agent, turn.usage)}
+    return {"transcript": [turn], **charge_update([turn])}
