@@ -1,8 +1,8 @@
-"""The private LangGraph names in ``debategraph.checkpoints.compat`` still do what we rely on.
+"""The private LangGraph names in ``debategraph.compat`` still do what we rely on.
 
 One test per name: it is still where compat imports it from, and it still behaves as
 ``checkpoints/maintenance.py`` uses it. A failure after a LangGraph upgrade names the
-changed name; fix ``src/debategraph/checkpoints/compat.py`` (and maintenance.py if needed).
+changed name; fix ``src/debategraph/compat.py`` (and maintenance.py if needed).
 Runs a tiny graph (no model) on a SQLite checkpointer with the package's serializer.
 """
 
@@ -23,7 +23,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Send, interrupt
 
-from debategraph.checkpoints import compat, open_checkpointer, thread_config
+from debategraph import compat
+from debategraph.checkpoints import open_checkpointer, thread_config
 from debategraph.checkpoints.savers import serializer
 from debategraph.state import Turn
 from debategraph.state.reducers import transcript_channel
@@ -41,7 +42,7 @@ def private(module: str, name: str) -> Any:
         pytest.fail(
             f"{module}.{name} is gone in langgraph {version('langgraph')}"
             f" / langgraph-checkpoint {version('langgraph-checkpoint')} ({exc}):"
-            " update src/debategraph/checkpoints/compat.py",
+            " update src/debategraph/compat.py",
             pytrace=False,
         )
 

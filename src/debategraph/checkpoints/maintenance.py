@@ -31,9 +31,9 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.pregel import Pregel
 
-from debategraph.checkpoints.compat import MISSING, NULL_TASK_ID, DeltaSnapshot, task_path_str
 from debategraph.checkpoints.stores import ROOT_NS, AnySaver, Store, store_for, stored_task_paths
 from debategraph.checkpoints.threads import list_threads, thread_config
+from debategraph.compat import MISSING, NULL_TASK_ID, DeltaSnapshot, task_path_str
 from debategraph.errors import UsageError
 
 __all__ = ["HistoryEntry", "PruneReport", "fork", "history", "prune"]

@@ -228,6 +228,7 @@ def build_debate(
     from debategraph.nodes import debate as nodes
     from debategraph.nodes import rounds as loop
     from debategraph.nodes.agent import bind
+    from debategraph.nodes.dual import loop_node
     from debategraph.state.debate import DebateInput, DebateOutput, DebateState
 
     binding = bind(model)
@@ -237,23 +238,21 @@ def build_debate(
         input_schema=DebateInput,
         output_schema=DebateOutput,
     )
-    builder.add_node(loop.OPEN_ROUND_NODE, nodes.open_round)
+    builder.add_node(loop.OPEN_ROUND_NODE, loop_node(nodes.open_round))
     previous = loop.OPEN_ROUND_NODE
     for name in setup.names:
         builder.add_node(name, nodes.make_debater(name, setup, binding))
         builder.add_edge(previous, name)
         previous = name
-    builder.add_node(nodes.CLOSE_ROUND_NODE, nodes.make_close_round(setup))
+    builder.add_node(nodes.CLOSE_ROUND_NODE, loop_node(nodes.make_close_round(setup)))
     builder.add_edge(previous, nodes.CLOSE_ROUND_NODE)
     builder.add_edge(START, loop.OPEN_ROUND_NODE)
-    builder.add_conditional_edges(
-        nodes.CLOSE_ROUND_NODE, *nodes.router(setup, nodes.CLOSE_ROUND_NODE)
-    )
+    route, targets = nodes.router(setup, nodes.CLOSE_ROUND_NODE)
+    builder.add_conditional_edges(nodes.CLOSE_ROUND_NODE, loop_node(route), targets)
     if setup.moderator:
         builder.add_node(nodes.MODERATOR_NODE, nodes.make_moderator(setup, binding))
-        builder.add_conditional_edges(
-            nodes.MODERATOR_NODE, *nodes.router(setup, nodes.MODERATOR_NODE)
-        )
+        route, targets = nodes.router(setup, nodes.MODERATOR_NODE)
+        builder.add_conditional_edges(nodes.MODERATOR_NODE, loop_node(route), targets)
     if setup.history == "window":
         builder.add_node(nodes.SUMMARIZER_NODE, nodes.make_summarizer(setup, binding))
         builder.add_edge(nodes.SUMMARIZER_NODE, setup.next_step(nodes.SUMMARIZER_NODE))

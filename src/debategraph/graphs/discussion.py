@@ -118,6 +118,7 @@ def build_discussion(
     from debategraph.nodes.agent import bind
     from debategraph.nodes.discussion import consensus, convergence, phases
     from debategraph.nodes.discussion import setup as names
+    from debategraph.nodes.dual import loop_node
     from debategraph.state.discussion import DiscussionInput, DiscussionOutput, DiscussionState
 
     setup = names.discussion_setup(
@@ -135,11 +136,11 @@ def build_discussion(
         input_schema=DiscussionInput,
         output_schema=DiscussionOutput,
     )
-    builder.add_node(names.PREPARE_NODE, phases.prepare)
-    builder.add_node(names.OPEN_ITERATION_NODE, phases.make_open_iteration())
-    builder.add_node(names.QUESTIONS_DONE_NODE, phases.join)
-    builder.add_node(names.RESPONSES_DONE_NODE, phases.join)
-    builder.add_node(names.CHECK_NODE, convergence.make_check(setup))
+    builder.add_node(names.PREPARE_NODE, loop_node(phases.prepare))
+    builder.add_node(names.OPEN_ITERATION_NODE, loop_node(phases.make_open_iteration()))
+    builder.add_node(names.QUESTIONS_DONE_NODE, loop_node(phases.join))
+    builder.add_node(names.RESPONSES_DONE_NODE, loop_node(phases.join))
+    builder.add_node(names.CHECK_NODE, loop_node(convergence.make_check(setup)))
     builder.add_node(names.CONSENSUS_NODE, consensus.make_consensus(setup, binding))
     builder.add_edge(START, names.PREPARE_NODE)
     stops = [
@@ -161,7 +162,7 @@ def build_discussion(
         pause_after_round=pause_after_round,
         next_node=names.OPEN_ITERATION_NODE,
     )
-    builder.add_conditional_edges(names.CHECK_NODE, route, targets)
+    builder.add_conditional_edges(names.CHECK_NODE, loop_node(route), targets)
     if pause_after_round:
         loop.add_review(
             builder, convergence.round_review(setup), open_node=names.OPEN_ITERATION_NODE

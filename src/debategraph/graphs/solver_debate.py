@@ -80,6 +80,7 @@ def build_solver_debate(
     from debategraph.nodes import rounds as loop
     from debategraph.nodes import solver as nodes
     from debategraph.nodes.agent import bind
+    from debategraph.nodes.dual import loop_node
     from debategraph.state.solver_debate import (
         SolverDebateInput,
         SolverDebateOutput,
@@ -108,17 +109,17 @@ def build_solver_debate(
         input_schema=SolverDebateInput,
         output_schema=SolverDebateOutput,
     )
-    builder.add_node(loop.OPEN_ROUND_NODE, loop.make_open_round(nodes.check_question))
+    builder.add_node(loop.OPEN_ROUND_NODE, loop_node(loop.make_open_round(nodes.check_question)))
     for solver in topo.solvers:
         builder.add_node(solver, nodes.make_solver(solver, topo, binding))
         builder.add_edge(loop.OPEN_ROUND_NODE, solver)
     conditions = nodes.termination_conditions(rounds, token_budget, stop_when_unanimous)
-    builder.add_node(nodes.CLOSE_ROUND_NODE, nodes.make_close_round(conditions))
-    builder.add_node(nodes.AGGREGATE_NODE, nodes.aggregate)
+    builder.add_node(nodes.CLOSE_ROUND_NODE, loop_node(nodes.make_close_round(conditions)))
+    builder.add_node(nodes.AGGREGATE_NODE, loop_node(nodes.aggregate))
     builder.add_edge(START, loop.OPEN_ROUND_NODE)
     builder.add_edge(topo.solvers, nodes.CLOSE_ROUND_NODE)  # waits for every solver
     route, targets = loop.round_router(nodes.AGGREGATE_NODE, pause_after_round=pause_after_round)
-    builder.add_conditional_edges(nodes.CLOSE_ROUND_NODE, route, targets)
+    builder.add_conditional_edges(nodes.CLOSE_ROUND_NODE, loop_node(route), targets)
     if pause_after_round:
         loop.add_review(builder, nodes.round_review(rounds))
     builder.add_edge(nodes.AGGREGATE_NODE, END)

@@ -44,13 +44,18 @@ if TYPE_CHECKING:
         CUT_OFF_HINT,
         REPAIR_HINT,
         CallResult,
+        Steps,
         TextResult,
+        arun_steps,
         astructured_call,
         atext_call,
         json_schema_rejected,
         one_line,
+        run_steps,
         structured_call,
+        structured_steps,
         text_call,
+        text_steps,
     )
     from debategraph.models.output import repair
 
@@ -66,8 +71,10 @@ __all__ = [
     "MethodChoice",
     "ModelBinding",
     "ModelSpec",
+    "Steps",
     "StructuredMethod",
     "TextResult",
+    "arun_steps",
     "astructured_call",
     "atext_call",
     "bind_model",
@@ -77,8 +84,11 @@ __all__ = [
     "json_schema_rejected",
     "one_line",
     "repair",
+    "run_steps",
     "structured_call",
+    "structured_steps",
     "text_call",
+    "text_steps",
 ]
 
 #: The modules that hold the names imported on first use (they need the OpenAI client).

@@ -3,19 +3,24 @@
 A binding is the LangChain chat model, the structured-output method to use with it and
 the endpoint it reaches. Bindings are built once per spec and process; ``local`` specs
 start (or reuse) the embedded llama.cpp server and reach it over HTTP like any other
-OpenAI-compatible endpoint.
+OpenAI-compatible endpoint. Async calls use the binding's chat model for the running event
+loop (:func:`for_running_loop`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
+import weakref
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import urlparse
 
+import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from debategraph.models.spec import MethodChoice, ModelSpec, StructuredMethod, is_local
 
@@ -33,12 +38,65 @@ class ModelBinding(NamedTuple):
         endpoint: Where it is reached (for error lines).
         diagnose: For the embedded model: says how its server process ended, if it
             has, so a failed call names the crash rather than an unreachable endpoint.
+        rebuild: Builds the same chat model with an async HTTP client of its own (see
+            :func:`for_running_loop`); ``None`` for a model the caller built.
     """
 
     chat: BaseChatModel
     method: StructuredMethod
     endpoint: str
     diagnose: Callable[[], str | None] | None = None
+    rebuild: Callable[[], BaseChatModel] | None = None
+
+
+#: Per event loop: id of a binding's chat model -> (that model, the binding for the loop).
+_PER_LOOP: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[int, tuple[BaseChatModel, ModelBinding]]
+] = weakref.WeakKeyDictionary()
+
+
+def for_running_loop(binding: ModelBinding) -> ModelBinding:
+    """The binding to await on the running event loop.
+
+    langchain-openai shares one async HTTP client among the chat models of an endpoint,
+    and its pooled connections belong to the loop that opened them: a chat model awaited
+    from a second loop (a second ``asyncio.run``) fails with "Event loop is closed"
+    (langchain-ai/langchain#35783). A binding this module built gets a chat model of its
+    own per loop, built on the loop's first call; a model the caller built, or a call
+    outside any loop, keeps the binding as it is.
+
+    Args:
+        binding: The binding.
+
+    Returns:
+        The binding to use here.
+    """
+    if binding.rebuild is None:
+        return binding
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return binding
+    per_loop = _PER_LOOP.setdefault(loop, {})
+    hit = per_loop.get(id(binding.chat))
+    if hit is None or hit[0] is not binding.chat:
+        hit = (binding.chat, binding._replace(chat=binding.rebuild(), rebuild=None))
+        per_loop[id(binding.chat)] = hit
+    return hit[1]
+
+
+def _openai_binding(
+    method: StructuredMethod,
+    endpoint: str,
+    diagnose: Callable[[], str | None] | None = None,
+    **settings: Any,
+) -> ModelBinding:
+    """A binding of a ``ChatOpenAI`` with ``settings``, rebuilt per event loop."""
+
+    def rebuild() -> BaseChatModel:
+        return ChatOpenAI(**settings, http_async_client=openai.DefaultAsyncHttpxClient())
+
+    return ModelBinding(ChatOpenAI(**settings), method, endpoint, diagnose, rebuild)
 
 
 def _pick_method(choice: MethodChoice, base_url: str | None) -> StructuredMethod:
@@ -74,18 +132,18 @@ def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:  # noqa: B008
 def _remote_binding(spec: ModelSpec) -> ModelBinding:
     spec = spec.validated()
     api_key = spec.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-    chat = ChatOpenAI(
+    return _openai_binding(
+        _pick_method(spec.structured_method, spec.base_url),
+        spec.base_url or "https://api.openai.com/v1",
         model=spec.model,
         base_url=spec.base_url,
-        api_key=lambda: api_key,
+        api_key=SecretStr(api_key),
         temperature=spec.temperature,
         max_completion_tokens=spec.max_tokens,
         timeout=spec.timeout_s or DEFAULT_TIMEOUT_S,
         max_retries=spec.max_retries,
         stream_usage=True,  # token usage also when a node's call is streamed
     )
-    endpoint = spec.base_url or "https://api.openai.com/v1"
-    return ModelBinding(chat, _pick_method(spec.structured_method, spec.base_url), endpoint)
 
 
 _LOCAL_BINDINGS: dict[tuple[ModelSpec, int], ModelBinding] = {}
@@ -105,10 +163,16 @@ def _local_binding(spec: ModelSpec) -> ModelBinding:
     key = (spec, id(server))
     binding = _LOCAL_BINDINGS.get(key)
     if binding is None or binding.endpoint != server.base_url:
-        chat = ChatOpenAI(
+        # SmolLM2's chat template has no tool support on llama.cpp (tool calls come back
+        # empty), while ``json_schema`` output is grammar-constrained and always parses.
+        method = "json_schema" if spec.structured_method == "auto" else spec.structured_method
+        binding = _openai_binding(
+            method,
+            server.base_url,
+            lambda: server.failure(1.0),
             model=server.model.name,
             base_url=server.base_url,
-            api_key=lambda: "not-needed",
+            api_key=SecretStr("not-needed"),
             temperature=spec.temperature,
             # llama.cpp's server reads ``max_tokens``.
             extra_body={"max_tokens": spec.max_tokens or LOCAL_MAX_TOKENS},
@@ -116,10 +180,6 @@ def _local_binding(spec: ModelSpec) -> ModelBinding:
             max_retries=spec.max_retries,
             stream_usage=True,  # llama.cpp sends usage in the last chunk of a stream
         )
-        # SmolLM2's chat template has no tool support on llama.cpp (tool calls come back
-        # empty), while ``json_schema`` output is grammar-constrained and always parses.
-        method = "json_schema" if spec.structured_method == "auto" else spec.structured_method
-        binding = ModelBinding(chat, method, server.base_url, lambda: server.failure(1.0))
         _LOCAL_BINDINGS[key] = binding
     return binding
 

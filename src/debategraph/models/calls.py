@@ -10,7 +10,10 @@ run stops and the thread stays resumable.
 :func:`astructured_call` and :func:`atext_call` are the same calls for async code: they
 await the model (``ainvoke``), with no thread in between. The logic is written once, as
 generators that yield each model call they need and are sent its reply (or thrown its
-error); one driver, :func:`_run`, runs them, awaiting ``ainvoke`` or calling ``invoke``.
+error); one driver runs them, awaiting ``ainvoke`` (:func:`arun_steps`) or calling
+``invoke`` (:func:`run_steps`). A graph node written as such a generator (``yield from``
+the steps of each call it makes, see :func:`debategraph.nodes.dual.agent_node`) gets a
+sync and a native async path from one body.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from debategraph.errors import ModelUnavailableError
-from debategraph.models.binding import ModelBinding
+from debategraph.models.binding import ModelBinding, for_running_loop
 from debategraph.models.output import S, _cut_off_reply, _try_repair
 from debategraph.models.spec import StructuredMethod
 from debategraph.state.records import Usage
@@ -82,10 +85,10 @@ def json_schema_rejected(endpoint: str, *, forget: bool = False) -> bool:
 
 R = TypeVar("R")
 
-#: A call's logic, written once for :func:`_invoke` and :func:`_ainvoke`: the generator
+#: A call's logic, written once for :func:`run_steps` and :func:`arun_steps`: the generator
 #: yields ``(runnable, input)`` for each model call it needs, is sent the reply (or thrown
 #: the call's exception, which it handles or re-raises), and returns the call's result.
-_Steps: TypeAlias = Generator[tuple[Runnable[Any, Any], Any], Any, R]
+Steps: TypeAlias = Generator[tuple[Runnable[Any, Any], Any], Any, R]
 
 _OUTPUT_ERRORS = (
     OutputParserException,
@@ -116,7 +119,7 @@ def structured_call(
     Raises:
         ModelUnavailableError: If the endpoint cannot be reached or keeps failing.
     """
-    return _invoke(_structured_steps(model, schema, messages, max_attempts))
+    return run_steps(structured_steps(model, schema, messages, max_attempts=max_attempts))
 
 
 async def astructured_call(
@@ -130,13 +133,22 @@ async def astructured_call(
 
     Takes, returns and raises what :func:`structured_call` does.
     """
-    return await _ainvoke(_structured_steps(model, schema, messages, max_attempts))
+    return await arun_steps(structured_steps(model, schema, messages, max_attempts=max_attempts))
 
 
-def _structured_steps(
-    model: ModelBinding, schema: type[S], messages: Sequence[BaseMessage], max_attempts: int
-) -> _Steps[CallResult[S]]:
-    """The steps of :func:`structured_call`: each model call is yielded, not made."""
+def structured_steps(
+    model: ModelBinding,
+    schema: type[S],
+    messages: Sequence[BaseMessage],
+    *,
+    max_attempts: int = 3,
+) -> Steps[CallResult[S]]:
+    """The steps of :func:`structured_call`: each model call is yielded, not made.
+
+    Run them with :func:`run_steps` or :func:`arun_steps`, or ``yield from`` them in a
+    longer generator; they take what :func:`structured_call` takes.
+    """
+    model = for_running_loop(model)
     prompt = list(messages)
     usage = Usage()
     last_error = "no attempt made"
@@ -233,7 +245,7 @@ def text_call(
     Raises:
         ModelUnavailableError: If the endpoint cannot be reached or keeps failing.
     """
-    return _invoke(_text_steps(model, messages, max_attempts))
+    return run_steps(text_steps(model, messages, max_attempts=max_attempts))
 
 
 async def atext_call(
@@ -243,13 +255,17 @@ async def atext_call(
 
     Takes, returns and raises what :func:`text_call` does.
     """
-    return await _ainvoke(_text_steps(model, messages, max_attempts))
+    return await arun_steps(text_steps(model, messages, max_attempts=max_attempts))
 
 
-def _text_steps(
-    model: ModelBinding, messages: Sequence[BaseMessage], max_attempts: int
-) -> _Steps[TextResult]:
-    """The steps of :func:`text_call`: each model call is yielded, not made."""
+def text_steps(
+    model: ModelBinding, messages: Sequence[BaseMessage], *, max_attempts: int = 2
+) -> Steps[TextResult]:
+    """The steps of :func:`text_call`: each model call is yielded, not made.
+
+    Run them as :func:`structured_steps` are; they take what :func:`text_call` takes.
+    """
+    model = for_running_loop(model)
     usage = Usage()
     attempts = 0
     while attempts < max(1, max_attempts):
@@ -266,11 +282,11 @@ def _text_steps(
     return TextResult("", usage, attempts, reason=f"empty reply after {attempts} attempt(s)")
 
 
-async def _run(steps: _Steps[R], call: Callable[[Runnable[Any, Any], Any], Awaitable[Any]]) -> R:
+async def _run(steps: Steps[R], call: Callable[[Runnable[Any, Any], Any], Awaitable[Any]]) -> R:
     """Run a call's steps: make each model call they yield and hand them its outcome.
 
     Args:
-        steps: The generator (see :data:`_Steps`).
+        steps: The generator (see :data:`Steps`).
         call: Makes one model call: ``(runnable, input) -> reply``.
 
     Returns:
@@ -297,14 +313,14 @@ async def _blocking(runnable: Runnable[Any, Any], prompt: Any) -> Any:
     return runnable.invoke(prompt)
 
 
-def _invoke(steps: _Steps[R]) -> R:
-    """Run a call's steps with blocking ``invoke`` calls, on no event loop.
+def run_steps(steps: Steps[R]) -> R:
+    """Run steps with blocking ``invoke`` calls, on no event loop.
 
     :func:`_run` is driven by hand: with :func:`_blocking` it never suspends, so one
     ``send`` runs it to the end (its result comes as ``StopIteration.value``).
 
     Args:
-        steps: The generator (see :data:`_Steps`).
+        steps: The generator (see :data:`Steps`).
 
     Returns:
         The generator's result.
@@ -319,11 +335,11 @@ def _invoke(steps: _Steps[R]) -> R:
     raise RuntimeError("a blocking model call suspended")
 
 
-async def _ainvoke(steps: _Steps[R]) -> R:
-    """Run a call's steps, awaiting each model call (``ainvoke``) on the running loop.
+async def arun_steps(steps: Steps[R]) -> R:
+    """Run steps, awaiting each model call (``ainvoke``) on the running loop.
 
     Args:
-        steps: The generator (see :data:`_Steps`).
+        steps: The generator (see :data:`Steps`).
 
     Returns:
         The generator's result.

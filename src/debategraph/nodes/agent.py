@@ -3,9 +3,11 @@
 Every pattern's agent nodes call the model through an :class:`Agent`: it finds the model
 (the one the graph was built with, else the run's :class:`~debategraph.context.Context`,
 as in LangGraph Studio), makes the structured or text call through
-:mod:`debategraph.models` (validation, repair, retry, fallback, usage), and has a native
-async path beside the sync one. Nodes turn the result into a transcript record and write
-it with :func:`~debategraph.state.base.turn_update`, which charges its usage.
+:mod:`debategraph.models` (validation, repair, retry, fallback, usage), blocking
+(:meth:`Agent.ask`), awaited (:meth:`Agent.aask`) or as steps a node body yields from
+(:meth:`Agent.ask_steps`, see :mod:`debategraph.nodes.dual`). Nodes turn the result into
+a transcript record and write it with :func:`~debategraph.state.base.turn_update`, which
+charges its usage.
 
 The model stack (``openai``, ``langchain-openai``) is imported on the first call, not when
 a graph module is imported: declaring or validating a graph stays quick.
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
-    from debategraph.models import CallResult, ModelBinding, ModelSpec, TextResult
+    from debategraph.models import CallResult, ModelBinding, ModelSpec, Steps, TextResult
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -74,6 +76,51 @@ class Agent:
 
         return bind_model(runtime.context if runtime is not None else None)
 
+    def ask_steps(
+        self,
+        runtime: Runtime[Context] | None,
+        schema: type[S],
+        messages: Sequence[BaseMessage],
+        **kwargs: Any,
+    ) -> Steps[CallResult[S]]:
+        """The steps of a structured reply, for a node body (``yield from`` them).
+
+        See :func:`~debategraph.models.structured_call` and
+        :func:`~debategraph.nodes.dual.agent_node`.
+
+        Args:
+            runtime: The node's runtime (its context names the model).
+            schema: The pydantic model the reply must fit.
+            messages: The prompt.
+            **kwargs: Passed on (``max_attempts``).
+
+        Returns:
+            The steps; they return the validated value (or ``None`` with a reason) and
+            its usage.
+        """
+        from debategraph.models import structured_steps
+
+        return structured_steps(self.binding(runtime), schema, messages, **kwargs)
+
+    def say_steps(
+        self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage], **kwargs: Any
+    ) -> Steps[TextResult]:
+        """The steps of a prose reply, for a node body; its tokens stream.
+
+        See :func:`~debategraph.models.text_call`; taken as :meth:`ask_steps` are.
+
+        Args:
+            runtime: The node's runtime.
+            messages: The prompt.
+            **kwargs: Passed on (``max_attempts``).
+
+        Returns:
+            The steps; they return the text (or ``""`` with a reason) and its usage.
+        """
+        from debategraph.models import text_steps
+
+        return text_steps(self.binding(runtime), messages, **kwargs)
+
     def ask(
         self,
         runtime: Runtime[Context] | None,
@@ -81,37 +128,24 @@ class Agent:
         messages: Sequence[BaseMessage],
         **kwargs: Any,
     ) -> CallResult[S]:
-        """A structured reply (see :func:`~debategraph.models.structured_call`).
+        """A structured reply, with blocking calls (:meth:`ask_steps`, run).
 
-        Args:
-            runtime: The node's runtime.
-            schema: The pydantic model the reply must fit.
-            messages: The prompt.
-            **kwargs: Passed on (``max_attempts``).
-
-        Returns:
-            The validated value (or ``None`` with a reason) and its usage.
+        Takes what :meth:`ask_steps` takes; returns what its steps return.
         """
-        from debategraph.models import structured_call
+        from debategraph.models import run_steps
 
-        return structured_call(self.binding(runtime), schema, messages, **kwargs)
+        return run_steps(self.ask_steps(runtime, schema, messages, **kwargs))
 
     def say(
         self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage], **kwargs: Any
     ) -> TextResult:
-        """A prose reply (see :func:`~debategraph.models.text_call`); its tokens stream.
+        """A prose reply, with blocking calls (:meth:`say_steps`, run).
 
-        Args:
-            runtime: The node's runtime.
-            messages: The prompt.
-            **kwargs: Passed on (``max_attempts``).
-
-        Returns:
-            The text (or ``""`` with a reason) and its usage.
+        Takes what :meth:`say_steps` takes; returns what its steps return.
         """
-        from debategraph.models import text_call
+        from debategraph.models import run_steps
 
-        return text_call(self.binding(runtime), messages, **kwargs)
+        return run_steps(self.say_steps(runtime, messages, **kwargs))
 
     async def aask(
         self,
@@ -120,21 +154,15 @@ class Agent:
         messages: Sequence[BaseMessage],
         **kwargs: Any,
     ) -> CallResult[S]:
-        """:meth:`ask` for async nodes: it awaits the model, on no thread.
+        """:meth:`ask` for async code: it awaits the model, on no thread."""
+        from debategraph.models import arun_steps
 
-        Takes and returns what :meth:`ask` does.
-        """
-        from debategraph.models import astructured_call
-
-        return await astructured_call(self.binding(runtime), schema, messages, **kwargs)
+        return await arun_steps(self.ask_steps(runtime, schema, messages, **kwargs))
 
     async def asay(
         self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage], **kwargs: Any
     ) -> TextResult:
-        """:meth:`say` for async nodes: it awaits the model, on no thread; its tokens stream.
+        """:meth:`say` for async code: it awaits the model, on no thread."""
+        from debategraph.models import arun_steps
 
-        Takes and returns what :meth:`say` does.
-        """
-        from debategraph.models import atext_call
-
-        return await atext_call(self.binding(runtime), messages, **kwargs)
+        return await arun_steps(self.say_steps(runtime, messages, **kwargs))

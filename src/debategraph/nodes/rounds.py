@@ -199,5 +199,7 @@ def add_review(
         payload: Builds the interrupt's payload from the state.
         open_node: The node that opens a round.
     """
-    builder.add_node(REVIEW_NODE, make_review(payload))
+    from debategraph.nodes.dual import loop_node
+
+    builder.add_node(REVIEW_NODE, loop_node(make_review(payload)))
     builder.add_edge(REVIEW_NODE, open_node)

@@ -14,6 +14,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from debategraph.nodes.agent import Agent
+from debategraph.nodes.dual import agent_node
 from debategraph.nodes.rounds import interjection_prompt, interjections, review_payload
 from debategraph.prompts import (
     NO_ANSWER,
@@ -36,10 +37,11 @@ from debategraph.strategies.termination import (
 )
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
-    from debategraph.models import ModelBinding
+    from debategraph.models import ModelBinding, Steps
 
 SOLVE_STAGE = "solve"
 CLOSE_ROUND_NODE = "close_round"
@@ -149,9 +151,7 @@ def _view(turn: Turn) -> str:
     )
 
 
-def make_solver(
-    solver: str, topology: Topology, model: ModelBinding | None
-) -> Callable[..., dict[str, Any]]:
+def make_solver(solver: str, topology: Topology, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node in which one solver answers for the current round.
 
     Each solver is its own node, all started by ``open_round`` in the same step, so a
@@ -171,9 +171,9 @@ def make_solver(
     n_solvers = len(topology.solvers)
     agent = Agent(solver, model)
 
-    def solve(state: SolverDebateState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def solve(state: SolverDebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         task = solver_view(state, solver, topology)
-        result = agent.ask(runtime, SolverReply, solver_prompt(task, n_solvers))
+        result = yield from agent.ask_steps(runtime, SolverReply, solver_prompt(task, n_solvers))
         reply = result.value
         reply_to = tuple(t.id for t in ([task["own"]] if task["own"] else []) + task["peers"])
         if reply is None:
@@ -196,7 +196,7 @@ def make_solver(
         )
         return {"transcript": [turn]}  # its usage is charged by close_round
 
-    return solve
+    return agent_node(solve, solver)
 
 
 def termination_conditions(

@@ -8,7 +8,7 @@ at the end. Debater names they write are read as real ones with the one fuzzy ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -35,6 +35,7 @@ from debategraph.nodes.debate.setup import (
     DebateSetup,
 )
 from debategraph.nodes.debate.views import is_public, officials_view, summary_view, turn_lines
+from debategraph.nodes.dual import agent_node
 from debategraph.nodes.roster import read_name
 from debategraph.state.base import turn_update
 from debategraph.state.debate import TIE, DebateState, ModeratorDecision, Verdict
@@ -42,10 +43,11 @@ from debategraph.state.records import Turn
 from debategraph.strategies.termination import RoundOutcome, Settled, first_fired
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
-    from debategraph.models import ModelBinding
+    from debategraph.models import ModelBinding, Steps
 
 MODERATOR_FALLBACK = "the moderator gave no usable decision; the debate goes on"
 
@@ -141,7 +143,7 @@ def normalise_verdict(
     )
 
 
-def make_moderator(setup: DebateSetup, model: ModelBinding | None) -> Callable[..., dict[str, Any]]:
+def make_moderator(setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node in which the moderator decides whether the debate is settled.
 
     Runs after every round that does not already end the debate. ``settled`` ends it
@@ -158,12 +160,14 @@ def make_moderator(setup: DebateSetup, model: ModelBinding | None) -> Callable[.
     agent = Agent(MODERATOR_NODE, model)
     conditions = [Settled()]
 
-    def moderate(state: DebateState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def moderate(state: DebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         rnd = state["round"]
         task = MODERATOR_TASK.format(
             **officials_view(state, setup), round=rnd, rounds=setup.max_rounds
         )
-        result = agent.ask(runtime, ModeratorDecision, [system, HumanMessage(task)])
+        result = yield from agent.ask_steps(
+            runtime, ModeratorDecision, [system, HumanMessage(task)]
+        )
         decision = normalise_decision(result.value, result.reason, setup.names, rnd)
         turn = Turn(
             agent=MODERATOR_NODE,
@@ -180,12 +184,10 @@ def make_moderator(setup: DebateSetup, model: ModelBinding | None) -> Callable[.
             update["termination_reason"] = reason
         return update
 
-    return moderate
+    return agent_node(moderate, MODERATOR_NODE)
 
 
-def make_summarizer(
-    setup: DebateSetup, model: ModelBinding | None
-) -> Callable[..., dict[str, Any]]:
+def make_summarizer(setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node that folds arguments older than the window into the running summary.
 
     After a round, every public argument but the latest
@@ -204,7 +206,7 @@ def make_summarizer(
     system = SystemMessage(SUMMARIZER_SYSTEM)
     agent = Agent(SUMMARIZER_NODE, model)
 
-    def summarize(state: DebateState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def summarize(state: DebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         public = [
             t
             for t in state.get("transcript", [])
@@ -221,7 +223,7 @@ def make_summarizer(
             turns=turn_lines(folded, setup),
             words=setup.summary_words,
         )
-        result = agent.say(runtime, [system, HumanMessage(task)])
+        result = yield from agent.say_steps(runtime, [system, HumanMessage(task)])
         turn = Turn(
             agent=SUMMARIZER_NODE,
             content=result.text,
@@ -237,10 +239,10 @@ def make_summarizer(
             update.update(summary=result.text, summarized=target)
         return update
 
-    return summarize
+    return agent_node(summarize, SUMMARIZER_NODE)
 
 
-def make_judge(setup: DebateSetup, model: ModelBinding | None) -> Callable[..., dict[str, Any]]:
+def make_judge(setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node in which the judge gives the typed verdict at the end.
 
     Args:
@@ -253,9 +255,9 @@ def make_judge(setup: DebateSetup, model: ModelBinding | None) -> Callable[..., 
     system = SystemMessage(JUDGE_SYSTEM.format(roster=setup.roster))
     agent = Agent(JUDGE_NODE, model)
 
-    def judge(state: DebateState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def judge(state: DebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         task = JUDGE_TASK.format(**officials_view(state, setup), criteria=JUDGE_CRITERIA)
-        result = agent.ask(runtime, Verdict, [system, HumanMessage(task)])
+        result = yield from agent.ask_steps(runtime, Verdict, [system, HumanMessage(task)])
         verdict = normalise_verdict(result.value, result.reason, setup.names)
         turn = Turn(
             agent=JUDGE_NODE,
@@ -268,4 +270,4 @@ def make_judge(setup: DebateSetup, model: ModelBinding | None) -> Callable[..., 
         )
         return {**turn_update(turn), "verdict": verdict}
 
-    return judge
+    return agent_node(judge, JUDGE_NODE)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from debategraph.nodes.agent import Agent
 from debategraph.nodes.debate.setup import ARGUE_STAGE, DebateSetup
 from debategraph.nodes.debate.views import debater_prompt, debater_view, word_count
+from debategraph.nodes.dual import agent_node
 from debategraph.nodes.rounds import make_open_round, review_payload, round_router
 from debategraph.state.base import turn_update
 from debategraph.state.debate import DebateState, WordCount
@@ -27,10 +28,11 @@ from debategraph.strategies.termination import (
 )
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
-    from debategraph.models import ModelBinding
+    from debategraph.models import ModelBinding, Steps
 
 
 def check_topic(state: Mapping[str, Any]) -> None:
@@ -83,9 +85,7 @@ def open_round(state: DebateState) -> dict[str, Any]:
     return _open_round(state)
 
 
-def make_debater(
-    name: str, setup: DebateSetup, model: ModelBinding | None
-) -> Callable[..., dict[str, Any]]:
+def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node in which one debater speaks (its own step: turns are sequential).
 
     The reply is prose (:meth:`Agent.say`), so its tokens stream with
@@ -102,9 +102,9 @@ def make_debater(
     recipients = setup.others(name)
     agent = Agent(name, model)
 
-    def speak(state: DebateState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def speak(state: DebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         view = debater_view(state, name, setup)
-        result = agent.say(runtime, debater_prompt(view, setup))
+        result = yield from agent.say_steps(runtime, debater_prompt(view, setup))
         latest = view["latest"]
         turn = Turn(
             agent=name,
@@ -125,7 +125,7 @@ def make_debater(
         )
         return {**turn_update(turn), "word_counts": [count]}
 
-    return speak
+    return agent_node(speak, name)
 
 
 def termination_conditions(setup: DebateSetup) -> list[Condition]:

@@ -7,7 +7,7 @@ from state, so a discussion always ends with one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -24,16 +24,18 @@ from debategraph.nodes.discussion.views import (
     paper_of,
     render_all_insights,
 )
+from debategraph.nodes.dual import agent_node
 from debategraph.nodes.roster import read_name
 from debategraph.state.base import termination_word, turn_update
 from debategraph.state.discussion import ConsensusReport, DiscussionState
 from debategraph.state.records import Turn
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
-    from debategraph.models import ModelBinding
+    from debategraph.models import ModelBinding, Steps
 
 CONSENSUS_STAGE = "consensus"
 CONSENSUS_FALLBACK = "the consensus call gave no usable report; this one is built from state"
@@ -152,9 +154,7 @@ def consensus_messages(setup: DiscussionSetup, state: DiscussionState) -> list[B
     return [SystemMessage(CONSENSUS_SYSTEM.format(roster=setup.roster)), HumanMessage(task)]
 
 
-def make_consensus(
-    setup: DiscussionSetup, model: ModelBinding | None
-) -> Callable[..., dict[str, Any]]:
+def make_consensus(setup: DiscussionSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Phase 5 node: one call writes the consensus report from the final state.
 
     Args:
@@ -166,8 +166,10 @@ def make_consensus(
     """
     agent = Agent(CONSENSUS_NODE, model)
 
-    def consensus(state: DiscussionState, *, runtime: Runtime[Context]) -> dict[str, Any]:
-        result = agent.ask(runtime, ConsensusReport, consensus_messages(setup, state))
+    def consensus(state: DiscussionState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
+        result = yield from agent.ask_steps(
+            runtime, ConsensusReport, consensus_messages(setup, state)
+        )
         report = normalise_report(result.value, result.reason, state, setup.names)
         turn = Turn(
             agent=CONSENSUS_NODE,
@@ -180,4 +182,4 @@ def make_consensus(
         )
         return {**turn_update(turn), "report": report, "notes": list(report.notes)}
 
-    return consensus
+    return agent_node(consensus, CONSENSUS_NODE)

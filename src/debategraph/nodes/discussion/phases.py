@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from langchain_core.messages import HumanMessage
 
@@ -46,6 +46,7 @@ from debategraph.nodes.discussion.views import (
     system_message,
     this_iteration,
 )
+from debategraph.nodes.dual import agent_node
 from debategraph.nodes.rounds import make_open_round
 from debategraph.state.base import turn_update
 from debategraph.state.discussion import (
@@ -59,10 +60,13 @@ from debategraph.state.discussion import (
 from debategraph.state.records import Turn
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
-    from debategraph.models import ModelBinding
+    from debategraph.models import ModelBinding, Steps
+
+    AgentNode: TypeAlias = Runnable[Any, Any]
 
 INITIAL_STAGE = "initial"
 QUESTION_STAGE = "question"
@@ -116,7 +120,7 @@ def make_open_iteration() -> Node:
     return open_iteration
 
 
-def make_analyst(name: str, setup: DiscussionSetup, model: ModelBinding | None) -> Node:
+def make_analyst(name: str, setup: DiscussionSetup, model: ModelBinding | None) -> AgentNode:
     """Phase 1 node: the persona chooses sections (one call), reads them and analyses (one call).
 
     Args:
@@ -129,15 +133,15 @@ def make_analyst(name: str, setup: DiscussionSetup, model: ModelBinding | None) 
     """
     agent = Agent(name, model)
 
-    def analyse(state: DiscussionState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def analyse(state: DiscussionState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         paper = paper_of(state)
         system = system_message(setup, name)
         task = DISCUSSION_CHOOSE.format(outline=outline(paper), max_sections=setup.max_sections)
-        chosen = agent.ask(runtime, SectionChoice, [system, HumanMessage(task)])
+        chosen = yield from agent.ask_steps(runtime, SectionChoice, [system, HumanMessage(task)])
         choice = normalise_choice(chosen.value, chosen.reason, paper, setup.max_sections, name)
         read = [s for s in (paper.section(i) for i in choice.section_ids) if s is not None]
         text = analysis_prompt(paper, read)
-        result = agent.ask(runtime, Analysis, [system, HumanMessage(text)])
+        result = yield from agent.ask_steps(runtime, Analysis, [system, HumanMessage(text)])
         insights, notes = normalise_insights(result.value, name, "\n".join(s.text for s in read))
         turn = Turn(
             agent=name,
@@ -154,10 +158,10 @@ def make_analyst(name: str, setup: DiscussionSetup, model: ModelBinding | None) 
             "notes": [*choice.notes, *notes],
         }
 
-    return analyse
+    return agent_node(analyse)
 
 
-def make_asker(name: str, setup: DiscussionSetup, model: ModelBinding | None) -> Node:
+def make_asker(name: str, setup: DiscussionSetup, model: ModelBinding | None) -> AgentNode:
     """Phase 2 node: the persona reviews the others' insights and asks or skips.
 
     Args:
@@ -170,7 +174,7 @@ def make_asker(name: str, setup: DiscussionSetup, model: ModelBinding | None) ->
     """
     agent = Agent(name, model)
 
-    def ask(state: DiscussionState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def ask(state: DiscussionState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         iteration = iteration_of(state)
         insights = insights_of(state)
         task = DISCUSSION_ASK.format(
@@ -179,7 +183,9 @@ def make_asker(name: str, setup: DiscussionSetup, model: ModelBinding | None) ->
             insights=render_all_insights(insights, setup.names, name),
             human=human_of(state),
         )
-        result = agent.ask(runtime, Inquiry, [system_message(setup, name), HumanMessage(task)])
+        result = yield from agent.ask_steps(
+            runtime, Inquiry, [system_message(setup, name), HumanMessage(task)]
+        )
         questions, notes = normalise_questions(result.value, name, insights, setup.names, iteration)
         if questions:
             turn = Turn(
@@ -202,10 +208,10 @@ def make_asker(name: str, setup: DiscussionSetup, model: ModelBinding | None) ->
             )
         return {**turn_update(turn), "questions": questions, "notes": notes}
 
-    return ask
+    return agent_node(ask)
 
 
-def make_answerer(name: str, setup: DiscussionSetup, model: ModelBinding | None) -> Node:
+def make_answerer(name: str, setup: DiscussionSetup, model: ModelBinding | None) -> AgentNode:
     """Phase 3 node: the persona answers the questions addressed to it (no call if none).
 
     A ``revise`` stance replaces the questioned insight's text in the persona's set.
@@ -220,7 +226,7 @@ def make_answerer(name: str, setup: DiscussionSetup, model: ModelBinding | None)
     """
     agent = Agent(name, model)
 
-    def answer(state: DiscussionState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def answer(state: DiscussionState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         iteration = iteration_of(state)
         mine = [
             q
@@ -238,7 +244,7 @@ def make_answerer(name: str, setup: DiscussionSetup, model: ModelBinding | None)
             human=human_of(state),
         )
         messages = [system_message(setup, name), HumanMessage(task)]
-        result = agent.ask(runtime, ResponseSet, messages)
+        result = yield from agent.ask_steps(runtime, ResponseSet, messages)
         responses, revised, notes = apply_responses(result.value, mine, own, name, iteration)
         turn = Turn(
             agent=name,
@@ -255,10 +261,10 @@ def make_answerer(name: str, setup: DiscussionSetup, model: ModelBinding | None)
             update["insights"] = {name: revised}
         return update
 
-    return answer
+    return agent_node(answer)
 
 
-def make_assessor(name: str, setup: DiscussionSetup, model: ModelBinding | None) -> Node:
+def make_assessor(name: str, setup: DiscussionSetup, model: ModelBinding | None) -> AgentNode:
     """Phase 4 node: the persona scores how far the discussion has converged.
 
     Args:
@@ -271,7 +277,7 @@ def make_assessor(name: str, setup: DiscussionSetup, model: ModelBinding | None)
     """
     agent = Agent(name, model)
 
-    def assess(state: DiscussionState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def assess(state: DiscussionState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         iteration = iteration_of(state)
         task = DISCUSSION_ASSESS.format(
             title=paper_of(state).title,
@@ -281,7 +287,7 @@ def make_assessor(name: str, setup: DiscussionSetup, model: ModelBinding | None)
             human=human_of(state),
         )
         messages = [system_message(setup, name), HumanMessage(task)]
-        result = agent.ask(runtime, ConvergenceVote, messages)
+        result = yield from agent.ask_steps(runtime, ConvergenceVote, messages)
         vote = result.value
         turn = Turn(
             agent=name,
@@ -294,7 +300,7 @@ def make_assessor(name: str, setup: DiscussionSetup, model: ModelBinding | None)
         )
         return turn_update(turn)
 
-    return assess
+    return agent_node(assess)
 
 
 def join(state: DiscussionState) -> dict[str, Any]:
@@ -310,7 +316,9 @@ def join(state: DiscussionState) -> dict[str, Any]:
 
 
 #: Each phase's node factory, by phase name (see ``setup.PHASES``).
-PERSONA_NODES: dict[str, Callable[[str, DiscussionSetup, ModelBinding | None], Node]] = {
+PERSONA_NODES: dict[
+    str, Callable[[str, DiscussionSetup, ModelBinding | None], Runnable[Any, Any]]
+] = {
     "analyse": make_analyst,
     "ask": make_asker,
     "answer": make_answerer,

@@ -2,10 +2,12 @@
 
 LangGraph's public API has no operation for what :mod:`debategraph.checkpoints.maintenance`
 does to stored checkpoints (copy a thread with its writes, store a full snapshot of a delta
-channel), so it needs four names that LangGraph keeps private. They may move or change in
-any release: no other module imports them from LangGraph, and ``tests/test_compat.py``
-checks each one's location and the behaviour relied on here, so an upgrade that breaks one
-fails there with a message naming it.
+channel), so it needs four names that LangGraph keeps private; and no public way to give a
+node both a sync and an async function (:mod:`debategraph.nodes.dual`), which LangGraph's
+own ``ToolNode`` does with ``RunnableCallable``. They may move or change in any release: no
+other module imports them from LangGraph, and ``tests/test_compat.py`` checks each one's
+location and the behaviour relied on here, so an upgrade that breaks one fails there with a
+message naming it.
 
 Checked against langgraph 1.2.22 and langgraph-checkpoint 4.3.2 (the bounds in
 ``pyproject.toml`` stop at their next major versions).
@@ -27,13 +29,18 @@ Attributes:
         SQLite and Postgres savers store with each write (a replay sorts a step's
         writes by it). ``fork`` uses it when it cannot read stored paths with SQL.
         From ``langgraph.pregel._algo``.
+    RunnableCallable: A node runnable made of a sync and an async function; LangGraph
+        injects ``runtime`` (and ``config``, ``writer``...) into both by parameter name.
+        ``add_node`` wraps a plain sync function in one whose async side runs it on the
+        default thread pool. From ``langgraph._internal._runnable``.
 """
 
 from __future__ import annotations
 
 from langgraph._internal._constants import NULL_TASK_ID
+from langgraph._internal._runnable import RunnableCallable
 from langgraph._internal._typing import MISSING
 from langgraph.checkpoint.serde.types import _DeltaSnapshot as DeltaSnapshot
 from langgraph.pregel._algo import task_path_str
 
-__all__ = ["MISSING", "NULL_TASK_ID", "DeltaSnapshot", "task_path_str"]
+__all__ = ["MISSING", "NULL_TASK_ID", "DeltaSnapshot", "RunnableCallable", "task_path_str"]

@@ -1,0 +1,71 @@
+"""Nodes with a sync and a native async path, written once.
+
+LangGraph runs a plain function node under ``ainvoke``/``astream`` on asyncio's default
+thread pool (a handful of workers): a model call then holds a thread while it waits, and
+the calls of a round queue behind each other. Every node of this package is one of:
+
+* :func:`agent_node`: a node that calls a model. Its body is a generator that
+  ``yield from`` s the steps of each call (:meth:`Agent.ask_steps
+  <debategraph.nodes.agent.Agent.ask_steps>`, :meth:`~debategraph.nodes.agent.Agent.say_steps`)
+  and returns the node's update. Under ``invoke`` each call is a blocking ``invoke``; under
+  ``ainvoke`` it is awaited on the event loop, on no thread, so a round's calls are all in
+  flight at once (bounded by the run's ``max_concurrency``).
+* :func:`loop_node`: a node (or router) that only computes. Both paths call it directly:
+  under ``ainvoke`` it runs on the event loop instead of hopping to a thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
+
+from debategraph.compat import RunnableCallable
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+
+#: A node body: yields ``(runnable, input)`` for each model call (``yield from`` a call's
+#: steps), is sent the reply, and returns the node's state update.
+NodeBody = Callable[[Any, "Runtime[Context]"], Generator[tuple[Any, Any], Any, Any]]
+
+
+def agent_node(body: NodeBody, name: str | None = None) -> Runnable[Any, Any]:
+    """A node that calls a model, from one generator body for both paths.
+
+    Args:
+        body: ``(state, runtime) -> generator`` (see :data:`NodeBody`).
+        name: Its name in traces (default: the body's).
+
+    Returns:
+        The node runnable, for ``add_node``.
+    """
+    from debategraph.models import arun_steps, run_steps
+
+    def node(state: Any, runtime: Runtime[Context]) -> Any:
+        return run_steps(body(state, runtime))
+
+    async def anode(state: Any, runtime: Runtime[Context]) -> Any:
+        return await arun_steps(body(state, runtime))
+
+    return RunnableCallable(node, anode, name=name or body.__name__, trace=False)
+
+
+def loop_node(func: Callable[..., Any], name: str | None = None) -> Runnable[Any, Any]:
+    """A node or router that only computes: both paths call it directly.
+
+    Args:
+        func: ``(state) -> update`` (or a route). It may take ``runtime``; it must not
+            block (no model call, no file or network I/O).
+        name: The node's name (default: the function's).
+
+    Returns:
+        The runnable, for ``add_node`` or ``add_conditional_edges``.
+    """
+
+    async def afunc(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return RunnableCallable(func, afunc, name=name or func.__name__, trace=False)
