@@ -107,12 +107,15 @@ def _sqlite_saver_class() -> type[SqliteSaver]:
     )
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    class LeanSqliteSaver(SqliteSaver):
+    from debategraph.checkpoints.threaded import ThreadedAsync
+
+    class LeanSqliteSaver(ThreadedAsync, SqliteSaver):
         """:class:`SqliteSaver` with short versions, settings stored once, lean writes.
 
         Same tables, columns and SQL as its parent, plus :data:`METADATA_TABLE`;
         :meth:`get_tuple` and :meth:`list` expand the interned metadata again, so
-        readers see the metadata the graph wrote.
+        readers see the metadata the graph wrote. Async runs use it too (see
+        :class:`~debategraph.checkpoints.threaded.ThreadedAsync`).
         """
 
         def __init__(self, conn: sqlite3.Connection, *, serde: Any = None) -> None:
@@ -334,6 +337,8 @@ def open_checkpointer(
         with _open_postgres(text) as saver:
             yield saver
         return
+    from debategraph.checkpoints.threaded import close_thread
+
     conn = connect_sqlite(sqlite_path(text))
     try:
         saver = _sqlite_saver_class()(conn, serde=serializer())
@@ -341,7 +346,10 @@ def open_checkpointer(
             saver.setup()
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"--db {text} is not a usable checkpoint database: {exc}") from exc
-        yield saver
+        try:
+            yield saver
+        finally:
+            close_thread(saver)
     finally:
         conn.close()
 
@@ -353,8 +361,13 @@ def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
         from langgraph.checkpoint.postgres import PostgresSaver
     except ImportError:
         raise UsageError('Postgres checkpoints need: pip install "debategraph[postgres]"') from None
+    from debategraph.checkpoints.threaded import ThreadedAsync, close_thread
+
+    class ThreadedPostgresSaver(ThreadedAsync, PostgresSaver):
+        """LangGraph's ``PostgresSaver``, usable from async runs too."""
+
     try:
-        cm = PostgresSaver.from_conn_string(url)
+        cm = ThreadedPostgresSaver.from_conn_string(url)
         saver = cm.__enter__()
         saver.serde = serializer()
     except psycopg.OperationalError as exc:
@@ -365,6 +378,7 @@ def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
         saver.setup()
         yield saver
     finally:
+        close_thread(saver)
         cm.__exit__(None, None, None)
 
 

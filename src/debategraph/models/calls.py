@@ -29,6 +29,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
 from debategraph.errors import ModelUnavailableError
@@ -188,21 +189,15 @@ def structured_steps(
             prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
             continue
         latency = time.perf_counter() - started
-        raw = out.get("raw") if isinstance(out, dict) else None
+        raw = out if isinstance(out, AIMessage) else None
         usage = usage + _usage_of(raw, latency, prompt)
-        parsed = out.get("parsed") if isinstance(out, dict) else None
-        error = out.get("parsing_error") if isinstance(out, dict) else None
-        if isinstance(parsed, dict):  # json_schema replies are validated here, not by the client
-            try:
-                parsed = schema.model_validate(parsed)
-            except ValidationError as exc:
-                error = exc
-        if isinstance(parsed, schema):
+        parsed, error = parse_reply(schema, raw, method)
+        if parsed is not None:
             return CallResult(parsed, usage, attempts)
         repaired = _try_repair(schema, raw, method)
         if repaired is not None:
-            return CallResult(repaired, usage, attempts, reason=f"repaired: {one_line(str(error))}")
-        last_error = one_line(str(error) if error else "the reply had no structured output")
+            return CallResult(repaired, usage, attempts, reason=f"repaired: {one_line(error)}")
+        last_error = one_line(error)
         prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
     return CallResult(
         None, usage, attempts, reason=f"invalid output after {attempts} attempt(s): {last_error}"
@@ -382,11 +377,14 @@ _RUNNABLES_MAX = 256
 def _structured_runnable(
     chat: BaseChatModel, schema: type[BaseModel], method: StructuredMethod
 ) -> Runnable[Any, Any]:
-    """``chat.with_structured_output(...)``, built once per model, schema and method.
+    """The chat model bound to ask for ``schema``, built once per model, schema and method.
 
-    For ``json_schema`` the schema goes as a plain JSON schema, so the reply comes back as
-    a dict and :func:`structured_call` validates and repairs it (handed the pydantic class,
-    the OpenAI client validates the reply itself and raises, losing the reply: a confidence
+    It is the request ``with_structured_output`` would send (the schema as the one tool
+    the model must call, or as a ``json_schema`` response format), without the output
+    parsers that method chains after it: :func:`parse_reply` reads the reply, so each
+    call runs one runnable instead of six, and the schema is converted to JSON once.
+    The JSON schema goes as a plain dict, so the client does not validate the reply
+    itself (handed the pydantic class, it would raise and lose the reply: a confidence
     of -1.1 would cost a retry instead of a clamp).
     """
     key = (id(chat), schema, method)
@@ -395,12 +393,52 @@ def _structured_runnable(
         return hit[1]
     if len(_RUNNABLES) >= _RUNNABLES_MAX:
         _RUNNABLES.clear()
-    target: type[BaseModel] | dict[str, Any] = schema
+    runnable: Runnable[Any, Any]
     if method == "json_schema":
-        target = {"name": schema.__name__, "schema": schema.model_json_schema()}
-    runnable = chat.with_structured_output(target, method=method, include_raw=True)
+        spec = {"name": schema.__name__, "schema": schema.model_json_schema()}
+        runnable = chat.bind(response_format={"type": "json_schema", "json_schema": spec})
+    else:
+        tool = convert_to_openai_tool(schema)
+        name = tool["function"]["name"]
+        runnable = chat.bind_tools([tool], tool_choice=name, parallel_tool_calls=False)
     _RUNNABLES[key] = (chat, runnable)
     return runnable
+
+
+def parse_reply(
+    schema: type[S], raw: AIMessage | None, method: StructuredMethod
+) -> tuple[S | None, str]:
+    """Read a structured reply: the tool call's arguments, or the JSON content.
+
+    Args:
+        schema: The pydantic model the reply must fit.
+        raw: The model's message.
+        method: How it was asked for.
+
+    Returns:
+        The validated value, or ``None`` and why not.
+    """
+    if raw is None:
+        return None, "the reply had no structured output"
+    data: Any
+    if method == "json_schema":
+        text = raw.content if isinstance(raw.content, str) else ""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return None, f"the reply is not valid JSON ({exc})"
+    else:
+        calls = [c for c in raw.tool_calls if c["name"] == schema.__name__] or raw.tool_calls
+        if not calls:
+            bad = raw.invalid_tool_calls
+            if bad:
+                return None, f"invalid tool call arguments ({bad[0].get('error') or 'not JSON'})"
+            return None, "the reply had no structured output"
+        data = calls[0]["args"]
+    try:
+        return schema.model_validate(data), ""
+    except ValidationError as exc:
+        return None, str(exc)
 
 
 def _root_cause(exc: BaseException) -> str:
