@@ -500,8 +500,8 @@ def test_judge_verdict_is_typed() -> None:
     assert argument("Alice", 1) in judge_prompt and argument("Bob", 1) in judge_prompt
     assert "logic, evidence, rebuttal" in judge_prompt
     # The bookkeeping fields are not part of what the model is asked to fill in.
-    assert script.model.bound_tools == [Verdict]
-    tool = convert_to_openai_tool(Verdict)["function"]
+    assert script.model.bound_tools == [convert_to_openai_tool(Verdict)]
+    tool = script.model.bound_tools[0]["function"]
     assert set(tool["parameters"]["properties"]) == {"winner", "scores", "rationale", "strongest"}
 
 
