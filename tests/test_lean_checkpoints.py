@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from debategraph.checkpoints import open_checkpointer, read_run, savers
 from debategraph.checkpoints.serde import Deflate, serializer
+from debategraph.checkpoints.threaded import ThreadedAsync
 from debategraph.checkpoints.threads import RUN_METADATA_KEY
 from debategraph.state import RECORD_TYPES, Turn, Usage
 from tests.conftest import one_error_line, run_cli, stub_args
@@ -128,11 +129,15 @@ def test_thread_written_by_the_previous_format_resumes(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """LangGraph's saver and serializer, as before: long versions, settings inline, rowid."""
+    """LangGraph's saver and serializer, as before: long versions, settings inline, rowid.
+
+    (Its async methods are the package's: the CLI runs graphs async.)
+    """
     db = tmp_path / "old.sqlite"
+    old_saver = type("OldSaver", (ThreadedAsync, SqliteSaver), {})
     allowed = [(t.__module__, t.__name__) for t in RECORD_TYPES]
     with monkeypatch.context() as old:
-        old.setattr(savers, "_sqlite_saver_class", lambda: SqliteSaver)
+        old.setattr(savers, "_sqlite_saver_class", lambda: old_saver)
         old.setattr(
             savers, "serializer", lambda: JsonPlusSerializer(allowed_msgpack_modules=allowed)
         )

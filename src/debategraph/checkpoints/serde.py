@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import zlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from debategraph.errors import UnreadableCheckpointError
 

@@ -7,6 +7,7 @@ settings) before its id is printed, so a kill at any moment after that leaves a 
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 import uuid
@@ -322,10 +323,7 @@ class Runner:
         modes: list[StreamMode] = ["updates", "messages"] if progress.stream_text else ["updates"]
         while True:
             try:
-                for mode, chunk in graph.stream(
-                    graph_input, config, stream_mode=modes, durability="sync"
-                ):
-                    progress.show(mode, chunk)
+                asyncio.run(_stream(graph, graph_input, config, modes, progress))
             except ModelUnavailableError as exc:
                 if self.json_output:
                     result = self._result(thread_id, time.perf_counter() - started)
@@ -406,6 +404,20 @@ class Runner:
             emit_json({**result, "status": "waiting", "interrupt": payload, "resume": hint})
             return
         err.print(f"thread {thread_id} is waiting after round {payload.get('round')}: {hint}")
+
+
+async def _stream(
+    graph: Graph, graph_input: Any, config: RunnableConfig, modes: list[StreamMode], progress: Any
+) -> None:
+    """Stream a run on the event loop: a step's model calls are all in flight at once.
+
+    Each step is saved before the next starts (``durability="sync"``), so a process
+    killed at any moment loses at most the step in progress.
+    """
+    async for mode, chunk in graph.astream(
+        graph_input, config, stream_mode=modes, durability="sync"
+    ):
+        progress.show(mode, chunk)
 
 
 def _boundary(pattern: Pattern) -> frozenset[str]:

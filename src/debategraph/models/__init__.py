@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         text_call,
         text_steps,
     )
+    from debategraph.models.limits import call_limit, set_call_limit
     from debategraph.models.output import repair
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "astructured_call",
     "atext_call",
     "bind_model",
+    "call_limit",
     "clear_model_cache",
     "get_chat_model",
     "is_local",
@@ -85,6 +87,7 @@ __all__ = [
     "one_line",
     "repair",
     "run_steps",
+    "set_call_limit",
     "structured_call",
     "structured_steps",
     "text_call",
@@ -92,7 +95,7 @@ __all__ = [
 ]
 
 #: The modules that hold the names imported on first use (they need the OpenAI client).
-_LAZY_MODULES = ("binding", "calls", "output")
+_LAZY_MODULES = ("binding", "calls", "limits", "output")
 
 if not TYPE_CHECKING:  # type checkers see the imports above, and flag unknown names
 

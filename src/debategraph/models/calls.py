@@ -34,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from debategraph.errors import ModelUnavailableError
 from debategraph.models.binding import ModelBinding, for_running_loop
+from debategraph.models.limits import async_slot, sync_slot
 from debategraph.models.output import S, _cut_off_reply, _try_repair
 from debategraph.models.spec import StructuredMethod
 from debategraph.state.records import Usage
@@ -305,7 +306,14 @@ async def _run(steps: Steps[R], call: Callable[[Runnable[Any, Any], Any], Awaita
 
 async def _blocking(runnable: Runnable[Any, Any], prompt: Any) -> Any:
     """``runnable.invoke(prompt)``: it blocks, and never suspends the coroutine."""
-    return runnable.invoke(prompt)
+    with sync_slot():
+        return runnable.invoke(prompt)
+
+
+async def _awaiting(runnable: Runnable[Any, Any], prompt: Any) -> Any:
+    """``await runnable.ainvoke(prompt)``, on the running loop."""
+    async with async_slot():
+        return await runnable.ainvoke(prompt)
 
 
 def run_steps(steps: Steps[R]) -> R:
@@ -339,7 +347,7 @@ async def arun_steps(steps: Steps[R]) -> R:
     Returns:
         The generator's result.
     """
-    return await _run(steps, lambda runnable, prompt: runnable.ainvoke(prompt))
+    return await _run(steps, _awaiting)
 
 
 def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
