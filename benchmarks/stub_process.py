@@ -16,6 +16,7 @@ import contextlib
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,8 @@ class StubProcess:
         """The server's counts since the last call (or its start), then reset them.
 
         Returns:
-            ``calls``, ``prompt_tokens``, ``completion_tokens``, ``max_in_flight``.
+            ``calls``, ``prompt_tokens``, ``completion_tokens``, ``max_in_flight`` and
+            ``first_request_at`` (the wall clock, ``time.time()``, of the first request).
         """
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write("stats\n")
@@ -92,7 +94,15 @@ def main() -> None:
 
     from tests.openai_stub import StubOpenAIServer
 
-    with StubOpenAIServer(make_responder(args.chars), latency_s=args.latency) as server:
+    respond = make_responder(args.chars)
+    first: list[float] = []
+
+    def responder(body: dict[str, Any]) -> Any:
+        if not first:
+            first.append(time.time())
+        return respond(body)
+
+    with StubOpenAIServer(responder, latency_s=args.latency) as server:
         print(f"URL {server.url}", flush=True)
         for line in sys.stdin:
             if line.strip() != "stats":
@@ -102,8 +112,10 @@ def main() -> None:
                 "prompt_tokens": server.prompt_tokens,
                 "completion_tokens": server.completion_tokens,
                 "max_in_flight": server.max_in_flight,
+                "first_request_at": first[0] if first else None,
             }
             server.reset_stats()
+            first.clear()
             print(f"STATS {json.dumps(stats)}", flush=True)
 
 

@@ -56,8 +56,8 @@ def cpu_s() -> float:
 
 def debategraph_runner(
     url: str, db: str, agents: int, rounds: int, topology: str, sync: bool
-) -> Callable[[int], tuple[list[float], list[Any]]]:
-    """Debates through debategraph's public API: ``build_solver_debate`` on ``open_checkpointer``."""
+) -> Runner:
+    """Debates through the public API: ``build_solver_debate`` on ``open_checkpointer``."""
     from debategraph.checkpoints import open_checkpointer
     from debategraph.graphs.solver_debate import build_solver_debate, recursion_limit
     from debategraph.models import ModelSpec
@@ -106,31 +106,19 @@ def debategraph_runner(
     return run
 
 
-def main() -> None:
-    """Serve ``run N`` commands."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("impl", choices=["debategraph", "debategraph-sync", "langgraph"])
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--db", required=True)
-    parser.add_argument("--agents", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--topology", default="ring")
-    parser.add_argument(
-        "--plan", help="run these batches (comma-separated debate counts) and exit, no stdin"
-    )
-    args = parser.parse_args()
-    if args.impl == "langgraph":
-        sys.path.insert(0, str(HERE))
-        from peers.langgraph_debate import langgraph_runner
+#: Runs N debates at once; gives each one's wall time and answer.
+Runner = Callable[[int], tuple[list[float], list[Any]]]
 
-        runner = langgraph_runner(args.url, args.db, args.agents, args.rounds, QUESTION)
-    else:
-        runner = debategraph_runner(
-            args.url, args.db, args.agents, args.rounds, args.topology,
-            sync=args.impl == "debategraph-sync",
-        )  # fmt: skip
+
+def serve(runner: Runner, plan: str | None = None) -> None:
+    """Answer ``run N`` commands (from ``plan``, or standard input) with JSON lines.
+
+    Args:
+        runner: Runs the debates.
+        plan: Comma-separated debate counts to run instead of reading standard input.
+    """
     print(json.dumps({"ready": True}), flush=True)
-    commands = [f"run {n}" for n in args.plan.split(",")] if args.plan else sys.stdin
+    commands = [f"run {n}" for n in plan.split(",")] if plan else sys.stdin
     for line in commands:
         words = line.split()
         if not words or words[0] != "run":
@@ -148,6 +136,32 @@ def main() -> None:
             "peak_rss_mb": peak_rss_mb(),
         }
         print(json.dumps(result), flush=True)
+
+
+def main() -> None:
+    """Serve ``run N`` commands for one implementation."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("impl", choices=["debategraph", "debategraph-sync", "langgraph"])
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--agents", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--topology", default="ring")
+    parser.add_argument(
+        "--plan", help="run these batches (comma-separated debate counts) and exit, no stdin"
+    )
+    args = parser.parse_args()
+    runner: Runner
+    if args.impl == "langgraph":
+        from peers.langgraph_debate import langgraph_runner
+
+        runner = langgraph_runner(args.url, args.db, args.agents, args.rounds, QUESTION)
+    else:
+        runner = debategraph_runner(
+            args.url, args.db, args.agents, args.rounds, args.topology,
+            sync=args.impl == "debategraph-sync",
+        )  # fmt: skip
+    serve(runner, args.plan)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""The peers the speed benchmark runs beside debategraph, each the same debate."""

@@ -1,0 +1,138 @@
+"""``make bench``: run every benchmark once and write ``docs/benchmarks.md``.
+
+Runs, one after the other, each script below with ``--json`` (its console output shows
+as it goes), then writes the report: one table of every figure (what it is, its target,
+what was measured, how) and the machine it ran on. A failing figure does not stop the
+run: the report says which failed. Exit status 1 if any counting figure failed.
+
+    python benchmarks/report.py [--quick] [--out docs/benchmarks.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent
+
+#: (script, title, extra arguments): the benchmarks ``make bench`` runs, in order.
+SCRIPTS = (
+    ("speed.py", "Speed beside the peers (stub server, 200 ms per call)", ()),
+    ("solver_debate.py", "Solver debate in-process (stub server)", ()),
+    ("checkpoint_bytes.py", "Checkpoint size", ()),
+    ("embedded.py", "Embedded model (llama.cpp server, SmolLM2-135M)", ()),
+)
+
+
+def machine() -> str:
+    """CPU model, cores, memory, OS and Python of this machine, on one line."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                memory = f", {int(line.split()[1]) / 1024 / 1024:.0f} GiB RAM"
+                break
+    except OSError:
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} CPUs{memory}; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}"
+    )
+
+
+def cell(text: str) -> str:
+    """``text`` safe in a Markdown table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def render(results: list[tuple[str, str, dict[str, Any] | None, int]], quick: bool) -> str:
+    """The Markdown report."""
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written by `make bench`{' (quick mode)' if quick else ''} on {now}.",
+        "",
+        f"Machine: {machine()}.",
+        "",
+        "Every model call goes over HTTP to the OpenAI-compatible stub server of the test "
+        "suite (`tests/openai_stub.py`), which answers after a set latency; the embedded "
+        "figures use the real llama.cpp server and SmolLM2-135M. The peers (plain LangGraph, "
+        "AutoGen-core) run the same debate against the same server, alternating run by run; "
+        "see each script's docstring for exactly what it runs.",
+        "",
+        "| Figure | Target | Measured | Result | How |",
+        "|---|---|---|---|---|",
+    ]
+    failed = 0
+    notes: list[str] = []
+    for script, title, payload, code in results:
+        if payload is None:
+            lines.append(f"| {cell(title)} | - | did not run (exit {code}) | FAIL | `{script}` |")
+            failed += 1
+            continue
+        for fig in payload["figures"]:
+            verdict = "pass" if fig["passed"] else ("advisory" if fig["advisory"] else "FAIL")
+            failed += verdict == "FAIL"
+            lines.append(
+                f"| {cell(fig['name'])} | {cell(fig['target'])} | {cell(fig.get('headline', ''))}"
+                f" | {verdict} | {cell(fig['setup'])} (`{script}`) |"
+            )
+        notes += [f"`{script}`: {w}" for w in payload.get("warnings", [])]
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- {cell(n)}" for n in notes]
+    lines += [
+        "",
+        f"{failed} figure(s) failed." if failed else "Every figure met its target.",
+        "",
+        "Run it again with `make bench` (about 10 minutes; `make bench-quick` for a smoke "
+        "run). The AutoGen peer needs a virtual environment of its own (AutoGen pins "
+        "protobuf 5, the LangGraph server 6): `python3 -m venv .venv-peers && "
+        '.venv-peers/bin/pip install autogen-core==0.7.5 "autogen-ext[openai]==0.7.5"`.',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    """Run the scripts, write the report."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="each script's --quick mode")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "docs" / "benchmarks.md")
+    args = parser.parse_args()
+    results: list[tuple[str, str, dict[str, Any] | None, int]] = []
+    with tempfile.TemporaryDirectory(prefix="debategraph-bench-") as tmp:
+        for script, title, extra in SCRIPTS:
+            out = Path(tmp) / f"{script}.json"
+            cmd = [sys.executable, str(HERE / script), "--json", str(out), *extra]
+            if args.quick:
+                cmd.append("--quick")
+            print(f"== {script}", flush=True)
+            code = subprocess.run(cmd, cwd=REPO_ROOT, check=False).returncode
+            payload = json.loads(out.read_text()) if out.exists() else None
+            results.append((script, title, payload, code))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(render(results, args.quick))
+    print(f"wrote {args.out}")
+    return 1 if any(code != 0 for *_, code in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

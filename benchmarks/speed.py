@@ -1,0 +1,356 @@
+"""Speed beside the peers: one debate, 10 and 100 at once, client CPU, start-up, prompt tokens.
+
+Every implementation runs the same debate (4 solvers, ring, 3 rounds, majority vote)
+against the OpenAI-compatible stub server, in a process of its own (so its CPU time is
+its own and the server's is not), alternating run by run:
+
+* ``debategraph``: the public API, ``build_solver_debate(...).compile(checkpointer=...)``
+  on ``open_checkpointer`` (SQLite), ``ainvoke``; N at once with ``asyncio.gather``;
+* ``langgraph``: the same debate in plain LangGraph on its ``SqliteSaver`` (``invoke``,
+  a thread per debate), ``benchmarks/peers/langgraph_debate.py``;
+* ``autogen``: AutoGen-core 0.7.5 in the shape of its multi-agent debate pattern,
+  ``benchmarks/peers/autogen_debate.py``, run by ``.venv-peers/bin/python`` (skipped
+  with a line saying how to install it when that is missing).
+
+Figures (the server answers each call after 200 ms, so a debate's critical path is
+3 x 200 ms = 0.6 s):
+
+1. One debate: wall / critical path, median of the runs, for each; target <= 1.10x.
+2. 10 debates at once in one process: wall of the batch / critical path; target <= 2.0x.
+3. Client CPU per model call (user + system CPU of the process over the 10-at-once runs,
+   over the calls the server answered); target: at or below the lowest peer's.
+4. 100 debates at once on one SQLite file (debategraph): all finish, peak memory,
+   debates per second.
+5. Start-up: ``debategraph solve`` as a new process, from its spawn to the first request
+   at the server; target <= 1.5 s. Also the end-to-end CLI run (``wall_s``) at 200 ms,
+   and per model call at zero latency.
+6. Prompt tokens per question, counted by the server: debategraph >= 50% below AutoGen.
+
+    python benchmarks/speed.py [--quick] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# benchmarks/ is on sys.path when run as a script
+from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
+from stub_process import StubProcess, stub_process
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent
+LATENCY_S = 0.2
+ROUNDS = 3
+AGENTS = 4
+CRITICAL_S = ROUNDS * LATENCY_S
+CALLS = AGENTS * ROUNDS
+ANSWER = "72"
+ONE_TARGET = 1.10
+TEN_TARGET = 2.0
+START_TARGET_S = 1.5
+TOKENS_TARGET = 0.5
+PEERS_PYTHON = Path(
+    os.environ.get("DEBATEGRAPH_PEERS_PYTHON", REPO_ROOT / ".venv-peers/bin/python")
+)
+INSTALL_PEERS = (
+    "python3 -m venv .venv-peers && .venv-peers/bin/pip install autogen-core==0.7.5 "
+    '"autogen-ext[openai]==0.7.5"'
+)
+WARNINGS: set[str] = set()
+
+
+@dataclass
+class Worker:
+    """A workload process of one implementation, answering ``run N`` commands."""
+
+    name: str
+    proc: subprocess.Popen[str]
+    server: StubProcess
+    runs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def run(self, n: int) -> dict[str, Any]:
+        """Run ``n`` debates at once; their figures plus the server's counts."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.server.take_stats()
+        self.proc.stdin.write(f"run {n}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name} worker died")
+        result: dict[str, Any] = json.loads(line)
+        result["server"] = self.server.take_stats()
+        wrong = [a for a in result["answers"] if str(a) != ANSWER]
+        if result["server"]["calls"] != n * CALLS or wrong:
+            raise RuntimeError(
+                f"{self.name}: {n} debates made {result['server']['calls']} calls "
+                f"(expected {n * CALLS}); answers {result['answers'][:5]}"
+            )
+        self.runs.setdefault(n, []).append(result)
+        return result
+
+    def close(self) -> None:
+        """End the process."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def start_worker(name: str, server: StubProcess, workdir: Path) -> Worker | None:
+    """Start the workload process of ``name``; ``None`` (and a warning) if unavailable."""
+    db = str(workdir / f"{name}.sqlite")
+    if name == "autogen":
+        if not PEERS_PYTHON.exists():
+            WARNINGS.add(
+                f"AutoGen peer skipped: {PEERS_PYTHON} not found; install: {INSTALL_PEERS}"
+            )
+            return None
+        cmd = [str(PEERS_PYTHON), str(HERE / "peers/autogen_debate.py"), "--url", server.url]
+    else:
+        cmd = [sys.executable, str(HERE / "workload.py"), name, "--url", server.url, "--db", db]
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    assert proc.stdout is not None
+    ready = proc.stdout.readline()
+    if not ready.startswith("{"):
+        proc.kill()
+        if name == "autogen":
+            WARNINGS.add(f"AutoGen peer skipped: it did not start ({ready!r}); {INSTALL_PEERS}")
+            return None
+        raise RuntimeError(f"{name} worker did not start: {ready!r}")
+    worker = Worker(name, proc, server)
+    worker.run(1)  # warm-up: imports, connections, caches
+    return worker
+
+
+def ratio_row(
+    name: str, values: Sequence[float], base: float | None, unit: str = "x"
+) -> tuple[str, str]:
+    """``name: median (min-max) [, n x debategraph's]``."""
+    med = statistics.median(values)
+    text = f"{med:.2f}{unit} ({min(values):.2f}-{max(values):.2f}, {len(values)} runs)"
+    if base is not None and name != "debategraph":
+        text += f"; {med / base:.2f} x debategraph's"
+    return name, text
+
+
+def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
+    """Figures 1-3 and 6: the implementations alternating, one and 10 at once."""
+    with stub_process(LATENCY_S) as server:
+        workers = [
+            w
+            for n in ("debategraph", "langgraph", "autogen")
+            if (w := start_worker(n, server, workdir))
+        ]
+        try:
+            for _ in range(runs):
+                for worker in workers:
+                    worker.run(1)
+            for _ in range(runs):
+                for worker in workers:
+                    worker.run(10)
+        finally:
+            for worker in workers:
+                worker.close()
+    one = {w.name: [r["wall_s"] / CRITICAL_S for r in w.runs[1][1:]] for w in workers}
+    ten = {w.name: [r["wall_s"] / CRITICAL_S for r in w.runs[10]] for w in workers}
+    cpu = {w.name: [r["cpu_s"] / r["server"]["calls"] * 1000 for r in w.runs[10]] for w in workers}
+    tokens = {
+        w.name: statistics.median(r["server"]["prompt_tokens"] for r in w.runs[1]) for w in workers
+    }
+    base_one = statistics.median(one["debategraph"])
+    base_ten = statistics.median(ten["debategraph"])
+    base_cpu = statistics.median(cpu["debategraph"])
+    peers_cpu = [statistics.median(v) for k, v in cpu.items() if k != "debategraph"]
+    setup = f"{AGENTS} solvers, ring, {ROUNDS} rounds, {LATENCY_S * 1000:.0f} ms per call"
+    in_flight = {w.name: max(r["server"]["max_in_flight"] for r in w.runs[10]) for w in workers}
+    figures = [
+        Figure(
+            number=1,
+            name="One debate",
+            setup=f"{setup} (critical path {CRITICAL_S:.1f} s), SQLite checkpoints, "
+            "implementations alternating",
+            rows=[ratio_row(k, v, base_one) for k, v in one.items()],
+            target=f"debategraph wall <= {ONE_TARGET:.2f} x the critical path",
+            passed=base_one <= ONE_TARGET,
+            advisory=quick,
+            values={"ratios": one},
+            headline=f"{base_one:.3f}x the critical path"
+            + "".join(
+                f"; {k} {statistics.median(v):.3f}x" for k, v in one.items() if k != "debategraph"
+            ),
+        ),
+        Figure(
+            number=2,
+            name="10 debates at once",
+            setup=f"{setup}, 10 debates in one process, one SQLite file",
+            rows=[
+                *[ratio_row(k, v, base_ten) for k, v in ten.items()],
+                ("info: calls in flight", ", ".join(f"{k} {v}" for k, v in in_flight.items())),
+            ],
+            target=f"debategraph batch wall <= {TEN_TARGET:.1f} x the critical path",
+            passed=base_ten <= TEN_TARGET,
+            advisory=quick,
+            values={"ratios": ten, "max_in_flight": in_flight},
+            headline=f"{base_ten:.2f}x"
+            + "".join(
+                f"; {k} {statistics.median(v):.2f}x" for k, v in ten.items() if k != "debategraph"
+            ),
+        ),
+        Figure(
+            number=3,
+            name="Client CPU per call",
+            setup="user + system CPU of each implementation's process over its 10-at-once "
+            "runs, per call answered",
+            rows=[ratio_row(k, v, base_cpu, " ms") for k, v in cpu.items()],
+            target="debategraph at or below the lowest peer's"
+            + (f" ({min(peers_cpu):.2f} ms)" if peers_cpu else " (no peer ran: 8 ms)"),
+            passed=base_cpu <= (min(peers_cpu) if peers_cpu else 8.0),
+            advisory=quick,
+            values={"ms_per_call": cpu},
+            headline=f"{base_cpu:.2f} ms"
+            + "".join(
+                f"; {k} {statistics.median(v):.2f} ms" for k, v in cpu.items() if k != "debategraph"
+            ),
+        ),
+    ]
+    if "autogen" in tokens:
+        cut = 1 - tokens["debategraph"] / tokens["autogen"]
+        figures.append(
+            Figure(
+                number=6,
+                name="Prompt tokens per question",
+                setup=f"{setup}: prompt tokens the server counted for one debate",
+                rows=[(k, f"{v:,.0f}") for k, v in tokens.items()]
+                + [("cut vs autogen", f"{cut:.0%}")],
+                target=f"debategraph >= {TOKENS_TARGET:.0%} below AutoGen",
+                passed=cut >= TOKENS_TARGET,
+                values={"prompt_tokens": tokens, "cut_vs_autogen": cut},
+                headline=f"{tokens['debategraph']:,.0f} vs AutoGen "
+                f"{tokens['autogen']:,.0f} ({cut:.0%} fewer)",
+            )
+        )
+    else:
+        WARNINGS.add("figure 6 (prompt tokens vs AutoGen) not measured: AutoGen peer missing")
+    return figures
+
+
+def figure_hundred(workdir: Path, *, quick: bool) -> Figure:
+    """Figure 4: 100 debates at once, one process, one SQLite file."""
+    n = 30 if quick else 100
+    with stub_process(LATENCY_S) as server:
+        worker = start_worker("debategraph", server, workdir)
+        assert worker is not None
+        try:
+            result = worker.run(n)
+        finally:
+            worker.close()
+    wall = result["wall_s"]
+    return Figure(
+        number=4,
+        name=f"{n} debates at once",
+        setup=f"{AGENTS} solvers, ring, {ROUNDS} rounds, {LATENCY_S * 1000:.0f} ms per call, "
+        f"{n} debates in one process on one SQLite file (ainvoke, asyncio.gather)",
+        rows=[
+            ("finished", f"{len(result['answers'])}/{n}, every answer {ANSWER}"),
+            ("wall", f"{wall:.2f} s = {wall / CRITICAL_S:.2f} x the critical path"),
+            ("debates per second", f"{n / wall:.1f}"),
+            ("peak memory (RSS)", f"{result['peak_rss_mb']:.0f} MiB"),
+            ("calls in flight at most", str(result["server"]["max_in_flight"])),
+        ],
+        target=f"all {n} finish",
+        passed=len(result["answers"]) == n,
+        values={k: result[k] for k in ("wall_s", "cpu_s", "peak_rss_mb")} | {"n": n},
+        headline=f"{n}/{n} finish in {wall:.2f} s ({n / wall:.1f} debates/s), peak RSS "
+        f"{result['peak_rss_mb']:.0f} MiB",
+    )
+
+
+def cli_run(server: StubProcess, db: Path) -> tuple[float, dict[str, Any], dict[str, Any]]:
+    """``debategraph solve --json`` as a new process: spawn-to-first-request, result, stats."""
+    server.take_stats()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    args = ["solve", "What is 6 times 12?", "--json", *stub_model_args(server.url, db)]
+    spawned = time.time()
+    proc = subprocess.run(
+        cli(*args), capture_output=True, text=True, env=env, cwd=REPO_ROOT, check=False
+    )
+    stats = server.take_stats()
+    if proc.returncode != 0:
+        raise RuntimeError(f"debategraph solve failed: {proc.stderr[-500:]}")
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return stats["first_request_at"] - spawned, result, stats
+
+
+def figure_start(workdir: Path, *, runs: int, quick: bool) -> Figure:
+    """Figure 5: the CLI as a new process: start-up, a debate end to end, per call."""
+    starts: list[float] = []
+    walls: list[float] = []
+    zero: list[float] = []
+    with stub_process(LATENCY_S) as server:
+        cli_run(server, workdir / "start-warm.sqlite")  # warm the file cache, not the process
+        for i in range(runs):
+            start, result, _ = cli_run(server, workdir / f"start-{i}.sqlite")
+            starts.append(start)
+            walls.append(result["wall_s"])
+    with stub_process(0.0) as server:
+        for i in range(runs):
+            _, result, stats = cli_run(server, workdir / f"zero-{i}.sqlite")
+            zero.append(result["wall_s"] / stats["calls"] * 1000)
+    start = statistics.median(starts)
+    return Figure(
+        number=5,
+        name="Start-up and the CLI end to end",
+        setup="`debategraph solve --json` as a new process (4 solvers, ring, 3 rounds), "
+        "a fresh SQLite file each run",
+        rows=[
+            (
+                "spawn to first request",
+                f"{start:.2f} s ({min(starts):.2f}-{max(starts):.2f}, {runs} runs)",
+            ),
+            (
+                "wall_s at 200 ms per call",
+                f"{statistics.median(walls):.3f} s = "
+                f"{statistics.median(walls) / CRITICAL_S:.2f} x the critical path",
+            ),
+            ("wall_s per call at zero latency", f"{statistics.median(zero):.2f} ms"),
+        ],
+        target=f"spawn to first request <= {START_TARGET_S} s",
+        passed=start <= START_TARGET_S,
+        advisory=quick,
+        values={"start_s": starts, "wall_s": walls, "zero_latency_ms_per_call": zero},
+        headline=f"{start:.2f} s to the first request; a debate's wall_s "
+        f"{statistics.median(walls) / CRITICAL_S:.2f}x the critical path; "
+        f"{statistics.median(zero):.1f} ms per call at zero latency",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the figures; 1 if a counting figure fails, else 0."""
+    args = base_parser(__doc__).parse_args(argv)
+    quick: bool = args.quick
+    return run_benchmark(
+        "debategraph speed benchmark",
+        [
+            lambda workdir: figure_peers(workdir, runs=2 if quick else 7, quick=quick),
+            lambda workdir: figure_hundred(workdir, quick=quick),
+            lambda workdir: figure_start(workdir, runs=2 if quick else 5, quick=quick),
+        ],
+        args=args,
+        quick_note="quick mode: 2 runs each, 30 debates at once instead of 100; timing "
+        "figures are advisory",
+        warnings=lambda: WARNINGS,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
