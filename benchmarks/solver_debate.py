@@ -46,7 +46,12 @@ from langgraph.constants import TASKS
 
 from debategraph.checkpoints import open_checkpointer
 from debategraph.checkpoints.savers import serializer
-from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate, recursion_limit
+from debategraph.graphs.solver_debate import (
+    DEFAULT_VIEW_CHARS,
+    GRAPH_NAME,
+    build_solver_debate,
+    recursion_limit,
+)
 from debategraph.models import ModelSpec, bind_model
 from debategraph.nodes.solver import make_solver
 from debategraph.state import Turn
@@ -324,7 +329,7 @@ def figure_prompt_tokens(workdir: Path, *, sweep: bool) -> Figure:
 
 def call_node(state: Any, node: Any) -> Any:
     """Run one solver node body outside LangGraph."""
-    return node(state, runtime=None)
+    return node.func(state, None)  # the node's sync body, outside LangGraph
 
 
 def baseline_run(server: StubOpenAIServer, solvers: int, rounds: int) -> float:
@@ -338,7 +343,7 @@ def baseline_run(server: StubOpenAIServer, solvers: int, rounds: int) -> float:
     """
     binding = bind_model(spec_for(server))
     topology = make_topology("ring", solvers, 2)
-    nodes = [make_solver(name, topology, binding) for name in topology.solvers]
+    nodes = [make_solver(name, topology, binding, DEFAULT_VIEW_CHARS) for name in topology.solvers]
     transcript: list[Turn] = []
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=solvers) as pool:

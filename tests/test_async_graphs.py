@@ -69,7 +69,7 @@ def solver_model() -> ScriptedChatModel:
 
     def respond(messages: list[BaseMessage]) -> Any:
         who = str(messages[0].content).split(",")[0].removeprefix("You are ")
-        refined = "previous solution" in str(messages[-1].content)
+        refined = "previous answer" in str(messages[-1].content)
         answer = "72" if refined or who != "solver_3" else "70"
         return tool_reply("SolverReply", {"reasoning": f"{who} works", "answer": answer})
 

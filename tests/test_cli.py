@@ -177,7 +177,7 @@ def test_resume_repeats_no_finished_call(
 
     def flaky(request: dict[str, Any]) -> dict[str, Any]:
         solver = solver_of(request)
-        is_round_2 = "previous solution" in json.dumps(request["messages"])
+        is_round_2 = "previous answer" in json.dumps(request["messages"])
         if solver == "solver_2" and is_round_2 and solver not in failed:
             failed.add(solver)
             time.sleep(0.3)  # the others finish first
@@ -263,6 +263,7 @@ def test_ctrl_c_then_resume(tmp_path: Path) -> None:
         ),
         (["solve", QUESTION, "--neighbours", "0"], "neighbours k=0 is out of range"),
         (["solve", QUESTION, "--token-budget", "0"], "token budget"),
+        (["solve", QUESTION, "--view-chars", "10"], "view_chars must be at least 40"),
         (["solve", QUESTION, "--max-concurrency", "0"], "--max-concurrency 0"),
         (["solve", QUESTION, "--agents", "x"], "Invalid value for '--agents'"),
         (["solve", QUESTION, "--base-url", "http://127.0.0.1:9/v1"], "needs --model NAME"),

@@ -132,7 +132,7 @@ def test_interject_refused_mid_round_finished_and_empty(
     failed: set[str] = set()
 
     def flaky(request: dict[str, Any]) -> dict[str, Any]:
-        round_2 = "previous solution" in json.dumps(request)
+        round_2 = "previous answer" in json.dumps(request)
         if solver_of(request) == "solver_2" and round_2 and not failed:
             failed.add("x")
             time.sleep(0.2)
@@ -363,7 +363,7 @@ def test_crash_resume_repeats_no_finished_call(
     failed: set[str] = set()
 
     def flaky(request: dict[str, Any]) -> dict[str, Any]:
-        round_2 = "previous solution" in json.dumps(request)
+        round_2 = "previous answer" in json.dumps(request)
         if solver_of(request) == "solver_3" and round_2 and not failed:
             failed.add("x")
             time.sleep(0.3)  # the other round-2 calls finish and are saved first

@@ -50,10 +50,9 @@ class Model:
     def who(messages: list[BaseMessage]) -> tuple[str, int]:
         found = SOLVER_RE.search(str(messages[0].content))
         assert found
-        solver = found.group(1)
         rest = "\n".join(str(m.content) for m in messages[1:])
-        own = re.findall(rf"reasoning-of-{re.escape(solver)}-round-(\d+)\b", rest)
-        return solver, max(map(int, own)) + 1 if own else 1
+        seen = re.findall(r"reasoning-of-\S+-round-(\d+)\b", rest)  # the neighbours'
+        return found.group(1), max(map(int, seen)) + 1 if seen else 1
 
     def respond(self, messages: list[BaseMessage]) -> AIMessage:
         solver, rnd = self.who(messages)

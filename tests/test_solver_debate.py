@@ -26,6 +26,7 @@ from debategraph.errors import ModelUnavailableError
 from debategraph.graphs import studio
 from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate, recursion_limit
 from debategraph.models import ModelSpec
+from debategraph.nodes.solver import gist
 from debategraph.prompts import SOLUTION_VIEW
 from debategraph.state import RoundRecord, Turn, Usage
 from debategraph.strategies import ring, star
@@ -54,14 +55,13 @@ def reasoning(solver: str, rnd: int) -> str:
 def solver_and_round(system: str, rest: str) -> tuple[str, int]:
     """Who a prompt is for (the system message names the solver) and which round.
 
-    A refining solver is shown its own previous solution, whose scripted reasoning names
-    the round it came from; a first-round prompt shows no solution at all.
+    A refining solver is shown its neighbours' previous solutions, whose scripted reasoning
+    names the round it came from; a first-round prompt shows no solution at all.
     """
     found = SOLVER_RE.search(system)
     assert found, system
-    solver = found.group(1)
-    own = re.findall(rf"reasoning-of-{re.escape(solver)}-round-(\d+)\b", rest)
-    return solver, max(map(int, own)) + 1 if own else 1
+    seen = re.findall(r"reasoning-of-\S+-round-(\d+)\b", rest)
+    return found.group(1), max(map(int, seen)) + 1 if seen else 1
 
 
 def who(messages: list[BaseMessage]) -> tuple[str, int]:
@@ -160,7 +160,7 @@ def test_three_solvers_two_rounds(saver: BaseCheckpointSaver[Any]) -> None:
         assert QUESTION in text
         assert "reasoning-of-" not in text
 
-    # Round 2: its own round-1 answer and exactly its neighbours' (k=1: only i+1).
+    # Round 2: its own round-1 answer and exactly its neighbours' solutions (k=1: only i+1).
     assert dict(topo.neighbours) == {
         "solver_1": ("solver_2",),
         "solver_2": ("solver_3",),
@@ -173,7 +173,10 @@ def test_three_solvers_two_rounds(saver: BaseCheckpointSaver[Any]) -> None:
             view = SOLUTION_VIEW.format(
                 agent=other, content=reasoning(other, 1), answer=ANSWERS[(other, 1)][0]
             )
-            if other == solver or other in topo.neighbours[solver]:
+            if other == solver:
+                assert f"Your previous answer: {ANSWERS[(other, 1)][0]}\n" in text
+                assert reasoning(other, 1) not in text  # its own reasoning is not re-sent
+            elif other in topo.neighbours[solver]:
                 assert view in text, (solver, other)
             else:
                 assert reasoning(other, 1) not in text, (solver, other)
@@ -403,6 +406,7 @@ def test_recursion_limit_is_enough_and_bounded() -> None:
         ({"topology": {"a": ["a"], "b": ["a"]}}, "lists itself"),
         ({"topology": {"aggregate": ["b"], "b": ["aggregate"]}}, "reserved node names"),
         ({"topology": {"__x": ["b"], "b": ["__x"]}}, "reserved node names"),
+        ({"view_chars": 39}, "view_chars must be at least 40 (or None for all), got 39"),
     ],
 )
 def test_bad_settings_fail_at_build_time(kwargs: dict[str, Any], message: str) -> None:
@@ -626,3 +630,30 @@ def test_close_round_charges_each_turn_once_also_for_older_threads() -> None:
     state["usage_by_agent"] = {"solver_1": one, "solver_2": one}  # this version: none yet
     state["usage"] = one + one
     assert close(state)["usage_by_agent"] == {"solver_1": one, "solver_2": one}
+
+
+def test_gist_keeps_the_start_and_the_end_of_long_reasoning() -> None:
+    text = "Step 1: April is 48.  Step 2: May is half,\n24. " + "filler " * 40 + "Total: 72."
+    cut = gist(text, 80)
+    assert len(cut) <= 80
+    assert cut.startswith("Step 1: April is 48. Step 2:") and cut.endswith("Total: 72.")
+    assert " … " in cut and "filler filler filler filler filler filler" not in cut
+    assert gist("short  one\n", 80) == "short one"
+    assert gist(text, None) == " ".join(text.split())
+
+
+@pytest.mark.parametrize("view_chars", [60, None])
+def test_view_chars_bounds_what_a_solver_reads_of_its_neighbours(view_chars: int | None) -> None:
+    long = "first-step " + "middle " * 100 + "last-step"
+
+    def respond(messages: list[BaseMessage]) -> AIMessage:
+        return tool_reply("SolverReply", {"reasoning": long, "answer": "18"})
+
+    model = ScriptedChatModel(respond=respond)
+    graph = build_solver_debate(model, agents=3, rounds=2, view_chars=view_chars).compile()
+    graph.invoke({"question": QUESTION}, config_for("v", 2))
+    refine = [str(p[-1].content) for p in model.prompts[3:]]
+    assert len(refine) == 3
+    for text in refine:
+        assert text.count("first-step") == 2 and text.count("last-step") == 2  # 2 neighbours
+        assert text.count("middle") == (200 if view_chars is None else 8)  # 2 x (2 + 2) kept

@@ -2,17 +2,17 @@
 
 SOLVER_SYSTEM = (
     "You are {solver}, one of {n_solvers} agents solving a math word problem. "
-    "Reason briefly, step by step; the answer is a single number."
+    "Reason briefly, step by step; answer with one number."
 )
 
 SOLVER_FIRST_ROUND = "Question: {question}\n\n{human}Solve it."
 
 SOLVER_REFINE = (
     "Question: {question}\n\n"
-    "Your previous solution:\n{own}\n\n"
-    "Solutions of the agents you hear:\n{peers}\n\n"
+    "Your previous answer: {own}\n\n"
+    "Your neighbours' solutions:\n{peers}\n\n"
     "{human}"
-    "Use their reasoning as advice: check yours and theirs step by step, then answer again."
+    "Check their reasoning and yours step by step, then solve it again."
 )
 
 HUMAN_INTERJECTION = "A human moderator says (take it into account):\n{notes}\n\n"

@@ -48,6 +48,7 @@ class ThreadedAsync:
 
     async def _on_thread(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         import os
+
         if os.environ.get("DG_DIRECT"):
             return func(*args, **kwargs)
         loop = asyncio.get_running_loop()

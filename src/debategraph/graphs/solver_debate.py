@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 GRAPH_NAME = "solver_debate"
 STEPS_PER_ROUND = 3
+MIN_VIEW_CHARS = 40
+#: Characters of each neighbour's reasoning a solver reads: its start and its end.
+DEFAULT_VIEW_CHARS = 340
 
 
 def build_solver_debate(
@@ -45,6 +48,7 @@ def build_solver_debate(
     token_budget: int | None = None,
     stop_when_unanimous: bool = False,
     pause_after_round: bool = False,
+    view_chars: int | None = DEFAULT_VIEW_CHARS,
     state_schema: type[Any] | None = None,
 ) -> StateGraph[Any, Context, SolverDebateInput, SolverDebateOutput]:
     """Build the solver debate graph (uncompiled).
@@ -65,6 +69,10 @@ def build_solver_debate(
             with the round's answers; resume with ``Command(resume={"approve": True})`` or
             ``Command(resume={"interject": "text"})`` (the text is shown to every solver
             next round). Needs a checkpointer.
+        view_chars: How much of each neighbour's reasoning a solver reads after round 1:
+            the first and last ``view_chars / 2`` characters (>= 40); ``None``: all of it.
+            A solver reads its own previous answer, and of each neighbour the answer and
+            this gist, so prompts stay the same size however long replies grow.
         state_schema: State schema; may extend
             :class:`~debategraph.state.SolverDebateState` (the default).
 
@@ -91,6 +99,10 @@ def build_solver_debate(
         raise ValueError(f"rounds must be at least 1, got {rounds}")
     if token_budget is not None and token_budget < 1:
         raise ValueError(f"token budget must be a positive number of tokens, got {token_budget}")
+    if view_chars is not None and view_chars < MIN_VIEW_CHARS:
+        raise ValueError(
+            f"view_chars must be at least {MIN_VIEW_CHARS} (or None for all), got {view_chars}"
+        )
     if isinstance(topology, str) and agents < 2:
         raise ValueError(f"agents must be at least 2, got {agents}")
     k = min(2, agents - 1) if neighbours is None else neighbours
@@ -111,7 +123,7 @@ def build_solver_debate(
     )
     builder.add_node(loop.OPEN_ROUND_NODE, loop_node(loop.make_open_round(nodes.check_question)))
     for solver in topo.solvers:
-        builder.add_node(solver, nodes.make_solver(solver, topo, binding))
+        builder.add_node(solver, nodes.make_solver(solver, topo, binding, view_chars))
         builder.add_edge(loop.OPEN_ROUND_NODE, solver)
     conditions = nodes.termination_conditions(rounds, token_budget, stop_when_unanimous)
     builder.add_node(nodes.CLOSE_ROUND_NODE, loop_node(nodes.make_close_round(conditions)))
@@ -164,6 +176,13 @@ def solve_command(
     unanimous: Annotated[
         bool, typer.Option("--stop-when-unanimous", help="Stop early once all agree.")
     ] = False,
+    view_chars: Annotated[
+        int,
+        typer.Option(
+            "--view-chars",
+            help="Characters of each neighbour's reasoning a solver reads (0: all of it).",
+        ),
+    ] = DEFAULT_VIEW_CHARS,
 ) -> Launch:
     """Solvers debate a math question on a communication topology, then vote."""
     if not question.strip():
@@ -175,6 +194,7 @@ def solve_command(
         "neighbours": neighbours,
         "token_budget": token_budget,
         "stop_when_unanimous": unanimous,
+        "view_chars": view_chars or None,
     }
     return Launch(settings, {"question": question})
 

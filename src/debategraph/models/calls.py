@@ -407,6 +407,8 @@ def _structured_runnable(
         runnable = chat.bind(response_format={"type": "json_schema", "json_schema": spec})
     else:
         tool = convert_to_openai_tool(schema)
+        if not tool["function"].get("description"):
+            del tool["function"]["description"]  # "" says nothing, in every request
         name = tool["function"]["name"]
         runnable = chat.bind_tools([tool], tool_choice=name, parallel_tool_calls=False)
     _RUNNABLES[key] = (chat, runnable)

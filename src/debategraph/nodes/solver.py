@@ -55,16 +55,20 @@ AGGREGATE_NODE = "aggregate"
 NUMBER_PATTERN = r"^-?[0-9][0-9,]*([.][0-9]+)?$"
 
 
+def _no_description(schema: dict[str, Any]) -> None:
+    schema.pop("description", None)  # the tool's name says it; every call sends the schema
+
+
 class SolverReply(BaseModel):
     """A solver's answer."""
 
-    model_config = ConfigDict(coerce_numbers_to_str=True)
+    model_config = ConfigDict(coerce_numbers_to_str=True, json_schema_extra=_no_description)
 
     reasoning: str = Field(description="Brief step-by-step reasoning.")
     answer: str = Field(
         description="Only the final number.", json_schema_extra={"pattern": NUMBER_PATTERN}
     )
-    confidence: float = Field(default=0.5, ge=0.0, le=1.0, description="0 to 1.")
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
 def latest_turns(transcript: Sequence[Turn], stage: str = SOLVE_STAGE) -> dict[str, Turn]:
@@ -124,12 +128,17 @@ def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> So
     )
 
 
-def solver_prompt(task: SolverView, n_solvers: int) -> list[BaseMessage]:
-    """The messages a solver sees: the question, and after round 1 its own and its peers' answers.
+def solver_prompt(task: SolverView, n_solvers: int, view_chars: int | None) -> list[BaseMessage]:
+    """The messages a solver sees: the question, and after round 1 the answers so far.
+
+    After round 1 a solver reads its own previous answer and, of each neighbour, the
+    answer and the gist of its reasoning (see :func:`gist`): a prompt's size stays the
+    same however long the replies grow.
 
     Args:
         task: The solver's view.
         n_solvers: How many solvers debate.
+        view_chars: How much of each neighbour's reasoning to show (``None``: all).
 
     Returns:
         The prompt.
@@ -140,18 +149,45 @@ def solver_prompt(task: SolverView, n_solvers: int) -> list[BaseMessage]:
     if own is None:
         text = SOLVER_FIRST_ROUND.format(question=task["question"], human=human)
         return [system, HumanMessage(text)]
-    peers = "\n\n".join(_view(t) for t in task["peers"]) or NO_ANSWER
-    text = SOLVER_REFINE.format(question=task["question"], own=_view(own), peers=peers, human=human)
+    peers = "\n\n".join(_view(t, view_chars) for t in task["peers"]) or NO_ANSWER
+    own_answer = own.answer or NO_ANSWER
+    text = SOLVER_REFINE.format(question=task["question"], own=own_answer, peers=peers, human=human)
     return [system, HumanMessage(text)]
 
 
-def _view(turn: Turn) -> str:
+def _view(turn: Turn, view_chars: int | None) -> str:
     return SOLUTION_VIEW.format(
-        agent=turn.agent, content=turn.content, answer=turn.answer or NO_ANSWER
+        agent=turn.agent, content=gist(turn.content, view_chars), answer=turn.answer or NO_ANSWER
     )
 
 
-def make_solver(solver: str, topology: Topology, model: ModelBinding | None) -> Runnable[Any, Any]:
+def gist(text: str, limit: int | None) -> str:
+    """``text`` on one line; past ``limit`` characters, its start and its end around "…".
+
+    A solution's first steps and its conclusion are what a peer checks; the middle is cut.
+
+    Args:
+        text: A solver's reasoning.
+        limit: Most characters to keep (``None``: all).
+
+    Returns:
+        The gist.
+    """
+    flat = " ".join(text.split())
+    if limit is None or len(flat) <= limit:
+        return flat
+    half = max(1, (limit - 3) // 2)
+    head = flat[: half + 1].rsplit(" ", 1)[0] or flat[:half]  # whole words
+    tail = flat[-half - 1 :].split(" ", 1)[-1] or flat[-half:]
+    return f"{head} … {tail}"
+
+
+def make_solver(
+    solver: str,
+    topology: Topology,
+    model: ModelBinding | None,
+    view_chars: int | None,
+) -> Runnable[Any, Any]:
     """Node in which one solver answers for the current round.
 
     Each solver is its own node, all started by ``open_round`` in the same step, so a
@@ -164,16 +200,18 @@ def make_solver(solver: str, topology: Topology, model: ModelBinding | None) -> 
         solver: The solver's name (also the node's name).
         topology: Who hears whom.
         model: The model to call; ``None`` reads it from the run's context (Studio).
+        view_chars: How much of each neighbour's reasoning the solver reads.
 
     Returns:
-        The node function.
+        The node.
     """
     n_solvers = len(topology.solvers)
     agent = Agent(solver, model)
 
     def solve(state: SolverDebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         task = solver_view(state, solver, topology)
-        result = yield from agent.ask_steps(runtime, SolverReply, solver_prompt(task, n_solvers))
+        prompt = solver_prompt(task, n_solvers, view_chars)
+        result = yield from agent.ask_steps(runtime, SolverReply, prompt)
         reply = result.value
         reply_to = tuple(t.id for t in ([task["own"]] if task["own"] else []) + task["peers"])
         if reply is None:
