@@ -535,6 +535,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         """Serve ``/v1/chat/completions``; anything else is 404."""
+        self.arrived = time.monotonic()  # latency counts from here, not after parsing
         try:
             try:
                 raw = self._read_body()
@@ -588,7 +589,8 @@ class StubOpenAIServer:
 
     Attributes:
         responder: Callable producing replies from the parsed request body.
-        latency_s: Seconds to sleep per chat request before answering.
+        latency_s: Seconds from a chat request's arrival to its answer (the reply is
+            built meanwhile, so the server's own work is not added to it).
         requests: Every chat request body received, in arrival order.
         calls: Number of successfully answered chat completions.
         prompt_tokens: Sum of prompt tokens of answered completions.
@@ -782,6 +784,9 @@ class StubOpenAIServer:
         answered: tuple[int, int] | None = None
         try:
             send, answered = self._prepare(handler, body, fault)
+            if self.latency_s > 0:  # the reply is ready: send it latency_s after arrival
+                remaining = getattr(handler, "arrived", time.monotonic()) + self.latency_s
+                self._stopping.wait(max(0.0, remaining - time.monotonic()))
         finally:
             with self._lock:
                 self._in_flight -= 1
@@ -805,8 +810,6 @@ class StubOpenAIServer:
             A callable that sends the response, and ``(prompt_tokens,
             completion_tokens)`` for a successful completion or ``None``.
         """
-        if self.latency_s > 0:
-            self._stopping.wait(self.latency_s)
         kind = fault[0] if fault else None
         if kind == "5xx":
             return lambda: handler._send_error(500, "Injected server error", "server_error"), None

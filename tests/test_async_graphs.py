@@ -22,6 +22,7 @@ from debategraph.checkpoints import open_checkpointer
 from debategraph.graphs.debate import build_debate
 from debategraph.graphs.solver_debate import build_solver_debate, recursion_limit
 from debategraph.models import ModelSpec, bind_model, call_limit, set_call_limit
+from debategraph.models.binding import for_running_loop
 from tests.conftest import run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer
@@ -214,3 +215,19 @@ def test_cli_has_every_call_of_a_round_in_flight(
     assert json.loads(out)["answer"] == "72"
     assert slow.calls == 10
     assert slow.max_in_flight == 5
+
+
+def test_a_loops_http_client_is_closed_when_the_loop_ends() -> None:
+    with StubOpenAIServer(lambda body: dict(REPLY)) as server:
+        binding = bind_model(spec(server))
+
+        async def per_loop() -> Any:
+            mine = for_running_loop(binding)
+            assert mine is for_running_loop(binding)  # one per loop
+            assert mine.chat is not binding.chat
+            await mine.chat.ainvoke("hi")
+            return mine.chat.http_async_client
+
+        client = run(per_loop())
+        assert client.is_closed  # asyncio.run closed it with the loop: nothing left open
+        assert for_running_loop(binding) is binding  # outside any loop: as built

@@ -13,7 +13,7 @@ import asyncio
 import functools
 import os
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple
 from urllib.parse import urlparse
 
@@ -49,9 +49,10 @@ class ModelBinding(NamedTuple):
     rebuild: Callable[[], BaseChatModel] | None = None
 
 
-#: Per event loop: id of a binding's chat model -> (that model, the binding for the loop).
+#: Per event loop: id of a binding's chat model -> (that model, the binding for the loop,
+#: the async generator that closes its HTTP client with the loop and the task starting it).
 _PER_LOOP: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[int, tuple[BaseChatModel, ModelBinding]]
+    asyncio.AbstractEventLoop, dict[int, tuple[BaseChatModel, ModelBinding, Any]]
 ] = weakref.WeakKeyDictionary()
 
 
@@ -80,9 +81,44 @@ def for_running_loop(binding: ModelBinding) -> ModelBinding:
     per_loop = _PER_LOOP.setdefault(loop, {})
     hit = per_loop.get(id(binding.chat))
     if hit is None or hit[0] is not binding.chat:
-        hit = (binding.chat, binding._replace(chat=binding.rebuild(), rebuild=None))
+        chat = binding.rebuild()
+        closer = _close_with_loop(getattr(chat, "http_async_client", None) or _NoClient())
+        started = asyncio.ensure_future(closer.__anext__())  # to its yield: the loop tracks it
+        hit = (binding.chat, binding._replace(chat=chat, rebuild=None), (closer, started))
         per_loop[id(binding.chat)] = hit
     return hit[1]
+
+
+class _NoClient:
+    async def aclose(self) -> None:
+        """Nothing to close."""
+
+
+def _async_http_client() -> Any:
+    """The async HTTP client of a per-loop chat model.
+
+    The openai SDK's aiohttp transport when ``aiohttp`` is installed (the ``openai[aiohttp]``
+    extra, a dependency of this package): under concurrent calls it costs about a fifth
+    less client CPU per call than httpx. Otherwise the SDK's default httpx client.
+    """
+    try:
+        return openai.DefaultAioHttpClient()
+    except (RuntimeError, AttributeError):  # aiohttp missing, or an SDK without it
+        return openai.DefaultAsyncHttpxClient()
+
+
+async def _close_with_loop(client: Any) -> AsyncIterator[None]:
+    """Close ``client`` when its event loop shuts down.
+
+    An async generator that waits at its ``yield``: ``asyncio.run`` (and any
+    ``asyncio.Runner``) closes the async generators of its loop before closing the loop
+    (``shutdown_asyncgens``), and so this one closes the client's connections, which
+    would otherwise be reported unclosed at exit.
+    """
+    try:
+        yield
+    finally:
+        await client.aclose()
 
 
 def _openai_binding(
@@ -94,7 +130,7 @@ def _openai_binding(
     """A binding of a ``ChatOpenAI`` with ``settings``, rebuilt per event loop."""
 
     def rebuild() -> BaseChatModel:
-        return ChatOpenAI(**settings, http_async_client=openai.DefaultAsyncHttpxClient())
+        return ChatOpenAI(**settings, http_async_client=_async_http_client())
 
     return ModelBinding(ChatOpenAI(**settings), method, endpoint, diagnose, rebuild)
 

@@ -371,7 +371,7 @@ def _unavailable(
         return ModelUnavailableError(failure)
     if isinstance(exc, openai.APIStatusError):
         detail = f"answered HTTP {exc.status_code}: {one_line(exc.message)}"
-    elif isinstance(exc, openai.APITimeoutError):
+    elif isinstance(exc, openai.APITimeoutError) and not _refused(exc):
         detail = f"timed out: {one_line(_root_cause(exc))}"
     else:
         detail = f"is unreachable: {one_line(_root_cause(exc))}"
@@ -449,6 +449,16 @@ def parse_reply(
         return schema.model_validate(data), ""
     except ValidationError as exc:
         return None, str(exc)
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connection was refused down the chain (aiohttp calls that a timeout)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _root_cause(exc: BaseException) -> str:
