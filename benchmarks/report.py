@@ -104,8 +104,8 @@ def render(results: list[tuple[str, str, dict[str, Any] | None, int]], quick: bo
         "",
         "Run it again with `make bench` (about 10 minutes; `make bench-quick` for a smoke "
         "run). The AutoGen peer needs a virtual environment of its own (AutoGen pins "
-        "protobuf 5, the LangGraph server 6): `python3 -m venv .venv-peers && "
-        '.venv-peers/bin/pip install autogen-core==0.7.5 "autogen-ext[openai]==0.7.5"`.',
+        "protobuf 5, the LangGraph server 6): `make peers` makes `.venv-peers` from "
+        "`benchmarks/peers/requirements.txt`.",
         "",
     ]
     return "\n".join(lines)

@@ -51,6 +51,14 @@ def check_embedded(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert all(r["overlap"] > 0 for r in runs), output
 
 
+def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
+    assert set(figures["One debate"]["values"]["ratios"]) == {"debategraph", "langgraph"}, output
+    in_flight = figures["10 debates at once"]["values"]["max_in_flight"]
+    assert in_flight == {"debategraph": 40, "langgraph": 40}, output  # no thread pool cap
+    assert figures["30 debates at once"]["values"]["n"] == 30, output
+    assert figures["Start-up and the CLI end to end"]["values"]["import_floor_s"] > 0, output
+
+
 @dataclass(frozen=True)
 class Case:
     """One benchmark script and what its --quick run must show."""
@@ -70,9 +78,27 @@ class Case:
     check: Callable[[dict[str, dict[str, Any]], str], None] | None = None
     #: Runs the embedded model: marked ``embedded``, and needs the ``local`` extra.
     embedded: bool = False
+    #: Environment variables the script runs with.
+    env: tuple[tuple[str, str], ...] = ()
 
 
 CASES = [
+    Case(
+        "speed.py",
+        (
+            "One debate",
+            "10 debates at once",
+            "Client CPU per call",
+            "30 debates at once",
+            "Start-up and the CLI end to end",
+        ),
+        timeout_s=170,
+        test_timeout_s=180,
+        must_pass=("30 debates at once",),
+        check=check_speed,
+        # Without AutoGen's environment on every machine: the peer is tested on its own.
+        env=(("DEBATEGRAPH_PEERS_PYTHON", "/nonexistent/python"),),
+    ),
     Case(
         "solver_debate.py",
         ("Wall time", "Prompt tokens", "Orchestration overhead", "Storage"),
@@ -151,6 +177,7 @@ def test_benchmark_quick(case: Case, tmp_path: Path) -> None:
         text=True,
         timeout=case.timeout_s,
         check=False,
+        env={**os.environ, **dict(case.env)},
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode in ((0,) if case.exit_zero else (0, 1)), output

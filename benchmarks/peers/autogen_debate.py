@@ -12,8 +12,7 @@ of its own; N debates at once share one event loop and one model client.
 It needs AutoGen, which cannot share debategraph's environment (it pins protobuf 5, the
 LangGraph server needs 6), so it runs in a virtual environment of its own:
 
-    python3 -m venv .venv-peers
-    .venv-peers/bin/pip install autogen-core==0.7.5 "autogen-ext[openai]==0.7.5"
+    make peers   # .venv-peers with benchmarks/peers/requirements.txt
     .venv-peers/bin/python benchmarks/peers/autogen_debate.py --url URL
 
 It answers ``run N`` lines on standard input as ``benchmarks/workload.py`` does.
