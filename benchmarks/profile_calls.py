@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -103,6 +104,9 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=5)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--keep", type=Path, help="also keep py-spy's raw file here")
+    parser.add_argument(
+        "--src", type=Path, help="profile the package of another checkout (its src folder)"
+    )
     args = parser.parse_args()
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
@@ -116,6 +120,7 @@ def main() -> int:
                 "--db", str(Path(tmp) / "profile.sqlite"),
             ],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(args.src)} if args.src else None,
         )  # fmt: skip
         assert worker.stdin is not None and worker.stdout is not None
 
