@@ -370,6 +370,8 @@ def figure_per_turn(long: Run, short: Run, *, quick: bool) -> Figure:
         target=f"bytes per agent turn beyond the text {what} <= {PER_TURN_TARGET} B and "
         f"file{long.rounds} / file{short.rounds} <= {GROWTH_TARGET}",
         passed=ok,
+        headline=f"{measured:,.0f} B per agent turn beyond the text {what}; growth "
+        f"{short.rounds} -> {long.rounds} rounds {growth:.3f}x",
         values={
             "runs": [
                 {
@@ -480,6 +482,7 @@ def figure_breakdown(run: Run) -> Figure:
         rows=rows,
         target=f"tables and indexes account for the file (<= {ACCOUNTED_TARGET:.0%} elsewhere)",
         passed=missing <= ACCOUNTED_TARGET,
+        headline=f"{missing:.1%} of the file outside table and index pages",
         values={**data, "rounds": run.rounds, "turns": run.turns, "file_bytes": run.file_bytes},
         notes=[
             "blob fields are plain msgpack of each decoded field (what LangGraph's "

@@ -260,6 +260,7 @@ def figure_throughput(workdir: Path, *, runs: int, quick: bool) -> Figure:
         target=f"{SLOTS} concurrent >= {THROUGHPUT_TARGET} x 1 alone (tokens/s)",
         passed=ratio >= THROUGHPUT_TARGET,
         advisory=quick,
+        headline=f"{ratio:.2f}x: {many:.1f} tok/s with {SLOTS} at once vs {one:.1f} alone",
         values={
             "slots": SLOTS,
             "max_tokens": MAX_TOKENS,
@@ -407,6 +408,8 @@ def figure_solve(
         f"{BEFORE_TOKENS_S:.0f} (before), calls overlap >= {MIN_OVERLAP}x",
         passed=wall < BEFORE_WALL_S and rate[many] > BEFORE_TOKENS_S and overlap >= MIN_OVERLAP,
         advisory=quick,
+        headline=f"{many} solvers x {rounds} rounds in {wall:.1f} s (before {BEFORE_WALL_S:.0f} "
+        f"s), {rate[many]:.1f} tok/s, calls overlap {overlap:.2f}x",
         values={
             "rounds": rounds,
             "wall_s": wall,
@@ -523,6 +526,8 @@ def figure_install(workdir: Path) -> Figure:
         target=f"both installs < {INSTALL_TARGET_S:.0f} s together, nothing compiled "
         "(only the project's editable wheel built), the runtime and model file found",
         passed=works and total < INSTALL_TARGET_S and set(built) <= {"debategraph"},
+        headline=f"{total:.0f} s for both installs, built from source: "
+        f"{', '.join(sorted(built)) or 'nothing'}",
         values={
             "install_s": total,
             "project_s": project.wall_s,

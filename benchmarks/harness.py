@@ -243,6 +243,8 @@ def overhead_figure(
         target=f"overhead per {unit} <= {target_ms:.1f} ms",
         passed=overhead_ms <= target_ms,
         advisory=quick,
+        headline=f"{overhead_ms:.2f} ms per {unit} with SQLite, {bare_ms:.2f} ms without a "
+        "checkpointer (in-process)",
         values={
             "w_graph_s": w_graph,
             "w_base_s": w_base,

@@ -232,6 +232,8 @@ def figure_wall_time(workdir: Path, *, runs: int, quick: bool) -> Figure:
         target=f"wall <= {CRITICAL_FACTOR} x critical path ({CRITICAL_FACTOR * critical:.3f} s)",
         passed=ratio <= CRITICAL_FACTOR,
         advisory=quick,
+        headline=f"{ratio:.3f}x the critical path ({wall:.3f} s, invoke); the same calls "
+        f"without LangGraph {base / critical:.3f}x",
         values={
             "wall_s": wall,
             "runs_s": walls,
@@ -306,6 +308,8 @@ def figure_prompt_tokens(workdir: Path, *, sweep: bool) -> Figure:
         ],
         target=f"ring sends >= {TOKEN_REDUCTION_TARGET:.0%} fewer prompt tokens than full",
         passed=reduction >= TOKEN_REDUCTION_TARGET,
+        headline=f"ring {totals['ring']:,} vs full {totals['full']:,} prompt tokens: "
+        f"{reduction:.1%} fewer",
         values={
             "full_prompt_tokens": totals["full"],
             "ring_prompt_tokens": totals["ring"],
@@ -545,6 +549,8 @@ def figure_storage(workdir: Path, *, solvers: int, long: int, short: int) -> Fig
         target=f"file / transcript <= {STORAGE_RATIO_TARGET:g} and size{long} / size{short} <= "
         f"{GROWTH_TARGET}",
         passed=ok_ratio and ok_growth,
+        headline=f"file {big.ratio:.2f}x the transcript at {long} rounds; growth "
+        f"{short} -> {long} rounds {growth:.3f}x",
         values={
             "runs": [
                 {
