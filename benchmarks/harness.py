@@ -61,6 +61,8 @@ class Figure:
     notes: list[str] = field(default_factory=list)
     #: The measured value in a few words, for the report's table (``docs/benchmarks.md``).
     headline: str = ""
+    #: When it misses its target: why, and what would reach it (printed and reported).
+    why: str = ""
 
     def render(self) -> str:
         """Text block for the console."""
@@ -72,6 +74,8 @@ class Figure:
         lines += [f"    {label:<{width}}  {value}" for label, value in self.rows]
         lines.append(f"    {'target':<{width}}  {self.target}")
         lines.append(f"    {'result':<{width}}  {verdict}")
+        if self.why and not self.passed:
+            lines.append(f"    why not: {self.why}")
         lines += [f"    note: {note}" for note in self.notes]
         return "\n".join(lines)
 
@@ -87,6 +91,7 @@ class Figure:
             "values": self.values,
             "notes": self.notes,
             "headline": self.headline or (self.rows[-1][1] if self.rows else ""),
+            "why": self.why if not self.passed else "",
         }
 
 

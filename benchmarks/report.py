@@ -83,6 +83,7 @@ def render(results: list[tuple[str, str, dict[str, Any] | None, int]], quick: bo
     ]
     failed = 0
     notes: list[str] = []
+    misses: list[str] = []
     for script, title, payload, code in results:
         if payload is None:
             lines.append(f"| {cell(title)} | - | did not run (exit {code}) | FAIL | `{script}` |")
@@ -96,8 +97,16 @@ def render(results: list[tuple[str, str, dict[str, Any] | None, int]], quick: bo
                 f" | {verdict} | {cell(fig['setup'])} (`{script}`) |"
             )
         notes += [f"`{script}`: {w}" for w in payload.get("warnings", [])]
+        misses += [
+            f"**{fig['name']}** ({fig['headline']}): {fig['why']}"
+            for fig in payload["figures"]
+            if not fig["passed"] and fig.get("why")
+        ]
+    if misses:
+        lines += ["", "## Why a figure missed its target, and what would reach it", ""]
+        lines += [f"- {cell(m)}" for m in misses]
     if notes:
-        lines += ["", "Notes:", ""] + [f"- {cell(n)}" for n in notes]
+        lines += ["", "## Notes", ""] + [f"- {cell(n)}" for n in notes]
     lines += [
         "",
         f"{failed} figure(s) failed." if failed else "Every figure met its target.",

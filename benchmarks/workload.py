@@ -9,7 +9,8 @@ line on standard output:
   ``cpu_s`` is this process's CPU time (user + system) for the N debates.
 
 Implementations: ``debategraph`` (the public API, ``ainvoke`` on the package's SQLite
-checkpointer), ``debategraph-sync`` (``invoke``, one thread per debate) and ``langgraph``
+checkpointer), ``debategraph-sync`` (``invoke``, one thread per debate),
+``debategraph-bare`` (``ainvoke`` without a checkpointer: what checkpoints cost) and ``langgraph``
 (a plain LangGraph graph of the same debate on LangGraph's own ``SqliteSaver``, written
 here as a user of LangGraph would). AutoGen-core has its own script
 (``benchmarks/peers/autogen_debate.py``): it needs a virtual environment of its own.
@@ -55,7 +56,7 @@ def cpu_s() -> float:
 
 
 def debategraph_runner(
-    url: str, db: str, agents: int, rounds: int, topology: str, sync: bool
+    url: str, db: str | None, agents: int, rounds: int, topology: str, sync: bool
 ) -> Runner:
     """Debates through the public API: ``build_solver_debate`` on ``open_checkpointer``."""
     from debategraph.checkpoints import open_checkpointer
@@ -63,7 +64,8 @@ def debategraph_runner(
     from debategraph.models import ModelSpec
 
     spec = ModelSpec(model="stub", base_url=url, timeout_s=60, max_retries=0)
-    saver = _OPEN.enter_context(open_checkpointer(db))  # open for the life of this process
+    # Open for the life of this process (none for db=None).
+    saver = _OPEN.enter_context(open_checkpointer(db)) if db is not None else None
     graph = build_solver_debate(spec, agents=agents, rounds=rounds, topology=topology).compile(
         checkpointer=saver, name="solver_debate"
     )
@@ -141,7 +143,9 @@ def serve(runner: Runner, plan: str | None = None) -> None:
 def main() -> None:
     """Serve ``run N`` commands for one implementation."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("impl", choices=["debategraph", "debategraph-sync", "langgraph"])
+    parser.add_argument(
+        "impl", choices=["debategraph", "debategraph-sync", "debategraph-bare", "langgraph"]
+    )
     parser.add_argument("--url", required=True)
     parser.add_argument("--db", required=True)
     parser.add_argument("--agents", type=int, default=4)
@@ -157,8 +161,9 @@ def main() -> None:
 
         runner = langgraph_runner(args.url, args.db, args.agents, args.rounds, QUESTION)
     else:
+        db = None if args.impl == "debategraph-bare" else args.db
         runner = debategraph_runner(
-            args.url, args.db, args.agents, args.rounds, args.topology,
+            args.url, db, args.agents, args.rounds, args.topology,
             sync=args.impl == "debategraph-sync",
         )  # fmt: skip
     serve(runner, args.plan)

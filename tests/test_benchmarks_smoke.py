@@ -194,3 +194,29 @@ def test_benchmark_quick(case: Case, tmp_path: Path) -> None:
     assert proc.returncode == (0 if all(counted) else 1), output
     if case.check is not None:
         case.check(by_name, output)
+
+
+def test_report_tables_every_figure_and_says_why_one_missed() -> None:
+    """``make bench``'s report: a row per figure, and the reason a missed one gives."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("report", REPO_ROOT / "benchmarks/report.py")
+    assert spec is not None and spec.loader is not None
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+
+    def figure(name: str, passed: bool, why: str = "") -> dict[str, Any]:
+        return {
+            "name": name, "target": "<= 1 | 2", "headline": f"{name} measured", "setup": "how",
+            "passed": passed, "advisory": False, "why": why,
+        }  # fmt: skip
+
+    payload = {"figures": [figure("Fast", True), figure("Slow", False, "imports take 2 s")]}
+    text = report.render(
+        [("speed.py", "Speed", payload, 1), ("embedded.py", "Embedded", None, 2)], quick=True
+    )
+    assert "| Fast | <= 1 \\| 2 | Fast measured | pass | how (`speed.py`) |" in text
+    assert "| Slow | <= 1 \\| 2 | Slow measured | FAIL |" in text
+    assert "| Embedded | - | did not run (exit 2) | FAIL | `embedded.py` |" in text
+    assert "**Slow** (Slow measured): imports take 2 s" in text
+    assert "2 figure(s) failed." in text and "Machine: " in text
