@@ -142,6 +142,13 @@ def ratio_row(
     return name, text
 
 
+def peers_said(values: dict[str, list[float]], fmt: str) -> str:
+    """``; name median`` for each peer (not debategraph), for a headline."""
+    return "".join(
+        f"; {k} {fmt.format(statistics.median(v))}" for k, v in values.items() if k != "debategraph"
+    )
+
+
 def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
     """Figures 1-3 and 6: the implementations alternating, one and 10 at once."""
     with stub_process(LATENCY_S) as server:
@@ -198,10 +205,7 @@ def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
             "(open the next round in the step that closes this one: a change to the shared "
             "round protocol and its thread tools) and a cheaper request build than "
             "langchain-openai's.",
-            headline=f"{base_one:.3f}x the critical path"
-            + "".join(
-                f"; {k} {statistics.median(v):.3f}x" for k, v in one.items() if k != "debategraph"
-            ),
+            headline=f"{base_one:.3f}x the critical path" + peers_said(one, "{:.3f}x"),
         ),
         Figure(
             number=2,
@@ -219,10 +223,7 @@ def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
             why=f"the 120 calls are CPU-bound on 2 cores ({base_cpu:.1f} ms of client CPU "
             "each, see figure 3), and the batch varies by 10% run to run here. What would: "
             "less CPU per call (figure 3).",
-            headline=f"{base_ten:.2f}x"
-            + "".join(
-                f"; {k} {statistics.median(v):.2f}x" for k, v in ten.items() if k != "debategraph"
-            ),
+            headline=f"{base_ten:.2f}x" + peers_said(ten, "{:.2f}x"),
         ),
         Figure(
             number=3,
@@ -248,10 +249,7 @@ def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
             "ms, and langchain-openai plus the openai SDK about 4 ms of every call. What would: "
             "fewer writes per step (a round in 2 supersteps), or a run without checkpoints "
             "(no pause, resume or kill safety), or a client below langchain-openai.",
-            headline=f"{base_cpu:.2f} ms"
-            + "".join(
-                f"; {k} {statistics.median(v):.2f} ms" for k, v in cpu.items() if k != "debategraph"
-            ),
+            headline=f"{base_cpu:.2f} ms" + peers_said(cpu, "{:.2f} ms"),
         ),
     ]
     if "autogen" in tokens:
