@@ -262,7 +262,7 @@ def baseline_run(server: StubOpenAIServer, rounds: int) -> float:
                 "usage": usage,
                 "usage_by_agent": {},
             }
-            update = node(state, runtime=None)
+            update = node.func(state, None)  # the node's sync body, outside LangGraph
             transcript.extend(update["transcript"])
             usage = update["usage"]
     wall = time.perf_counter() - started

@@ -54,7 +54,7 @@ def check_embedded(figures: dict[str, dict[str, Any]], output: str) -> None:
 def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert set(figures["One debate"]["values"]["ratios"]) == {"debategraph", "langgraph"}, output
     in_flight = figures["10 debates at once"]["values"]["max_in_flight"]
-    assert in_flight == {"debategraph": 40, "langgraph": 40}, output  # no thread pool cap
+    assert in_flight["debategraph"] == 40, output  # every call at once: no thread pool cap
     assert figures["30 debates at once"]["values"]["n"] == 30, output
     assert figures["Start-up and the CLI end to end"]["values"]["import_floor_s"] > 0, output
 
