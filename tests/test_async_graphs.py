@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
@@ -231,3 +233,18 @@ def test_a_loops_http_client_is_closed_when_the_loop_ends() -> None:
         client = run(per_loop())
         assert client.is_closed  # asyncio.run closed it with the loop: nothing left open
         assert for_running_loop(binding) is binding  # outside any loop: as built
+
+
+def test_building_a_graph_loads_no_model_client() -> None:
+    """Nodes get both paths when a graph is built; the model stack waits for a first call."""
+    code = (
+        "import sys\n"
+        "from debategraph.graphs.solver_debate import build_solver_debate\n"
+        "from debategraph.graphs.debate import build_debate\n"
+        "build_solver_debate(None).compile(); build_debate(None, judge=True).compile()\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'openai', 'langchain_openai'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"

@@ -358,16 +358,14 @@ def open_checkpointer(
 def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
     try:
         import psycopg
-        from langgraph.checkpoint.postgres import PostgresSaver
+
+        saver_class = _postgres_saver_class()
     except ImportError:
         raise UsageError('Postgres checkpoints need: pip install "debategraph[postgres]"') from None
-    from debategraph.checkpoints.threaded import ThreadedAsync, close_thread
-
-    class ThreadedPostgresSaver(ThreadedAsync, PostgresSaver):
-        """LangGraph's ``PostgresSaver``, usable from async runs too."""
+    from debategraph.checkpoints.threaded import close_thread
 
     try:
-        cm = ThreadedPostgresSaver.from_conn_string(url)
+        cm = saver_class.from_conn_string(url)
         saver = cm.__enter__()
         saver.serde = serializer()
     except psycopg.OperationalError as exc:
@@ -380,6 +378,19 @@ def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
     finally:
         close_thread(saver)
         cm.__exit__(None, None, None)
+
+
+@functools.cache
+def _postgres_saver_class() -> type[Any]:
+    """LangGraph's ``PostgresSaver``, usable from async runs too (defined on first use)."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from debategraph.checkpoints.threaded import ThreadedAsync
+
+    class ThreadedPostgresSaver(ThreadedAsync, PostgresSaver):
+        """LangGraph's ``PostgresSaver``, its async methods on a thread of its own."""
+
+    return ThreadedPostgresSaver
 
 
 def _redact(url: str) -> str:

@@ -12,9 +12,8 @@ without a ``+`` (everything written before) load as they always did.
 
 from __future__ import annotations
 
-import functools
 import zlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from debategraph.errors import UnreadableCheckpointError
 
@@ -46,14 +45,6 @@ ZDICT_V1 = " ".join(
 _RAW = -15  # raw deflate: no zlib header or checksum (SQLite keeps the bytes intact)
 
 
-@functools.cache
-def _primed() -> Any:
-    """A compressor with :data:`ZDICT_V1` loaded, copied for each blob."""
-    return zlib.compressobj(
-        COMPRESS_LEVEL, zlib.DEFLATED, _RAW, 9, zlib.Z_DEFAULT_STRATEGY, ZDICT_V1
-    )
-
-
 class Deflate:
     """A :class:`~langgraph.checkpoint.serde.base.CipherProtocol` that compresses.
 
@@ -72,7 +63,9 @@ class Deflate:
         """
         if len(plaintext) < COMPRESS_MIN_BYTES:
             return "z0", plaintext
-        packer = _primed().copy()  # the same bytes as a fresh one, without loading the dict
+        packer = zlib.compressobj(
+            COMPRESS_LEVEL, zlib.DEFLATED, _RAW, 9, zlib.Z_DEFAULT_STRATEGY, ZDICT_V1
+        )
         packed = packer.compress(plaintext) + packer.flush()
         return ("z1", packed) if len(packed) < len(plaintext) else ("z0", plaintext)
 

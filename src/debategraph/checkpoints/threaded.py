@@ -47,10 +47,6 @@ class ThreadedAsync:
         self._worker.shutdown(wait=True)
 
     async def _on_thread(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        import os
-
-        if os.environ.get("DG_DIRECT"):
-            return func(*args, **kwargs)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._worker, functools.partial(func, *args, **kwargs))
 

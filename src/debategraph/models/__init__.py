@@ -44,14 +44,11 @@ if TYPE_CHECKING:
         CUT_OFF_HINT,
         REPAIR_HINT,
         CallResult,
-        Steps,
         TextResult,
-        arun_steps,
         astructured_call,
         atext_call,
         json_schema_rejected,
         one_line,
-        run_steps,
         structured_call,
         structured_steps,
         text_call,
@@ -59,6 +56,7 @@ if TYPE_CHECKING:
     )
     from debategraph.models.limits import call_limit, set_call_limit
     from debategraph.models.output import repair
+    from debategraph.models.steps import Steps, arun_steps, run_steps
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -94,8 +92,9 @@ __all__ = [
     "text_steps",
 ]
 
-#: The modules that hold the names imported on first use (they need the OpenAI client).
-_LAZY_MODULES = ("binding", "calls", "limits", "output")
+#: The modules that hold the names imported on first use, in the order they are searched:
+#: the light ones first; the others need the OpenAI client.
+_LAZY_MODULES = ("steps", "limits", "binding", "calls", "output")
 
 if not TYPE_CHECKING:  # type checkers see the imports above, and flag unknown names
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeAlias, TypeVar
+from typing import Any, Generic
 
 import openai
 from langchain_core.exceptions import OutputParserException
@@ -34,9 +34,9 @@ from pydantic import BaseModel, ValidationError
 
 from debategraph.errors import ModelUnavailableError
 from debategraph.models.binding import ModelBinding, for_running_loop
-from debategraph.models.limits import async_slot, sync_slot
 from debategraph.models.output import S, _cut_off_reply, _try_repair
 from debategraph.models.spec import StructuredMethod
+from debategraph.models.steps import Steps, arun_steps, run_steps
 from debategraph.state.records import Usage
 
 #: Characters per token when an endpoint reports no usage and its count is estimated.
@@ -84,13 +84,6 @@ def json_schema_rejected(endpoint: str, *, forget: bool = False) -> bool:
         _NO_JSON_SCHEMA.discard(endpoint)
     return rejected
 
-
-R = TypeVar("R")
-
-#: A call's logic, written once for :func:`run_steps` and :func:`arun_steps`: the generator
-#: yields ``(runnable, input)`` for each model call it needs, is sent the reply (or thrown
-#: the call's exception, which it handles or re-raises), and returns the call's result.
-Steps: TypeAlias = Generator[tuple[Runnable[Any, Any], Any], Any, R]
 
 _OUTPUT_ERRORS = (
     OutputParserException,
@@ -276,78 +269,6 @@ def text_steps(
         if text:
             return TextResult(text, usage, attempts)
     return TextResult("", usage, attempts, reason=f"empty reply after {attempts} attempt(s)")
-
-
-async def _run(steps: Steps[R], call: Callable[[Runnable[Any, Any], Any], Awaitable[Any]]) -> R:
-    """Run a call's steps: make each model call they yield and hand them its outcome.
-
-    Args:
-        steps: The generator (see :data:`Steps`).
-        call: Makes one model call: ``(runnable, input) -> reply``.
-
-    Returns:
-        The generator's result.
-    """
-    try:
-        runnable, prompt = next(steps)
-        while True:
-            try:
-                out = await call(runnable, prompt)
-            except Exception as exc:  # noqa: BLE001 - only forwarded: the steps re-raise it
-                runnable, prompt = steps.throw(exc)
-            else:
-                runnable, prompt = steps.send(out)
-    except StopIteration as done:
-        result: R = done.value
-        return result
-    finally:  # cancelled or interrupted mid-call: end the steps now, not at collection
-        steps.close()
-
-
-async def _blocking(runnable: Runnable[Any, Any], prompt: Any) -> Any:
-    """``runnable.invoke(prompt)``: it blocks, and never suspends the coroutine."""
-    with sync_slot():
-        return runnable.invoke(prompt)
-
-
-async def _awaiting(runnable: Runnable[Any, Any], prompt: Any) -> Any:
-    """``await runnable.ainvoke(prompt)``, on the running loop."""
-    async with async_slot():
-        return await runnable.ainvoke(prompt)
-
-
-def run_steps(steps: Steps[R]) -> R:
-    """Run steps with blocking ``invoke`` calls, on no event loop.
-
-    :func:`_run` is driven by hand: with :func:`_blocking` it never suspends, so one
-    ``send`` runs it to the end (its result comes as ``StopIteration.value``).
-
-    Args:
-        steps: The generator (see :data:`Steps`).
-
-    Returns:
-        The generator's result.
-    """
-    run = _run(steps, _blocking)
-    try:
-        run.send(None)
-    except StopIteration as done:
-        result: R = done.value
-        return result
-    run.close()  # cannot happen: nothing in it awaits anything that suspends
-    raise RuntimeError("a blocking model call suspended")
-
-
-async def arun_steps(steps: Steps[R]) -> R:
-    """Run steps, awaiting each model call (``ainvoke``) on the running loop.
-
-    Args:
-        steps: The generator (see :data:`Steps`).
-
-    Returns:
-        The generator's result.
-    """
-    return await _run(steps, _awaiting)
 
 
 def _rejects_json_schema(exc: openai.APIStatusError) -> bool:

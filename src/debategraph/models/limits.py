@@ -2,9 +2,10 @@
 
 A run's own cap is LangGraph's ``max_concurrency`` (the CLI's ``--max-concurrency``):
 how many of a step's nodes run at once. Many runs in one process (debates started with
-``asyncio.gather``, a LangGraph server) add up; :func:`set_call_limit` caps the total
-for the whole process, sync and async calls alike. Without it (the default) nothing but
-the runs' own settings bounds them.
+``asyncio.gather``, a LangGraph server) add up; :func:`set_call_limit` caps them for the
+whole process: the blocking calls of every thread share one count, the awaited calls of
+an event loop another (a process runs its async runs on one loop). Without it (the
+default) nothing but the runs' own settings bounds them.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from debategraph.compat import RunnableCallable
+from debategraph.models.steps import arun_steps, run_steps
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -42,7 +43,6 @@ def agent_node(body: NodeBody, name: str | None = None) -> Runnable[Any, Any]:
     Returns:
         The node runnable, for ``add_node``.
     """
-    from debategraph.models import arun_steps, run_steps
 
     def node(state: Any, runtime: Runtime[Context]) -> Any:
         return run_steps(body(state, runtime))
