@@ -169,3 +169,35 @@ def read_name(value: str, names: Sequence[str], what: str, notes: list[str]) -> 
     if found is not None and found != value:
         notes.append(f"{what} {value!r} read as {found!r}")
     return found
+
+
+#: What a valid participant dict holds (for errors).
+PARTICIPANT_FIELDS = "a non-empty 'name' and optionally 'instructions'"
+
+
+def parse_participant(value: Any, what: str = "agent") -> Any:
+    """A :class:`~debategraph.state.records.Participant` from one, a dict or a string.
+
+    The string form is ``"Name: instructions"`` (``"Name"`` alone has no instructions).
+
+    Args:
+        value: The participant as given.
+        what: What a participant is called in errors (``agent``, ``participant``).
+
+    Returns:
+        The participant.
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    from debategraph.state.records import Participant
+
+    def from_text(text: str) -> Participant:
+        name, _, instructions = text.partition(":")
+        if not name.strip():
+            raise ValueError(
+                f"{what} {text!r} must be 'Name: instructions', e.g. 'Writer: drafts the text'"
+            )
+        return Participant(name=name, instructions=instructions)
+
+    return parse_member(value, Participant, what, PARTICIPANT_FIELDS, from_text=from_text)

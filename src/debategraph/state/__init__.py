@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from debategraph.state.records import (
         INTERJECT_STAGE,
         USER,
+        Participant,
         Role,
         RoundRecord,
         Turn,
@@ -115,6 +116,7 @@ _HOMES: dict[str, str] = {
     "ResponseSet": "discussion",
     "Role": "records",
     "RoundRecord": "records",
+    "Participant": "records",
     "Score": "debate",
     "SectionChoice": "discussion",
     "SolverDebateInput": "solver_debate",
@@ -159,6 +161,7 @@ __all__ = [
     "Inquiry",
     "Insight",
     "ModeratorDecision",
+    "Participant",
     "Persona",
     "Position",
     "Question",

@@ -26,7 +26,11 @@ from debategraph.state.reducers import append_only, transcript_channel
 #: - ``stalled``: a round changed nothing;
 #: - ``settled``: a moderator or selector decided the matter was settled;
 #: - ``stopped``: an external stop was requested;
-#: - ``error``: the model stopped answering.
+#: - ``error``: the model stopped answering;
+#: - ``max_turns``: a chat's turn cap (its hard cap) was reached;
+#: - ``matched``: a chat message matched a termination pattern (``regex``);
+#: - ``judged``: a model judged the chat done (``llm`` termination, e.g. approval);
+#: - ``completed``: a staged meeting went through all its stages.
 TerminationReason = Literal[
     "rounds_completed",
     "budget",
@@ -37,6 +41,10 @@ TerminationReason = Literal[
     "settled",
     "stopped",
     "error",
+    "max_turns",
+    "matched",
+    "judged",
+    "completed",
 ]
 
 TERMINATION_REASONS: frozenset[str] = frozenset(get_args(TerminationReason))

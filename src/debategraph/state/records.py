@@ -89,6 +89,7 @@ class Turn(BaseModel):
     Attributes:
         id: Unique id of the record.
         agent: Who produced it (a solver/debater name, or ``user`` for a human).
+        agent_id: A stable id of the agent (its slug) where a pattern records one.
         role: ``agent`` for model output, ``user`` for a human interjection.
         content: The text the agent produced (its reasoning or argument).
         stage: The phase that produced it (``solve``, ``interject``...).
@@ -106,6 +107,7 @@ class Turn(BaseModel):
 
     id: str = Field(default_factory=_new_id)
     agent: str
+    agent_id: str | None = None
     role: Role = "agent"
     content: str
     stage: str
@@ -123,12 +125,14 @@ INTERJECT_STAGE = "interject"
 USER = "user"
 
 
-def interjection(text: str, after_round: int) -> Turn:
+def interjection(text: str, after_round: int, *, id: str | None = None) -> Turn:
     """A human's message to every agent, read in the round after ``after_round``.
 
     Args:
         text: What the human says.
         after_round: The last finished round (0 before the first round).
+        id: The record's id (default: a new one); an inbox item keeps its key, so
+            draining it twice records it once.
 
     Returns:
         The transcript record.
@@ -139,8 +143,27 @@ def interjection(text: str, after_round: int) -> Turn:
     if not text.strip():
         raise ValueError("interjection text is empty")
     return Turn(
-        agent=USER, role="user", content=text.strip(), stage=INTERJECT_STAGE, round=after_round
+        id=id or _new_id(),
+        agent=USER,
+        role="user",
+        content=text.strip(),
+        stage=INTERJECT_STAGE,
+        round=after_round,
     )
+
+
+class Participant(BaseModel):
+    """A named agent of a chat or a meeting, with its instructions.
+
+    Attributes:
+        name: Unique name within its chat (case-insensitively).
+        instructions: What it does and how (its system prompt's core).
+    """
+
+    model_config = ConfigDict(frozen=True, str_strip_whitespace=True)
+
+    name: str = Field(min_length=1)
+    instructions: str = ""
 
 
 class RoundRecord(BaseModel):
@@ -154,4 +177,4 @@ class RoundRecord(BaseModel):
 
 
 #: Record types that checkpoints may deserialize (the msgpack allowlist of our savers).
-RECORD_TYPES: tuple[type[BaseModel], ...] = (Usage, Turn, RoundRecord)
+RECORD_TYPES: tuple[type[BaseModel], ...] = (Usage, Turn, RoundRecord, Participant)
