@@ -80,6 +80,24 @@ def make_open_round(
     return open_round
 
 
+def open_round_node(
+    check: Callable[[Mapping[str, Any]], None] | None = None,
+    first: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+) -> Any:
+    """The node runnable that starts each round (or a chat's turn), for ``add_node``.
+
+    Args:
+        check: As for :func:`make_open_round`.
+        first: As for :func:`make_open_round`.
+
+    Returns:
+        The node (sync and async paths).
+    """
+    from debategraph.nodes.dual import loop_node
+
+    return loop_node(make_open_round(check, first), name=OPEN_ROUND_NODE)
+
+
 def interjections(transcript: Sequence[Turn], *, after_round: int | None = None) -> list[Turn]:
     """A human's interjections, oldest first.
 
