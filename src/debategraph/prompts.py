@@ -25,3 +25,7 @@ ROUND_REVIEW = (
     "{Word} {round} of {rounds} is done. Approve to go on, or interject: your text is shown "
     "to every {who} next {word}."
 )
+
+CHAT_MESSAGE_LINE = "{agent}: {content}"
+
+CHAT_HUMAN_LINE = "A human (take it into account): {content}"
