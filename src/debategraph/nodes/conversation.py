@@ -111,3 +111,22 @@ def agent_history(values: Mapping[str, Any], name: str) -> list[Turn]:
     own = [t for t in transcript if t.agent == name and t.role == "agent"]
     seen = {i for t in own for i in t.reply_to} | {t.id for t in own}
     return [t for t in transcript if t.id in seen]
+
+
+def transcript_json(values: Mapping[str, Any], *, full: bool = False) -> list[dict[str, Any]]:
+    """A chat's messages as the CLI's ``--json`` result shows them.
+
+    Args:
+        values: The chat's state values.
+        full: Every field of each record (id, agent id, stage, round, reply_to,
+            timestamp...), not only ``agent``, ``role`` and ``content``.
+
+    Returns:
+        One dict per message, oldest first.
+    """
+    from debategraph.checkpoints.thread_values import turns
+
+    messages = chat_messages(turns(values))
+    if full:
+        return [t.model_dump(mode="json", exclude={"usage"}) for t in messages]
+    return [{"agent": t.agent, "role": t.role, "content": t.content} for t in messages]
