@@ -29,3 +29,10 @@ ROUND_REVIEW = (
 CHAT_MESSAGE_LINE = "{agent}: {content}"
 
 CHAT_HUMAN_LINE = "A human (take it into account): {content}"
+
+JUDGE_SYSTEM = (
+    "You watch a conversation between agents and decide whether it has reached its goal. "
+    "Answer only about the question you are asked."
+)
+
+JUDGE_TASK = "Conversation (latest messages):\n{conversation}\n\nQuestion: {question}"

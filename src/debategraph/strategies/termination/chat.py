@@ -1,0 +1,235 @@
+"""Conditions that read a chat's messages: a regex, a model judge; checking combinations.
+
+:func:`check_steps` checks any condition (a combination, model judges included) as a
+node's steps and says what fired; :func:`has_hard_cap` tells whether a condition is sure
+to end a chat.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from debategraph.state.base import TerminationReason
+from debategraph.state.records import Turn
+from debategraph.strategies.termination.conditions import (
+    AllOf,
+    AnyOf,
+    Combinable,
+    Condition,
+    MaxRounds,
+    RoundOutcome,
+    _describe,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+
+@dataclass(frozen=True)
+class Regex(Combinable):
+    """Ends when a chat's latest message matches ``pattern`` (optionally only some agents').
+
+    Attributes:
+        pattern: A regular expression, searched in the message (``re.search``).
+        agents: Only messages of these agents count (empty: anyone's but a human's).
+    """
+
+    pattern: str
+    agents: tuple[str, ...] = ()
+    reason: TerminationReason = "matched"
+    _compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            compiled = re.compile(self.pattern)
+        except re.error as exc:
+            raise ValueError(
+                f"termination regex {self.pattern!r} does not compile: {exc}"
+            ) from None
+        object.__setattr__(self, "_compiled", compiled)
+        object.__setattr__(self, "agents", tuple(self.agents))
+
+    def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
+        last = outcome.last
+        if last is None or last.role != "agent" or not _by(last, self.agents):
+            return False
+        return self._compiled.search(last.content) is not None
+
+    def describe(self) -> str:  # noqa: D102
+        return f"regex {self.pattern!r} matched a message{_of(self.agents)}"
+
+
+class Judgement(BaseModel):
+    """What a termination judge answers about a chat."""
+
+    done: bool = Field(description="Whether the chat has reached its goal and should end.")
+    reason: str = Field(description="One sentence saying why.")
+
+
+#: Messages a model-judged condition reads by default.
+JUDGE_KEEP_LAST = 6
+
+#: A structured call for a condition: ``ask(schema, messages)`` -> steps of a
+#: :class:`~debategraph.models.CallResult` (a chat's node supplies it).
+Ask = Callable[[type[Any], list["BaseMessage"]], Generator[Any, Any, Any]]
+
+
+@dataclass(frozen=True)
+class LLMJudge(Combinable):
+    """Ends when a model, shown the latest messages, judges the chat done.
+
+    Checked only after a message of one of ``agents`` (every message when empty), so a
+    judge of a writer-and-reviewer chat is asked only after the reviewer spoke.
+
+    Attributes:
+        prompt: What the judge decides, e.g. ``Has the reviewer approved the draft?``.
+        agents: Judge only after these agents' messages.
+        keep_last: Messages the judge reads (a reduced history).
+    """
+
+    prompt: str
+    agents: tuple[str, ...] = ()
+    keep_last: int = JUDGE_KEEP_LAST
+    reason: TerminationReason = "judged"
+
+    def __post_init__(self) -> None:
+        if not self.prompt.strip():
+            raise ValueError("an llm termination needs a question, e.g. llm:Is it approved?")
+        if self.keep_last < 1:
+            raise ValueError(f"judge keep_last must be at least 1, got {self.keep_last}")
+        object.__setattr__(self, "agents", tuple(self.agents))
+
+    def fired(self, outcome: RoundOutcome) -> bool:
+        """A model-judged condition cannot be checked without a call: see :func:`check_steps`.
+
+        Raises:
+            TypeError: Always.
+        """
+        raise TypeError("an llm termination makes a model call: check it with check_steps")
+
+    def applies(self, outcome: RoundOutcome) -> bool:
+        """Whether the judge is asked after this turn (the last message is one it judges).
+
+        Args:
+            outcome: The turn's outcome.
+
+        Returns:
+            True if it should be asked.
+        """
+        last = outcome.last
+        return last is not None and last.role == "agent" and _by(last, self.agents)
+
+    def judge_steps(self, outcome: RoundOutcome, ask: Ask) -> Generator[Any, Any, str | None]:
+        """Ask the judge; the steps return its reason when it says done, else ``None``.
+
+        Args:
+            outcome: The turn's outcome.
+            ask: Makes a structured call (see :data:`Ask`).
+
+        Returns:
+            The steps.
+        """
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from debategraph.prompts import JUDGE_SYSTEM, JUDGE_TASK
+
+        lines = "\n".join(f"{t.agent}: {t.content}" for t in outcome.turns[-self.keep_last :])
+        messages = [
+            SystemMessage(content=JUDGE_SYSTEM),
+            HumanMessage(content=JUDGE_TASK.format(conversation=lines, question=self.prompt)),
+        ]
+        result = yield from ask(Judgement, messages)
+        verdict = result.value
+        if verdict is None or not verdict.done:
+            return None
+        return verdict.reason.strip() or "the judge said done"
+
+    def describe(self) -> str:  # noqa: D102
+        return f"a model judged {self.prompt!r}{_of(self.agents, 'after')}"
+
+
+def _by(turn: Turn, agents: Sequence[str]) -> bool:
+    return not agents or turn.agent.lower() in {a.lower() for a in agents}
+
+
+def _of(agents: Sequence[str], word: str = "of") -> str:
+    return f" {word} {', '.join(agents)}" if agents else ""
+
+
+@dataclass(frozen=True)
+class Fired:
+    """Which condition ended a run.
+
+    Attributes:
+        reason: The ``termination_reason``.
+        detail: What fired, in words (``termination_detail``).
+    """
+
+    reason: TerminationReason
+    detail: str
+
+
+def check_steps(
+    condition: Condition, outcome: RoundOutcome, ask: Ask | None = None
+) -> Generator[Any, Any, Fired | None]:
+    """Check a condition (a combination, model judges included) as a node's steps.
+
+    :class:`AnyOf` checks its conditions in order and stops at the first that fires, so a
+    cheap cap before a judge saves the judge's call; :class:`AllOf` stops at the first
+    that does not fire.
+
+    Args:
+        condition: The condition.
+        outcome: The turn's (or round's) outcome.
+        ask: Makes a structured call, for model judges (``None``: judges never fire).
+
+    Returns:
+        The steps; they return what fired, or ``None`` to go on.
+    """
+    if isinstance(condition, AnyOf):
+        for part in condition.conditions:
+            fired = yield from check_steps(part, outcome, ask)
+            if fired is not None:
+                return fired
+        return None
+    if isinstance(condition, AllOf):
+        details = []
+        for part in condition.conditions:
+            fired = yield from check_steps(part, outcome, ask)
+            if fired is None:
+                return None
+            details.append(fired.detail)
+        return Fired(condition.reason, " and ".join(details))
+    if isinstance(condition, LLMJudge):
+        if ask is None or not condition.applies(outcome):
+            return None
+        why = yield from condition.judge_steps(outcome, ask)
+        return None if why is None else Fired(condition.reason, f"{condition.describe()}: {why}")
+    if condition.fired(outcome):
+        return Fired(condition.reason, _describe(condition))
+    return None
+
+
+def has_hard_cap(condition: Condition) -> bool:
+    """Whether a condition is sure to fire: it holds a turn/round cap that ends it alone.
+
+    ``a | max_turns(20)`` has one; ``a & max_turns(20)`` has not (``a`` may never fire).
+
+    Args:
+        condition: The condition.
+
+    Returns:
+        True if a cap alone ends it.
+    """
+    if isinstance(condition, MaxRounds):
+        return True
+    if isinstance(condition, AnyOf):
+        return any(has_hard_cap(c) for c in condition.conditions)
+    if isinstance(condition, AllOf):
+        return all(has_hard_cap(c) for c in condition.conditions)
+    return False

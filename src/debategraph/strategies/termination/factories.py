@@ -1,0 +1,191 @@
+"""The termination vocabulary as users write it: small factories and the CLI's ``--until``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from debategraph.strategies.termination.chat import JUDGE_KEEP_LAST, LLMJudge, Regex
+from debategraph.strategies.termination.conditions import (
+    AllOf,
+    AnyOf,
+    Condition,
+    ExternalStop,
+    MaxRounds,
+    Stall,
+    TimeLimit,
+    TokenBudget,
+    _parts,
+)
+
+# -- the chat vocabulary: small factories, as the strategies' users write them -------------
+
+
+def max_turns(limit: int) -> MaxRounds:
+    """The hard cap of a chat: end after ``limit`` turns.
+
+    Args:
+        limit: Turns (>= 1).
+
+    Returns:
+        The condition (reason ``max_turns``).
+
+    Raises:
+        ValueError: If ``limit`` is below 1.
+    """
+    if limit < 1:
+        raise ValueError(f"max_turns must be at least 1, got {limit}")
+    return MaxRounds(limit, reason="max_turns")
+
+
+def regex(pattern: str, *agents: str) -> Regex:
+    """End when the latest message (of ``agents``, if given) matches ``pattern``.
+
+    Args:
+        pattern: A regular expression.
+        *agents: Only these agents' messages count.
+
+    Returns:
+        The condition (reason ``matched``).
+    """
+    return Regex(pattern, tuple(agents))
+
+
+def llm(prompt: str, *agents: str, keep_last: int = JUDGE_KEEP_LAST) -> LLMJudge:
+    """End when a model judges the chat done (asked after ``agents``' messages, if given).
+
+    Args:
+        prompt: The judge's question.
+        *agents: Judge only after these agents' messages.
+        keep_last: Messages the judge reads.
+
+    Returns:
+        The condition (reason ``judged``).
+    """
+    return LLMJudge(prompt, tuple(agents), keep_last)
+
+
+def token_budget(tokens: int) -> TokenBudget:
+    """End once ``tokens`` tokens were used.
+
+    Args:
+        tokens: The budget (>= 1).
+
+    Returns:
+        The condition (reason ``budget``).
+
+    Raises:
+        ValueError: If ``tokens`` is below 1.
+    """
+    if tokens < 1:
+        raise ValueError(f"token budget must be at least 1, got {tokens}")
+    return TokenBudget(tokens)
+
+
+def timeout(seconds: float) -> TimeLimit:
+    """End after the turn that finishes ``seconds`` after the chat started.
+
+    Args:
+        seconds: Wall time (> 0).
+
+    Returns:
+        The condition (reason ``time_limit``).
+
+    Raises:
+        ValueError: If ``seconds`` is not positive.
+    """
+    if seconds <= 0:
+        raise ValueError(f"timeout must be more than 0 seconds, got {seconds}")
+    return TimeLimit(seconds)
+
+
+def stall(turns: int) -> Stall:
+    """End once ``turns`` turns in a row said nothing new.
+
+    Args:
+        turns: Turns (>= 1).
+
+    Returns:
+        The condition (reason ``stalled``).
+    """
+    return Stall(turns=turns)
+
+
+def external(requested: Callable[[], bool] = lambda: False) -> ExternalStop:
+    """End when a stop was asked for (``debategraph stop``, or ``requested()`` in-process).
+
+    Args:
+        requested: An in-process flag.
+
+    Returns:
+        The condition (reason ``stopped``).
+    """
+    return ExternalStop(requested)
+
+
+def any_of(*conditions: Condition) -> AnyOf:
+    """``a | b | ...``: end when any fires.
+
+    Args:
+        *conditions: The conditions, checked in order.
+
+    Returns:
+        The combination.
+
+    Raises:
+        ValueError: If none is given.
+    """
+    if not conditions:
+        raise ValueError("any_of needs at least one condition")
+    return AnyOf(tuple(p for c in conditions for p in _parts(c, AnyOf)))
+
+
+def all_of(*conditions: Condition) -> AllOf:
+    """``a & b & ...``: end when all fire at once.
+
+    Args:
+        *conditions: The conditions.
+
+    Returns:
+        The combination.
+
+    Raises:
+        ValueError: If none is given.
+    """
+    if not conditions:
+        raise ValueError("all_of needs at least one condition")
+    return AllOf(tuple(p for c in conditions for p in _parts(c, AllOf)))
+
+
+def parse_until(spec: str, agents: Sequence[str]) -> Condition:
+    """A condition from the CLI's ``--until``: ``regex:PATTERN[@Agent]`` or ``llm:PROMPT[@Agent]``.
+
+    The text after the last ``@`` names the agent whose messages count; a pattern that
+    holds ``@`` itself ends with a bare ``@`` (``regex:a@b@``: anyone's message).
+
+    Args:
+        spec: The option's value.
+        agents: The chat's agents.
+
+    Returns:
+        The condition.
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    kind, colon, rest = spec.partition(":")
+    kind = kind.strip().lower()
+    if not colon or kind not in ("regex", "llm"):
+        raise ValueError(f"--until {spec!r} must be regex:PATTERN[@Agent] or llm:QUESTION[@Agent]")
+    body, at, who = rest.rpartition("@") if "@" in rest else (rest, "", "")
+    names: tuple[str, ...] = ()
+    if at and who.strip():
+        lowered = {a.lower(): a for a in agents}
+        if who.strip().lower() not in lowered:
+            raise ValueError(
+                f"--until {spec!r}: {who.strip()!r} is not an agent (agents: "
+                f"{', '.join(agents)}); end a pattern holding '@' with a bare '@'"
+            )
+        names = (lowered[who.strip().lower()],)
+    if not body.strip():
+        raise ValueError(f"--until {spec!r} has an empty {kind} part")
+    return regex(body, *names) if kind == "regex" else llm(body.strip(), *names)
