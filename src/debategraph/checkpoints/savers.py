@@ -7,9 +7,9 @@ import functools
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from debategraph.checkpoints.serde import serializer
 from debategraph.checkpoints.threads import RUN_METADATA_KEY
@@ -26,6 +26,8 @@ __all__ = [
     "is_postgres_url",
     "next_version",
     "open_checkpointer",
+    "open_postgres",
+    "open_sqlite",
     "serializer",
     "sqlite_path",
 ]
@@ -34,6 +36,8 @@ DEFAULT_DB = "debates.sqlite"
 #: How long a writer waits for another process's lock before failing (milliseconds).
 BUSY_TIMEOUT_MS = 30_000
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+T = TypeVar("T")
 
 
 def next_version(current: str | int | float | None) -> str | int | float:
@@ -334,49 +338,82 @@ def open_checkpointer(
     """
     text = os.fspath(url)
     if is_postgres_url(text):
-        with _open_postgres(text) as saver:
+        with open_postgres(text, _postgres_saver_class) as saver:
+            saver.serde = serializer()
             yield saver
         return
+    with open_sqlite(text, lambda conn: _sqlite_saver_class()(conn, serde=serializer())) as saver:
+        yield saver
+
+
+@contextlib.contextmanager
+def open_sqlite(url: str, make: Callable[[sqlite3.Connection], T]) -> Iterator[T]:
+    """Open a SQLite ``--db`` file for a LangGraph saver or store, and set that up.
+
+    Args:
+        url: The ``--db`` value.
+        make: Builds the saver or store on the connection (see :func:`connect_sqlite`).
+
+    Yields:
+        What ``make`` built, set up; its worker thread (if any) and its connection are
+        closed on exit.
+
+    Raises:
+        UsageError: If the file cannot be opened or is not a usable database.
+    """
     from debategraph.checkpoints.threaded import close_thread
 
-    conn = connect_sqlite(sqlite_path(text))
+    conn = connect_sqlite(sqlite_path(url))
     try:
-        saver = _sqlite_saver_class()(conn, serde=serializer())
+        made = make(conn)
         try:
-            saver.setup()
+            made.setup()  # type: ignore[attr-defined]
         except sqlite3.DatabaseError as exc:
-            raise UsageError(f"--db {text} is not a usable checkpoint database: {exc}") from exc
+            raise UsageError(f"--db {url} is not a usable checkpoint database: {exc}") from exc
         try:
-            yield saver
+            yield made
         finally:
-            close_thread(saver)
+            close_thread(made)
     finally:
         conn.close()
 
 
 @contextlib.contextmanager
-def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
+def open_postgres(url: str, cls: Callable[[], type[Any]]) -> Iterator[Any]:
+    """Open a Postgres ``--db`` URL for a LangGraph saver or store, and set that up.
+
+    Args:
+        url: The ``--db`` value.
+        cls: Returns the saver or store class (one with ``from_conn_string``); it
+            imports the optional ``langgraph-checkpoint-postgres``.
+
+    Yields:
+        The instance, set up; its worker thread (if any) and its connection are closed
+        on exit.
+
+    Raises:
+        UsageError: If the optional dependency is missing or the server is unreachable.
+    """
     try:
         import psycopg
 
-        saver_class = _postgres_saver_class()
+        factory = cls()
     except ImportError:
         raise UsageError('Postgres checkpoints need: pip install "debategraph[postgres]"') from None
     from debategraph.checkpoints.threaded import close_thread
 
     try:
-        cm = saver_class.from_conn_string(url)
-        saver = cm.__enter__()
-        saver.serde = serializer()
+        cm = factory.from_conn_string(url)
+        made = cm.__enter__()
     except psycopg.OperationalError as exc:
         raise UsageError(
             f"--db {_redact(url)}: cannot connect: {' '.join(str(exc).split())}"
         ) from exc
     try:
-        saver.setup()
-        yield saver
+        made.setup()
+        yield made
     finally:
-        close_thread(saver)
+        close_thread(made)
         cm.__exit__(None, None, None)
 
 

@@ -7,13 +7,17 @@ sync saver every async method LangGraph calls, each running the sync method on o
 thread that belongs to the saver: the event loop never waits on the database, and one
 connection serves both paths, so everything the sync saver does (short versions, interned
 metadata, the package's serializer) holds for async runs too.
+
+LangGraph's ``SqliteStore`` is sync only too (its ``abatch`` raises), and
+``PostgresStore.abatch`` runs on asyncio's default thread pool: :class:`ThreadedStore`
+gives either an ``abatch`` on a thread of its own, the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,22 +29,24 @@ if TYPE_CHECKING:
         CheckpointMetadata,
         CheckpointTuple,
     )
+    from langgraph.store.base import Op, Result
 
 T = TypeVar("T")
 
 
-class ThreadedAsync:
-    """Mixin for a sync checkpointer: its async methods run the sync ones on its thread.
+class OwnThread:
+    """Mixin: one worker thread of the object's own, for running its sync methods.
 
-    Put it before the saver class (``class S(ThreadedAsync, SqliteSaver)``). Clones made
-    by ``with_allowlist`` share the thread. :meth:`close_thread` ends it.
+    Put it before the class it extends; :meth:`close_thread` ends the thread.
     """
 
     _worker: ThreadPoolExecutor
+    #: How the worker thread is named (in tracebacks and thread dumps).
+    thread_name = "debategraph-checkpoints"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="debategraph-checkpoints")
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix=self.thread_name)
 
     def close_thread(self) -> None:
         """End the worker thread once what was sent to it is done."""
@@ -49,6 +55,14 @@ class ThreadedAsync:
     async def _on_thread(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._worker, functools.partial(func, *args, **kwargs))
+
+
+class ThreadedAsync(OwnThread):
+    """Mixin for a sync checkpointer: its async methods run the sync ones on its thread.
+
+    Put it before the saver class (``class S(ThreadedAsync, SqliteSaver)``). Clones made
+    by ``with_allowlist`` share the thread. :meth:`close_thread` ends it.
+    """
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """``get_tuple``, on the saver's thread."""
@@ -105,11 +119,34 @@ class ThreadedAsync:
         return await self._on_thread(history, config=config, channels=channels)
 
 
-def close_thread(saver: object) -> None:
-    """End a saver's worker thread, if it has one (see :meth:`ThreadedAsync.close_thread`).
+class ThreadedStore(OwnThread):
+    """Mixin for a sync LangGraph store: ``abatch`` runs ``batch`` on the store's thread.
+
+    Put it before the store class (``class S(ThreadedStore, SqliteStore)``). Every async
+    method of ``BaseStore`` (``aget``, ``asearch``, ``aput``, ``adelete``...) goes through
+    ``abatch``.
+    """
+
+    thread_name = "debategraph-store"
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch``, on the store's thread.
+
+        Args:
+            ops: The operations.
+
+        Returns:
+            Their results, in order.
+        """
+        batch: Callable[[list[Op]], list[Result]] = self.batch  # type: ignore[attr-defined]
+        return await self._on_thread(batch, list(ops))
+
+
+def close_thread(owner: object) -> None:
+    """End a saver's or store's worker thread, if it has one (see :class:`OwnThread`).
 
     Args:
-        saver: The checkpointer.
+        owner: The checkpointer or store.
     """
-    if isinstance(saver, ThreadedAsync):
-        saver.close_thread()
+    if isinstance(owner, OwnThread):
+        owner.close_thread()
