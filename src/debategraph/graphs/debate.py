@@ -238,7 +238,7 @@ def build_debate(
         input_schema=DebateInput,
         output_schema=DebateOutput,
     )
-    builder.add_node(loop.OPEN_ROUND_NODE, loop_node(nodes.open_round))
+    builder.add_node(loop.OPEN_ROUND_NODE, nodes.make_open_round())
     previous = loop.OPEN_ROUND_NODE
     for name in setup.names:
         builder.add_node(name, nodes.make_debater(name, setup, binding))

@@ -137,7 +137,7 @@ def build_discussion(
         output_schema=DiscussionOutput,
     )
     builder.add_node(names.PREPARE_NODE, loop_node(phases.prepare))
-    builder.add_node(names.OPEN_ITERATION_NODE, loop_node(phases.make_open_iteration()))
+    builder.add_node(names.OPEN_ITERATION_NODE, phases.open_iteration_node())
     builder.add_node(names.QUESTIONS_DONE_NODE, loop_node(phases.join))
     builder.add_node(names.RESPONSES_DONE_NODE, loop_node(phases.join))
     builder.add_node(names.CHECK_NODE, loop_node(convergence.make_check(setup)))

@@ -121,7 +121,7 @@ def build_solver_debate(
         input_schema=SolverDebateInput,
         output_schema=SolverDebateOutput,
     )
-    builder.add_node(loop.OPEN_ROUND_NODE, loop_node(loop.make_open_round(nodes.check_question)))
+    builder.add_node(loop.OPEN_ROUND_NODE, loop.open_round_node(nodes.check_question))
     for solver in topo.solvers:
         builder.add_node(solver, nodes.make_solver(solver, topo, binding, view_chars))
         builder.add_edge(loop.OPEN_ROUND_NODE, solver)

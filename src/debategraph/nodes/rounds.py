@@ -7,17 +7,28 @@ shared part; the thread tools find round boundaries with :data:`BOUNDARY_NODES`.
 
 A human's interjection is a ``user`` :class:`~debategraph.state.records.Turn` in the
 transcript, recorded after the round it follows; agents read it through
-:func:`interjections` and :func:`interjection_prompt`.
+:func:`interjections` and :func:`interjection_prompt`. It arrives through the review
+point, through ``update_state`` at a boundary, or, while another process runs the thread,
+through the thread's inbox in LangGraph's store, which :func:`open_round_node` drains at
+each boundary (with stop requests, which end the run after that round: :func:`ended`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debategraph.prompts import HUMAN_INTERJECTION, ROUND_REVIEW
-from debategraph.state.records import Turn, interjection
+from debategraph.state.records import USER, Turn, interjection
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+    from langgraph.runtime import Runtime
+
+    from debategraph.checkpoints.inbox import InboxItem
+    from debategraph.context import Context
+    from debategraph.state.base import TerminationReason
 
 #: The node that starts each round.
 OPEN_ROUND_NODE = "open_round"
@@ -29,6 +40,8 @@ BOUNDARY_NODES = frozenset({OPEN_ROUND_NODE, REVIEW_NODE})
 #: What a resume value may carry; anything else approves without interjecting.
 APPROVE = "approve"
 INTERJECT = "interject"
+#: The termination reason of a run a human asked to stop.
+STOPPED: TerminationReason = "stopped"
 
 
 def interjection_text(reply: Any) -> str | None:
@@ -55,12 +68,16 @@ def interjection_text(reply: Any) -> str | None:
 def make_open_round(
     check: Callable[[Mapping[str, Any]], None] | None = None,
     first: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+    *,
+    current_round: Callable[[Mapping[str, Any]], int] | None = None,
 ) -> Callable[..., dict[str, Any]]:  # LangGraph's add_node types want a TypedDict input
-    """The node that starts the next round.
+    """The node function that starts the next round (the inbox aside: see :func:`open_round_node`).
 
     Args:
         check: Validates the input (raise ``ValueError`` with a one-line message).
         first: Extra writes of the first round (the outputs' starting values).
+        current_round: Reads the round so far from the state (default: ``round``, 0
+            when unset).
 
     Returns:
         The node function: it writes the new ``round`` (and ``started_at`` in round 1).
@@ -69,7 +86,7 @@ def make_open_round(
     def open_round(state: Mapping[str, Any]) -> dict[str, Any]:
         if check is not None:
             check(state)
-        rnd = int(state.get("round") or 0) + 1
+        rnd = (current_round(state) if current_round else int(state.get("round") or 0)) + 1
         update: dict[str, Any] = {"round": rnd}
         if rnd == 1:
             update["started_at"] = state.get("started_at") or time.time()
@@ -83,19 +100,117 @@ def make_open_round(
 def open_round_node(
     check: Callable[[Mapping[str, Any]], None] | None = None,
     first: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
-) -> Any:
+    *,
+    current_round: Callable[[Mapping[str, Any]], int] | None = None,
+    name: str = OPEN_ROUND_NODE,
+) -> Runnable[Any, Any]:
     """The node runnable that starts each round (or a chat's turn), for ``add_node``.
+
+    Besides what :func:`make_open_round` writes, it drains the inbox of the thread it
+    runs (:mod:`debategraph.checkpoints.inbox`) from ``runtime.store``: each
+    interjection becomes a ``user`` turn after the round just finished (its id is the
+    item's key, so an item is recorded once however often it is read), and a stop
+    request sets ``termination_reason="stopped"``: the run ends after this round (the
+    close nodes keep it, see :func:`ended`). A stop request is deleted when read (a
+    stale one must not stop a later continuation); an interjection when a later
+    boundary finds it in the transcript, so a crash before this step is saved loses
+    none. Without a store or a thread id there is nothing to drain. Under ``ainvoke``
+    the store is read through its async API.
 
     Args:
         check: As for :func:`make_open_round`.
         first: As for :func:`make_open_round`.
+        current_round: As for :func:`make_open_round`.
+        name: The node's name in traces.
 
     Returns:
         The node (sync and async paths).
     """
-    from debategraph.nodes.dual import loop_node
+    from debategraph.checkpoints import inbox
+    from debategraph.compat import RunnableCallable
 
-    return loop_node(make_open_round(check, first), name=OPEN_ROUND_NODE)
+    open_round = make_open_round(check, first, current_round=current_round)
+
+    def node(state: Mapping[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+        update = open_round(state)
+        thread = _thread_of(runtime)
+        if runtime.store is None or thread is None:
+            return update
+        drained, done = drain(inbox.read(runtime.store, thread), state, update["round"] - 1)
+        inbox.remove(runtime.store, thread, done)
+        return {**update, **drained}
+
+    async def anode(state: Mapping[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+        update = open_round(state)
+        thread = _thread_of(runtime)
+        if runtime.store is None or thread is None:
+            return update
+        items = await inbox.aread(runtime.store, thread)
+        drained, done = drain(items, state, update["round"] - 1)
+        await inbox.aremove(runtime.store, thread, done)
+        return {**update, **drained}
+
+    return RunnableCallable(node, anode, name=name, trace=False)
+
+
+def _thread_of(runtime: Runtime[Context]) -> str | None:
+    """The id of the thread being run, if it has one (and a store to hold its inbox)."""
+    if runtime.store is None:
+        return None
+    from langgraph.config import get_config
+
+    thread = get_config().get("configurable", {}).get("thread_id")
+    return str(thread) if thread else None
+
+
+def drain(
+    items: Sequence[InboxItem], state: Mapping[str, Any], after_round: int
+) -> tuple[dict[str, Any], list[str]]:
+    """What a round boundary makes of a thread's inbox.
+
+    Args:
+        items: The inbox, oldest first.
+        state: The run state (its transcript says which interjections are recorded).
+        after_round: The round just finished (0 before the first).
+
+    Returns:
+        The state update (``transcript`` with the new interjections, and
+        ``termination_reason="stopped"`` if a stop was asked), and the keys of the
+        items to delete: stop requests, and interjections already recorded.
+    """
+    from debategraph.checkpoints.inbox import STOP
+
+    recorded = {t.id for t in state.get("transcript") or () if t.role == USER}
+    update: dict[str, Any] = {}
+    turns: list[Turn] = []
+    done: list[str] = []
+    for item in items:
+        if item.kind == STOP:
+            update["termination_reason"] = STOPPED
+            done.append(item.key)
+        elif item.key in recorded:
+            done.append(item.key)
+        else:
+            turns.append(interjection(item.text, after_round=after_round, id=item.key))
+    if turns:
+        update["transcript"] = turns
+    return update, done
+
+
+def ended(state: Mapping[str, Any], reason: TerminationReason | None) -> TerminationReason | None:
+    """The reason a round's close ends the run with: a stop asked earlier wins.
+
+    A stop drained when the round opened (see :func:`open_round_node`) is already in
+    the state; a condition that fires at the round's close must not overwrite it.
+
+    Args:
+        state: The run state.
+        reason: What the close's own conditions say (``None``: none fired).
+
+    Returns:
+        ``stopped`` if a stop was asked, else ``reason``.
+    """
+    return STOPPED if state.get("termination_reason") == STOPPED else reason
 
 
 def interjections(transcript: Sequence[Turn], *, after_round: int | None = None) -> list[Turn]:

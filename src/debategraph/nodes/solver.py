@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from debategraph.nodes.agent import Agent
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.rounds import interjection_prompt, interjections, review_payload
+from debategraph.nodes.rounds import ended, interjection_prompt, interjections, review_payload
 from debategraph.prompts import (
     NO_ANSWER,
     SOLUTION_VIEW,
@@ -284,7 +284,7 @@ def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str,
             answers=[t.answer for t in this_round],
         )
         update: dict[str, Any] = {"rounds": [record], **charge}
-        reason = first_fired(conditions, outcome)
+        reason = ended(state, first_fired(conditions, outcome))
         if reason is not None:
             update["termination_reason"] = reason
         return update

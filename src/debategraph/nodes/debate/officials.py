@@ -37,6 +37,7 @@ from debategraph.nodes.debate.setup import (
 from debategraph.nodes.debate.views import is_public, officials_view, summary_view, turn_lines
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.roster import read_name
+from debategraph.nodes.rounds import ended
 from debategraph.state.base import turn_update
 from debategraph.state.debate import TIE, DebateState, ModeratorDecision, Verdict
 from debategraph.state.records import Turn
@@ -179,7 +180,8 @@ def make_moderator(setup: DebateSetup, model: ModelBinding | None) -> Runnable[A
             reason=decision.fallback,
         )
         update: dict[str, Any] = {**turn_update(turn), "moderator_decisions": [decision]}
-        reason = first_fired(conditions, RoundOutcome(round=rnd, settled=decision.settled))
+        outcome = RoundOutcome(round=rnd, settled=decision.settled)
+        reason = ended(state, first_fired(conditions, outcome))
         if reason is not None:
             update["termination_reason"] = reason
         return update

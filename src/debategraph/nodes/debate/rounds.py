@@ -15,7 +15,7 @@ from debategraph.nodes.agent import Agent
 from debategraph.nodes.debate.setup import ARGUE_STAGE, DebateSetup
 from debategraph.nodes.debate.views import debater_prompt, debater_view, word_count
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.rounds import make_open_round, review_payload, round_router
+from debategraph.nodes.rounds import ended, open_round_node, review_payload, round_router
 from debategraph.state.base import turn_update
 from debategraph.state.debate import DebateState, WordCount
 from debategraph.state.records import Turn, Usage
@@ -67,22 +67,18 @@ def first_round(state: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_open_round = make_open_round(check_topic, first_round)
+def make_open_round() -> Runnable[Any, Any]:
+    """The node that starts each round: the shared one, with the debate's check and outputs.
 
-
-def open_round(state: DebateState) -> dict[str, Any]:
-    """The node that starts each round (the shared one, typed for ``add_node``).
-
-    Args:
-        state: The debate state.
+    It writes the new ``round``; in round 1 also ``started_at`` and :func:`first_round`'s
+    writes; and it drains the thread's inbox (see
+    :func:`~debategraph.nodes.rounds.open_round_node`). It raises ``ValueError`` if the
+    topic is empty.
 
     Returns:
-        The new ``round``; in round 1 also ``started_at`` and :func:`first_round`'s writes.
-
-    Raises:
-        ValueError: If the topic is empty.
+        The node runnable.
     """
-    return _open_round(state)
+    return open_round_node(check_topic, first_round)
 
 
 def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
@@ -165,7 +161,7 @@ def make_close_round(setup: DebateSetup) -> Callable[..., dict[str, Any]]:
             answers=[t.content or None for t in this_round],
         )
         update: dict[str, Any] = {"rounds_completed": rnd}
-        reason = first_fired(conditions, outcome)
+        reason = ended(state, first_fired(conditions, outcome))
         if reason is not None:
             update["termination_reason"] = reason
         return update

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         SKIP_STAGE,
         join,
         make_open_iteration,
+        open_iteration_node,
         prepare,
     )
     from debategraph.nodes.discussion.setup import (
@@ -91,6 +92,7 @@ _HOMES: dict[str, str] = {
             "SKIP_STAGE",
             "join",
             "make_open_iteration",
+            "open_iteration_node",
             "prepare",
         ],
         "phases",
@@ -143,6 +145,7 @@ __all__ = [
     "make_open_iteration",
     "node_name",
     "normalise_report",
+    "open_iteration_node",
     "parse_persona",
     "prepare",
     "render_report_markdown",

@@ -15,7 +15,7 @@ from typing import Any
 from debategraph.nodes.discussion.phases import CONVERGENCE_STAGE
 from debategraph.nodes.discussion.setup import DiscussionSetup
 from debategraph.nodes.discussion.views import insights_of, iteration_of, this_iteration
-from debategraph.nodes.rounds import review_payload
+from debategraph.nodes.rounds import ended, review_payload
 from debategraph.state.discussion import (
     ConvergenceRecord,
     DiscussionState,
@@ -167,7 +167,7 @@ def make_check(setup: DiscussionSetup) -> Callable[..., dict[str, Any]]:
             score=score,
             changed=metrics.changed,
         )
-        reason = first_fired(conditions, outcome)
+        reason = ended(state, first_fired(conditions, outcome))
         record = ConvergenceRecord(
             iteration=iteration,
             consistency=metrics.consistency,

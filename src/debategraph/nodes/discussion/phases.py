@@ -31,7 +31,7 @@ from debategraph.nodes.discussion.replies import (
     normalise_insights,
     normalise_questions,
 )
-from debategraph.nodes.discussion.setup import DiscussionSetup
+from debategraph.nodes.discussion.setup import OPEN_ITERATION_NODE, DiscussionSetup
 from debategraph.nodes.discussion.views import (
     analysis_prompt,
     exchange_of,
@@ -47,7 +47,7 @@ from debategraph.nodes.discussion.views import (
     this_iteration,
 )
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.rounds import make_open_round
+from debategraph.nodes.rounds import make_open_round, open_round_node
 from debategraph.state.base import turn_update
 from debategraph.state.discussion import (
     Analysis,
@@ -104,20 +104,27 @@ def prepare(state: DiscussionState) -> dict[str, Any]:
 
 
 def make_open_iteration() -> Node:
-    """The node that opens the next iteration: the shared round opener.
+    """The function that opens the next iteration: the shared round opener's.
 
     Threads written by earlier versions count iterations in ``iteration``, not ``round``;
     their count is read as the round so far.
 
     Returns:
-        The node function: it writes the new ``round``.
+        The function: it writes the new ``round``.
     """
-    open_round = make_open_round()
+    return make_open_round(current_round=iteration_of)
 
-    def open_iteration(state: DiscussionState) -> dict[str, Any]:
-        return open_round({**state, "round": iteration_of(state)})
 
-    return open_iteration
+def open_iteration_node() -> AgentNode:
+    """The node that opens the next iteration: the shared one, which drains the inbox.
+
+    It writes what :func:`make_open_iteration` does, and records what the thread's inbox
+    holds (see :func:`~debategraph.nodes.rounds.open_round_node`).
+
+    Returns:
+        The node runnable.
+    """
+    return open_round_node(current_round=iteration_of, name=OPEN_ITERATION_NODE)
 
 
 def make_analyst(name: str, setup: DiscussionSetup, model: ModelBinding | None) -> AgentNode:
