@@ -36,3 +36,15 @@ JUDGE_SYSTEM = (
 )
 
 JUDGE_TASK = "Conversation (latest messages):\n{conversation}\n\nQuestion: {question}"
+
+SELECTOR_SYSTEM = (
+    "You choose who speaks next in a group chat. The participants:\n{roster}\n"
+    "Answer with one participant's name and nothing else."
+)
+
+SELECTOR_TASK = (
+    "Task: {task}\n\nConversation (latest messages):\n{conversation}\n\n"
+    "Who should speak next? Answer with exactly one of: {names}."
+)
+
+SELECTOR_RETRY = "That is not one of the participants. Answer with exactly one of: {names}."

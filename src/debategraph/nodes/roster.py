@@ -201,3 +201,39 @@ def parse_participant(value: Any, what: str = "agent") -> Any:
         return Participant(name=name, instructions=instructions)
 
     return parse_member(value, Participant, what, PARTICIPANT_FIELDS, from_text=from_text)
+
+
+def _squash(text: str) -> str:
+    """A name without case, spaces or punctuation: ``Code-Reviewer`` -> ``codereviewer``."""
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+def match_speaker(value: str, names: Sequence[str]) -> str | None:
+    """The agent a selector meant: the forgiving reading of a name a model wrote.
+
+    In order: the same name ignoring case, spaces and punctuation; a unique prefix
+    (``rev`` for ``Reviewer``); the one name the answer mentions (prose such as ``I think
+    the Reviewer should go next.``); a close misspelling.
+
+    Args:
+        value: The selector's answer.
+        names: The agents it may pick.
+
+    Returns:
+        The agent's name, or ``None`` if the answer names none (or several).
+    """
+    squashed = {_squash(n): n for n in names}
+    key = _squash(value)
+    if not key:
+        return None
+    if key in squashed:
+        return squashed[key]
+    prefixed = [n for k, n in squashed.items() if k.startswith(key) or key.startswith(k)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    words = _squash(" ".join(re.findall(r"\w+", value)))
+    mentioned = [n for k, n in squashed.items() if k and k in words]
+    if len(mentioned) == 1:
+        return mentioned[0]
+    close = difflib.get_close_matches(key, list(squashed), n=1, cutoff=0.8)
+    return squashed[close[0]] if close else None

@@ -19,6 +19,7 @@ from debategraph.strategies.termination.chat import (
     LLMJudge,
     Regex,
     check_steps,
+    hard_cap,
     has_hard_cap,
 )
 from debategraph.strategies.termination.conditions import (
@@ -77,6 +78,7 @@ __all__ = [
     "check_steps",
     "external",
     "first_fired",
+    "hard_cap",
     "has_hard_cap",
     "llm",
     "max_turns",

@@ -215,21 +215,36 @@ def check_steps(
     return None
 
 
-def has_hard_cap(condition: Condition) -> bool:
-    """Whether a condition is sure to fire: it holds a turn/round cap that ends it alone.
+def hard_cap(condition: Condition) -> int | None:
+    """The turn (or round) cap that alone ends a condition, if it has one.
 
-    ``a | max_turns(20)`` has one; ``a & max_turns(20)`` has not (``a`` may never fire).
+    ``a | max_turns(20)`` ends by 20 turns; ``a & max_turns(20)`` has no cap (``a`` may
+    never fire); ``max_turns(5) & max_turns(9)`` ends by 9.
 
     Args:
         condition: The condition.
 
     Returns:
-        True if a cap alone ends it.
+        The cap, or ``None`` when nothing guarantees the end.
     """
     if isinstance(condition, MaxRounds):
-        return True
-    if isinstance(condition, AnyOf):
-        return any(has_hard_cap(c) for c in condition.conditions)
-    if isinstance(condition, AllOf):
-        return all(has_hard_cap(c) for c in condition.conditions)
-    return False
+        return condition.limit
+    if isinstance(condition, AnyOf | AllOf):
+        caps = [hard_cap(c) for c in condition.conditions]
+        if isinstance(condition, AnyOf):
+            known = [c for c in caps if c is not None]
+            return min(known) if known else None
+        return None if None in caps else max(c for c in caps if c is not None)
+    return None
+
+
+def has_hard_cap(condition: Condition) -> bool:
+    """Whether a cap alone is sure to end ``condition`` (see :func:`hard_cap`).
+
+    Args:
+        condition: The condition.
+
+    Returns:
+        True if it has one.
+    """
+    return hard_cap(condition) is not None
