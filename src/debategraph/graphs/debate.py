@@ -42,8 +42,6 @@ GRAPH_NAME = "debate"
 STEPS_PER_ROUND = 5
 HISTORY_MODES: tuple[str, ...] = ("full", "window")
 MIN_WORDS = 10
-#: Characters LangGraph reserves in node names.
-NAME_CHARS_RESERVED = (":", "|")
 #: What a valid debater dict holds (for errors).
 DEBATER_FIELDS = "a non-empty 'name' and 'side', and optionally 'persona'"
 
@@ -129,13 +127,8 @@ def debate_setup(
         group="a debate",
         name_of=lambda d: d.name,
         reserved=RESERVED_NAMES,
+        node_names=True,
     )
-    for debater in parsed:
-        bad = [c for c in NAME_CHARS_RESERVED if c in debater.name]
-        if bad:
-            raise ValueError(
-                f"debater name {debater.name!r} contains {bad[0]!r}: ':' and '|' are not allowed"
-            )
     start = 0
     if first_speaker is not None:
         lowered = [d.name.lower() for d in parsed]

@@ -69,6 +69,18 @@ BUILTIN: tuple[Entry, ...] = (
         "Four personas analyse a paper, question each other and write a consensus report.",
         "debategraph.graphs.discussion:PATTERN",
     ),
+    Entry(
+        "group_chat",
+        "chat",
+        "Agents share one conversation; a strategy picks each speaker until a condition ends it.",
+        "debategraph.graphs.group_chat:PATTERN",
+    ),
+    Entry(
+        "meeting",
+        "meeting",
+        "A staged meeting (presenter, discussion, summary) with a round controller and a decision.",
+        "debategraph.graphs.meeting:PATTERN",
+    ),
 )
 
 _registered: dict[str, tuple[Entry, Pattern]] = {}

@@ -19,6 +19,9 @@ M = TypeVar("M", bound=BaseModel)
 #: How close a misspelt name must be to a real one to be read as it (difflib ratio).
 FUZZY_CUTOFF = 0.6
 
+#: Characters LangGraph reserves in node names.
+NODE_NAME_RESERVED = (":", "|")
+
 #: Names no agent may take: the human's, and LangGraph's own prefix.
 ALWAYS_RESERVED = frozenset({"user"})
 
@@ -88,6 +91,7 @@ def check_roster(
     key: Callable[[str], str] = str.lower,
     reserved: Collection[str] = (),
     minimum: int = 2,
+    node_names: bool = False,
 ) -> list[M]:
     """Parse and validate a roster: a list of at least ``minimum`` uniquely named members.
 
@@ -101,6 +105,8 @@ def check_roster(
         reserved: Names (compared by ``key``) no member may take, besides ``user`` and
             names starting with ``__``.
         minimum: Fewest members.
+        node_names: The names name graph nodes: LangGraph's reserved characters
+            (``:``, ``|``) are refused.
 
     Returns:
         The parsed members, in order.
@@ -132,6 +138,11 @@ def check_roster(
                 f"{k!r}); give every {what} a different name"
             )
         seen[k] = name
+        bad = [c for c in NODE_NAME_RESERVED if c in name] if node_names else []
+        if bad:
+            raise ValueError(
+                f"{what} name {name!r} contains {bad[0]!r}: ':' and '|' are not allowed"
+            )
     return parsed
 
 

@@ -59,6 +59,23 @@ if TYPE_CHECKING:
         Stance,
         merge_insights,
     )
+    from debategraph.state.group_chat import (
+        GROUP_CHAT_RECORD_TYPES,
+        GroupChatInput,
+        GroupChatOutput,
+        GroupChatState,
+        SelectionRecord,
+    )
+    from debategraph.state.meeting import (
+        MEETING_RECORD_TYPES,
+        FinalDecision,
+        MeetingInput,
+        MeetingOutput,
+        MeetingState,
+        RoundDecision,
+        Stage,
+        StageAction,
+    )
     from debategraph.state.records import (
         INTERJECT_STAGE,
         USER,
@@ -99,6 +116,19 @@ _HOMES: dict[str, str] = {
     "DebateState": "debate",
     "Debater": "debate",
     "DebaterView": "debate",
+    "FinalDecision": "meeting",
+    "GROUP_CHAT_RECORD_TYPES": "group_chat",
+    "GroupChatInput": "group_chat",
+    "GroupChatOutput": "group_chat",
+    "GroupChatState": "group_chat",
+    "SelectionRecord": "group_chat",
+    "MEETING_RECORD_TYPES": "meeting",
+    "MeetingInput": "meeting",
+    "MeetingOutput": "meeting",
+    "MeetingState": "meeting",
+    "RoundDecision": "meeting",
+    "Stage": "meeting",
+    "StageAction": "meeting",
     "DiscussionInput": "discussion",
     "DiscussionOutput": "discussion",
     "DiscussionState": "discussion",
@@ -138,7 +168,9 @@ _HOMES: dict[str, str] = {
 __all__ = [
     "DEBATE_RECORD_TYPES",
     "DISCUSSION_RECORD_TYPES",
+    "GROUP_CHAT_RECORD_TYPES",
     "INTERJECT_STAGE",
+    "MEETING_RECORD_TYPES",
     "RECORD_TYPES",
     "TERMINATION_REASONS",
     "TIE",
@@ -157,9 +189,16 @@ __all__ = [
     "DiscussionOutput",
     "DiscussionState",
     "DivergentView",
+    "FinalDecision",
+    "GroupChatInput",
+    "GroupChatOutput",
+    "GroupChatState",
     "HistoryMode",
     "Inquiry",
     "Insight",
+    "MeetingInput",
+    "MeetingOutput",
+    "MeetingState",
     "ModeratorDecision",
     "Participant",
     "Persona",
@@ -169,15 +208,19 @@ __all__ = [
     "Response",
     "ResponseSet",
     "Role",
+    "RoundDecision",
     "RoundRecord",
     "RunOutput",
     "RunState",
     "Score",
     "SectionChoice",
+    "SelectionRecord",
     "SolverDebateInput",
     "SolverDebateOutput",
     "SolverDebateState",
     "SolverView",
+    "Stage",
+    "StageAction",
     "Stance",
     "StrongestArgument",
     "TerminationReason",
@@ -206,9 +249,17 @@ def record_types() -> tuple[Any, ...]:
     """
     from debategraph.state.debate import DEBATE_RECORD_TYPES
     from debategraph.state.discussion import DISCUSSION_RECORD_TYPES
+    from debategraph.state.group_chat import GROUP_CHAT_RECORD_TYPES
+    from debategraph.state.meeting import MEETING_RECORD_TYPES
     from debategraph.state.records import RECORD_TYPES as COMMON
 
-    return (*COMMON, *DEBATE_RECORD_TYPES, *DISCUSSION_RECORD_TYPES)
+    return (
+        *COMMON,
+        *DEBATE_RECORD_TYPES,
+        *DISCUSSION_RECORD_TYPES,
+        *GROUP_CHAT_RECORD_TYPES,
+        *MEETING_RECORD_TYPES,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -37,6 +37,7 @@ from debategraph.strategies.termination.conditions import (
     TimeLimit,
     TokenBudget,
     Unanimity,
+    describe_condition,
     first_fired,
 )
 from debategraph.strategies.termination.factories import (
@@ -76,6 +77,7 @@ __all__ = [
     "all_of",
     "any_of",
     "check_steps",
+    "describe_condition",
     "external",
     "first_fired",
     "hard_cap",

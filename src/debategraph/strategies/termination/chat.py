@@ -23,7 +23,7 @@ from debategraph.strategies.termination.conditions import (
     Condition,
     MaxRounds,
     RoundOutcome,
-    _describe,
+    describe_condition,
 )
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class Regex(Combinable):
         return self._compiled.search(last.content) is not None
 
     def describe(self) -> str:  # noqa: D102
-        return f"regex {self.pattern!r} matched a message{_of(self.agents)}"
+        return f"regex '{self.pattern}' matched a message{_of(self.agents)}"
 
 
 class Judgement(BaseModel):
@@ -211,7 +211,7 @@ def check_steps(
         why = yield from condition.judge_steps(outcome, ask)
         return None if why is None else Fired(condition.reason, f"{condition.describe()}: {why}")
     if condition.fired(outcome):
-        return Fired(condition.reason, _describe(condition))
+        return Fired(condition.reason, describe_condition(condition))
     return None
 
 

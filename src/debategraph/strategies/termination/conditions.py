@@ -247,7 +247,7 @@ class AnyOf(Combinable):
         return any(c.fired(outcome) for c in self.conditions)
 
     def describe(self) -> str:  # noqa: D102
-        return " or ".join(_describe(c) for c in self.conditions)
+        return " or ".join(describe_condition(c) for c in self.conditions)
 
 
 @dataclass(frozen=True)
@@ -265,9 +265,17 @@ class AllOf(Combinable):
         return all(c.fired(outcome) for c in self.conditions)
 
     def describe(self) -> str:  # noqa: D102
-        return " and ".join(_describe(c) for c in self.conditions)
+        return " and ".join(describe_condition(c) for c in self.conditions)
 
 
-def _describe(condition: Condition) -> str:
+def describe_condition(condition: Condition) -> str:
+    """A condition in words: its ``describe()``, else its reason.
+
+    Args:
+        condition: The condition.
+
+    Returns:
+        The words.
+    """
     describe = getattr(condition, "describe", None)
     return str(describe()) if callable(describe) else str(condition.reason)

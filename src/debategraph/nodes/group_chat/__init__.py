@@ -1,0 +1,427 @@
+"""The group chat's nodes: begin an invocation, select a speaker, speak, close the turn.
+
+A turn is the chat's round: ``open_round`` (the shared one: it drains the thread's
+inbox) -> ``select`` (the selection strategy) -> the chosen agent's node -> ``close_turn``
+(the termination conditions, model judges included), then the next turn, the review
+point ``human`` when the chat pauses after each turn, or the end.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langgraph.graph import END
+
+from debategraph.nodes.agent import Agent
+from debategraph.nodes.conversation import as_messages, chat_messages, visible
+from debategraph.nodes.dual import agent_node
+from debategraph.nodes.group_chat.prompts import CHAT_AGENT_SYSTEM, CHAT_AGENT_TURN, NO_INSTRUCTIONS
+from debategraph.nodes.group_chat.setup import (
+    BEGIN_NODE,
+    CHAT_STAGE,
+    CLOSE_TURN_NODE,
+    JUDGE,
+    SELECT_NODE,
+    SELECTOR,
+    TASK_STAGE,
+    ChatSetup,
+)
+from debategraph.nodes.roster import slug
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, review_payload
+from debategraph.state.base import turn_update
+from debategraph.state.group_chat import SelectionRecord
+from debategraph.state.records import USER, Turn, Usage
+from debategraph.strategies.selection import SelectionContext
+from debategraph.strategies.termination import RoundOutcome, check_steps
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+    from langchain_core.runnables import Runnable
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding, Steps
+
+
+def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The node that takes an invocation's input (once per invocation).
+
+    The task is the human's first message; a later ``message`` is another. ``reset``
+    re-opens a finished chat (its conditions count afresh from this turn); a single
+    turn's ``speaker`` is checked here.
+
+    Args:
+        setup: The chat's settings.
+
+    Returns:
+        The node function.
+
+    Raises:
+        ValueError: On an empty task or an unknown speaker (one line).
+    """
+
+    def begin_node(state: Mapping[str, Any]) -> dict[str, Any]:
+        task = str(state.get("task") or "").strip()
+        if not task:
+            raise ValueError("task is empty: pass a non-empty 'task'")
+        speaker = state.get("speaker")
+        if speaker is not None and setup.find(str(speaker)) is None:
+            raise ValueError(
+                f"speaker {speaker!r} is not an agent of this chat: use one of "
+                f"{', '.join(setup.names)}"
+            )
+        rnd = int(state.get("round") or 0)
+        update: dict[str, Any] = {"message": None, "reset": False, "next_speaker": None}
+        turns: list[Turn] = []
+        if not state.get("transcript"):
+            turns.append(_human(task, 0))
+            update.update(is_complete=False, termination_detail="", segment_start=0, usage=Usage())
+        if state.get("is_complete") and (state.get("reset") or state.get("message")):
+            update.update(
+                is_complete=False,
+                termination_reason=None,
+                termination_detail="",
+                segment_start=rnd,
+            )
+        elif state.get("is_complete"):
+            update["notes"] = [
+                f"the chat is complete ({state.get('termination_reason')}): invoke it with "
+                "reset=True or a new message to go on"
+            ]
+        if state.get("message"):
+            turns.append(_human(str(state["message"]), rnd))
+        if turns:
+            update["transcript"] = turns
+        update["started_at"] = time.time()
+        return update
+
+    return begin_node
+
+
+def _human(text: str, after: int) -> Turn:
+    return Turn(
+        agent=USER, agent_id=USER, role="user", content=text.strip(), stage=TASK_STAGE, round=after
+    )
+
+
+def after_begin(state: Mapping[str, Any]) -> str:
+    """A finished chat invoked without ``reset`` (or a message) stays finished.
+
+    Args:
+        state: The chat state.
+
+    Returns:
+        ``open_round`` or ``END``.
+    """
+    return END if state.get("is_complete") else OPEN_ROUND_NODE
+
+
+def after_open(state: Mapping[str, Any]) -> str:
+    """A stop drained from the inbox skips the turn.
+
+    Args:
+        state: The chat state.
+
+    Returns:
+        ``select`` or ``close_turn``.
+    """
+    return CLOSE_TURN_NODE if state.get("termination_reason") else SELECT_NODE
+
+
+def selection_context(state: Mapping[str, Any], setup: ChatSetup) -> SelectionContext:
+    """What the selection strategy sees: the conversation since the chat began.
+
+    Args:
+        state: The chat state.
+        setup: The chat's settings.
+
+    Returns:
+        The context.
+    """
+    return SelectionContext(
+        names=setup.names,
+        turns=chat_messages(state.get("transcript") or ()),
+        descriptions=tuple(a.instructions for a in setup.agents),
+        task=str(state.get("task") or ""),
+    )
+
+
+def make_select(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
+    """The node in which the selection strategy picks the turn's speaker.
+
+    A single-turn invocation's ``speaker`` is taken as it is (``named``). The
+    strategy's model calls, if any, are charged to ``selector``.
+
+    Args:
+        setup: The chat's settings.
+        model: The selector's model (``None``: the run's context).
+
+    Returns:
+        The node.
+    """
+    agent = Agent(SELECTOR, model)
+
+    def select(state: Mapping[str, Any], runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
+        rnd = int(state["round"])
+        if state.get("speaker"):
+            name = setup.find(str(state["speaker"])) or setup.names[0]
+            record = SelectionRecord(turn=rnd, agent=name, method="named")
+            return {"next_speaker": name, "selections": [record]}
+
+        def say(messages: list[BaseMessage]) -> Any:
+            return agent.say_steps(runtime, messages, max_attempts=1)
+
+        chosen = yield from setup.selector.select_steps(selection_context(state, setup), say)
+        record = SelectionRecord(
+            turn=rnd,
+            agent=chosen.agent,
+            method=chosen.method,
+            answer=chosen.answer,
+            note=chosen.note,
+        )
+        update: dict[str, Any] = {"next_speaker": chosen.agent, "selections": [record]}
+        if chosen.usage.calls:
+            update.update(usage=chosen.usage, usage_by_agent={SELECTOR: chosen.usage})
+        if chosen.note:
+            update["notes"] = [f"turn {rnd}: {chosen.note}"]
+        return update
+
+    return agent_node(select, SELECT_NODE)
+
+
+def route_speaker(state: Mapping[str, Any]) -> str:
+    """The node of the selected speaker.
+
+    Args:
+        state: The chat state.
+
+    Returns:
+        The agent's node name.
+    """
+    return str(state["next_speaker"])
+
+
+def speaker_prompt(
+    state: Mapping[str, Any], setup: ChatSetup, name: str
+) -> tuple[list[BaseMessage], list[Turn]]:
+    """What ``name`` reads when it speaks, and the messages in it.
+
+    Args:
+        state: The chat state.
+        setup: The chat's settings.
+        name: The speaker.
+
+    Returns:
+        The prompt and the conversation turns it shows.
+    """
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    member = setup.agent(name)
+    others = ", ".join(n for n in setup.names if n != name) or "nobody else"
+    seen = visible(state.get("transcript") or (), name, setup.keep_last)
+    system = CHAT_AGENT_SYSTEM.format(
+        name=name,
+        others=f"with {others}",
+        instructions=member.instructions or NO_INSTRUCTIONS,
+        task=state.get("task") or "",
+    )
+    messages = [
+        SystemMessage(content=system),
+        *as_messages(seen, name),
+        HumanMessage(content=CHAT_AGENT_TURN.format(name=name)),
+    ]
+    return messages, seen
+
+
+def make_speaker(name: str, setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
+    """The node in which one agent speaks (its prose streams).
+
+    Its message records the ids of what it read (``reply_to``), so what it has seen is
+    readable from state (:func:`~debategraph.nodes.conversation.agent_history`).
+
+    Args:
+        name: The agent (also the node's name).
+        setup: The chat's settings.
+        model: The model (``None``: the run's context).
+
+    Returns:
+        The node.
+    """
+    agent = Agent(name, model)
+
+    def speak(state: Mapping[str, Any], runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
+        messages, seen = speaker_prompt(state, setup, name)
+        result = yield from agent.say_steps(runtime, messages)
+        turn = Turn(
+            agent=name,
+            agent_id=slug(name),
+            content=_own_words(result.text, name),
+            stage=CHAT_STAGE,
+            round=int(state["round"]),
+            reply_to=tuple(t.id for t in seen),
+            usage=result.usage,
+            reason=result.reason,
+        )
+        return turn_update(turn)
+
+    return agent_node(speak, name)
+
+
+def _own_words(text: str, name: str) -> str:
+    """A reply without the ``Name:`` prefix models like to add."""
+    stripped = text.strip()
+    prefix = f"{name}:"
+    return (
+        stripped[len(prefix) :].strip() if stripped.lower().startswith(prefix.lower()) else stripped
+    )
+
+
+def stale_turns(turns: Sequence[Turn]) -> int:
+    """How many of the latest agent messages in a row repeat something said before.
+
+    Args:
+        turns: The conversation, oldest first.
+
+    Returns:
+        The count (0 when the latest message is new).
+    """
+    said = [_normal(t.content) for t in turns if t.role == "agent"]
+    count = 0
+    for i in range(len(said) - 1, -1, -1):
+        if said[i] and said[i] not in said[:i]:
+            break
+        count += 1
+    return count
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
+    """The node that checks the termination conditions after a turn.
+
+    A stop drained at the turn's start ends the chat (``stopped``); otherwise the
+    conditions are checked in order (a model judge's call is charged to ``judge``). A
+    single-turn invocation returns after its turn with the chat still open.
+
+    Args:
+        setup: The chat's settings.
+        model: The judge's model (``None``: the run's context).
+
+    Returns:
+        The node.
+    """
+    agent = Agent(JUDGE, model)
+
+    def close_turn(state: Mapping[str, Any], runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
+        update: dict[str, Any] = {"next_speaker": None}
+        if state.get("termination_reason") == "stopped":
+            return {**update, "is_complete": True, "termination_detail": "a stop was requested"}
+        transcript = state.get("transcript") or ()
+        start = int(state.get("segment_start") or 0)
+        turns = chat_messages(transcript)
+        outcome = RoundOutcome(
+            round=int(state["round"]) - start,
+            usage=Usage.coerce(state.get("usage")),
+            elapsed_s=time.time() - float(state.get("started_at") or time.time()),
+            turns=turns,
+            stale=stale_turns([t for t in turns if t.round > start]),
+        )
+        judged: list[Usage] = []
+
+        def ask(schema: type[Any], messages: list[BaseMessage]) -> Any:
+            result = yield from agent.ask_steps(runtime, schema, messages)
+            judged.append(result.usage)
+            return result
+
+        fired = yield from check_steps(setup.termination, outcome, ask)
+        if judged:
+            spent = Usage.total(judged)
+            update.update(usage=spent, usage_by_agent={JUDGE: spent})
+        if fired is not None:
+            update.update(
+                termination_reason=fired.reason, termination_detail=fired.detail, is_complete=True
+            )
+        elif state.get("speaker"):
+            update["speaker"] = None  # a single turn: return, the chat stays open
+        return update
+
+    return agent_node(close_turn, CLOSE_TURN_NODE)
+
+
+def after_turn(setup: ChatSetup) -> tuple[Callable[[Mapping[str, Any]], str], list[str]]:
+    """The edge after a turn: the end, the review point, or the next turn.
+
+    Args:
+        setup: The chat's settings.
+
+    Returns:
+        The routing function and the nodes it may pick.
+    """
+    again = REVIEW_NODE if setup.pause_after_round else OPEN_ROUND_NODE
+
+    def route(state: Mapping[str, Any]) -> str:
+        if state.get("is_complete"):
+            return END
+        if state.get("speaker") is None and _single_turn_done(state):
+            return END
+        return again
+
+    return route, [again, END]
+
+
+def _single_turn_done(state: Mapping[str, Any]) -> bool:
+    """Whether this turn was a single-turn invocation's (its record says ``named``)."""
+    selections = state.get("selections") or []
+    return (
+        bool(selections)
+        and selections[-1].method == "named"
+        and selections[-1].turn == state.get("round")
+    )
+
+
+def turn_review(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The payload of the pause after a turn.
+
+    Args:
+        setup: The chat's settings.
+
+    Returns:
+        Builds it from the state: the turn's speaker and message.
+    """
+
+    def payload(state: Mapping[str, Any]) -> dict[str, Any]:
+        rnd = int(state["round"])
+        said = [t for t in state.get("transcript") or () if t.round == rnd and t.role == "agent"]
+        return review_payload(
+            rnd - int(state.get("segment_start") or 0),
+            setup.cap,
+            "agent",
+            word="turn",
+            speaker=said[-1].agent if said else None,
+            message=said[-1].content if said else "",
+        )
+
+    return payload
+
+
+__all__ = [
+    "BEGIN_NODE",
+    "CLOSE_TURN_NODE",
+    "SELECT_NODE",
+    "after_begin",
+    "after_open",
+    "after_turn",
+    "begin",
+    "make_close_turn",
+    "make_select",
+    "make_speaker",
+    "route_speaker",
+    "selection_context",
+    "speaker_prompt",
+    "stale_turns",
+    "turn_review",
+]
