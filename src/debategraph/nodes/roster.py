@@ -239,7 +239,7 @@ def match_speaker(value: str, names: Sequence[str]) -> str | None:
         return None
     if key in squashed:
         return squashed[key]
-    prefixed = [n for k, n in squashed.items() if k.startswith(key) or key.startswith(k)]
+    prefixed = [n for k, n in squashed.items() if k.startswith(key)]
     if len(prefixed) == 1:
         return prefixed[0]
     words = _squash(" ".join(re.findall(r"\w+", value)))
