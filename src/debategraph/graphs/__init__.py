@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from debategraph.graphs.debate import build_debate
     from debategraph.graphs.discussion import build_discussion
+    from debategraph.graphs.meeting import build_meeting
     from debategraph.graphs.solver_debate import build_solver_debate
 
-__all__ = ["build_debate", "build_discussion", "build_solver_debate"]
+__all__ = ["build_debate", "build_discussion", "build_meeting", "build_solver_debate"]
 
 
 def __getattr__(name: str) -> Any:
