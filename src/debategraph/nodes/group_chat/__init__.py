@@ -86,6 +86,7 @@ def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
                 segment_start=rnd,
             )
         elif state.get("is_complete"):
+            update["speaker"] = None  # nothing runs: the request is dropped, not kept
             update["notes"] = [
                 f"the chat is complete ({state.get('termination_reason')}): invoke it with "
                 "reset=True or a new message to go on"
