@@ -141,9 +141,10 @@ def selection_context(state: Mapping[str, Any], setup: ChatSetup) -> SelectionCo
     Returns:
         The context.
     """
+    said = [t for t in state.get("transcript") or () if t.role in ("agent", "user")]
     return SelectionContext(
         names=setup.names,
-        turns=chat_messages(state.get("transcript") or ()),
+        turns=said,  # an empty message is a turn taken all the same
         descriptions=tuple(a.instructions for a in setup.agents),
         task=str(state.get("task") or ""),
     )
