@@ -189,7 +189,9 @@ PARTICIPANT_FIELDS = "a non-empty 'name' and optionally 'instructions'"
 def parse_participant(value: Any, what: str = "agent") -> Any:
     """A :class:`~debategraph.state.records.Participant` from one, a dict or a string.
 
-    The string form is ``"Name: instructions"`` (``"Name"`` alone has no instructions).
+    The string form is ``"Name: instructions"`` (``"Name"`` alone has no instructions); a
+    one-key mapping ``{Name: instructions}`` is the same (what YAML makes of an unquoted
+    ``- Name: instructions`` line).
 
     Args:
         value: The participant as given.
@@ -211,6 +213,10 @@ def parse_participant(value: Any, what: str = "agent") -> Any:
             )
         return Participant(name=name, instructions=instructions)
 
+    if isinstance(value, Mapping) and len(value) == 1:
+        ((key, text),) = value.items()
+        if key not in Participant.model_fields and isinstance(text, str | None):
+            return Participant(name=str(key), instructions=text or "")
     return parse_member(value, Participant, what, PARTICIPANT_FIELDS, from_text=from_text)
 
 
