@@ -372,6 +372,29 @@ def test_a_stop_skips_the_remaining_stages(saver: BaseCheckpointSaver[Any]) -> N
     assert graph.get_state(config).next == ()
 
 
+def test_the_thread_inbox_interjects_and_stops() -> None:
+    """The shared open_round drains the inbox: an interjection, then a stop."""
+    from langgraph.store.memory import InMemoryStore
+
+    from debategraph.checkpoints import inbox
+
+    script = Script([go_on()])
+    store = InMemoryStore()
+    graph = build_meeting(script.model, pause_after_round=True).compile(
+        checkpointer=InMemorySaver(serde=serializer()), store=store
+    )
+    config = config_for("inbox")
+    graph.invoke({"topic": TOPIC}, config)  # the presentation, then the pause
+    inbox.post(store, "inbox", inbox.INTERJECT, NOTE)
+    graph.invoke(Command(resume={"approve": True}), config)  # discussion round 1
+    assert NOTE in text_of(script.prompts["Advocate"][0])
+    inbox.post(store, "inbox", inbox.STOP)
+    out = graph.invoke(Command(resume={"approve": True}), config)
+    assert out["termination_reason"] == "stopped"
+    assert script.order == ["Presenter", "Advocate", "Skeptic"]
+    assert len(script.chair) == 1
+
+
 # --------------------------------------------------------------------------
 # Human review between rounds
 # --------------------------------------------------------------------------
