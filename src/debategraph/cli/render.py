@@ -137,6 +137,9 @@ class Progress:
             self.speaking = node
         err.print(escape(text), end="")
 
+    def _streamed(self, node: str, turn: Turn) -> bool:
+        return self.stream_text and _streamed_turn(self.pattern, node, turn)
+
     def _end_speech(self) -> None:
         if self.speaking is not None:
             err.print()
@@ -152,9 +155,17 @@ class Progress:
         if lines:
             return  # the pattern showed this update its own way
         for turn in update.get("transcript") or ():
-            if self.stream_text and turn.stage == self.pattern.streamed_stage:
+            if self._streamed(node, turn):
                 continue  # already streamed token by token
             err.print("  " + turn_line(turn, with_round=False))
+
+
+def _streamed_turn(pattern: Pattern, node: str, turn: Turn) -> bool:
+    """Whether ``turn``, written by ``node``, was streamed token by token."""
+    speaks = pattern.streams
+    if speaks is None or turn.role != "agent" or not speaks(node):
+        return False
+    return pattern.streamed_stage is None or turn.stage == pattern.streamed_stage
 
 
 def print_result(pattern: Pattern, result: Mapping[str, Any], json_output: bool) -> None:

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     AgentLike = Participant | Mapping[str, Any] | str
 
 GRAPH_NAME = "group_chat"
+#: Nodes whose model output is not prose worth streaming (the selector, the judges).
+NOT_STREAMED = frozenset({"begin", "open_round", "select", "close_turn", "human"})
 #: Supersteps of one turn: open_round, select, the speaker, close_turn, the review.
 STEPS_PER_TURN = 5
 
@@ -306,7 +308,7 @@ PATTERN = Pattern(
     agents_per_round=lambda s: 1,
     headline=_headline,
     progress=_progress,
-    streams=lambda node: node not in ("select", "close_turn", "begin", "open_round", "human"),
+    streams=lambda node: node not in NOT_STREAMED,
     streamed_stage="chat",
     round_word="turn",
 )

@@ -320,4 +320,6 @@ PATTERN = Pattern(
     agents_per_round=lambda s: max(_caps(s)[1], default=1),
     headline=_headline,
     progress=_progress,
+    # Speakers' prose streams; the controller's and the chair's structured calls do not.
+    streams=lambda node: node not in ("open_round", "human", "controller", "decide"),
 )

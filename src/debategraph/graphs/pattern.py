@@ -72,8 +72,9 @@ class Pattern:
             transcript records it wrote (which the CLI prints itself).
         streams: Whether a node's model tokens are prose worth streaming (``None``: no
             node's are).
-        streamed_stage: Turns of this stage were streamed token by token, so the CLI
-            does not print them again.
+        streamed_stage: Turns of this stage, written by a node that :attr:`streams`,
+            were streamed token by token, so the CLI does not print them again
+            (``None``: every agent turn such a node writes was streamed).
         report: The file a finished run writes, if any.
         result_markdown: The result section of ``export --format md`` (default: the
             summary's fields).
