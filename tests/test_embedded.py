@@ -163,6 +163,48 @@ def test_discuss_on_embedded_model_writes_report(tmp_path: Path) -> None:
     assert report.read_text().startswith("# Discussion report: Sparse Debate Helps")
 
 
+def test_chat_on_embedded_model(tmp_path: Path) -> None:
+    args = ["chat", "Write a slogan for a bakery.", "--max-turns", "3", "--json"]
+    args += ["--select", "llm", "--max-in-a-row", "1"]
+    proc = subprocess.run(
+        cli(*args, "--db", str(tmp_path / "d.sqlite")), capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["termination_reason"] in {"matched", "max_turns"}
+    assert 1 <= result["turns"] <= 3
+    assert result["transcript"][0]["agent"] == "user"
+    assert {s["method"] for s in result["selections"]} <= {"llm", "fallback", "guard"}
+    assert result["usage"]["completion_tokens"] > 0
+
+
+def test_meeting_on_embedded_model(tmp_path: Path) -> None:
+    args = ["meeting", "Should we move to a four-day week?", "--max-rounds", "1", "--json"]
+    proc = subprocess.run(
+        cli(*args, "--db", str(tmp_path / "d.sqlite")), capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["termination_reason"] == "completed"
+    stages = [m["stage"] for m in result["transcript"] if m["role"] == "agent"]
+    assert stages[0] == "presentation" and "discussion" in stages and stages[-1] == "summary"
+    assert "decision" in result  # typed, or None with a note when the model gave nothing usable
+
+
+def test_group_chat_notebook_runs(tmp_path: Path) -> None:
+    text = run_notebook("group_chat.ipynb", tmp_path)
+    assert "graph TD" in text and "close_turn" in text
+    assert "complete: False | turns: 1" in text
+    assert "termination: matched" in text or "termination: max_turns" in text
+    assert "Writer saw and wrote" in text
+
+
+def test_meeting_notebook_runs(tmp_path: Path) -> None:
+    text = run_notebook("meeting.ipynb", tmp_path)
+    assert "graph TD" in text and "termination: completed" in text
+    assert "decision:" in text or "no usable decision" in text
+
+
 def test_notebook_runs(tmp_path: Path) -> None:
     text = run_notebook("solver_debate.ipynb", tmp_path)
     assert "graph TD" in text
