@@ -91,7 +91,10 @@ def turn_line(turn: Turn, *, with_round: bool = True) -> str:
     head = f"[dim]r{turn.round}[/dim] " if with_round else ""
     cost = f"[dim]{turn.usage.latency_s:.1f}s {turn.usage.total_tokens} tok[/dim]"
     if turn.role == "user":
-        return f"{head}[bold]user[/bold] (interjection): {escape(short(turn.content, 200))}"
+        from debategraph.state.records import INTERJECT_STAGE  # pydantic: not for --help
+
+        what = "interjection" if turn.stage == INTERJECT_STAGE else turn.stage
+        return f"{head}[bold]user[/bold] ({what}): {escape(short(turn.content, 200))}"
     if turn.answer is not None:
         return f"{head}{turn.agent:<10} → [bold]{escape(turn.answer)}[/bold]  {cost}"
     if turn.reason and not turn.content:
