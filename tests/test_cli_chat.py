@@ -150,3 +150,39 @@ def test_missing_agents_file(
         capsys,
     )
     assert code == 2 and "--agents-file nope.yaml: no such file" in one_error_line(err)
+
+
+def test_chat_pause_resume_interject_and_fork(
+    server: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "c.sqlite")
+    args = ["chat", TASK, "--max-turns", "6", "--pause-after-round", "--thread", "p", "--json"]
+    code, out, err = run_cli([*args, *stub_args(server, db)], capsys)
+    assert code == 0, err
+    waiting = json.loads(out)
+    assert waiting["status"] == "waiting" and waiting["interrupt"]["speaker"] == "Writer"
+    code, out, err = run_cli(
+        ["resume", "p", "--db", db, "--interject", "Use the word petrichor.", "--json"], capsys
+    )
+    assert code == 0, err
+    assert json.loads(out)["status"] == "waiting"
+    reviewer = json.dumps(server.requests[-1]["messages"])
+    assert "Use the word petrichor." in reviewer
+    while json.loads(out).get("status") == "waiting":
+        code, out, err = run_cli(["resume", "p", "--db", db, "--approve", "--json"], capsys)
+        assert code == 0, err
+    assert json.loads(out)["termination_reason"] == "matched"
+
+    code, out, _ = run_cli(["history", "p", "--db", db, "--json"], capsys)
+    turn_two = [e for e in json.loads(out) if list(e["next"]) == ["open_round"] and e["round"] == 1]
+    assert turn_two, out
+    code, out, err = run_cli(
+        ["fork", "p", "--at", turn_two[0]["checkpoint_id"], "--thread", "f", "--db", db, "--json"],
+        capsys,
+    )
+    assert code == 0, err
+    forked = json.loads(out)
+    assert forked["thread_id"] == "f"
+    code, out, _ = run_cli(["threads", "--db", db, "--json"], capsys)
+    statuses = {r["thread_id"]: r["status"] for r in json.loads(out)}
+    assert statuses["p"] == "finished" and statuses["f"] in {"finished", "waiting"}
