@@ -1,4 +1,4 @@
-"""The checkpoint backends a test runs against: a ``checkpoint_url`` fixture.
+"""The checkpoint backends a test runs against: ``checkpoint_url`` and ``saver`` fixtures.
 
 ``checkpoint_url`` yields a fresh ``--db`` value per test, once per backend:
 
@@ -20,9 +20,11 @@ import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 POSTGRES_URL_ENV = "DEBATEGRAPH_TEST_POSTGRES_URL"
 BACKENDS = ["sqlite", "postgres"]
@@ -99,3 +101,18 @@ def drop_database(admin: str, name: str, attempts: int = 5) -> None:
             if attempt == attempts - 1:
                 warnings.warn(f"could not drop test database {name}: {exc}", stacklevel=2)
             time.sleep(0.2 * (attempt + 1))
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver[Any]]:
+    """A graph's checkpointer, once in memory and once on a SQLite file (the package's)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from debategraph.checkpoints.savers import open_checkpointer
+    from debategraph.checkpoints.serde import serializer
+
+    if request.param == "memory":
+        yield InMemorySaver(serde=serializer())
+    else:
+        with open_checkpointer(tmp_path / "graph.sqlite") as sqlite_saver:
+            yield sqlite_saver

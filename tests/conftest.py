@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from debategraph.cli import main
-from tests.backends import checkpoint_url
+from tests.backends import checkpoint_url, saver
 from tests.openai_stub import StubOpenAIServer
 
 os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
 
-__all__ = ["checkpoint_url"]  # the backend fixture, shared by every test module
+__all__ = ["checkpoint_url", "saver"]  # the backend fixtures, shared by every test module
 
 
 def solver_of(request: dict[str, Any]) -> str:

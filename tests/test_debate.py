@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +17,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from debategraph.checkpoints import open_checkpointer
-from debategraph.checkpoints.savers import serializer
 from debategraph.errors import UsageError
 from debategraph.graphs import build_debate
 from debategraph.graphs.debate import (
@@ -168,16 +166,6 @@ def transcript_of(graph: Any, config: RunnableConfig) -> list[Turn]:
 
 def arguments_of(turns: list[Turn]) -> list[Turn]:
     return [t for t in turns if t.stage == ARGUE_STAGE]
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver[Any]]:
-    """Each checkpointer backend the graph must work with."""
-    if request.param == "memory":
-        yield InMemorySaver(serde=serializer())
-    else:
-        with open_checkpointer(tmp_path / "d.sqlite") as sqlite_saver:
-            yield sqlite_saver
 
 
 # --------------------------------------------------------------------------

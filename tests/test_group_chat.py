@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,16 +77,6 @@ def config(thread: str = "t", turns: int = 10) -> Any:
 
 def messages_of(graph: Any, cfg: Any) -> list[Turn]:
     return [t for t in graph.get_state(cfg).values["transcript"] if t.role == "agent"]
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver[Any]]:
-    """Each checkpointer backend the graph must work with."""
-    if request.param == "memory":
-        yield InMemorySaver(serde=serializer())
-    else:
-        with open_checkpointer(tmp_path / "c.sqlite") as sqlite_saver:
-            yield sqlite_saver
 
 
 def test_writer_and_reviewer_until_approval(saver: BaseCheckpointSaver[Any]) -> None:

@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,16 +132,6 @@ def config_for(thread: str, limit: int = 100) -> RunnableConfig:
 
 def text_of(messages: list[BaseMessage]) -> str:
     return "\n".join(str(m.content) for m in messages)
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver[Any]]:
-    """Each checkpointer backend the graph must work with."""
-    if request.param == "memory":
-        yield InMemorySaver(serde=serializer())
-    else:
-        with open_checkpointer(tmp_path / "m.sqlite") as sqlite_saver:
-            yield sqlite_saver
 
 
 # --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ to the other debaters. The modules:
 
 from __future__ import annotations
 
+from debategraph.nodes.conversation import may_read as addressed_to
 from debategraph.nodes.debate.officials import (
     MODERATOR_FALLBACK,
     make_judge,
@@ -45,7 +46,6 @@ from debategraph.nodes.debate.setup import (
     DebateSetup,
 )
 from debategraph.nodes.debate.views import (
-    addressed_to,
     debater_prompt,
     debater_view,
     is_public,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from debategraph.nodes.conversation import may_read as addressed_to
 from debategraph.nodes.debate.prompts import (
     DEBATE_HISTORY_VIEW,
     DEBATE_OPENING,
@@ -26,19 +27,6 @@ from debategraph.nodes.debate.setup import ARGUE_STAGE, DebateSetup
 from debategraph.nodes.rounds import interjection_prompt, interjections
 from debategraph.state.debate import DebaterView, DebateState
 from debategraph.state.records import Turn
-
-
-def addressed_to(turn: Turn, name: str) -> bool:
-    """Whether ``name`` may read ``turn``: its own, addressed to it, or to everyone.
-
-    Args:
-        turn: A transcript record.
-        name: A debater.
-
-    Returns:
-        True if the debater may read it.
-    """
-    return turn.agent == name or not turn.recipients or name in turn.recipients
 
 
 def is_public(turn: Turn, names: Sequence[str]) -> bool:
