@@ -190,7 +190,8 @@ def open_store(db: str | os.PathLike[str] = DEFAULT_DB) -> Iterator[BaseStore]:
     """Open (and set up) the store of a ``--db`` value, beside its checkpoints.
 
     A SQLite file gets a ``SqliteStore`` on a connection of its own (WAL, a busy timeout:
-    another process may be running a thread on the same file); a Postgres URL a
+    another process may be running a thread on the same file), opened without reading
+    the file's header (a checkpointer of this process may have it open); a Postgres URL a
     ``PostgresStore`` (``pip install "debategraph[postgres]"``). Either has a working
     async API: its batches run on a thread of the store's own.
 
@@ -214,7 +215,10 @@ def open_store(db: str | os.PathLike[str] = DEFAULT_DB) -> Iterator[BaseStore]:
         store: BaseStore = _sqlite_store_class()(conn)
         return store
 
-    with open_sqlite(text, make) as store:
+    # The checkpointer of this process may have the file open already: reading its header
+    # now would drop that connection's locks (see check_sqlite_file); SQLite itself
+    # refuses a file that is not a database.
+    with open_sqlite(text, make, read_header=False) as store:
         yield store
 
 

@@ -267,12 +267,21 @@ def sqlite_path(url: str | os.PathLike[str]) -> Path:
     return Path(text).expanduser()
 
 
-def check_sqlite_file(path: Path, *, label: str = "--db") -> None:
+def check_sqlite_file(path: Path, *, label: str = "--db", read_header: bool = True) -> None:
     """Refuse a path that cannot hold a SQLite file we write, before touching it.
+
+    Reading the header opens and closes the file, and closing any descriptor of a file
+    drops every POSIX lock this process holds on it, a SQLite connection's too: then
+    another process, closing its last connection, takes the file for unused and deletes
+    its write-ahead log under the open connection (stale reads, "disk I/O error"). So
+    never read the header while this process has a connection to the file open.
 
     Args:
         path: The database file.
         label: How messages name it (``--db``, ``archive file``).
+        read_header: Refuse a file that is not SQLite by its first bytes (only while no
+            connection of this process has it open; without it, SQLite refuses such a
+            file at its first statement).
 
     Raises:
         UsageError: If it is a directory, its folder is missing or read-only (SQLite
@@ -290,6 +299,7 @@ def check_sqlite_file(path: Path, *, label: str = "--db") -> None:
             raise UsageError(f"{label} {path} is not readable by this user")
         if not os.access(path, os.W_OK):
             raise UsageError(f"{label} {path} is read-only: no write permission")
+    if path.exists() and read_header:
         with path.open("rb") as fh:
             head = fh.read(len(_SQLITE_MAGIC))
         if head and head != _SQLITE_MAGIC:
@@ -298,11 +308,13 @@ def check_sqlite_file(path: Path, *, label: str = "--db") -> None:
         raise UsageError(f"{label} {path}: folder {folder} is read-only")
 
 
-def connect_sqlite(path: Path) -> sqlite3.Connection:
+def connect_sqlite(path: Path, *, read_header: bool = True) -> sqlite3.Connection:
     """Connect to a checkpoint file with WAL and a busy timeout, usable from worker threads.
 
     Args:
         path: The database file.
+        read_header: Check the file's first bytes first (see :func:`check_sqlite_file`:
+            not while this process has another connection to it open).
 
     Returns:
         The connection.
@@ -310,7 +322,7 @@ def connect_sqlite(path: Path) -> sqlite3.Connection:
     Raises:
         UsageError: If SQLite cannot open or read the file.
     """
-    check_sqlite_file(path)
+    check_sqlite_file(path, read_header=read_header)
     try:
         conn = sqlite3.connect(path, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -347,12 +359,15 @@ def open_checkpointer(
 
 
 @contextlib.contextmanager
-def open_sqlite(url: str, make: Callable[[sqlite3.Connection], T]) -> Iterator[T]:
+def open_sqlite(
+    url: str, make: Callable[[sqlite3.Connection], T], *, read_header: bool = True
+) -> Iterator[T]:
     """Open a SQLite ``--db`` file for a LangGraph saver or store, and set that up.
 
     Args:
         url: The ``--db`` value.
         make: Builds the saver or store on the connection (see :func:`connect_sqlite`).
+        read_header: As for :func:`connect_sqlite`.
 
     Yields:
         What ``make`` built, set up; its worker thread (if any) and its connection are
@@ -363,7 +378,7 @@ def open_sqlite(url: str, make: Callable[[sqlite3.Connection], T]) -> Iterator[T
     """
     from debategraph.checkpoints.threaded import close_thread
 
-    conn = connect_sqlite(sqlite_path(url))
+    conn = connect_sqlite(sqlite_path(url), read_header=read_header)
     try:
         made = make(conn)
         try:
