@@ -1,5 +1,6 @@
 """Checkpointers from a URL, and reading the threads they hold."""
 
+from debategraph.checkpoints.inbox import open_store
 from debategraph.checkpoints.savers import (
     DEFAULT_DB,
     check_sqlite_file,
@@ -38,6 +39,7 @@ __all__ = [
     "is_postgres_url",
     "list_threads",
     "open_checkpointer",
+    "open_store",
     "read_run",
     "sqlite_path",
     "thread_config",

@@ -1,4 +1,4 @@
-"""The thread tools: resume, interject, threads, show, history, fork, prune, export, doctor.
+"""The thread tools: resume, interject, stop, threads, show, history, fork, prune, export, doctor.
 
 They work on a thread of any pattern: the pattern is read from the thread's metadata and
 asked for its title, result and rendering.
@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from debategraph.checkpoints.inbox import STOP
 from debategraph.checkpoints.savers import DEFAULT_DB, open_checkpointer
 from debategraph.checkpoints.threads import (
     list_threads,
@@ -25,6 +26,7 @@ from debategraph.checkpoints.threads import (
     thread_state,
 )
 from debategraph.cli.app import app
+from debategraph.cli.human import interject, post_to_inbox, refuse_finished, refuse_running
 from debategraph.cli.options import (
     ArchiveOpt,
     BaseUrlOpt,
@@ -35,15 +37,7 @@ from debategraph.cli.options import (
     ReportOpt,
 )
 from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_line
-from debategraph.cli.runner import (
-    Runner,
-    check_concurrency,
-    compile_graph,
-    interject,
-    refuse_running,
-    require_run,
-    result_of,
-)
+from debategraph.cli.runner import Runner, check_concurrency, compile_graph, require_run, result_of
 from debategraph.errors import UsageError
 from debategraph.graphs.pattern import short
 from debategraph.graphs.registry import get_pattern, names
@@ -106,26 +100,68 @@ def resume(
             if interject_text is not None or approve:
                 graph_input = Command(resume=reply)
         elif interject_text is not None:
-            interject(runner.graph, thread, interject_text, state)
+            interject(runner.graph, thread, interject_text, state, db)
         runner.run(thread, graph_input)
 
 
 @app.command("interject")
 def interject_command(
-    thread: Annotated[str, typer.Argument(help="A waiting or stopped thread.")],
+    thread: Annotated[str, typer.Argument(help="A running, waiting or stopped thread.")],
     text: Annotated[str, typer.Argument(help="What every agent reads next round.")],
     db: DbOpt = DEFAULT_DB,
 ) -> None:
-    """Add a human message to a waiting or stopped thread; it is read next round."""
+    """Add a human message to a thread; every agent reads it next round.
+
+    A waiting thread, or one stopped between rounds, takes it now; a running thread (or
+    one stopped mid-round) finds it in its inbox at its next round boundary.
+    """
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
         graph = compile_graph(saver, run)
         state = _state(graph, thread, run.pattern)
-        interject(graph, thread, text, state)
-    err.print(
-        f"interjection added to thread {thread} (read in round {(state.round or 0) + 1}); "
-        f"continue with: debategraph resume {thread} --db {db}"
-    )
+        delivery = interject(graph, thread, text, state, db)
+    word = get_pattern(run.pattern).round_word
+    if delivery == "recorded":
+        err.print(
+            f"interjection added to thread {thread} (read in {word} {(state.round or 0) + 1}); "
+            f"continue with: debategraph resume {thread} --db {db}"
+        )
+    elif state.status == "running":
+        err.print(
+            f"interjection sent to running thread {thread}: "
+            f"its agents read it from its next {word} on"
+        )
+    else:
+        err.print(
+            f"interjection sent to thread {thread}: its agents read it from its next {word} on, "
+            f"once it continues: debategraph resume {thread} --db {db}"
+        )
+
+
+@app.command()
+def stop(
+    thread: Annotated[str, typer.Argument(help="A running, waiting or stopped thread.")],
+    db: DbOpt = DEFAULT_DB,
+) -> None:
+    """Ask a thread to stop after its next round (termination reason: stopped).
+
+    The request waits in the thread's inbox until the thread opens its next round (a
+    thread not running now: when it continues); that round is the last.
+    """
+    with open_checkpointer(db) as saver:
+        run = require_run(saver, thread, db)
+        state = _state(compile_graph(saver, run), thread, run.pattern)
+        refuse_finished(thread, state, "there is nothing to stop")
+        post_to_inbox(db, thread, STOP)
+    word = get_pattern(run.pattern).round_word
+    ends = f"it ends (stopped) once the {word} it opens next is done"
+    if state.status == "running":
+        err.print(f"stop sent to running thread {thread}: {ends}")
+    else:
+        err.print(
+            f"stop sent to thread {thread}: when it continues "
+            f"(debategraph resume {thread} --db {db}) {ends}"
+        )
 
 
 @app.command()
@@ -259,9 +295,8 @@ def fork(
         err.print(f"forked thread {thread} at checkpoint {at} into thread {target}")
         if interject_text is not None:
             try:
-                interject(
-                    runner.graph, target, interject_text, _state(runner.graph, target, run.pattern)
-                )
+                state = _state(runner.graph, target, run.pattern)
+                interject(runner.graph, target, interject_text, state, db)
             except UsageError:
                 saver.delete_thread(target)
                 raise

@@ -18,27 +18,29 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
+from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import (
     RunInfo,
-    ThreadState,
     read_run,
     thread_config,
     thread_exists,
     thread_state,
 )
+from debategraph.cli.human import close_inbox
 from debategraph.cli.options import ARCHIVE_SUFFIX, POSTGRES_ARCHIVE
 from debategraph.cli.render import emit_json, err, fail, model_label, print_result
 from debategraph.errors import ModelUnavailableError, UsageError
 from debategraph.graphs.pattern import Launch, Pattern
 from debategraph.graphs.registry import get_pattern
 from debategraph.models.spec import ModelSpec
-from debategraph.nodes.rounds import APPROVE, INTERJECT, REVIEW_NODE
-from debategraph.state.records import Usage, interjection
+from debategraph.nodes.rounds import APPROVE, INTERJECT
+from debategraph.state.records import Usage
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.graph.state import CompiledStateGraph
+    from langgraph.store.base import BaseStore
     from langgraph.types import StreamMode
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
@@ -90,13 +92,20 @@ def validate_settings(pattern: Pattern, settings: Mapping[str, Any]) -> None:
         raise UsageError(str(exc)) from exc
 
 
-def compile_graph(saver: BaseCheckpointSaver[Any], run: RunInfo, binding: Any = None) -> Graph:
-    """A thread's graph, compiled with its checkpointer.
+def compile_graph(
+    saver: BaseCheckpointSaver[Any],
+    run: RunInfo,
+    binding: Any = None,
+    store: BaseStore | None = None,
+) -> Graph:
+    """A thread's graph, compiled with its checkpointer (and store).
 
     Args:
         saver: The checkpointer.
         run: The thread's pattern and settings.
         binding: The model (``None``: the graph reads it from the run's context).
+        store: The store that holds the threads' inboxes (``None``: a run reads none;
+            reading and writing state needs none).
 
     Returns:
         The compiled graph.
@@ -105,7 +114,7 @@ def compile_graph(saver: BaseCheckpointSaver[Any], run: RunInfo, binding: Any = 
     if pattern.record_types:  # LangGraph's public way to extend the msgpack allowlist
         saver = saver.with_allowlist([(t.__module__, t.__name__) for t in pattern.record_types])
     graph: Graph = pattern.build(binding, **run.settings).compile(
-        checkpointer=saver, name=pattern.name
+        checkpointer=saver, store=store, name=pattern.name
     )
     return graph
 
@@ -179,60 +188,6 @@ def spec_record(spec: ModelSpec) -> dict[str, Any]:
     return record
 
 
-def refuse_running(thread_id: str, state: ThreadState) -> None:
-    """Refuse to touch a thread another live process is running.
-
-    Args:
-        thread_id: The thread.
-        state: Where it stands.
-
-    Raises:
-        UsageError: If it is running.
-    """
-    if state.status == "running":
-        raise UsageError(
-            f"thread {thread_id} is running (pid {state.pid}): wait until it stops or pauses"
-        )
-
-
-def interject(graph: Graph, thread_id: str, text: str, state: ThreadState) -> None:
-    """Add a human message to a thread through ``update_state`` (LangGraph's own API).
-
-    Args:
-        graph: The thread's compiled graph.
-        thread_id: The thread.
-        text: The message.
-        state: Where the thread stands.
-
-    Raises:
-        UsageError: If the text is empty, or the thread is running, finished or in the
-            middle of a round.
-    """
-    from langgraph.errors import InvalidUpdateError
-
-    if not text.strip():
-        raise UsageError("interjection text is empty")
-    refuse_running(thread_id, state)
-    if state.status == "finished":
-        raise UsageError(
-            f"thread {thread_id} is finished: branch it instead with "
-            f"debategraph fork {thread_id} --at CHECKPOINT --interject TEXT"
-        )
-    if not (state.status == "waiting" or state.at_round_boundary):
-        raise UsageError(
-            f"thread {thread_id} stopped in the middle of round {state.round} "
-            f"(next: {', '.join(state.pending) or '-'}); interjections go between rounds: "
-            f"let it finish the round (debategraph resume) or run with --pause-after-round"
-        )
-    turn = interjection(text, after_round=state.round or 0)
-    # As the review node when waiting (that also answers its pause), else as the last node.
-    as_node = REVIEW_NODE if state.status == "waiting" else None
-    try:
-        graph.update_state(thread_config(thread_id), {"transcript": [turn]}, as_node=as_node)
-    except InvalidUpdateError as exc:
-        raise UsageError(f"cannot interject into thread {thread_id} here: {exc}") from exc
-
-
 def _interactive(json_output: bool) -> bool:
     return not json_output and sys.stdin.isatty() and sys.stderr.isatty()
 
@@ -299,6 +254,10 @@ class Runner:
     def run(self, thread_id: str, graph_input: Any) -> None:
         """Stream the thread until it finishes, pauses or fails.
 
+        The graph runs with the store of ``--db`` beside its checkpointer, so each round
+        boundary reads what ``debategraph interject`` and ``debategraph stop`` sent the
+        thread meanwhile; a finished thread's inbox is emptied.
+
         Args:
             thread_id: The thread.
             graph_input: ``None`` (continue) or a ``Command``.
@@ -306,17 +265,29 @@ class Runner:
         Raises:
             ModelUnavailableError: If the endpoint fails (the thread stays resumable).
         """
-        from debategraph.nodes.agent import bind
-
-        resume_hint = f"debategraph resume {thread_id} --db {self.db}"
         err.print(
             f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
             f"model {escape(model_label(self.spec))} · "
             f"{self.pattern.describe(self.run_info.settings)}"
         )
-        graph = compile_graph(self.saver, self.run_info, bind(self.spec))
-        config = self._config(thread_id)
         started = time.perf_counter()
+        with inbox.open_store(self.db) as store:
+            if not self._drive(thread_id, graph_input, store, started):
+                return
+            values = self.graph.get_state(thread_config(thread_id)).values
+            late = close_inbox(store, thread_id, values.get("transcript") or [])
+        word = self.pattern.round_word
+        for text in late:
+            err.print(f"note: interjection came after the last {word}, not read: {escape(text)}")
+        self.finish(thread_id, time.perf_counter() - started)
+
+    def _drive(self, thread_id: str, graph_input: Any, store: BaseStore, started: float) -> bool:
+        """Run the thread with ``store`` until it finishes (True) or waits (False)."""
+        from debategraph.nodes.agent import bind
+
+        resume_hint = f"debategraph resume {thread_id} --db {self.db}"
+        graph = compile_graph(self.saver, self.run_info, bind(self.spec), store)
+        config = self._config(thread_id)
         from debategraph.cli.render import Progress
 
         progress = Progress(self.pattern, stream_text=not self.json_output)
@@ -340,11 +311,11 @@ class Runner:
             reply = _ask(payload) if _interactive(self.json_output) else None
             if reply is None:
                 self._report_waiting(thread_id, payload, time.perf_counter() - started)
-                return
+                return False
             from langgraph.types import Command
 
             graph_input = Command(resume=reply)
-        self.finish(thread_id, time.perf_counter() - started)
+        return True
 
     def finish(self, thread_id: str, wall_s: float) -> None:
         """Archive a finished thread, write its report (if any) and print its result.
