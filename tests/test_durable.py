@@ -111,7 +111,7 @@ def test_interject_between_rounds_without_pausing(
         assert graph.get_state(config).values["round"] == 1
     # The CLI did not start this thread, so use the graph API the CLI uses.
     from debategraph.checkpoints import thread_state
-    from debategraph.cli.runner import interject
+    from debategraph.cli.human import interject
     from debategraph.nodes.rounds import BOUNDARY_NODES
 
     with open_checkpointer(checkpoint_url) as saver, StubOpenAIServer(answer_18) as server:
@@ -120,13 +120,13 @@ def test_interject_between_rounds_without_pausing(
         ).compile(checkpointer=saver)
         state = thread_state(graph, "b", BOUNDARY_NODES)
         assert state.at_round_boundary
-        interject(graph, "b", NOTE, state)
+        interject(graph, "b", NOTE, state, checkpoint_url)
         out = graph.invoke(None, config)
         assert out["termination_reason"] == "rounds_completed"
         assert all(NOTE in text for _, text in user_prompts(server))
 
 
-def test_interject_refused_mid_round_finished_and_empty(
+def test_interject_mid_round_is_posted_refused_finished_and_empty(
     checkpoint_url: str, in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     failed: set[str] = set()
@@ -143,19 +143,21 @@ def test_interject_refused_mid_round_finished_and_empty(
         code, _, _ = run_cli(solve_args(server, checkpoint_url, "m", "--rounds", "2"), capsys)
         assert code == 1
         code, _, err = run_cli(["interject", "m", NOTE, "--db", checkpoint_url], capsys)
-        assert code == 2
-        assert "middle of round 2" in one_error_line(err)
+        assert code == 0, err  # to the inbox: read where the next round opens
+        assert "sent to thread m" in err and "debategraph resume m" in err
         code, _, err = run_cli(["interject", "m", "  ", "--db", checkpoint_url], capsys)
         assert code == 2
         assert "empty" in one_error_line(err)
         code, _out, err = run_cli(["resume", "m", "--db", checkpoint_url, "--json"], capsys)
         assert code == 0, err
+        # Round 2 was the last: no round opened after it to read the interjection.
+        assert f"came after the last round, not read: {NOTE}" in err
         code, _, err = run_cli(["interject", "m", NOTE, "--db", checkpoint_url], capsys)
         assert code == 2
         assert "finished" in one_error_line(err) and "fork" in one_error_line(err)
 
 
-def test_interject_refused_while_running(checkpoint_url: str, in_tmp: Path) -> None:
+def test_interject_while_running_goes_to_the_inbox(checkpoint_url: str, in_tmp: Path) -> None:
     with StubOpenAIServer(answer_18, latency_s=0.5) as server:
         args = solve_args(server, checkpoint_url, "r", "--rounds", "20")
         proc = subprocess.Popen(
@@ -176,8 +178,8 @@ def test_interject_refused_while_running(checkpoint_url: str, in_tmp: Path) -> N
         finally:
             proc.terminate()
             proc.wait(timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert "is running" in one_error_line(done.stderr)
+    assert done.returncode == 0, done.stderr
+    assert "sent to running thread r" in done.stderr
 
 
 def test_history_fork_with_interjection(
