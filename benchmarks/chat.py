@@ -26,7 +26,9 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -34,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import Figure, base_parser, run_benchmark
+from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
 
 from debategraph.graphs.group_chat import build_group_chat, recursion_limit
 from debategraph.models import ModelSpec
@@ -155,13 +157,105 @@ def figure_selection(workdir: Path, *, chats: int) -> Figure:
     )
 
 
+class Timeline:
+    """What the stub server was asked, when: agent turns, and whether each carried a marker."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+        self.turns: list[tuple[float, bool]] = []
+        self.lock = threading.Lock()
+
+    def respond(self, body: dict[str, Any]) -> Any:
+        """A writer and a reviewer who never approve; each turn is recorded."""
+        text = " ".join(str(m.get("content", "")) for m in body["messages"])
+        with self.lock:
+            self.turns.append((time.monotonic(), self.marker in text))
+        return f"Turn {len(self.turns)}: another draft."
+
+    def count(self) -> int:
+        """Agent turns asked so far."""
+        with self.lock:
+            return len(self.turns)
+
+
+def one_interjection(workdir: Path, trial: int, rng: random.Random) -> int | None:
+    """Run a chat, interject from a second process at a random turn; turns it took to arrive.
+
+    Returns:
+        Agent turns that began after the interjection was posted and did not carry it
+        (0: the next turn read it), or ``None`` if no later turn carried it.
+    """
+    marker = f"MARKER-{uuid.uuid4().hex[:8]}"
+    timeline = Timeline(marker)
+    db = workdir / f"latency-{trial}.sqlite"
+    thread = f"latency-{trial}"
+    with stub_server(timeline.respond, latency_s=0.2) as server:
+        chat = subprocess.Popen(
+            cli(
+                "chat",
+                "Write a slogan.",
+                "--max-turns",
+                "12",
+                "--thread",
+                thread,
+                "--json",
+                *stub_model_args(server.url, db),
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for = rng.randint(2, 6)
+        deadline = time.monotonic() + 60
+        while timeline.count() < wait_for and time.monotonic() < deadline:
+            time.sleep(0.01)
+        subprocess.run(
+            cli("interject", thread, marker, "--db", str(db)), check=True, capture_output=True
+        )
+        posted = time.monotonic()
+        chat.wait(timeout=120)
+    carried = [c for _, c in timeline.turns]
+    if True not in carried:
+        return None
+    first = carried.index(True)  # it may be read before the interject process even returned
+    return sum(1 for at, _ in timeline.turns[:first] if at > posted)
+
+
+def figure_interjection(workdir: Path, *, trials: int) -> Figure:
+    """Figure 2: an interjection from another process reaches the next speaker's prompt."""
+    rng = random.Random(11)
+    lags = [one_interjection(workdir, i, rng) for i in range(trials)]
+    arrived = [lag for lag in lags if lag is not None]
+    worst = max(arrived) if len(arrived) == len(lags) else None
+    passed = worst is not None and worst == 0
+    shown = ", ".join("never" if lag is None else str(lag) for lag in lags)
+    return Figure(
+        number=2,
+        name="Interjection latency",
+        setup=(
+            f"{trials} chats (Writer, Reviewer, 30 turns, 200 ms per call) run by "
+            "`debategraph chat`; `debategraph interject` from a second process at a random turn"
+        ),
+        rows=[
+            ("turns begun after it, before one carried it", shown),
+            ("worst", "never arrived" if worst is None else str(worst)),
+        ],
+        target="0: the next turn's prompt carries it",
+        passed=passed,
+        values={"lags": lags},
+        headline=f"the next turn's prompt carried it in {lags.count(0)}/{trials} chats",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
     args = base_parser(__doc__).parse_args(argv)
     quick: bool = args.quick
     return run_benchmark(
         "debategraph group chat benchmark",
-        [lambda workdir: figure_selection(workdir, chats=100 if quick else 1000)],
+        [
+            lambda workdir: figure_selection(workdir, chats=100 if quick else 1000),
+            lambda workdir: figure_interjection(workdir, trials=2 if quick else 5),
+        ],
         args=args,
     )
 
