@@ -2,7 +2,7 @@
 
 Figures, each printed with its target and PASS/FAIL:
 
-1. Selection robustness: 1,000 group chats (``--quick``: 100) of up to 20 turns, through the
+1. Selection robustness: 1,000 group chats (``--quick``: 40) of up to 20 turns, through the
    public API (``ainvoke``, 50 at once) against the simulated OpenAI-compatible server,
    with an LLM selector that answers garbage half the time (empty, ``???``, a name that is
    no agent, two names, prose naming none); the reviewer approves with probability 0.1 a
@@ -253,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_benchmark(
         "debategraph group chat benchmark",
         [
-            lambda workdir: figure_selection(workdir, chats=100 if quick else 1000),
+            lambda workdir: figure_selection(workdir, chats=40 if quick else 1000),
             lambda workdir: figure_interjection(workdir, trials=2 if quick else 5),
         ],
         args=args,

@@ -29,6 +29,7 @@ SCRIPTS = (
     ("speed.py", "Speed beside the peers (stub server, 200 ms per call)", ()),
     ("solver_debate.py", "Solver debate in-process (stub server)", ()),
     ("checkpoint_bytes.py", "Checkpoint size", ()),
+    ("chat.py", "Group chat (stub server)", ()),
     ("embedded.py", "Embedded model (llama.cpp server, SmolLM2-135M)", ()),
 )
 

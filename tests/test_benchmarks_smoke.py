@@ -139,6 +139,14 @@ CASES = [
         exit_zero=False,  # no timing figure: none is advisory
     ),
     Case(
+        "chat.py",
+        ("Selection robustness", "Interjection latency"),
+        timeout_s=90,
+        test_timeout_s=100,
+        must_pass=("Selection robustness", "Interjection latency"),
+        exit_zero=False,  # no timing figure: none is advisory
+    ),
+    Case(
         "embedded.py",
         ("Embedded throughput", "CLI solve"),
         timeout_s=240,
