@@ -71,6 +71,10 @@ class RoundDecision(BaseModel):
     fallback: SkipJsonSchema[str | None] = None
 
 
+#: Most dissenting views and next steps a decision lists (a longer list is cut, not refused).
+MAX_ITEMS = 8
+
+
 class FinalDecision(BaseModel):
     """The meeting's outcome, decided by the chair over the whole conversation."""
 
@@ -78,8 +82,12 @@ class FinalDecision(BaseModel):
 
     decision: str = Field(description="The decision the meeting reached, in one or two sentences.")
     rationale: str = Field(description="Why, in a few sentences, from what was said.")
-    dissent: list[str] = Field(description="Objections or minority views that remain.")
-    next_steps: list[str] = Field(description="Concrete next steps, each one short line.")
+    dissent: list[str] = Field(
+        max_length=MAX_ITEMS, description="Objections or minority views that remain."
+    )
+    next_steps: list[str] = Field(
+        max_length=MAX_ITEMS, description="Concrete next steps, each one short line."
+    )
 
 
 class MeetingInput(TypedDict):
