@@ -279,3 +279,14 @@ def test_until_specs() -> None:
     assert parse_until("llm:Is it done?", NAMES) == llm("Is it done?")
     with pytest.raises(ValueError, match="max_turns must be at least 1"):
         max_turns(0)
+
+
+def test_the_vocabulary_as_users_write_it() -> None:
+    from debategraph.strategies import selection, termination
+
+    assert selection.sequential("Editor") == Sequential("Editor")
+    assert selection.llm("Writer", keep_last=3) == LLMSelector("Writer", 3)
+    guarded = selection.max_in_a_row(selection.rules(lambda ctx: "Writer"), 1)
+    assert pick(guarded, context(("Writer", "a"))).method == "guard"
+    either = termination.llm("done?", "Reviewer") | termination.max_turns(3)
+    assert hard_cap(either) == 3

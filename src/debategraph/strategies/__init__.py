@@ -1,5 +1,12 @@
-"""Small composable strategies shared by every graph: topologies, extractors, aggregators."""
+"""Small composable strategies shared by every graph.
 
+Topologies, answer extractors and aggregators here; who speaks next in
+:mod:`debategraph.strategies.selection` and when a loop ends in
+:mod:`debategraph.strategies.termination` (both have an ``llm``: use them as
+``selection.llm()`` and ``termination.llm(...)``).
+"""
+
+from debategraph.strategies import selection, termination
 from debategraph.strategies.answers import extract_answer, normalize_number
 from debategraph.strategies.topology import (
     TOPOLOGY_NAMES,
@@ -24,6 +31,8 @@ __all__ = [
     "make_topology",
     "normalize_number",
     "ring",
+    "selection",
     "solver_names",
     "star",
+    "termination",
 ]

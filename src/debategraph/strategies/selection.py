@@ -374,3 +374,60 @@ def _done(selection: Selection) -> Generator[Any, Any, Selection]:
     """Steps that make no call and return ``selection``."""
     return selection
     yield  # a generator without a call
+
+
+# -- the selection vocabulary as users write it (``selection.llm()``...) -------------------
+
+
+def sequential(initial: str | None = None) -> Sequential:
+    """Round-robin in roster order, from ``initial`` (default: the first agent).
+
+    Args:
+        initial: The first speaker.
+
+    Returns:
+        The strategy.
+    """
+    return Sequential(initial)
+
+
+def llm(
+    initial: str | None = None, *, keep_last: int = SELECTOR_KEEP_LAST, retries: int = 1
+) -> LLMSelector:
+    """A model picks each speaker from the names, reading the latest ``keep_last`` messages.
+
+    Args:
+        initial: The first speaker (no call for the first turn).
+        keep_last: Messages the model reads.
+        retries: Times an unknown or empty answer is asked again before the fallback.
+
+    Returns:
+        The strategy.
+    """
+    return LLMSelector(initial, keep_last, retries)
+
+
+def rules(rule: Callable[[SelectionContext], str | None], initial: str | None = None) -> Rules:
+    """A function of the conversation picks each speaker.
+
+    Args:
+        rule: ``rule(context) -> name | None`` (``None``: the next in sequence).
+        initial: The first speaker.
+
+    Returns:
+        The strategy.
+    """
+    return Rules(rule, initial)
+
+
+def max_in_a_row(inner: Selector, k: int) -> MaxInARow:
+    """Guard ``inner``: no agent speaks more than ``k`` turns in a row.
+
+    Args:
+        inner: The strategy guarded.
+        k: Most turns in a row (>= 1).
+
+    Returns:
+        The guarded strategy.
+    """
+    return MaxInARow(inner, k)
