@@ -307,7 +307,7 @@ def fork(
 def prune(
     keep_last: Annotated[
         int | None,
-        typer.Option("--keep-last", help="Checkpoints to keep per finished thread [default: 1]."),
+        typer.Option("--keep-last", help="Checkpoints to keep per finished thread \\[default: 1]."),
     ] = None,
     finished_older_than: Annotated[
         float | None,

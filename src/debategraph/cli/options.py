@@ -43,7 +43,7 @@ ConcurrencyOpt = Annotated[
     typer.Option(
         "--max-concurrency",
         help="Agent calls in flight at once, and the embedded model's parallel slots "
-        "[default: the agents of one round].",
+        "\\[default: the agents of one round].",
     ),
 ]
 ArchiveOpt = Annotated[
@@ -51,7 +51,7 @@ ArchiveOpt = Annotated[
     typer.Option(
         "--archive",
         help="SQLite file for the plain debates/messages/usage tables written when a debate "
-        "finishes [default: beside the --db file, debates.sqlite -> debates-archive.sqlite; "
+        "finishes \\[default: beside the --db file, debates.sqlite -> debates-archive.sqlite; "
         f"{POSTGRES_ARCHIVE} for Postgres].",
     ),
 ]
@@ -68,7 +68,7 @@ InterjectOpt = Annotated[
 ]
 ReportOpt = Annotated[
     str | None,
-    typer.Option("--report", help="Where to write the run's report [default: per pattern]."),
+    typer.Option("--report", help="Where to write the run's report \\[default: per pattern]."),
 ]
 
 

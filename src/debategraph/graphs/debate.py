@@ -286,12 +286,12 @@ def debate_command(
         typer.Option(
             "--debater",
             help="'Name:side', once per debater (two or more) "
-            f"[default: {' and '.join(repr(d) for d in DEFAULT_DEBATERS)}].",
+            f"\\[default: {' and '.join(repr(d) for d in DEFAULT_DEBATERS)}].",
         ),
     ] = None,
     rounds: Annotated[int, typer.Option("--rounds", help="Round cap.")] = 3,
     first: Annotated[
-        str | None, typer.Option("--first", help="Who opens each round [default: first].")
+        str | None, typer.Option("--first", help="Who opens each round \\[default: first].")
     ] = None,
     words: Annotated[int, typer.Option("--words", help="Word limit per turn.")] = 80,
     moderator: Annotated[

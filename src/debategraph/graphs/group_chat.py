@@ -175,7 +175,7 @@ def chat_command(
         list[str] | None,
         typer.Option(
             "--agent",
-            help="'Name: instructions', once per agent (two or more) [default: a Writer "
+            help="'Name: instructions', once per agent (two or more) \\[default: a Writer "
             "and a Reviewer until the Reviewer says APPROVED].",
         ),
     ] = None,
@@ -191,13 +191,13 @@ def chat_command(
         typer.Option("--select", help="sequential (round-robin) or llm (a model picks)."),
     ] = "sequential",
     first: Annotated[
-        str | None, typer.Option("--first", help="Who speaks first [default: the first].")
+        str | None, typer.Option("--first", help="Who speaks first \\[default: the first].")
     ] = None,
     until: Annotated[
         list[str] | None,
         typer.Option(
             "--until",
-            help="regex:PATTERN[@Agent] or llm:QUESTION[@Agent]; any one ends the chat.",
+            help="regex:PATTERN\\[@Agent] or llm:QUESTION\\[@Agent]; any one ends the chat.",
         ),
     ] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", help="The hard cap in turns.")] = 10,

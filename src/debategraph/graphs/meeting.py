@@ -224,9 +224,9 @@ def meeting_command(
         Path | None,
         typer.Option(
             "--stages",
-            help="YAML or JSON file: a list of stages {name, participants: ['Name: "
+            help="YAML or JSON file: a list of stages {name, participants: \\['Name: "
             "instructions' | {name, instructions}], max_rounds?, goal?} "
-            "[default: presentation, discussion (Advocate, Skeptic), summary].",
+            "\\[default: presentation, discussion (Advocate, Skeptic), summary].",
         ),
     ] = None,
     max_rounds: Annotated[

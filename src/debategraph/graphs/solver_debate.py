@@ -163,12 +163,12 @@ def solve_command(
     topology: Annotated[
         str,
         typer.Option(
-            "--topology", help="ring, full, star, or a JSON file {solver: [solvers it hears]}."
+            "--topology", help="ring, full, star, or a JSON file {solver: \\[solvers it hears]}."
         ),
     ] = "ring",
     neighbours: Annotated[
         int | None,
-        typer.Option("--neighbours", help="For ring: nearest solvers each hears [default: 2]."),
+        typer.Option("--neighbours", help="For ring: nearest solvers each hears \\[default: 2]."),
     ] = None,
     token_budget: Annotated[
         int | None, typer.Option("--token-budget", help="Stop after the round reaching this.")
