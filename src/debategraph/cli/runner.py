@@ -270,9 +270,13 @@ class Runner:
             f"model {escape(model_label(self.spec))} · "
             f"{self.pattern.describe(self.run_info.settings)}"
         )
-        started = time.perf_counter()
+        from debategraph.nodes.agent import bind
+
+        binding = bind(self.spec)  # the model stack's imports: before the clock starts
         with inbox.open_store(self.db) as store:
-            if not self._drive(thread_id, graph_input, store, started):
+            graph = compile_graph(self.saver, self.run_info, binding, store)
+            started = time.perf_counter()
+            if not self._drive(graph, thread_id, graph_input, started):
                 return
             values = self.graph.get_state(thread_config(thread_id)).values
             late = close_inbox(store, thread_id, values.get("transcript") or [])
@@ -281,12 +285,9 @@ class Runner:
             err.print(f"note: interjection came after the last {word}, not read: {escape(text)}")
         self.finish(thread_id, time.perf_counter() - started)
 
-    def _drive(self, thread_id: str, graph_input: Any, store: BaseStore, started: float) -> bool:
-        """Run the thread with ``store`` until it finishes (True) or waits (False)."""
-        from debategraph.nodes.agent import bind
-
+    def _drive(self, graph: Graph, thread_id: str, graph_input: Any, started: float) -> bool:
+        """Run the thread's graph until it finishes (True) or waits (False)."""
         resume_hint = f"debategraph resume {thread_id} --db {self.db}"
-        graph = compile_graph(self.saver, self.run_info, bind(self.spec), store)
         config = self._config(thread_id)
         from debategraph.cli.render import Progress
 
