@@ -195,7 +195,7 @@ def one_interjection(workdir: Path, trial: int, rng: random.Random) -> int | Non
                 "chat",
                 "Write a slogan.",
                 "--max-turns",
-                "12",
+                "200",
                 "--thread",
                 thread,
                 "--json",
@@ -208,11 +208,18 @@ def one_interjection(workdir: Path, trial: int, rng: random.Random) -> int | Non
         deadline = time.monotonic() + 60
         while timeline.count() < wait_for and time.monotonic() < deadline:
             time.sleep(0.01)
-        subprocess.run(
-            cli("interject", thread, marker, "--db", str(db)), check=True, capture_output=True
+        sent = subprocess.run(
+            cli("interject", thread, marker, "--db", str(db)), capture_output=True, text=True
         )
         posted = time.monotonic()
-        chat.wait(timeout=120)
+        if sent.returncode == 0:  # the chat is long enough for a slow start: end it once read
+            deadline = time.monotonic() + 60
+            while not any(c for _, c in timeline.turns) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        chat.kill()
+        chat.wait()
+        if sent.returncode != 0:
+            raise RuntimeError(f"debategraph interject failed: {sent.stderr.strip()}")
     carried = [c for _, c in timeline.turns]
     if True not in carried:
         return None
@@ -232,7 +239,7 @@ def figure_interjection(workdir: Path, *, trials: int) -> Figure:
         number=2,
         name="Interjection latency",
         setup=(
-            f"{trials} chats (Writer, Reviewer, 30 turns, 200 ms per call) run by "
+            f"{trials} chats (Writer, Reviewer, 200 ms per call) run by "
             "`debategraph chat`; `debategraph interject` from a second process at a random turn"
         ),
         rows=[
