@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +16,8 @@ from debategraph.graphs.group_chat import build_group_chat, recursion_limit
 from tests.conftest import run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply
 from tests.openai_stub import StubOpenAIServer
-from tests.test_inbox import cli, prompt_text, wait_for
+from tests.test_inbox import cli, prompt_text, running, wait_for
 
-CLI = [sys.executable, "-m", "debategraph.cli"]
 NOTE = "Mention the rain gauge."
 PAIR = ["Writer: writes", "Reviewer: reviews"]
 
@@ -58,13 +55,7 @@ def test_interject_into_a_running_chat_reaches_the_next_speaker_then_stop(
     db = str(tmp_path / "c.sqlite")
     with StubOpenAIServer(chat_reply, latency_s=0.3) as server:
         args = ["chat", "Write about rain.", "--max-turns", "40", "--thread", "c", "--json"]
-        proc = subprocess.Popen(
-            [*CLI, *args, *stub_args(server, db)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
+        with running([*args, *stub_args(server, db)]) as proc:
             wait_for(lambda: len(server.requests) >= 2, "the chat to start")
             sent = cli("interject", "c", NOTE, "--db", db)
             assert sent.returncode == 0, sent.stderr
@@ -76,10 +67,6 @@ def test_interject_into_a_running_chat_reaches_the_next_speaker_then_stop(
             stopped = cli("stop", "c", "--db", db)
             assert stopped.returncode == 0, stopped.stderr
             out, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         requests = list(server.requests)
     assert proc.returncode == 0, err
     result = json.loads(out)

@@ -9,6 +9,7 @@ one process takes ``debategraph interject`` and ``debategraph stop`` from anothe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -248,6 +249,20 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60)
 
 
+@contextlib.contextmanager
+def running(args: list[str]) -> Iterator[subprocess.Popen[str]]:
+    """``debategraph ARGS`` in a process of its own, killed on the way out if still alive."""
+    proc = subprocess.Popen(
+        [*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def prompt_text(request: dict[str, Any]) -> str:
     return json.dumps(request["messages"])
 
@@ -258,13 +273,7 @@ def test_interject_into_and_stop_a_running_debate(
     """Debaters speak in turn (Alice, Bob): request ``2 * (r - 1) + i`` is round ``r``'s."""
     with StubOpenAIServer(debate_reply, latency_s=0.3) as server:
         args = ["debate", TOPIC, "--rounds", "30", "--thread", "t", "--json"]
-        proc = subprocess.Popen(
-            [*CLI, *args, *stub_args(server, checkpoint_url)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
+        with running([*args, *stub_args(server, checkpoint_url)]) as proc:
             wait_for(lambda: len(server.requests) >= 1, "the debate to start")
             sent = cli("interject", "t", NOTE, "--db", checkpoint_url)
             assert sent.returncode == 0, sent.stderr
@@ -278,10 +287,6 @@ def test_interject_into_and_stop_a_running_debate(
             assert stopped.returncode == 0, stopped.stderr
             assert "stop sent to running thread t" in stopped.stderr, stopped.stderr
             out, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         requests = list(server.requests)
     assert proc.returncode == 0, err
     result = json.loads(out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 from debategraph.state.base import TerminationReason
 from debategraph.state.records import Turn, Usage
@@ -66,19 +66,36 @@ class Combinable:
     """Mixin of every condition here: ``a | b`` is :class:`AnyOf`, ``a & b`` :class:`AllOf`."""
 
     def __or__(self, other: Condition) -> AnyOf:
-        return AnyOf((*_parts(self, AnyOf), *_parts(other, AnyOf)))
+        return combine(AnyOf, (self, other))  # type: ignore[arg-type]
 
     def __and__(self, other: Condition) -> AllOf:
-        return AllOf((*_parts(self, AllOf), *_parts(other, AllOf)))
+        return combine(AllOf, (self, other))  # type: ignore[arg-type]
 
     def describe(self) -> str:
         """What the condition checks, in words (for ``termination_detail``)."""
         return str(getattr(self, "reason", type(self).__name__))
 
 
-def _parts(condition: Any, kind: type[Any]) -> tuple[Condition, ...]:
-    """Flatten nested combinations of one kind: ``(a | b) | c`` is ``any_of(a, b, c)``."""
-    return tuple(condition.conditions) if isinstance(condition, kind) else (condition,)
+C = TypeVar("C", "AnyOf", "AllOf")
+
+
+def combine(kind: type[C], conditions: Sequence[Condition]) -> C:
+    """``kind`` of ``conditions``, flattened: ``(a | b) | c`` is ``any_of(a, b, c)``.
+
+    Args:
+        kind: :class:`AnyOf` or :class:`AllOf`.
+        conditions: The conditions, in order.
+
+    Returns:
+        The combination.
+
+    Raises:
+        ValueError: If none is given.
+    """
+    if not conditions:
+        raise ValueError(f"{kind.__name__} needs at least one condition")
+    parts = (p for c in conditions for p in (c.conditions if isinstance(c, kind) else (c,)))
+    return kind(tuple(parts))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from debategraph.strategies.termination.conditions import (
     Stall,
     TimeLimit,
     TokenBudget,
-    _parts,
+    combine,
 )
 
 # -- the chat vocabulary: small factories, as the strategies' users write them -------------
@@ -134,9 +134,7 @@ def any_of(*conditions: Condition) -> AnyOf:
     Raises:
         ValueError: If none is given.
     """
-    if not conditions:
-        raise ValueError("any_of needs at least one condition")
-    return AnyOf(tuple(p for c in conditions for p in _parts(c, AnyOf)))
+    return combine(AnyOf, conditions)
 
 
 def all_of(*conditions: Condition) -> AllOf:
@@ -151,9 +149,7 @@ def all_of(*conditions: Condition) -> AllOf:
     Raises:
         ValueError: If none is given.
     """
-    if not conditions:
-        raise ValueError("all_of needs at least one condition")
-    return AllOf(tuple(p for c in conditions for p in _parts(c, AllOf)))
+    return combine(AllOf, conditions)
 
 
 def parse_until(spec: str, agents: Sequence[str]) -> Condition:
