@@ -294,7 +294,9 @@ def _progress(node: str, update: Values) -> list[str]:
 
 
 def _settings_cap(settings: Values) -> int:
-    return int(settings.get("max_turns") or 10)
+    from debategraph.nodes.group_chat.setup import DEFAULT_MAX_TURNS
+
+    return int(settings.get("max_turns") or DEFAULT_MAX_TURNS)
 
 
 PATTERN = Pattern(

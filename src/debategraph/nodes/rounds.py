@@ -65,6 +65,23 @@ def interjection_text(reply: Any) -> str | None:
     return None
 
 
+def require_text(key: str) -> Callable[[Mapping[str, Any]], None]:
+    """The input check of a pattern whose run needs a non-empty text field.
+
+    Args:
+        key: The field (``question``, ``topic``, ``task``).
+
+    Returns:
+        ``check(state)``: raises ``ValueError`` (one line) when the field is empty.
+    """
+
+    def check(state: Mapping[str, Any]) -> None:
+        if not str(state.get(key) or "").strip():
+            raise ValueError(f"{key} is empty: pass a non-empty {key!r}")
+
+    return check
+
+
 def make_open_round(
     check: Callable[[Mapping[str, Any]], None] | None = None,
     first: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,

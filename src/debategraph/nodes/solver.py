@@ -15,7 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from debategraph.nodes.agent import Agent
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.rounds import ended, interjection_prompt, interjections, review_payload
+from debategraph.nodes.rounds import (
+    ended,
+    interjection_prompt,
+    interjections,
+    require_text,
+    review_payload,
+)
 from debategraph.prompts import (
     NO_ANSWER,
     SOLUTION_VIEW,
@@ -88,17 +94,8 @@ def latest_turns(transcript: Sequence[Turn], stage: str = SOLVE_STAGE) -> dict[s
     return out
 
 
-def check_question(state: Mapping[str, Any]) -> None:
-    """Refuse an empty question (the first thing a round does).
-
-    Args:
-        state: The debate state.
-
-    Raises:
-        ValueError: If the question is empty.
-    """
-    if not str(state.get("question") or "").strip():
-        raise ValueError("question is empty: pass a non-empty 'question'")
+#: Refuses an empty question (the first thing a round does).
+check_question = require_text("question")
 
 
 def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> SolverView:

@@ -15,7 +15,13 @@ from debategraph.nodes.agent import Agent
 from debategraph.nodes.debate.setup import ARGUE_STAGE, DebateSetup
 from debategraph.nodes.debate.views import debater_prompt, debater_view, word_count
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.rounds import ended, open_round_node, review_payload, round_router
+from debategraph.nodes.rounds import (
+    ended,
+    open_round_node,
+    require_text,
+    review_payload,
+    round_router,
+)
 from debategraph.state.base import turn_update
 from debategraph.state.debate import DebateState, WordCount
 from debategraph.state.records import Turn, Usage
@@ -35,17 +41,8 @@ if TYPE_CHECKING:
     from debategraph.models import ModelBinding, Steps
 
 
-def check_topic(state: Mapping[str, Any]) -> None:
-    """Refuse an empty motion (the first thing a round does).
-
-    Args:
-        state: The debate state.
-
-    Raises:
-        ValueError: If the topic is empty.
-    """
-    if not str(state.get("topic") or "").strip():
-        raise ValueError("topic is empty: pass a non-empty 'topic'")
+#: Refuses an empty motion (the first thing a round does).
+check_topic = require_text("topic")
 
 
 def first_round(state: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from debategraph.nodes.group_chat.setup import (
     ChatSetup,
 )
 from debategraph.nodes.roster import slug
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, review_payload
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, require_text, review_payload
 from debategraph.state.base import turn_update
 from debategraph.state.group_chat import SelectionRecord
 from debategraph.state.records import USER, Turn, Usage
@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 
     from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+
+
+#: Refuses an empty task (the first thing an invocation does).
+require_task = require_text("task")
 
 
 def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
@@ -63,9 +67,8 @@ def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """
 
     def begin_node(state: Mapping[str, Any]) -> dict[str, Any]:
-        task = str(state.get("task") or "").strip()
-        if not task:
-            raise ValueError("task is empty: pass a non-empty 'task'")
+        require_task(state)
+        task = str(state["task"]).strip()
         speaker = state.get("speaker")
         if speaker is not None and setup.find(str(speaker)) is None:
             raise ValueError(

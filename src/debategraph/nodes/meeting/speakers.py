@@ -24,7 +24,7 @@ from debategraph.nodes.meeting.prompts import (
     STAGE_GOAL,
 )
 from debategraph.nodes.meeting.setup import DECIDE_NODE, MeetingSetup
-from debategraph.nodes.rounds import open_round_node
+from debategraph.nodes.rounds import open_round_node, require_text
 from debategraph.state.base import turn_update
 from debategraph.state.meeting import MeetingState, Stage
 from debategraph.state.records import Participant, Turn, Usage
@@ -37,17 +37,8 @@ if TYPE_CHECKING:
     from debategraph.models import ModelBinding, Steps
 
 
-def check_topic(state: Mapping[str, Any]) -> None:
-    """Refuse an empty topic (the first thing a round does).
-
-    Args:
-        state: The meeting state.
-
-    Raises:
-        ValueError: If the topic is empty.
-    """
-    if not str(state.get("topic") or "").strip():
-        raise ValueError("topic is empty: pass a non-empty 'topic'")
+#: Refuses an empty topic (the first thing a round does).
+check_topic = require_text("topic")
 
 
 def make_open_round(setup: MeetingSetup) -> Runnable[Any, Any]:
