@@ -1,0 +1,105 @@
+"""The eval's records: a question, one question's outcome in one mode, a mode's summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Item:
+    """One question of a dataset.
+
+    Attributes:
+        line: Its line number in the dataset file (1-based): its id in results.
+        question: The question text.
+        gold: The gold answer: a normalised number, or a choice letter (``A``, ``B``...).
+        choices: The choices of a multiple-choice question, in letter order; empty for
+            a numeric question.
+    """
+
+    line: int
+    question: str
+    gold: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One question answered in one mode: a row of ``results.csv``.
+
+    Attributes:
+        mode: The mode (``single``, ``vote``, ``debate-ring``, ``debate-full``).
+        line: The question's line in the dataset.
+        gold: The gold answer.
+        answer: The mode's answer; ``None`` when it abstained (no extractable answer).
+        correct: Whether ``answer`` equals ``gold``.
+        prompt_tokens: Prompt tokens the question used in this mode.
+        completion_tokens: Completion tokens it used.
+        calls: Model calls it made.
+        wall_s: Wall time of its thread, first checkpoint to last.
+        thread_id: The checkpointed thread that holds it.
+    """
+
+    mode: str
+    line: int
+    gold: str
+    answer: str | None
+    correct: bool
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int
+    wall_s: float
+    thread_id: str
+
+
+@dataclass(frozen=True)
+class ModeSummary:
+    """A mode's figures over the questions it answered: an entry of ``results.json``.
+
+    Attributes:
+        mode: The mode.
+        n: Questions answered.
+        correct: Questions answered right.
+        accuracy: ``correct / n``.
+        ci_low: Lower end of the 95% Wilson interval of the accuracy.
+        ci_high: Upper end of it.
+        abstention_rate: Share of questions with no answer.
+        prompt_tokens: Mean prompt tokens per question.
+        completion_tokens: Mean completion tokens per question.
+        calls: Mean model calls per question.
+        wall_s: Mean wall time per question.
+    """
+
+    mode: str
+    n: int
+    correct: int
+    accuracy: float
+    ci_low: float
+    ci_high: float
+    abstention_rate: float
+    prompt_tokens: float
+    completion_tokens: float
+    calls: float
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """An exact McNemar test between two modes on the questions both answered.
+
+    Attributes:
+        a: The first mode.
+        b: The second mode.
+        n: Questions both answered.
+        a_only: Questions ``a`` got right and ``b`` wrong.
+        b_only: Questions ``b`` got right and ``a`` wrong.
+        p_value: Two-sided exact p-value (binomial on the discordant pairs); 1.0 when
+            there are none.
+    """
+
+    a: str
+    b: str
+    n: int
+    a_only: int
+    b_only: int
+    p_value: float
