@@ -7,7 +7,13 @@ Topologies, answer extractors and aggregators here; who speaks next in
 """
 
 from debategraph.strategies import selection, termination
-from debategraph.strategies.answers import extract_answer, normalize_number
+from debategraph.strategies.answers import (
+    CHOICE_LETTERS,
+    choice_letter,
+    extract_answer,
+    normalize_choice,
+    normalize_number,
+)
 from debategraph.strategies.topology import (
     TOPOLOGY_NAMES,
     Topology,
@@ -21,14 +27,17 @@ from debategraph.strategies.topology import (
 from debategraph.strategies.voting import Vote, majority_vote
 
 __all__ = [
+    "CHOICE_LETTERS",
     "TOPOLOGY_NAMES",
     "Topology",
     "Vote",
+    "choice_letter",
     "custom",
     "extract_answer",
     "full",
     "majority_vote",
     "make_topology",
+    "normalize_choice",
     "normalize_number",
     "ring",
     "selection",
