@@ -557,7 +557,7 @@ def test_module_graph_for_studio() -> None:
     assert graph.checkpointer is None
     assert graph.name == GRAPH_NAME == "solver_debate"
     builder = graph.builder
-    assert set(typing.get_type_hints(builder.input_schema)) == {"question"}
+    assert set(typing.get_type_hints(builder.input_schema)) == {"question", "choices"}
     output = set(typing.get_type_hints(builder.output_schema))
     assert output >= OUTPUT_KEYS
     assert "transcript" not in output
@@ -567,7 +567,9 @@ def test_module_graph_for_studio() -> None:
 
 def test_module_graph_json_schemas() -> None:
     graph = studio.solver_debate
-    assert set(graph.get_input_jsonschema()["properties"]) == {"question"}
+    schema = graph.get_input_jsonschema()
+    assert set(schema["properties"]) == {"question", "choices"}
+    assert schema["required"] == ["question"]  # choices only for a multiple-choice question
     output = set(graph.get_output_jsonschema()["properties"])
     assert output >= OUTPUT_KEYS
     assert "transcript" not in output

@@ -118,7 +118,7 @@ def test_custom_mapping() -> None:
 
 
 def test_make_topology_by_name_mapping_and_passthrough() -> None:
-    assert TOPOLOGY_NAMES == ("ring", "full", "star")
+    assert TOPOLOGY_NAMES == ("ring", "full", "star", "single")
     assert make_topology("ring", 6, 3) == ring(6, 3)
     assert make_topology("full", 3) == full(3)
     assert make_topology("star", 5) == star(5)

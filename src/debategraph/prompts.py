@@ -5,6 +5,16 @@ SOLVER_SYSTEM = (
     "Reason briefly, step by step; answer with one number."
 )
 
+SOLVER_SYSTEM_CHOICE = (
+    "You are {solver}, one of {n_solvers} agents answering a multiple-choice question. "
+    "Reason briefly, step by step; answer with the letter of one choice."
+)
+
+#: A multiple-choice question as the solvers read it: the question, then one line per choice.
+CHOICE_QUESTION = "{question}\n\nChoices:\n{choices}"
+
+CHOICE_LINE = "{letter}) {text}"
+
 SOLVER_FIRST_ROUND = "Question: {question}\n\n{human}Solve it."
 
 SOLVER_REFINE = (

@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     Args:
         argv: Arguments (default ``sys.argv[1:]``).
     """
-    from debategraph.cli import commands  # noqa: F401 (registers the thread tools)
+    from debategraph.cli import commands, evaluate  # noqa: F401 (registers the tools, eval)
 
     command = typer.main.get_command(app)
     try:

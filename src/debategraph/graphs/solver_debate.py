@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from debategraph.errors import UsageError
 from debategraph.graphs.pattern import Launch, Pattern, Values, pausing
-from debategraph.strategies.topology import TOPOLOGY_NAMES, Topology, make_topology
+from debategraph.strategies.topology import SINGLE, TOPOLOGY_NAMES, Topology, make_topology
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -59,8 +59,9 @@ def build_solver_debate(
         agents: Number of solvers (>= 2). Ignored when ``topology`` is a mapping or
             :class:`Topology`, which name their own solvers.
         rounds: Rounds of answering (>= 1); round 1 is independent answers.
-        topology: ``ring``, ``full``, ``star``, an adjacency mapping
-            ``{solver: [solvers it hears]}``, or a :class:`Topology`.
+        topology: ``ring``, ``full``, ``star``, ``single`` (one solver alone: ``agents``
+            is ignored), an adjacency mapping ``{solver: [solvers it hears]}``, or a
+            :class:`Topology`.
         neighbours: For ``ring``: how many nearest solvers each hears (1..agents-1);
             default 2 (1 with two solvers).
         token_budget: Stop after the round in which this many tokens were used.
@@ -103,7 +104,7 @@ def build_solver_debate(
         raise ValueError(
             f"view_chars must be at least {MIN_VIEW_CHARS} (or None for all), got {view_chars}"
         )
-    if isinstance(topology, str) and agents < 2:
+    if isinstance(topology, str) and topology != SINGLE and agents < 2:
         raise ValueError(f"agents must be at least 2, got {agents}")
     k = min(2, agents - 1) if neighbours is None else neighbours
     topo = make_topology(topology, agents, k)
@@ -163,7 +164,9 @@ def solve_command(
     topology: Annotated[
         str,
         typer.Option(
-            "--topology", help="ring, full, star, or a JSON file {solver: \\[solvers it hears]}."
+            "--topology",
+            help="ring, full, star, single (one solver), or a JSON file "
+            "{solver: \\[solvers it hears]}.",
         ),
     ] = "ring",
     neighbours: Annotated[
@@ -183,6 +186,14 @@ def solve_command(
             help="Characters of each neighbour's reasoning a solver reads (0: all of it).",
         ),
     ] = DEFAULT_VIEW_CHARS,
+    choices: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--choice",
+            help="A choice of a multiple-choice question (repeat, in order A, B, ...): "
+            "the solvers answer with its letter.",
+        ),
+    ] = None,
 ) -> Launch:
     """Solvers debate a math question on a communication topology, then vote."""
     if not question.strip():
@@ -196,7 +207,14 @@ def solve_command(
         "stop_when_unanimous": unanimous,
         "view_chars": view_chars or None,
     }
-    return Launch(settings, {"question": question})
+    graph_input: dict[str, Any] = {"question": question}
+    if choices:
+        if len(choices) < 2 or any(not c.strip() for c in choices):
+            raise UsageError(
+                f"--choice: give at least 2 non-empty choices, got {len(choices)}: {choices}"
+            )
+        graph_input["choices"] = list(choices)
+    return Launch(settings, graph_input)
 
 
 def parse_topology(value: str) -> str | dict[str, list[str]]:
@@ -245,6 +263,8 @@ def _describe(settings: Values) -> str:
     topo = settings["topology"]
     if isinstance(topo, dict):
         shape = f"custom topology of {len(topo)} solvers"
+    elif topo == SINGLE:
+        shape = "1 solver alone"
     elif topo == "ring":
         k = settings["neighbours"] or min(2, settings["agents"] - 1)
         shape = f"{settings['agents']} solvers, ring k={k}"
@@ -317,6 +337,8 @@ def votes_markdown(values: Values) -> list[str]:
 
 def _agents(settings: Values) -> int:
     topo = settings["topology"]
+    if topo == SINGLE:
+        return 1
     return len(topo) if isinstance(topo, dict) else int(settings["agents"])
 
 

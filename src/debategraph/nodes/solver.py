@@ -23,16 +23,20 @@ from debategraph.nodes.rounds import (
     review_payload,
 )
 from debategraph.prompts import (
+    CHOICE_LINE,
+    CHOICE_QUESTION,
     NO_ANSWER,
     SOLUTION_VIEW,
     SOLVER_FIRST_ROUND,
     SOLVER_REFINE,
     SOLVER_SYSTEM,
+    SOLVER_SYSTEM_CHOICE,
 )
 from debategraph.state.base import charge_update
 from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.state.solver_debate import SolverDebateState, SolverView
 from debategraph.strategies import Topology, extract_answer, majority_vote
+from debategraph.strategies.answers import choice_letter
 from debategraph.strategies.termination import (
     Condition,
     MaxRounds,
@@ -59,6 +63,8 @@ AGGREGATE_NODE = "aggregate"
 #: extractor still reads whatever a model returns. (No ``maxLength`` on the reasoning:
 #: llama.cpp expands it into a grammar so deeply nested that its server crashes.)
 NUMBER_PATTERN = r"^-?[0-9][0-9,]*([.][0-9]+)?$"
+#: The same hint for a multiple-choice question: one letter.
+LETTER_PATTERN = r"^[A-Z]$"
 
 
 def _no_description(schema: dict[str, Any]) -> None:
@@ -75,6 +81,37 @@ class SolverReply(BaseModel):
         description="Only the final number.", json_schema_extra={"pattern": NUMBER_PATTERN}
     )
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class ChoiceReply(BaseModel):
+    """A solver's answer to a multiple-choice question."""
+
+    model_config = ConfigDict(json_schema_extra=_no_description)
+
+    reasoning: str = Field(description="Brief step-by-step reasoning.")
+    answer: str = Field(
+        description="Only the letter of the chosen choice.",
+        json_schema_extra={"pattern": LETTER_PATTERN},
+    )
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+def question_text(question: str, choices: Sequence[str]) -> str:
+    """The question as the solvers read it: with its lettered choices, if it has any.
+
+    Args:
+        question: The question.
+        choices: Its choices, in letter order (empty: a numeric question).
+
+    Returns:
+        The text.
+    """
+    if not choices:
+        return question
+    lines = "\n".join(
+        CHOICE_LINE.format(letter=choice_letter(i), text=text) for i, text in enumerate(choices)
+    )
+    return CHOICE_QUESTION.format(question=question, choices=lines)
 
 
 def latest_turns(transcript: Sequence[Turn], stage: str = SOLVE_STAGE) -> dict[str, Turn]:
@@ -94,8 +131,34 @@ def latest_turns(transcript: Sequence[Turn], stage: str = SOLVE_STAGE) -> dict[s
     return out
 
 
-#: Refuses an empty question (the first thing a round does).
-check_question = require_text("question")
+_require_question = require_text("question")
+#: At most one choice per letter of the alphabet.
+MAX_CHOICES = 26
+
+
+def check_question(state: Mapping[str, Any]) -> None:
+    """Refuse an empty question, or choices that are not 2 to 26 non-empty texts.
+
+    The first thing a round does.
+
+    Args:
+        state: The input.
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    _require_question(state)
+    choices = state.get("choices")
+    if choices is None:
+        return
+    if (
+        not isinstance(choices, list | tuple)
+        or not 2 <= len(choices) <= MAX_CHOICES
+        or not all(isinstance(c, str) and c.strip() for c in choices)
+    ):
+        raise ValueError(
+            f"choices must be a list of 2 to {MAX_CHOICES} non-empty texts, got {choices!r}"
+        )
 
 
 def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> SolverView:
@@ -117,6 +180,7 @@ def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> So
     rnd = state["round"]
     return SolverView(
         question=state["question"],
+        choices=list(state.get("choices") or []),
         solver=solver,
         round=rnd,
         own=latest.get(solver),
@@ -140,15 +204,17 @@ def solver_prompt(task: SolverView, n_solvers: int, view_chars: int | None) -> l
     Returns:
         The prompt.
     """
-    system = SystemMessage(SOLVER_SYSTEM.format(solver=task["solver"], n_solvers=n_solvers))
+    template = SOLVER_SYSTEM_CHOICE if task["choices"] else SOLVER_SYSTEM
+    system = SystemMessage(template.format(solver=task["solver"], n_solvers=n_solvers))
     human = interjection_prompt(task["interjections"])
+    question = question_text(task["question"], task["choices"])
     own = task["own"]
     if own is None:
-        text = SOLVER_FIRST_ROUND.format(question=task["question"], human=human)
+        text = SOLVER_FIRST_ROUND.format(question=question, human=human)
         return [system, HumanMessage(text)]
     peers = "\n\n".join(_view(t, view_chars) for t in task["peers"]) or NO_ANSWER
     own_answer = own.answer or NO_ANSWER
-    text = SOLVER_REFINE.format(question=task["question"], own=own_answer, peers=peers, human=human)
+    text = SOLVER_REFINE.format(question=question, own=own_answer, peers=peers, human=human)
     return [system, HumanMessage(text)]
 
 
@@ -208,7 +274,9 @@ def make_solver(
     def solve(state: SolverDebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         task = solver_view(state, solver, topology)
         prompt = solver_prompt(task, n_solvers, view_chars)
-        result = yield from agent.ask_steps(runtime, SolverReply, prompt)
+        choices = task["choices"] or None
+        schema: type[SolverReply | ChoiceReply] = ChoiceReply if choices else SolverReply
+        result = yield from agent.ask_steps(runtime, schema, prompt)
         reply = result.value
         reply_to = tuple(t.id for t in ([task["own"]] if task["own"] else []) + task["peers"])
         if reply is None:
@@ -217,7 +285,9 @@ def make_solver(
                 reply_to=reply_to, usage=result.usage, reason=result.reason,
             )  # fmt: skip
             return {"transcript": [turn]}
-        answer = extract_answer(reply.answer, loose=True) or extract_answer(reply.reasoning)
+        answer = extract_answer(reply.answer, loose=True, choices=choices) or extract_answer(
+            reply.reasoning, choices=choices
+        )
         turn = Turn(
             agent=solver,
             content=reply.reasoning,
@@ -227,7 +297,9 @@ def make_solver(
             usage=result.usage,
             answer=answer,
             confidence=reply.confidence,
-            reason=None if answer else f"no number in answer {reply.answer[:80]!r}",
+            reason=None
+            if answer
+            else f"no {'choice' if choices else 'number'} in answer {reply.answer[:80]!r}",
         )
         return {"transcript": [turn]}  # its usage is charged by close_round
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
@@ -12,20 +12,26 @@ from debategraph.state.reducers import append_only
 
 
 class SolverDebateInput(TypedDict):
-    """What a caller passes in: the question to solve."""
+    """What a caller passes in: the question to solve, and its choices if it has any.
+
+    With ``choices`` the solvers answer with a choice letter (``A`` for the first), read
+    by the answer extractor's choice mode; without, with a number.
+    """
 
     question: str
+    choices: NotRequired[list[str]]
 
 
 class SolverDebateOutput(RunOutput):
     """What the graph returns to a caller or a parent graph.
 
     Besides the base outputs (``termination_reason``, ``usage``, ``usage_by_agent``,
-    ``notes``): the question, the voted answer, the vote table, the agreement ratio, the
-    tie-break, and each round's answers.
+    ``notes``): the question (and its choices), the voted answer, the vote table, the
+    agreement ratio, the tie-break, and each round's answers.
     """
 
     question: str
+    choices: list[str]
     answer: str | None
     votes: dict[str, int]
     agreement: float
@@ -45,6 +51,7 @@ class SolverView(TypedDict):
     """What one solver reads in a round: the question, its own and its neighbours' answers."""
 
     question: str
+    choices: list[str]
     solver: str
     round: int
     own: Turn | None

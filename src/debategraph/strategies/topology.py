@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-TOPOLOGY_NAMES = ("ring", "full", "star")
+TOPOLOGY_NAMES = ("ring", "full", "star", "single")
 
 
 def solver_names(n: int) -> list[str]:
@@ -25,7 +25,7 @@ class Topology:
     """Who hears whom: ``neighbours[a]`` are the solvers whose answers ``a`` reads.
 
     Attributes:
-        name: ``ring``, ``full``, ``star`` or ``custom``.
+        name: ``ring``, ``full``, ``star``, ``single`` or ``custom``.
         neighbours: For each solver, the solvers it hears (never itself).
     """
 
@@ -43,12 +43,16 @@ class Topology:
         return sum(len(v) for v in self.neighbours.values())
 
     def __post_init__(self) -> None:
-        _validate(self.neighbours)
+        _validate(self.neighbours, minimum=1 if self.name == SINGLE else 2)
 
 
-def _validate(neighbours: Mapping[str, Sequence[str]]) -> None:
+#: One solver that hears no one: a single model call per round (the eval's baseline).
+SINGLE = "single"
+
+
+def _validate(neighbours: Mapping[str, Sequence[str]], minimum: int = 2) -> None:
     names = list(neighbours)
-    if len(names) < 2:
+    if len(names) < minimum:
         raise ValueError(f"a topology needs at least 2 solvers, got {len(names)}")
     known = set(names)
     for solver, heard in neighbours.items():
@@ -140,6 +144,17 @@ def star(n: int) -> Topology:
     return Topology("star", out)
 
 
+def single() -> Topology:
+    """One solver alone: it hears no one, so the "debate" is one answer per round.
+
+    The baseline a debate is measured against (``debategraph eval --modes single``).
+
+    Returns:
+        The topology, of the one solver ``solver_1``.
+    """
+    return Topology(SINGLE, {solver_names(1)[0]: ()})
+
+
 def custom(neighbours: Mapping[str, Sequence[str]]) -> Topology:
     """A topology from an adjacency mapping ``{solver: [solvers it hears]}``.
 
@@ -161,8 +176,10 @@ def make_topology(
     """Build a topology from a name, an adjacency mapping, or pass one through.
 
     Args:
-        kind: ``ring``, ``full``, ``star``, an adjacency mapping, or a :class:`Topology`.
-        n: Number of solvers (ignored for mappings and topologies, which name their own).
+        kind: ``ring``, ``full``, ``star``, ``single``, an adjacency mapping, or a
+            :class:`Topology`.
+        n: Number of solvers (ignored for ``single``, mappings and topologies, which name
+            their own).
         k: Neighbours per solver for ``ring``.
 
     Returns:
@@ -181,6 +198,8 @@ def make_topology(
         return full(n)
     if kind == "star":
         return star(n)
+    if kind == SINGLE:
+        return single()
     raise ValueError(
         f"unknown topology {kind!r}: use one of {', '.join(TOPOLOGY_NAMES)} or an adjacency mapping"
     )

@@ -1,0 +1,230 @@
+"""Running an eval: every question of every mode a checkpointed thread, resumable.
+
+A question's thread id is derived from what decides its answer (the mode's settings, the
+model, the question and its gold answer), so rerunning the same command finds the same
+threads: a finished one is read back without a model call, an interrupted one resumes
+from its last saved step, and only questions never started are started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from debategraph.checkpoints.threads import RunInfo, thread_config
+from debategraph.eval.modes import mode_settings
+from debategraph.eval.records import Item, Outcome
+from debategraph.state.records import Usage
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.graph.state import CompiledStateGraph
+
+    from debategraph.models import ModelBinding
+
+    Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+#: Prefix of every eval thread's id (``debategraph threads`` lists them beside the rest).
+THREAD_PREFIX = "eval"
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    """What an eval runs: its modes and the settings they share.
+
+    Attributes:
+        modes: The modes, in the order they are reported.
+        agents: Solvers of the vote and debate modes.
+        rounds: Rounds of the debate modes.
+        neighbours: Solvers each one hears on the ring.
+        parallel: Questions in flight at once.
+        model: The model spec's fields (no API key), stored with every thread.
+    """
+
+    modes: tuple[str, ...]
+    agents: int
+    rounds: int
+    neighbours: int
+    parallel: int
+    model: Mapping[str, Any]
+
+    def settings(self, mode: str) -> dict[str, Any]:
+        """The solver debate's settings for ``mode``.
+
+        Args:
+            mode: The mode.
+
+        Returns:
+            The graph factory's keyword arguments.
+        """
+        return mode_settings(
+            mode, agents=self.agents, rounds=self.rounds, neighbours=self.neighbours
+        )
+
+    def thread_id(self, mode: str, item: Item) -> str:
+        """The thread of ``item`` in ``mode``: the same for the same command and data.
+
+        Args:
+            mode: The mode.
+            item: The question.
+
+        Returns:
+            ``eval-<mode>-<line>-<digest of settings, model, question, choices, gold>``.
+        """
+        key = {
+            "settings": self.settings(mode),
+            "model": {k: self.model.get(k) for k in ("model", "base_url", "temperature")},
+            "question": item.question,
+            "choices": list(item.choices),
+            "gold": item.gold,
+        }
+        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+        return f"{THREAD_PREFIX}-{mode}-{item.line}-{digest}"
+
+
+STARTED = "started"
+RESUMED = "resumed"
+FINISHED = "finished"
+
+#: Called with each finished outcome (the progress display).
+OnOutcome = Callable[[Outcome], None]
+
+
+class Evaluation:
+    """Runs every question of every mode on the solver debate graph, ``parallel`` at once.
+
+    Args:
+        saver: The checkpointer every thread is saved to.
+        binding: The model.
+        plan: Modes and settings.
+        on_outcome: Called as each (question, mode) finishes, fresh or read back.
+    """
+
+    def __init__(
+        self,
+        saver: BaseCheckpointSaver[Any],
+        binding: ModelBinding,
+        plan: EvalPlan,
+        on_outcome: OnOutcome | None = None,
+    ) -> None:
+        from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate
+
+        self.plan = plan
+        self.on_outcome = on_outcome
+        self.graphs: dict[str, Graph] = {
+            mode: build_solver_debate(binding, **plan.settings(mode)).compile(
+                checkpointer=saver, name=GRAPH_NAME
+            )
+            for mode in plan.modes
+        }
+        #: How each (question, mode) was found: ``started``, ``resumed`` or ``finished``
+        #: (read back from its checkpoint without a model call).
+        self.counts = {STARTED: 0, RESUMED: 0, FINISHED: 0}
+
+    async def run(self, items: Sequence[Item]) -> list[Outcome]:
+        """Answer every question in every mode; questions run ``parallel`` at once.
+
+        A question's modes run one after another, so ``parallel`` bounds the questions
+        in flight and each mode's graph bounds its own calls (its solvers of a round).
+
+        Args:
+            items: The questions.
+
+        Returns:
+            The outcomes, question by question, in mode order.
+
+        Raises:
+            ModelUnavailableError: If the endpoint fails (every thread stays resumable).
+        """
+        gate = asyncio.Semaphore(self.plan.parallel)
+
+        async def question(item: Item) -> list[Outcome]:
+            async with gate:
+                return [await self.answer(mode, item) for mode in self.plan.modes]
+
+        tasks = [asyncio.ensure_future(question(item)) for item in items]
+        try:
+            done = await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:  # one failure stops the rest (each keeps its saved steps)
+                task.cancel()
+        return [outcome for outcomes in done for outcome in outcomes]
+
+    async def answer(self, mode: str, item: Item) -> Outcome:
+        """One question in one mode: read back if finished, resumed or started if not.
+
+        Args:
+            mode: The mode.
+            item: The question.
+
+        Returns:
+            Its outcome.
+        """
+        from debategraph.graphs.solver_debate import GRAPH_NAME, recursion_limit
+
+        graph = self.graphs[mode]
+        settings = self.plan.settings(mode)
+        thread_id = self.plan.thread_id(mode, item)
+        config: RunnableConfig = {
+            **thread_config(thread_id),
+            "recursion_limit": recursion_limit(settings["rounds"]),
+            "max_concurrency": settings["agents"],
+            "metadata": RunInfo(GRAPH_NAME, settings, dict(self.plan.model)).to_metadata(),
+        }
+        snap = await graph.aget_state(config)
+        # Not ``snap.next``: a run stopped after a step's tasks all saved their writes
+        # has tasks left to apply, and no ``next``.
+        if not snap.values or snap.tasks:
+            self.counts[RESUMED if snap.values else STARTED] += 1
+            graph_input = None if snap.values else _graph_input(item)
+            await graph.ainvoke(graph_input, config, durability="sync")
+            snap = await graph.aget_state(config)
+        else:
+            self.counts[FINISHED] += 1
+        first = snap.created_at
+        async for past in graph.aget_state_history(config):
+            first = past.created_at or first
+        outcome = _outcome(mode, item, thread_id, snap.values, _seconds(first, snap.created_at))
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+        return outcome
+
+
+def _graph_input(item: Item) -> dict[str, Any]:
+    graph_input: dict[str, Any] = {"question": item.question}
+    if item.choices:
+        graph_input["choices"] = list(item.choices)
+    return graph_input
+
+
+def _seconds(first: str | None, last: str | None) -> float:
+    from datetime import datetime
+
+    if not first or not last:
+        return 0.0
+    return max(0.0, (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds())
+
+
+def _outcome(
+    mode: str, item: Item, thread_id: str, values: Mapping[str, Any], wall_s: float
+) -> Outcome:
+    usage = Usage.coerce(values.get("usage"))
+    answer = values.get("answer")
+    answer = str(answer) if answer is not None else None
+    return Outcome(
+        mode=mode,
+        line=item.line,
+        gold=item.gold,
+        answer=answer,
+        correct=answer == item.gold,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        calls=usage.calls,
+        wall_s=round(wall_s, 3),
+        thread_id=thread_id,
+    )

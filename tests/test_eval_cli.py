@@ -1,0 +1,249 @@
+"""``debategraph eval`` end to end through the CLI, against the stub HTTP server."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import one_error_line, run_cli, stub_args
+from tests.eval_data import (
+    band,
+    chance_responder,
+    choice_responder,
+    plurality_accuracy,
+    write_gsm8k,
+    write_mcq,
+)
+from tests.openai_stub import StubOpenAIServer
+
+P_RIGHT = 0.6
+WRONG_VALUES = 2
+VOTERS = 3
+QUESTIONS = 300
+
+
+def eval_args(
+    server: StubOpenAIServer, kind: str, dataset: Path, out: Path, *extra: str
+) -> list[str]:
+    """``debategraph eval KIND`` against the stub, checkpoints in ``out``."""
+    args = stub_args(server, out / "checkpoints.sqlite", *extra)
+    return ["eval", kind, "--dataset", str(dataset), "--out", str(out), *args]
+
+
+def test_single_and_vote_land_in_their_binomial_bands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each call is right with probability p: single ~ p, vote ~ the plurality theory."""
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", QUESTIONS)
+    out = tmp_path / "out"
+    with StubOpenAIServer(chance_responder(P_RIGHT, WRONG_VALUES)) as server:
+        args = eval_args(
+            server, "gsm8k", dataset, out,
+            "--modes", "single,vote", "--agents", str(VOTERS), "--parallel", "16", "--json",
+        )  # fmt: skip
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+        assert len(server.requests) == QUESTIONS * (1 + VOTERS)
+    result = json.loads(stdout)
+    modes = {m["mode"]: m for m in result["modes"]}
+    assert modes["single"]["n"] == modes["vote"]["n"] == QUESTIONS
+    low, high = band(P_RIGHT, QUESTIONS)
+    assert low <= modes["single"]["accuracy"] <= high
+    expected = plurality_accuracy(P_RIGHT, VOTERS, WRONG_VALUES)
+    assert expected > P_RIGHT + 0.05  # the theory says voting helps here: the test can tell
+    low, high = band(expected, QUESTIONS)
+    assert low <= modes["vote"]["accuracy"] <= high
+    for figures in modes.values():
+        ci_low, ci_high = figures["ci95"]
+        assert ci_low < figures["accuracy"] < ci_high
+        assert figures["calls"] == (1 if figures["mode"] == "single" else VOTERS)
+        assert figures["abstention_rate"] == 0
+        assert figures["prompt_tokens"] > 0
+    (pair,) = result["comparisons"]
+    assert (pair["a"], pair["b"], pair["n"]) == ("single", "vote", QUESTIONS)
+    assert 0 <= pair["p_value"] <= 1
+    rows = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
+    assert len(rows) == 2 * QUESTIONS
+    right = sum(r["correct"] == "True" for r in rows if r["mode"] == "vote")
+    assert right == modes["vote"]["correct"]
+    assert (out / "accuracy.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads((out / "results.json").read_text())["modes"] == result["modes"]
+
+
+def test_a_finished_eval_reruns_without_a_model_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", 6)
+    out = tmp_path / "out"
+    with StubOpenAIServer(chance_responder(0.5, 3)) as server:
+        args = eval_args(server, "gsm8k", dataset, out, "--modes", "single,debate-ring", "--json")
+        code, first, err = run_cli(args, capsys)
+        assert code == 0, err
+        calls = len(server.requests)
+        assert calls == 6 * (1 + 3 * 2)  # single; 3 solvers x 2 rounds on the ring
+        code, again, err = run_cli(args, capsys)
+        assert code == 0, err
+        assert len(server.requests) == calls
+    before, after = json.loads(first), json.loads(again)
+    assert after["modes"] == before["modes"]
+    assert after["meta"]["threads"] == {"started": 0, "resumed": 0, "finished": 12}
+
+
+def test_an_interrupted_eval_resumes_without_redoing_finished_questions(tmp_path: Path) -> None:
+    """Ctrl-C in the middle, then the same command: only what was left is asked."""
+    n, agents, rounds = 12, 3, 2
+    per_question = 1 + agents * rounds
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", n)
+    out = tmp_path / "out"
+    with StubOpenAIServer(chance_responder(0.5, 3), latency_s=0.05) as server:
+        args = [
+            sys.executable, "-m", "debategraph.cli",
+            *eval_args(server, "gsm8k", dataset, out, "--modes", "single,debate-ring",
+                       "--parallel", "2", "--json"),
+        ]  # fmt: skip
+        env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 60
+        while len(server.requests) < n * per_question // 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err.decode()
+        assert "rerun the same command to resume" in err.decode()
+        first = len(server.requests)
+        assert first < n * per_question
+        server.reset_stats()
+        done = subprocess.run(args, capture_output=True, env=env, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr.decode()
+        second = len(server.requests)
+    result = json.loads(done.stdout)
+    threads = result["meta"]["threads"]
+    assert threads["finished"] >= 1  # read back, not asked again
+    assert sum(threads.values()) == 2 * n
+    # Only the calls of steps in flight at the interrupt are asked twice.
+    assert first + second <= n * per_question + 2 * agents
+    assert all(m["n"] == n for m in result["modes"])
+
+
+def test_mcq_reads_choice_letters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = write_mcq(tmp_path / "mcq.jsonl", 8)
+    out = tmp_path / "out"
+    with StubOpenAIServer(choice_responder) as server:
+        args = eval_args(server, "mcq", dataset, out, "--modes", "single,vote", "--json")
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+        prompt = json.dumps(server.requests[0]["messages"])
+    assert "A) option" in prompt and "D) option" in prompt
+    result = json.loads(stdout)
+    assert [m["accuracy"] for m in result["modes"]] == [1.0, 1.0]
+    rows = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
+    assert {r["answer"] for r in rows} == {"A", "B", "C", "D"}
+
+
+def test_the_printed_table_has_intervals_and_the_paired_test(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", 5)
+    with StubOpenAIServer(chance_responder(0.5, 2)) as server:
+        args = eval_args(server, "gsm8k", dataset, tmp_path / "out", "--modes", "single,vote")
+        code, stdout, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "single" in stdout and "vote" in stdout
+    assert "[" in stdout  # the Wilson interval, not eaten by Rich markup
+    assert "McNemar" in stdout
+    assert "10 started, 0 resumed, 0 read back" in err  # 5 questions x 2 modes
+
+
+@pytest.mark.parametrize(
+    ("make", "extra", "message"),
+    [
+        (None, [], "no such file"),
+        ("notjson", [], "line 2: not JSON"),
+        ("nofield", [], "line 1: missing field 'answer'"),
+        ("ok", ["--modes", "single,chess"], "unknown mode 'chess'"),
+        ("ok", ["--parallel", "0"], "--parallel 0 must be at least 1"),
+        ("ok", ["--agents", "1"], "--agents 1 must be at least 2"),
+        ("ok", ["--offset", "50"], "--offset 50"),
+        ("ok", ["--limit", "0"], "--limit"),
+        ("ok", ["--out", "/proc/no/such"], "not writable"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    make: str | None,
+    extra: list[str],
+    message: str,
+) -> None:
+    dataset = tmp_path / "data.jsonl"
+    if make == "ok":
+        write_gsm8k(dataset, 3)
+    elif make == "notjson":
+        dataset.write_text('{"question": "q", "answer": "#### 1"}\nnot json\n')
+    elif make == "nofield":
+        dataset.write_text('{"question": "q"}\n')
+    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+        args = eval_args(server, "gsm8k", dataset, tmp_path / "out", *extra)
+        code, _, err = run_cli(args, capsys)
+        assert not server.requests
+    assert code == 2, err
+    assert message in one_error_line(err)
+
+
+def test_unusable_gold_is_skipped_and_a_big_limit_clamped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", 3)
+    with dataset.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"question": "Item 9: ?", "answer": "#### many"}) + "\n")
+    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+        args = eval_args(
+            server,
+            "gsm8k",
+            dataset,
+            tmp_path / "out",
+            "--modes",
+            "single",
+            "--limit",
+            "50",
+            "--json",
+        )
+        code, stdout, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "1 question(s) skipped" in err
+    assert "--limit 50" in err
+    result = json.loads(stdout)
+    assert result["meta"]["skipped"] == 1
+    assert result["modes"][0]["n"] == 3
+    assert result["modes"][0]["accuracy"] == 1.0
+
+
+def test_the_eval_threads_are_listed_and_shown_by_the_thread_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", 2)
+    out = tmp_path / "out"
+    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+        code, stdout, err = run_cli(
+            eval_args(server, "gsm8k", dataset, out, "--modes", "single", "--json"), capsys
+        )
+        assert code == 0, err
+    thread = json.loads(stdout)["meta"]["threads"]
+    rows = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
+    db = str(out / "checkpoints.sqlite")
+    code, listing, err = run_cli(["threads", "--db", db, "--json"], capsys)
+    assert code == 0, err
+    listed = {t["thread_id"]: t for t in json.loads(listing)}
+    assert all(listed[r["thread_id"]]["status"] == "finished" for r in rows)
+    code, shown, err = run_cli(["show", rows[0]["thread_id"], "--db", db, "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(shown)["answer"] == rows[0]["gold"]
+    assert thread["started"] == 2
