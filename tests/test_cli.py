@@ -250,6 +250,25 @@ def test_ctrl_c_then_resume(tmp_path: Path) -> None:
         assert server.calls <= 6 + 2  # at most the calls in flight at the interrupt are re-sent
 
 
+def test_solve_a_multiple_choice_question_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--choice`` makes a multiple-choice question; ``--topology single`` one solver."""
+    reply = {"reasoning": "Rome is in Italy", "answer": "(B)", "confidence": 0.8}
+    with StubOpenAIServer(lambda request: reply) as server:
+        args = ["solve", "Capital of Italy?", "--choice", "Paris", "--choice", "Rome"]
+        args += ["--topology", "single", "--rounds", "1", "--json"]
+        code, out, err = run_cli([*args, *stub_args(server, tmp_path / "d.sqlite")], capsys)
+        assert server.calls == 1
+        prompt = json.dumps(server.requests[0]["messages"])
+    assert code == 0, err
+    assert "A) Paris\\nB) Rome" in prompt
+    result = json.loads(out)
+    assert result["answer"] == "B"
+    assert result["votes"] == {"B": 1}
+    assert "1 solver alone" in err
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -257,6 +276,7 @@ def test_ctrl_c_then_resume(tmp_path: Path) -> None:
         (["solve", QUESTION, "--agents", "1"], "agents must be at least 2, got 1"),
         (["solve", QUESTION, "--rounds", "0"], "rounds must be at least 1, got 0"),
         (["solve", QUESTION, "--topology", "mesh"], "unknown topology 'mesh'"),
+        (["solve", QUESTION, "--choice", "only"], "--choice: give at least 2 non-empty choices"),
         (
             ["solve", QUESTION, "--agents", "4", "--neighbours", "4"],
             "neighbours k=4 is out of range",

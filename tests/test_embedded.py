@@ -178,6 +178,41 @@ def test_chat_on_embedded_model(tmp_path: Path) -> None:
     assert result["usage"]["completion_tokens"] > 0
 
 
+def test_eval_on_embedded_model(tmp_path: Path) -> None:
+    """A handful of questions in single and debate-ring mode, then a rerun that calls nothing."""
+    dataset = tmp_path / "gsm.jsonl"
+    rows = [("Tom has 3 apples and buys 5 more. How many apples?", 8),
+            ("A box holds 4 pens. How many pens are in 2 boxes?", 8),
+            ("Sara had 10 sweets and ate 3. How many are left?", 7)]  # fmt: skip
+    dataset.write_text(
+        "".join(json.dumps({"question": q, "answer": f"so #### {a}"}) + "\n" for q, a in rows)
+    )
+    out = tmp_path / "out"
+    args = cli("eval", "gsm8k", "--dataset", str(dataset), "--out", str(out),
+               "--modes", "single,debate-ring", "--agents", "2", "--rounds", "2",
+               "--parallel", "2", "--json")  # fmt: skip
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    modes = {m["mode"]: m for m in result["modes"]}
+    assert [modes[m]["n"] for m in ("single", "debate-ring")] == [3, 3]
+    assert modes["single"]["calls"] >= 1  # a retry after unusable output counts as a call
+    assert modes["debate-ring"]["calls"] >= 4  # 2 solvers x 2 rounds
+    assert all(m["prompt_tokens"] > 0 for m in modes.values())
+    assert 0 <= modes["single"]["ci_low"] <= modes["single"]["ci_high"] <= 1
+    assert (out / "accuracy.png").stat().st_size > 1000
+    assert result["meta"]["threads"]["started"] == 6
+    started = time.monotonic()
+    again = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - started < 30  # read back: no model (nor its server) started
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["meta"]["threads"] == {
+        "started": 0,
+        "resumed": 0,
+        "finished": 6,
+    }
+
+
 def test_meeting_on_embedded_model(tmp_path: Path) -> None:
     """Two short stages through the CLI (the notebook runs the default three)."""
     stages = tmp_path / "stages.yaml"

@@ -79,12 +79,14 @@ def test_single_and_vote_land_in_their_binomial_bands(
 
 
 def test_a_finished_eval_reruns_without_a_model_call(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, checkpoint_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """On either checkpoint backend (``--db``): the second run reads every answer back."""
     dataset = write_gsm8k(tmp_path / "gsm.jsonl", 6)
     out = tmp_path / "out"
     with StubOpenAIServer(chance_responder(0.5, 3)) as server:
         args = eval_args(server, "gsm8k", dataset, out, "--modes", "single,debate-ring", "--json")
+        args += ["--db", checkpoint_url]  # the last --db wins
         code, first, err = run_cli(args, capsys)
         assert code == 0, err
         calls = len(server.requests)
@@ -94,7 +96,9 @@ def test_a_finished_eval_reruns_without_a_model_call(
         assert len(server.requests) == calls
     before, after = json.loads(first), json.loads(again)
     assert after["modes"] == before["modes"]
+    assert before["meta"]["threads"] == {"started": 12, "resumed": 0, "finished": 0}
     assert after["meta"]["threads"] == {"started": 0, "resumed": 0, "finished": 12}
+    assert not (out / "checkpoints.sqlite").exists()  # --db, not the default in --out
 
 
 def test_an_interrupted_eval_resumes_without_redoing_finished_questions(tmp_path: Path) -> None:
