@@ -5,7 +5,8 @@ the JSON payload. Durability's kill -9 and multi-process figures must pass (the 
 done-when figures); its prune figure must report its numbers, whether or not it reaches
 its target, so the exit status only has to match the figures. The embedded model's
 benchmark carries the ``embedded`` marker and, outside CI, is skipped where the ``local``
-extra is not installed (as ``tests/test_embedded.py``).
+extra is not installed (as ``tests/test_embedded.py``); so does the eval benchmark's
+embedded figure, run apart from its stub-server figures (``eval.py --only ...``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,24 @@ def check_embedded(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert all(r["overlap"] > 0 for r in runs), output
 
 
+def check_eval_stub(figures: dict[str, dict[str, Any]], output: str) -> None:
+    throughput = figures["Eval throughput"]["values"]
+    assert throughput["calls"] == throughput["expected_calls"] == 16 * 16, output
+    assert set(throughput["n"].values()) == {16}, output
+    assert throughput["threads"] == {"started": 64, "resumed": 0, "finished": 0}, output
+    assert 0.3 <= throughput["accuracy"]["single"] <= 1.0, output  # p = 0.7 a call
+    rerun = figures["Eval rerun"]["values"]
+    assert rerun["calls"] == 0 and rerun["threads"]["finished"] == 64, output
+
+
+def check_eval_embedded(figures: dict[str, dict[str, Any]], output: str) -> None:
+    values = figures["Embedded model eval"]["values"]
+    answered = {m: v["n"] for m, v in values["modes"].items()}
+    assert answered == {"single": 3, "debate-ring": 3}, output
+    assert values["png"], output
+    assert values["docs"] is None, output  # --quick leaves docs/eval alone
+
+
 def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert set(figures["One debate"]["values"]["ratios"]) == {"debategraph", "langgraph"}, output
     in_flight = figures["10 debates at once"]["values"]["max_in_flight"]
@@ -80,6 +99,14 @@ class Case:
     embedded: bool = False
     #: Environment variables the script runs with.
     env: tuple[tuple[str, str], ...] = ()
+    #: Arguments after ``--quick`` (a script split across cases).
+    args: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        """The test id: the script's name, then its arguments' last word if it has any."""
+        name = self.script.removesuffix(".py")
+        return f"{name}-{self.args[-1]}" if self.args else name
 
 
 CASES = [
@@ -146,6 +173,26 @@ CASES = [
         must_pass=("Selection robustness", "Interjection latency"),
         exit_zero=False,  # no timing figure: none is advisory
     ),
+    # The stub server's figures in the plain suite; the embedded model's marked (~60 s).
+    Case(
+        "eval.py",
+        ("Eval throughput", "Eval rerun"),
+        timeout_s=60,
+        test_timeout_s=90,
+        must_pass=("Eval rerun",),
+        check=check_eval_stub,
+        args=("--only", "stub"),
+    ),
+    Case(
+        "eval.py",
+        ("Embedded model eval",),
+        timeout_s=150,
+        test_timeout_s=170,
+        must_pass=("Embedded model eval",),
+        check=check_eval_embedded,
+        embedded=True,
+        args=("--only", "embedded"),
+    ),
     Case(
         "embedded.py",
         ("Embedded throughput", "CLI solve"),
@@ -162,7 +209,7 @@ CASES = [
     [
         pytest.param(
             case,
-            id=case.script.removesuffix(".py"),
+            id=case.id,
             marks=[
                 pytest.mark.timeout(case.test_timeout_s),
                 *([pytest.mark.embedded] if case.embedded else []),
@@ -179,7 +226,7 @@ def test_benchmark_quick(case: Case, tmp_path: Path) -> None:
     script = REPO_ROOT / "benchmarks" / case.script
     out_json = tmp_path / "figures.json"
     proc = subprocess.run(
-        [sys.executable, str(script), "--quick", "--json", str(out_json)],
+        [sys.executable, str(script), "--quick", *case.args, "--json", str(out_json)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

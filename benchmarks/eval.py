@@ -1,0 +1,564 @@
+"""Benchmarks of ``debategraph eval``: its throughput, its rerun, and a run on the embedded model.
+
+Every figure runs ``debategraph eval gsm8k`` end to end as a subprocess (what users run),
+on the first N questions of the GSM8K test set (``../shared/data/gsm8k/test.jsonl`` from
+the repository's root, read and never copied into the repository; the first N lines go into
+the work directory) or, where that file is missing, on generated questions of the same
+shape. Each figure is printed with its target and PASS/FAIL:
+
+1. Eval throughput: ``--parallel 8``, all four modes (single, vote, debate-ring,
+   debate-full), ``--agents 3 --rounds 2``, against the OpenAI-compatible stub server at
+   200 ms per call, on 64 questions (``--quick``: 16). The server answers a question's gold
+   number with probability 0.7 a call, else a wrong one, so single lands near 0.7. One
+   question's critical path is its modes one after another, each round one call deep:
+   0.2 + 0.2 + 0.4 + 0.4 = 1.2 s, so 8 at a time ideally make 8 / 1.2 q/s = 400 questions
+   per minute. Measured: questions / process wall (start-up and result files included).
+   Target: >= 0.5 x the ideal.
+2. Eval rerun: the same command again, on the same checkpoints. Every (question, mode)
+   thread is read back (``meta.threads.finished`` = N x 4); target: exactly 0 model calls
+   (counted by the server). Its wall time is reported.
+3. Embedded model eval: ``--model local`` (SmolLM2-135M on llama.cpp) on real GSM8K
+   questions: 8 questions, the four modes, ``--agents 3 --rounds 2 --parallel 2``
+   (``--quick``: 3 questions, ``single,debate-ring``, ``--agents 2``). Accuracy with its
+   Wilson interval, prompt tokens, calls and wall per question, per mode. Target: the
+   wiring (every mode answers every question, the result files written), not an accuracy:
+   a 135M model proves the plumbing, not the method. 8 questions, not 10: 10 took 9 min on
+   2 CPUs (55 s a question in all four modes), 8 keep it near 7. Skipped with a warning
+   where the embedded runtime (``pip install -e '.[local]'``) or the model file is missing.
+   The full run copies its ``results.json``, ``results.csv`` and ``accuracy.png`` into
+   ``docs/eval/`` and writes ``docs/eval/results.md`` (its tables in Markdown) for the
+   README; its checkpoints stay in the work directory.
+
+Usage::
+
+    .venv/bin/python benchmarks/eval.py                  # all figures (~8 min on 2 CPUs)
+    .venv/bin/python benchmarks/eval.py --quick          # smaller smoke variant (~75 s)
+    .venv/bin/python benchmarks/eval.py --only stub      # figures 1 and 2
+    .venv/bin/python benchmarks/eval.py --only embedded  # figure 3
+    .venv/bin/python benchmarks/eval.py --json out.json
+
+Exit status 1 if any figure that counts fails, else 0. In ``--quick`` mode the throughput
+figure (1) is advisory: printed with its verdict but never failing the exit code.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+# benchmarks/ is on sys.path when run as a script
+from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
+
+from debategraph.eval.datasets import load_gsm8k
+from debategraph.eval.records import Comparison, ModeSummary
+from debategraph.eval.report import markdown_table
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+GSM8K = REPO_ROOT.parent / "shared" / "data" / "gsm8k" / "test.jsonl"
+DOCS = REPO_ROOT / "docs" / "eval"
+MODES = ("single", "vote", "debate-ring", "debate-full")
+
+# Figures 1 and 2: the stub server
+LATENCY_S = 0.2
+PARALLEL = 8
+AGENTS = 3
+ROUNDS = 2
+#: Rounds of each mode (each round one call deep): the critical path of one question.
+MODE_ROUNDS = {"single": 1, "vote": 1, "debate-ring": ROUNDS, "debate-full": ROUNDS}
+#: Model calls of each mode per question.
+MODE_CALLS = {"single": 1, "vote": AGENTS, "debate-ring": AGENTS * ROUNDS}
+MODE_CALLS["debate-full"] = AGENTS * ROUNDS
+CRITICAL_S = sum(MODE_ROUNDS.values()) * LATENCY_S
+IDEAL_QPM = PARALLEL / CRITICAL_S * 60
+THROUGHPUT_TARGET = 0.5
+P_RIGHT = 0.7
+WRONG_VALUES = 3
+STUB_TIMEOUT_S = 300.0
+
+# Figure 3: the embedded model
+#: 10 questions x 4 modes took 9.1 min on 2 CPUs: 8 keep the figure under 8 minutes.
+EMBEDDED_QUESTIONS = 8
+EMBEDDED_TIMEOUT_S = 900.0
+
+#: Problems seen that do not invalidate the figures; printed at the end.
+WARNINGS: set[str] = set()
+
+
+def stub_server(respond: Any, latency_s: float = 0.0) -> Any:
+    """The test suite's OpenAI-compatible stub server (imported, not copied)."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from tests.openai_stub import StubOpenAIServer
+
+    return StubOpenAIServer(respond, latency_s=latency_s)
+
+
+# --------------------------------------------------------------------------
+# Datasets and the CLI
+# --------------------------------------------------------------------------
+
+
+def dataset(workdir: Path, n: int) -> tuple[Path, str]:
+    """A GSM8K file of ``n`` questions in ``workdir``, and where they came from.
+
+    The first ``n`` lines of the GSM8K test set when it is there, else ``n`` generated
+    questions (``tests/eval_data.write_gsm8k``).
+    """
+    path = workdir / f"gsm8k-{n}.jsonl"
+    if GSM8K.is_file():
+        with GSM8K.open(encoding="utf-8") as source:
+            lines = [line for line in source if line.strip()][:n]
+        path.write_text("".join(lines), encoding="utf-8")
+        return path, f"the first {len(lines)} questions of the GSM8K test set"
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from tests.eval_data import write_gsm8k
+
+    WARNINGS.add(f"{GSM8K} not found: the figures ran on generated questions")
+    return write_gsm8k(path, n), f"{n} generated GSM8K-style questions"
+
+
+@dataclass
+class EvalRun:
+    """One finished ``debategraph eval ... --json`` process."""
+
+    code: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    #: User + system CPU seconds of the process.
+    cpu_s: float
+
+    def result(self) -> dict[str, Any]:
+        """The JSON document it printed (``results.json`` plus ``files``)."""
+        value: dict[str, Any] = json.loads(self.stdout.strip().splitlines()[-1])
+        return value
+
+
+def run_eval(args: Sequence[str], cwd: Path, timeout: float) -> EvalRun:
+    """Run ``debategraph eval ARGS --json`` to the end; refuse a failed run."""
+    command = cli("eval", *args, "--json")
+    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=env
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError(f"debategraph eval ran past {timeout:.0f} s: {' '.join(args)}") from exc
+    wall = time.perf_counter() - started
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = now.ru_utime - cpu.ru_utime + now.ru_stime - cpu.ru_stime
+    run = EvalRun(proc.returncode, proc.stdout, proc.stderr, wall, cpu_s)
+    if run.code != 0 or not run.stdout.strip():
+        tail = " | ".join(run.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"debategraph eval failed (exit {run.code}): {tail}")
+    return run
+
+
+def modes_of(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The result's per-mode summaries, by mode."""
+    return {m["mode"]: m for m in result["modes"]}
+
+
+def accuracies(result: dict[str, Any]) -> str:
+    """``single 0.69, vote 0.77, ...``."""
+    return ", ".join(f"{m['mode']} {m['accuracy']:.2f}" for m in result["modes"])
+
+
+# --------------------------------------------------------------------------
+# Figures 1 and 2: throughput and rerun against the stub server
+# --------------------------------------------------------------------------
+
+
+def gold_responder(path: Path, p: float, wrong: int, seed: int = 0) -> Any:
+    """Each call answers its question's gold number with probability ``p``, independently.
+
+    Otherwise one of ``wrong`` wrong numbers (gold + 1..wrong). The question is found by its
+    text in the request's user message; the draw is seeded by the whole request, so the
+    same call draws the same answer while distinct calls are independent.
+    """
+    gold = {item.question: item.gold for item in load_gsm8k(path).items}
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages", [])
+        user = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+        found = [q for q in gold if q in user]
+        right = gold[max(found, key=len)] if found else "0"
+        key = json.dumps(messages, sort_keys=True)
+        rng = random.Random(hashlib.sha256(f"{seed}:{key}".encode()).digest())
+        if rng.random() < p:
+            answer = right
+        else:
+            try:
+                answer = str(int(right) + rng.randint(1, wrong))
+            except ValueError:  # a decimal gold: a wrong one still parses as a number
+                answer = f"{right}{rng.randint(1, wrong)}"
+        return {"reasoning": f"so it is {answer}", "answer": answer, "confidence": 0.9}
+
+    return respond
+
+
+def figures_stub(workdir: Path, *, questions: int, quick: bool) -> list[Figure]:
+    """Figure 1 (the eval at 200 ms per call, 8 questions at once) and 2 (its rerun)."""
+    data, source = dataset(workdir, questions)
+    out = workdir / "stub-eval"
+    with stub_server(gold_responder(data, P_RIGHT, WRONG_VALUES), latency_s=LATENCY_S) as server:
+        args = [
+            "gsm8k", "--dataset", str(data), "--out", str(out),
+            "--parallel", str(PARALLEL), "--agents", str(AGENTS), "--rounds", str(ROUNDS),
+            *stub_model_args(server.url, out / "checkpoints.sqlite"),
+        ]  # fmt: skip
+        server_cpu = time.process_time()
+        first = run_eval(args, workdir, STUB_TIMEOUT_S)
+        server_cpu = time.process_time() - server_cpu
+        calls, in_flight = len(server.requests), server.max_in_flight
+        server.reset_stats()
+        again = run_eval(args, workdir, STUB_TIMEOUT_S)
+        rerun_calls = len(server.requests)
+    return [
+        figure_throughput(first, calls, in_flight, server_cpu, questions, source, quick),
+        figure_rerun(first, again, rerun_calls, questions),
+    ]
+
+
+def figure_throughput(
+    run: EvalRun,
+    calls: int,
+    in_flight: int,
+    server_cpu_s: float,
+    questions: int,
+    source: str,
+    quick: bool,
+) -> Figure:
+    """Figure 1: questions per minute of the whole process against the ideal."""
+    result = run.result()
+    modes = modes_of(result)
+    qpm = questions / run.wall_s * 60
+    ratio = qpm / IDEAL_QPM
+    expected_calls = questions * sum(MODE_CALLS.values())
+    graph_s = float(result["meta"]["wall_s"])
+    threads = result["meta"]["threads"]
+    answered = all(modes[m]["n"] == questions for m in MODES)
+    if calls != expected_calls:
+        WARNINGS.add(f"figure 1: {calls} model calls, not {expected_calls} (retries?)")
+    if not answered or threads["started"] != questions * len(MODES):
+        WARNINGS.add(f"figure 1: not every (question, mode) ran once: threads {threads}")
+    critical = " + ".join(f"{MODE_ROUNDS[m] * LATENCY_S:.1f}" for m in MODES)
+    return Figure(
+        number=1,
+        name="Eval throughput",
+        setup=f"debategraph eval gsm8k --parallel {PARALLEL} --agents {AGENTS} --rounds "
+        f"{ROUNDS}, modes {','.join(MODES)}, {source}, stub server at "
+        f"{LATENCY_S * 1000:.0f} ms per call answering the gold number with p = {P_RIGHT}",
+        rows=[
+            ("questions", f"{questions} x {len(MODES)} modes = {questions * len(MODES)} threads"),
+            (
+                "process wall",
+                f"{run.wall_s:.1f} s   (eval itself, meta.wall_s: {graph_s:.1f} s; the rest is "
+                "start-up and result files)",
+            ),
+            ("questions per minute", f"{qpm:.0f}"),
+            (
+                f"ideal, {PARALLEL} at once",
+                f"{IDEAL_QPM:.0f} q/min   (critical path of a question {critical} = "
+                f"{CRITICAL_S:.1f} s; {PARALLEL} / {CRITICAL_S:.1f} s)",
+            ),
+            ("ratio to the ideal", f"{ratio:.2f}x"),
+            (
+                "model calls",
+                f"{calls} (expected {expected_calls} = {questions} x "
+                f"{sum(MODE_CALLS.values())}); at most {in_flight} at once",
+            ),
+            ("accuracy", f"{accuracies(result)}   (single should be near {P_RIGHT})"),
+            (
+                "info: CPU",
+                f"eval process {run.cpu_s:.1f} CPU-s = {run.cpu_s / calls * 1000:.1f} ms per "
+                f"call, {run.cpu_s / run.wall_s:.2f} CPUs busy on average (of "
+                f"{os.cpu_count()}); stub server (this process) {server_cpu_s:.1f} CPU-s",
+            ),
+        ],
+        target=f">= {THROUGHPUT_TARGET} x the ideal ({THROUGHPUT_TARGET * IDEAL_QPM:.0f} q/min)",
+        passed=ratio >= THROUGHPUT_TARGET and answered,
+        advisory=quick,
+        headline=f"{qpm:.0f} questions/min = {ratio:.2f}x the ideal {IDEAL_QPM:.0f} "
+        f"({questions} questions x 4 modes, {PARALLEL} at once, {LATENCY_S * 1000:.0f} ms "
+        "per call)",
+        why=(
+            ""
+            if ratio >= THROUGHPUT_TARGET
+            else f"the eval process used {run.cpu_s:.1f} CPU-s in {run.wall_s:.1f} s "
+            f"({run.cpu_s / calls * 1000:.1f} ms per call, start-up included): one Python "
+            "event loop runs every question, so past about one busy core the client's CPU per "
+            "call, not the 200 ms latency, sets the pace; the start-up (imports, the plot) "
+            f"takes {run.wall_s - graph_s:.1f} s of the wall. What would reach it: less client "
+            "CPU per call (langchain-openai and the openai SDK take about 4 ms of each, see "
+            "speed.py's client CPU figure), not walking each thread's whole checkpoint history "
+            "for its wall time (about 6 ms of CPU a thread here, 4 threads a question), or "
+            "more questions to amortise the start-up"
+        ),
+        values={
+            "questions": questions,
+            "wall_s": run.wall_s,
+            "eval_wall_s": graph_s,
+            "questions_per_min": qpm,
+            "ideal_questions_per_min": IDEAL_QPM,
+            "ratio": ratio,
+            "calls": calls,
+            "expected_calls": expected_calls,
+            "max_in_flight": in_flight,
+            "cpu_s": run.cpu_s,
+            "server_cpu_s": server_cpu_s,
+            "threads": threads,
+            "accuracy": {m: modes[m]["accuracy"] for m in modes},
+            "n": {m: modes[m]["n"] for m in modes},
+        },
+        notes=[
+            f"a question's modes run one after another and at most {PARALLEL} questions are "
+            f"in flight, so up to {PARALLEL * AGENTS} calls wait on the server at once",
+        ],
+    )
+
+
+def figure_rerun(first: EvalRun, again: EvalRun, calls: int, questions: int) -> Figure:
+    """Figure 2: the same command again reads every thread back, without a model call."""
+    before, after = first.result(), again.result()
+    threads = after["meta"]["threads"]
+    expected = {"started": 0, "resumed": 0, "finished": questions * len(MODES)}
+    same = after["modes"] == before["modes"]
+    return Figure(
+        number=2,
+        name="Eval rerun",
+        setup="the same debategraph eval command again on its checkpoints (figure 1's)",
+        rows=[
+            ("model calls", str(calls)),
+            (
+                "threads",
+                f"{threads['started']} started, {threads['resumed']} resumed, "
+                f"{threads['finished']} read back (of {questions * len(MODES)})",
+            ),
+            ("results", "the same as the first run's" if same else "DIFFERENT from the first"),
+            (
+                "process wall",
+                f"{again.wall_s:.1f} s   (eval itself, meta.wall_s: "
+                f"{after['meta']['wall_s']:.1f} s)",
+            ),
+        ],
+        target=f"0 model calls; threads.finished = {questions * len(MODES)}; the same results",
+        passed=calls == 0 and threads == expected and same,
+        headline=f"{calls} model calls, {threads['finished']}/{questions * len(MODES)} threads "
+        f"read back in {again.wall_s:.1f} s",
+        values={
+            "calls": calls,
+            "threads": threads,
+            "same_results": same,
+            "wall_s": again.wall_s,
+            "eval_wall_s": after["meta"]["wall_s"],
+        },
+    )
+
+
+# --------------------------------------------------------------------------
+# Figure 3: the embedded model
+#: 10 questions x 4 modes took 9.1 min on 2 CPUs: 8 keep the figure under 8 minutes.
+EMBEDDED_QUESTIONS = 8
+# --------------------------------------------------------------------------
+
+
+def embedded_missing() -> str | None:
+    """Why the embedded model cannot run here, or ``None`` when it can."""
+    from debategraph.errors import UsageError
+    from debategraph.local import RUNTIME_INSTALL_HINT, default_gguf, runtime_available
+
+    if not runtime_available():
+        return f"the embedded runtime is not installed ({RUNTIME_INSTALL_HINT})"
+    try:
+        default_gguf()
+    except UsageError as exc:
+        return str(exc)
+    return None
+
+
+def figure_embedded(
+    workdir: Path,
+    *,
+    questions: int,
+    modes: Sequence[str],
+    agents: int,
+    parallel: int,
+    docs: Path | None,
+) -> list[Figure]:
+    """Figure 3: ``debategraph eval gsm8k --model local``; in full mode, ``docs/eval``."""
+    missing = embedded_missing()
+    if missing is not None:
+        WARNINGS.add(f"figure 3 (embedded model eval) not run: {missing}")
+        return []
+    data, source = dataset(workdir, questions)
+    # Relative paths (run in workdir): results.json records --dataset as given.
+    out = Path("embedded-eval")
+    args = [
+        "gsm8k", "--dataset", data.name, "--out", str(out), "--model", "local",
+        "--modes", ",".join(modes), "--agents", str(agents), "--rounds", str(ROUNDS),
+        "--parallel", str(parallel), "--db", "embedded-checkpoints.sqlite",
+    ]  # fmt: skip
+    print(f"  embedded eval: {questions} questions x {len(modes)} modes ...", flush=True)
+    run = run_eval(args, workdir, EMBEDDED_TIMEOUT_S)
+    result = run.result()
+    by_mode = modes_of(result)
+    files = {key: Path(workdir, path) for key, path in result["files"].items()}
+    png = files["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    complete = all(m in by_mode and by_mode[m]["n"] == questions for m in modes)
+    written = None
+    if docs is not None:
+        written = publish(docs, files, result, run.wall_s, source)
+    rows = [
+        (
+            m["mode"],
+            f"accuracy {m['accuracy']:.2f} [{m['ci95'][0]:.2f}, {m['ci95'][1]:.2f}] "
+            f"(n {m['n']}, abstained {m['abstention_rate']:.0%}), "
+            f"{m['prompt_tokens']:,.0f} prompt tokens/q, {m['calls']:.1f} calls/q, "
+            f"{m['wall_s']:.1f} s/q",
+        )
+        for m in result["modes"]
+    ]
+    rows += [
+        (
+            "process wall",
+            f"{run.wall_s:.1f} s = {run.wall_s / questions:.1f} s per question (all modes; "
+            f"eval itself {result['meta']['wall_s']:.1f} s)",
+        ),
+        ("files", ", ".join(sorted(p.name for p in files.values())) + (" (PNG)" if png else "")),
+    ]
+    if written is not None:
+        rows.append(("copied to", f"{written.relative_to(REPO_ROOT)}/ (results.md added)"))
+    return [
+        Figure(
+            number=3,
+            name="Embedded model eval",
+            setup=f"debategraph eval gsm8k --model local ({result['meta']['model']}), {source}, "
+            f"modes {','.join(modes)}, --agents {agents} --rounds {ROUNDS} --parallel {parallel}",
+            rows=rows,
+            target=f"every mode answers all {questions} questions; results.json, results.csv "
+            "and accuracy.png written (the wiring, not an accuracy)",
+            passed=complete and png,
+            headline=f"{questions} questions x {len(modes)} modes in {run.wall_s:.0f} s; "
+            + accuracies(result),
+            values={
+                "questions": questions,
+                "modes": {
+                    m["mode"]: {
+                        key: m[key]
+                        for key in ("n", "accuracy", "ci95", "prompt_tokens", "calls", "wall_s")
+                    }
+                    for m in result["modes"]
+                },
+                "wall_s": run.wall_s,
+                "eval_wall_s": result["meta"]["wall_s"],
+                "threads": result["meta"]["threads"],
+                "png": png,
+                "docs": str(written) if written is not None else None,
+            },
+            notes=[
+                "SmolLM2-135M proves the wiring (every mode runs, is checkpointed and "
+                "scored on the embedded model), not the method's quality: at 135M "
+                "parameters its GSM8K accuracy is near zero in every mode",
+            ],
+        )
+    ]
+
+
+def publish(
+    docs: Path, files: dict[str, Path], result: dict[str, Any], wall_s: float, source: str
+) -> Path:
+    """Copy the eval's result files into ``docs`` and write ``results.md`` beside them."""
+    docs.mkdir(parents=True, exist_ok=True)
+    for path in files.values():
+        shutil.copyfile(path, docs / path.name)
+    summaries = [
+        ModeSummary(**{f.name: m[f.name] for f in fields(ModeSummary)}) for m in result["modes"]
+    ]
+    comparisons = [Comparison(**c) for c in result["comparisons"]]
+    meta = result["meta"]
+    day = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    lines = [
+        "# Eval on the embedded model",
+        "",
+        f"Written by `benchmarks/eval.py` on {day}: `debategraph eval gsm8k --model local` "
+        f"({meta['model']}) on {source}, modes "
+        f"{', '.join(f'`{m}`' for m in (s.mode for s in summaries))}, "
+        f"`--agents {meta['agents']} --rounds {meta['rounds']} --parallel {meta['parallel']}`, "
+        f"{os.cpu_count()} CPUs, {wall_s:.0f} s in all.",
+        "",
+        "A 135M-parameter model proves the wiring (every mode runs, is checkpointed and "
+        "scored), not the method: its accuracy says nothing about debate on a capable model.",
+        "",
+        markdown_table(summaries, comparisons).rstrip("\n"),
+        "",
+        "Files: [results.json](results.json), [results.csv](results.csv) (one row per "
+        "question and mode), [accuracy.png](accuracy.png).",
+        "",
+        "![Accuracy against prompt tokens](accuracy.png)",
+        "",
+    ]
+    (docs / "results.md").write_text("\n".join(lines), encoding="utf-8")
+    return docs
+
+
+# --------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmarks; 1 if a counting figure fails, else 0."""
+    parser = base_parser(__doc__, quick_help="16 and 3 questions, fewer modes on the embedded")
+    parser.add_argument(
+        "--only",
+        choices=("stub", "embedded"),
+        help="only the stub server's figures (1, 2) or only the embedded model's (3)",
+    )
+    args = parser.parse_args(argv)
+    quick: bool = args.quick
+    steps = []
+    if args.only != "embedded":
+        steps.append(
+            lambda workdir: figures_stub(workdir, questions=16 if quick else 64, quick=quick)
+        )
+    if args.only != "stub":
+        steps.append(
+            lambda workdir: figure_embedded(
+                workdir,
+                questions=3 if quick else EMBEDDED_QUESTIONS,
+                modes=("single", "debate-ring") if quick else MODES,
+                agents=2 if quick else AGENTS,
+                parallel=2,
+                docs=None if quick else DOCS,
+            )
+        )
+    return run_benchmark(
+        "debategraph eval benchmark",
+        steps,
+        args=args,
+        quick_note="quick mode: 16 questions on the stub server, 3 on the embedded model "
+        "(2 modes, 2 solvers); the throughput figure (1) is advisory",
+        warnings=lambda: WARNINGS,
+        tmp_prefix="debategraph-eval-",
+        progress=True,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
