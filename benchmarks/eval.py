@@ -338,7 +338,11 @@ def figure_rerun(first: EvalRun, again: EvalRun, calls: int, questions: int) -> 
     before, after = first.result(), again.result()
     threads = after["meta"]["threads"]
     expected = {"started": 0, "resumed": 0, "finished": questions * len(MODES)}
-    same = after["modes"] == before["modes"]
+    # The same figures; a read-back thread's wall time comes from its checkpoints instead
+    # of the clock, so it may differ by milliseconds.
+    same = [{**m, "wall_s": 0} for m in after["modes"]] == [
+        {**m, "wall_s": 0} for m in before["modes"]
+    ]
     return Figure(
         number=2,
         name="Eval rerun",
@@ -357,7 +361,8 @@ def figure_rerun(first: EvalRun, again: EvalRun, calls: int, questions: int) -> 
                 f"{after['meta']['wall_s']:.1f} s)",
             ),
         ],
-        target=f"0 model calls; threads.finished = {questions * len(MODES)}; the same results",
+        target=f"0 model calls; threads.finished = {questions * len(MODES)}; "
+        "the same results (wall time aside)",
         passed=calls == 0 and threads == expected and same,
         headline=f"{calls} model calls, {threads['finished']}/{questions * len(MODES)} threads "
         f"read back in {again.wall_s:.1f} s",

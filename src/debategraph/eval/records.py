@@ -36,7 +36,9 @@ class Outcome:
         prompt_tokens: Prompt tokens the question used in this mode.
         completion_tokens: Completion tokens it used.
         calls: Model calls it made.
-        wall_s: Wall time of its thread, first checkpoint to last.
+        wall_s: Wall time of its thread: by the clock when this run ran it from its
+            start, else from its first checkpoint to its last (for a thread resumed
+            after an interruption, the time it lay interrupted counts too).
         thread_id: The checkpointed thread that holds it.
     """
 

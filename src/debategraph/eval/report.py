@@ -104,22 +104,24 @@ def _write_png(stream: IO[bytes], summaries: Sequence[ModeSummary]) -> None:
 
     figure = Figure(figsize=(6.4, 4.8), dpi=100, layout="constrained")
     axes = figure.add_subplot()
-    for summary in summaries:
-        error = [[summary.accuracy - summary.ci_low], [summary.ci_high - summary.accuracy]]
-        axes.errorbar([summary.prompt_tokens], [summary.accuracy], yerr=error, fmt="o", capsize=4)
-        axes.annotate(
-            summary.mode,
-            (summary.prompt_tokens, summary.accuracy),
-            xytext=(6, 6),
-            textcoords="offset points",
-        )
+    span = max((s.prompt_tokens for s in summaries), default=0.0) or 1.0
+    placed: list[tuple[float, float, int]] = []  # (x, y, label row) of the labels so far
+    for summary in sorted(summaries, key=lambda s: s.prompt_tokens):
+        x, y = summary.prompt_tokens, summary.accuracy
+        error = [[y - summary.ci_low], [summary.ci_high - y]]
+        axes.errorbar([x], [y], yerr=error, fmt="o", capsize=4, clip_on=False)
+        # Points close together (two debate modes of similar cost) get their labels on
+        # rows of their own instead of on top of each other.
+        row = sum(1 for px, py, _ in placed if abs(px - x) < 0.12 * span and abs(py - y) < 0.1)
+        placed.append((x, y, row))
+        axes.annotate(summary.mode, (x, y), xytext=(6, 6 - 13 * row), textcoords="offset points")
     if not summaries:
         axes.text(0.5, 0.5, "no results", ha="center", va="center", transform=axes.transAxes)
     axes.set_xlabel("mean prompt tokens per question")
     axes.set_ylabel("accuracy (95% Wilson interval)")
-    axes.set_ylim(0.0, 1.05)
+    axes.set_ylim(-0.03, 1.05)  # a point at 0 is drawn whole
     axes.set_title(f"Accuracy against prompt tokens ({_n_label(summaries)} questions)")
-    axes.margins(x=0.2)  # room for the labels right of the outermost points
+    axes.margins(x=0.25)  # room for the labels right of the outermost points
     axes.grid(alpha=0.3)
     figure.savefig(stream, format="png")
 

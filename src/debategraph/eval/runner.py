@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints.threads import RunInfo, thread_config
@@ -177,19 +179,23 @@ class Evaluation:
             "metadata": RunInfo(GRAPH_NAME, settings, dict(self.plan.model)).to_metadata(),
         }
         snap = await graph.aget_state(config)
-        # Not ``snap.next``: a run stopped after a step's tasks all saved their writes
-        # has tasks left to apply, and no ``next``.
-        if not snap.values or snap.tasks:
-            self.counts[RESUMED if snap.values else STARTED] += 1
-            graph_input = None if snap.values else _graph_input(item)
-            await graph.ainvoke(graph_input, config, durability="sync")
-            snap = await graph.aget_state(config)
+        if not snap.values:
+            self.counts[STARTED] += 1
+            started = time.perf_counter()
+            values = await graph.ainvoke(_graph_input(item), config, durability="sync")
+            wall_s = time.perf_counter() - started
         else:
-            self.counts[FINISHED] += 1
-        first = snap.created_at
-        async for past in graph.aget_state_history(config):
-            first = past.created_at or first
-        outcome = _outcome(mode, item, thread_id, snap.values, _seconds(first, snap.created_at))
+            # Not ``snap.next``: a run stopped after a step's tasks all saved their
+            # writes has tasks left to apply, and no ``next``.
+            if snap.tasks:
+                self.counts[RESUMED] += 1
+                await graph.ainvoke(None, config, durability="sync")
+                snap = await graph.aget_state(config)
+            else:
+                self.counts[FINISHED] += 1
+            values = snap.values
+            wall_s = await _checkpointed_seconds(graph, config, snap.created_at)
+        outcome = _outcome(mode, item, thread_id, values, wall_s)
         if self.on_outcome is not None:
             self.on_outcome(outcome)
         return outcome
@@ -202,9 +208,16 @@ def _graph_input(item: Item) -> dict[str, Any]:
     return graph_input
 
 
-def _seconds(first: str | None, last: str | None) -> float:
-    from datetime import datetime
+async def _checkpointed_seconds(graph: Graph, config: RunnableConfig, last: str | None) -> float:
+    """A thread's wall time from its checkpoints: the first one's time to ``last``.
 
+    For a thread this process did not run from its start (read back, or resumed: then
+    the time it lay interrupted counts too). It walks the thread's history, so a fresh
+    run is timed by the clock instead.
+    """
+    first = last
+    async for past in graph.aget_state_history(config):
+        first = past.created_at or first
     if not first or not last:
         return 0.0
     return max(0.0, (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds())
