@@ -113,7 +113,7 @@ def render(results: list[tuple[str, str, dict[str, Any] | None, int]], quick: bo
         "",
         f"{failed} figure(s) failed." if failed else "Every figure met its target.",
         "",
-        "Run it again with `make bench` (about 10 minutes; `make bench-quick` for a smoke "
+        "Run it again with `make bench` (about 25 minutes; `make bench-quick` for a smoke "
         "run). The AutoGen peer needs a virtual environment of its own (AutoGen pins "
         "protobuf 5, the LangGraph server 6): `make peers` makes `.venv-peers` from "
         "`benchmarks/peers/requirements.txt`.",
