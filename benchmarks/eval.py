@@ -378,8 +378,6 @@ def figure_rerun(first: EvalRun, again: EvalRun, calls: int, questions: int) -> 
 
 # --------------------------------------------------------------------------
 # Figure 3: the embedded model
-#: 10 questions x 4 modes took 9.1 min on 2 CPUs: 8 keep the figure under 8 minutes.
-EMBEDDED_QUESTIONS = 8
 # --------------------------------------------------------------------------
 
 

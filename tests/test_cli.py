@@ -276,7 +276,8 @@ def test_solve_a_multiple_choice_question_alone(
         (["solve", QUESTION, "--agents", "1"], "agents must be at least 2, got 1"),
         (["solve", QUESTION, "--rounds", "0"], "rounds must be at least 1, got 0"),
         (["solve", QUESTION, "--topology", "mesh"], "unknown topology 'mesh'"),
-        (["solve", QUESTION, "--choice", "only"], "--choice: give at least 2 non-empty choices"),
+        (["solve", QUESTION, "--choice", "only"], "--choice: give a list of 2 to 26 non-empty"),
+        (["solve", QUESTION, *["--choice=x"] * 27], "--choice: give a list of 2 to 26 non-empty"),
         (
             ["solve", QUESTION, "--agents", "4", "--neighbours", "4"],
             "neighbours k=4 is out of range",

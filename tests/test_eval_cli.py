@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -164,7 +165,7 @@ def test_the_printed_table_has_intervals_and_the_paired_test(
         code, stdout, err = run_cli(args, capsys)
     assert code == 0, err
     assert "single" in stdout and "vote" in stdout
-    assert "[" in stdout  # the Wilson interval, not eaten by Rich markup
+    assert re.search(r"\[\d\.\d{3},", stdout)  # the Wilson interval (its cell may wrap)
     assert "McNemar" in stdout
     assert "10 started, 0 resumed, 0 read back" in err  # 5 questions x 2 modes
 
@@ -181,6 +182,7 @@ def test_the_printed_table_has_intervals_and_the_paired_test(
         ("ok", ["--offset", "50"], "--offset 50"),
         ("ok", ["--limit", "0"], "--limit"),
         ("ok", ["--out", "/proc/no/such"], "not writable"),
+        ("ok", ["--out", "FILE"], "not writable"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -197,6 +199,9 @@ def test_bad_input_is_one_line_and_exit_2(
         dataset.write_text('{"question": "q", "answer": "#### 1"}\nnot json\n')
     elif make == "nofield":
         dataset.write_text('{"question": "q"}\n')
+    if "FILE" in extra:  # --out names a regular file
+        (tmp_path / "FILE").write_text("keep me")
+        extra = [str(tmp_path / "FILE") if a == "FILE" else a for a in extra]
     with StubOpenAIServer(chance_responder(1.0, 1)) as server:
         args = eval_args(server, "gsm8k", dataset, tmp_path / "out", *extra)
         code, _, err = run_cli(args, capsys)
@@ -254,3 +259,61 @@ def test_the_eval_threads_are_listed_and_shown_by_the_thread_tools(
     assert code == 0, err
     assert json.loads(shown)["answer"] == rows[0]["gold"]
     assert thread["started"] == 2
+
+
+def test_a_failed_call_leaves_a_thread_the_rerun_resumes(
+    tmp_path: Path, checkpoint_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 503 mid-round stops the eval with one line; the rerun resumes that very thread.
+
+    Only that round's calls are asked again: the failed one, and those still in flight
+    when it failed (cancelled); the other questions' and rounds' answers were saved.
+    """
+    n, per_question = 3, 1 + 3 * 2
+    answer = chance_responder(0.5, 3)
+    seen = [0]
+
+    def respond(request: dict[str, object]) -> object:
+        seen[0] += 1
+        if seen[0] == 10:  # question 2's debate, round 1: the next request fails
+            server.inject("503")
+        return answer(request)
+
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", n)
+    with StubOpenAIServer(respond) as server:
+        args = eval_args(server, "gsm8k", dataset, tmp_path / "out", "--parallel", "1")
+        args += ["--modes", "single,debate-ring", "--json", "--db", checkpoint_url]
+        code, _, err = run_cli(args, capsys)
+        assert code == 1, err
+        line = one_error_line(err)
+        assert "line 2 in mode debate-ring" in line
+        assert "rerun the same command to resume" in line
+        assert len(server.requests) == 11
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+        asked_again = len(server.requests) - n * per_question
+        assert 1 <= asked_again <= 3  # the failed call (+ its round's calls in flight)
+    result = json.loads(stdout)
+    assert result["meta"]["threads"] == {"started": 1 * 2, "resumed": 1, "finished": 3}
+    assert all(m["n"] == n for m in result["modes"])
+
+
+def test_another_model_does_not_read_back_this_ones_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", 2)
+    out = tmp_path / "out"
+
+    def thread_ids() -> set[str]:
+        return {r["thread_id"] for r in csv.DictReader((out / "results.csv").open())}
+
+    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+        args = eval_args(server, "gsm8k", dataset, out, "--modes", "single", "--json")
+        code, _, err = run_cli(args, capsys)
+        assert code == 0, err
+        first = thread_ids()
+        code, second, err = run_cli([*args, "--model", "another"], capsys)  # the last wins
+        assert code == 0, err
+        assert len(server.requests) == 4
+    assert json.loads(second)["meta"]["threads"]["started"] == 2
+    assert not first & thread_ids()

@@ -262,7 +262,7 @@ def test_mcq_all_skipped(tmp_path: Path) -> None:
     assert message == f"--dataset {path}: no questions (2 skipped: answer names no choice)"
 
 
-_CHOICES_RULE = "field 'choices' must be a list of 2 to 26 non-empty strings, not"
+_CHOICES_RULE = "field 'choices' must be a list of 2 to 26 non-empty texts, not"
 _ANSWER_RULE = "field 'answer' must be a choice letter, a 0-based index or a choice's text, not"
 
 

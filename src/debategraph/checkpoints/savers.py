@@ -422,7 +422,7 @@ def open_postgres(url: str, cls: Callable[[], type[Any]]) -> Iterator[Any]:
         made = cm.__enter__()
     except psycopg.OperationalError as exc:
         raise UsageError(
-            f"--db {_redact(url)}: cannot connect: {' '.join(str(exc).split())}"
+            f"--db {redact_url(url)}: cannot connect: {' '.join(str(exc).split())}"
         ) from exc
     try:
         made.setup()
@@ -445,8 +445,15 @@ def _postgres_saver_class() -> type[Any]:
     return ThreadedPostgresSaver
 
 
-def _redact(url: str) -> str:
-    """Hide a password in a database URL."""
+def redact_url(url: str) -> str:
+    """Hide a password in a database URL (for messages).
+
+    Args:
+        url: A ``--db`` value.
+
+    Returns:
+        ``postgresql://user:***@host/db`` for a URL with a password; else ``url``.
+    """
     head, sep, tail = url.partition("@")
     if not sep or ":" not in head.split("//", 1)[-1]:
         return url

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -241,7 +242,7 @@ def thread_state(
         status = "finished"
     elif snap.interrupts:
         status = "waiting"
-    elif _alive_elsewhere(pid, metadata.get(HOST_KEY)):
+    elif writer_elsewhere(metadata) is not None:
         status = "running"
     elif errors:
         status = "failed"
@@ -271,12 +272,22 @@ def _error_text(error: object) -> str:
     return " ".join(str(error).split())[:200]
 
 
-def _alive_elsewhere(pid: int | None, host: Any) -> bool:
-    """Whether another live debategraph process on this host wrote the checkpoint."""
-    if pid is None or pid == os.getpid() or host != socket.gethostname():
-        return False
+def writer_elsewhere(metadata: Mapping[str, Any] | None) -> int | None:
+    """Another live debategraph process on this host that wrote a checkpoint, if any.
+
+    Args:
+        metadata: The checkpoint's metadata (:meth:`RunInfo.to_metadata` names its writer).
+
+    Returns:
+        That process's id; ``None`` when this process wrote it, the writer is gone, is on
+        another host, or is not named.
+    """
+    pid = (metadata or {}).get(PID_KEY)
+    host = (metadata or {}).get(HOST_KEY)
+    if not isinstance(pid, int) or pid == os.getpid() or host != socket.gethostname():
+        return None
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return False
-    return b"debategraph" in cmdline
+        return None
+    return pid if b"debategraph" in cmdline else None

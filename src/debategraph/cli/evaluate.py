@@ -15,7 +15,7 @@ from rich.markup import escape
 from debategraph.cli.app import app
 from debategraph.cli.options import BaseUrlOpt, JsonOpt, ModelOpt, RetriesOpt, TimeoutOpt
 from debategraph.cli.render import emit_json, err, fail, model_label, out
-from debategraph.errors import ModelUnavailableError, UsageError
+from debategraph.errors import DebategraphError, UsageError
 from debategraph.eval.modes import MODES
 from debategraph.models.spec import LOCAL, ModelSpec
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from debategraph.eval.datasets import Loaded
     from debategraph.eval.records import Item, Outcome
+    from debategraph.eval.runner import EvalPlan
 
 eval_app = typer.Typer(
     name="eval",
@@ -190,14 +191,21 @@ def run_eval(
     items, note = select(loaded.items, offset=offset, limit=limit, seed=seed)
     check_out_dir(out_dir)
     if loaded.skipped:
-        err.print(f"note: {loaded.skipped} question(s) skipped: gold answer unusable")
+        lines = ", ".join(map(str, loaded.skipped_lines[:5]))
+        more = ", ..." if loaded.skipped > 5 else ""
+        err.print(
+            f"note: {loaded.skipped} question(s) skipped, their gold answer unusable "
+            f"(line {lines}{more})"
+        )
     if note:
         err.print(f"note: {escape(note)}")
     if spec.is_local:
         spec = _local_slots(spec, parallel * agents)
     from debategraph.eval.runner import EvalPlan
 
-    plan = EvalPlan(chosen, agents, rounds, neighbours, parallel, _spec_record(spec))
+    plan = EvalPlan(
+        chosen, agents, rounds, neighbours, parallel, _spec_record(spec), _model_key(spec)
+    )
     started = time.perf_counter()
     outcomes, counts = _run(plan, spec, items, db or str(out_dir / CHECKPOINTS_FILE), json_output)
     meta = {
@@ -205,6 +213,7 @@ def run_eval(
         "dataset": str(dataset),
         "questions": len(items),
         "skipped": loaded.skipped,
+        "skipped_lines": list(loaded.skipped_lines),
         "offset": offset,
         "limit": limit,
         "seed": seed,
@@ -225,6 +234,21 @@ def _spec_record(spec: ModelSpec) -> dict[str, Any]:
     return spec_record(spec)
 
 
+def _model_key(spec: ModelSpec) -> dict[str, Any]:
+    """What of the model decides its answers: part of each thread's id.
+
+    Not the client's settings (timeout, retries, slots); for the embedded model, the
+    GGUF file ``local`` or ``local:PATH`` means here (``DEBATEGRAPH_GGUF`` may change it).
+    """
+    fields = ("model", "base_url", "temperature", "max_tokens", "structured_method")
+    key: dict[str, Any] = {name: getattr(spec, name) for name in fields}
+    if spec.is_local:
+        from debategraph.local import resolve_gguf
+
+        key["gguf"] = str(resolve_gguf(spec.model).resolve())
+    return key
+
+
 def _local_slots(spec: ModelSpec, wanted: int) -> ModelSpec:
     """The embedded model serves as many calls at once as the eval makes, up to its limit."""
     from debategraph.local import check_gguf, resolve_gguf, slot_limit
@@ -235,26 +259,44 @@ def _local_slots(spec: ModelSpec, wanted: int) -> ModelSpec:
 
 
 def _run(
-    plan: Any, spec: ModelSpec, items: list[Item], db: str, json_output: bool
+    plan: EvalPlan, spec: ModelSpec, items: list[Item], db: str, json_output: bool
 ) -> tuple[list[Outcome], dict[str, int]]:
-    """Run every thread with a progress bar; a failure names how to resume."""
-    from debategraph.checkpoints.savers import open_checkpointer
+    """Run every thread with a progress bar; a failure is one line that says how to resume."""
+    from debategraph.checkpoints.savers import open_checkpointer, redact_url
     from debategraph.eval.runner import Evaluation
-    from debategraph.nodes.agent import bind
+    from debategraph.models import bind_model
 
-    resume = "rerun the same command to resume (answers so far are saved in " + db + ")"
+    resume = f"rerun the same command to resume (answers so far are saved in {redact_url(db)})"
     with open_checkpointer(db) as saver, _Progress(plan.modes, len(items), json_output) as bar:
-        binding = bind(spec)
-        assert binding is not None
-        evaluation = Evaluation(saver, binding, plan, bar.advance)
+        evaluation = Evaluation(saver, bind_model(spec), plan, bar.advance)
         try:
             outcomes = asyncio.run(evaluation.run(items))
-        except ModelUnavailableError as exc:
-            raise ModelUnavailableError(f"{exc}; {resume}") from exc
+        except UsageError:
+            raise
+        except DebategraphError as exc:  # the endpoint or the embedded server failed
+            raise type(exc)(f"{exc}; {resume}") from exc
+        except _run_failures() as exc:  # the database, or a model reply nothing could read
+            text = " ".join(str(exc).split())[:300]
+            raise DebategraphError(f"{type(exc).__name__}: {text}; {resume}") from exc
         except KeyboardInterrupt:
             bar.stop()
             fail(f"interrupted; {resume}", 130)
     return outcomes, evaluation.counts
+
+
+def _run_failures() -> tuple[type[Exception], ...]:
+    """What else may stop a long eval midway (each question's saved steps stay)."""
+    import sqlite3
+
+    import openai
+    from langgraph.errors import GraphRecursionError
+
+    kinds: list[type[Exception]] = [sqlite3.Error, GraphRecursionError, openai.OpenAIError]
+    try:
+        import psycopg
+    except ImportError:  # the postgres extra is not installed
+        return tuple(kinds)
+    return (*kinds, psycopg.Error)
 
 
 class _Progress:

@@ -20,9 +20,11 @@ from debategraph.errors import UsageError
 from debategraph.eval.records import Item
 from debategraph.strategies.answers import (
     CHOICE_LETTERS,
+    CHOICES_RULE,
+    choice_index,
     choice_letter,
-    normalize_choice,
     normalize_number,
+    valid_choices,
 )
 
 _OPTION = "--dataset"
@@ -221,16 +223,8 @@ def _gsm8k_item(record: dict[str, Any], line: int, where: str) -> Item | None:
 
 def _choices(record: dict[str, Any], where: str) -> tuple[str, ...]:
     value = _field(record, "choices", where, _MCQ.needs)
-    good = (
-        isinstance(value, list)
-        and 2 <= len(value) <= len(CHOICE_LETTERS)
-        and all(isinstance(choice, str) and choice.strip() for choice in value)
-    )
-    if not good:
-        raise UsageError(
-            f"{where}: field 'choices' must be a list of 2 to {len(CHOICE_LETTERS)} "
-            f"non-empty strings, not {_show(value)}"
-        )
+    if not isinstance(value, list) or not valid_choices(value):
+        raise UsageError(f"{where}: field 'choices' must be {CHOICES_RULE}, not {_show(value)}")
     return tuple(choice.strip() for choice in value)
 
 
@@ -243,9 +237,7 @@ def _gold_index(answer: str | int, choices: tuple[str, ...]) -> int | None:
         return CHOICE_LETTERS.index(text.upper())
     if choices.count(text) == 1:
         return choices.index(text)
-    key = normalize_choice(text)
-    found = [i for i, choice in enumerate(choices) if key and normalize_choice(choice) == key]
-    return found[0] if len(found) == 1 else None
+    return choice_index(text, choices)
 
 
 def _mcq_item(record: dict[str, Any], line: int, where: str) -> Item | None:

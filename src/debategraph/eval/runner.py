@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from debategraph.checkpoints.threads import RunInfo, thread_config
+from debategraph.checkpoints.threads import RunInfo, thread_config, writer_elsewhere
+from debategraph.errors import ModelUnavailableError, UsageError
 from debategraph.eval.modes import mode_settings
 from debategraph.eval.records import Item, Outcome
 from debategraph.state.records import Usage
@@ -46,6 +47,9 @@ class EvalPlan:
         neighbours: Solvers each one hears on the ring.
         parallel: Questions in flight at once.
         model: The model spec's fields (no API key), stored with every thread.
+        model_key: What of the model decides its answers (name, endpoint, sampling; for
+            the embedded model the GGUF file it serves): part of every thread's id, so
+            another model never reads back this one's answers.
     """
 
     modes: tuple[str, ...]
@@ -54,6 +58,7 @@ class EvalPlan:
     neighbours: int
     parallel: int
     model: Mapping[str, Any]
+    model_key: Mapping[str, Any]
 
     def settings(self, mode: str) -> dict[str, Any]:
         """The solver debate's settings for ``mode``.
@@ -80,7 +85,7 @@ class EvalPlan:
         """
         key = {
             "settings": self.settings(mode),
-            "model": {k: self.model.get(k) for k in ("model", "base_url", "temperature")},
+            "model": dict(self.model_key),
             "question": item.question,
             "choices": list(item.choices),
             "gold": item.gold,
@@ -152,9 +157,10 @@ class Evaluation:
         tasks = [asyncio.ensure_future(question(item)) for item in items]
         try:
             done = await asyncio.gather(*tasks)
-        finally:
-            for task in tasks:  # one failure stops the rest (each keeps its saved steps)
+        finally:  # one failure stops the rest (each keeps its saved steps)
+            for task in tasks:
                 task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
         return [outcome for outcomes in done for outcome in outcomes]
 
     async def answer(self, mode: str, item: Item) -> Outcome:
@@ -166,7 +172,17 @@ class Evaluation:
 
         Returns:
             Its outcome.
+
+        Raises:
+            UsageError: If another live process is running the same thread.
+            ModelUnavailableError: If the endpoint fails, naming the question and mode.
         """
+        try:
+            return await self._answer(mode, item)
+        except ModelUnavailableError as exc:
+            raise ModelUnavailableError(f"line {item.line} in mode {mode}: {exc}") from exc
+
+    async def _answer(self, mode: str, item: Item) -> Outcome:
         from debategraph.graphs.solver_debate import GRAPH_NAME, recursion_limit
 
         graph = self.graphs[mode]
@@ -188,6 +204,12 @@ class Evaluation:
             # Not ``snap.next``: a run stopped after a step's tasks all saved their
             # writes has tasks left to apply, and no ``next``.
             if snap.tasks:
+                pid = writer_elsewhere(snap.metadata)
+                if pid is not None:
+                    raise UsageError(
+                        f"thread {thread_id} is being run by process {pid} (the same eval "
+                        "running twice?): wait for it, or stop it, then rerun"
+                    )
                 self.counts[RESUMED] += 1
                 await graph.ainvoke(None, config, durability="sync")
                 snap = await graph.aget_state(config)

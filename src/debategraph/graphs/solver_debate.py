@@ -209,10 +209,10 @@ def solve_command(
     }
     graph_input: dict[str, Any] = {"question": question}
     if choices:
-        if len(choices) < 2 or any(not c.strip() for c in choices):
-            raise UsageError(
-                f"--choice: give at least 2 non-empty choices, got {len(choices)}: {choices}"
-            )
+        from debategraph.strategies.answers import CHOICES_RULE, valid_choices
+
+        if not valid_choices(choices):
+            raise UsageError(f"--choice: give {CHOICES_RULE}, got {len(choices)}: {choices}")
         graph_input["choices"] = list(choices)
     return Launch(settings, graph_input)
 

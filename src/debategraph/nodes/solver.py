@@ -36,7 +36,7 @@ from debategraph.state.base import charge_update
 from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.state.solver_debate import SolverDebateState, SolverView
 from debategraph.strategies import Topology, extract_answer, majority_vote
-from debategraph.strategies.answers import choice_letter
+from debategraph.strategies.answers import CHOICES_RULE, choice_letter, valid_choices
 from debategraph.strategies.termination import (
     Condition,
     MaxRounds,
@@ -132,8 +132,6 @@ def latest_turns(transcript: Sequence[Turn], stage: str = SOLVE_STAGE) -> dict[s
 
 
 _require_question = require_text("question")
-#: At most one choice per letter of the alphabet.
-MAX_CHOICES = 26
 
 
 def check_question(state: Mapping[str, Any]) -> None:
@@ -149,16 +147,8 @@ def check_question(state: Mapping[str, Any]) -> None:
     """
     _require_question(state)
     choices = state.get("choices")
-    if choices is None:
-        return
-    if (
-        not isinstance(choices, list | tuple)
-        or not 2 <= len(choices) <= MAX_CHOICES
-        or not all(isinstance(c, str) and c.strip() for c in choices)
-    ):
-        raise ValueError(
-            f"choices must be a list of 2 to {MAX_CHOICES} non-empty texts, got {choices!r}"
-        )
+    if choices is not None and not valid_choices(choices):
+        raise ValueError(f"choices must be {CHOICES_RULE}, got {choices!r}")
 
 
 def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> SolverView:

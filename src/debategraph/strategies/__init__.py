@@ -9,10 +9,13 @@ Topologies, answer extractors and aggregators here; who speaks next in
 from debategraph.strategies import selection, termination
 from debategraph.strategies.answers import (
     CHOICE_LETTERS,
+    CHOICES_RULE,
+    choice_index,
     choice_letter,
     extract_answer,
     normalize_choice,
     normalize_number,
+    valid_choices,
 )
 from debategraph.strategies.topology import (
     TOPOLOGY_NAMES,
@@ -27,10 +30,12 @@ from debategraph.strategies.topology import (
 from debategraph.strategies.voting import Vote, majority_vote
 
 __all__ = [
+    "CHOICES_RULE",
     "CHOICE_LETTERS",
     "TOPOLOGY_NAMES",
     "Topology",
     "Vote",
+    "choice_index",
     "choice_letter",
     "custom",
     "extract_answer",
@@ -44,4 +49,5 @@ __all__ = [
     "solver_names",
     "star",
     "termination",
+    "valid_choices",
 ]

@@ -102,6 +102,41 @@ def choice_letter(index: int) -> str:
     return CHOICE_LETTERS[index]
 
 
+#: What a multiple-choice question's choices must be (one letter each), as error messages say.
+CHOICES_RULE = f"a list of 2 to {len(CHOICE_LETTERS)} non-empty texts"
+
+
+def valid_choices(value: object) -> bool:
+    """Whether ``value`` can be a question's choices: see :data:`CHOICES_RULE`.
+
+    The one check of the dataset loader, the solver graph's input and ``solve --choice``.
+
+    Args:
+        value: The candidate.
+
+    Returns:
+        ``True`` for a list (or tuple) of 2 to 26 strings that are not blank.
+    """
+    return (
+        isinstance(value, list | tuple)
+        and 2 <= len(value) <= len(CHOICE_LETTERS)
+        and all(isinstance(choice, str) and choice.strip() for choice in value)
+    )
+
+
+def choice_index(text: str, choices: Sequence[str]) -> int | None:
+    """The one choice whose text ``text`` is, compared by :func:`normalize_choice`.
+
+    Args:
+        text: The text, e.g. ``"paris."``.
+        choices: The choices' texts.
+
+    Returns:
+        Its 0-based index; ``None`` when no choice or several match.
+    """
+    return _choice_index(text, [normalize_choice(c) for c in choices])
+
+
 def normalize_choice(text: str) -> str:
     """A choice's text as compared: case-folded, whitespace collapsed, no markup or final dot.
 

@@ -53,7 +53,7 @@ SINGLE = "single"
 def _validate(neighbours: Mapping[str, Sequence[str]], minimum: int = 2) -> None:
     names = list(neighbours)
     if len(names) < minimum:
-        raise ValueError(f"a topology needs at least 2 solvers, got {len(names)}")
+        raise ValueError(f"a topology needs at least {minimum} solvers, got {len(names)}")
     known = set(names)
     for solver, heard in neighbours.items():
         unknown = sorted(set(heard) - known)
