@@ -176,7 +176,8 @@ def run_eval(
 
     Raises:
         UsageError: On bad input, before any question runs.
-        ModelUnavailableError: If the endpoint fails (every answer so far is saved).
+        DebategraphError: If the endpoint, the embedded server or the database fails
+            midway, naming the question and how to resume (every answer so far is saved).
     """
     from debategraph.eval.datasets import select
     from debategraph.eval.modes import check_settings, parse_modes
