@@ -7,41 +7,89 @@
   server named by ``DEBATEGRAPH_TEST_POSTGRES_URL``, whose role may create databases
   (``.ci/postgres.sh`` starts one and prints the variable).
 
-Without ``DEBATEGRAPH_TEST_POSTGRES_URL`` the postgres case is skipped, unless ``CI`` is
-set: CI must run both, so there it fails. Use it with ``from tests.backends import
-checkpoint_url`` in a conftest or test module.
+Without ``DEBATEGRAPH_TEST_POSTGRES_URL`` the postgres case is skipped, unless the real
+parts are required (:func:`real_parts_required`: ``.ci/run`` exports
+``DEBATEGRAPH_REQUIRE_REAL_PARTS=1``): then it fails. The embedded model's and the Studio
+server's tests decide the same way, through :func:`missing_part`. Use the fixtures with
+``from tests.backends import checkpoint_url`` in a conftest or test module.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 POSTGRES_URL_ENV = "DEBATEGRAPH_TEST_POSTGRES_URL"
+#: Set (to a true value) by ``.ci/run``: PostgreSQL, the embedded model and the Studio
+#: server must be there, so a test that needs a missing one fails instead of skipping.
+REQUIRE_ENV = "DEBATEGRAPH_REQUIRE_REAL_PARTS"
 BACKENDS = ["sqlite", "postgres"]
+TRUE_WORDS = frozenset({"1", "true", "yes"})
 
 
-def postgres_admin_url() -> str | None:
-    """The server URL the postgres tests use, or ``None`` (skip; fail on CI)."""
+def env_flag(name: str) -> bool:
+    """Whether environment variable ``name`` is ``1``, ``true`` or ``yes`` (any case).
+
+    ``CI=false``, ``CI=0`` and ``CI=`` are off, as is any other value.
+    """
+    return os.environ.get(name, "").strip().lower() in TRUE_WORDS
+
+
+def real_parts_required() -> bool:
+    """Whether a missing real part (PostgreSQL, embedded model, Studio) fails the test.
+
+    On with ``DEBATEGRAPH_REQUIRE_REAL_PARTS`` (``.ci/run`` exports it) or a true ``CI``.
+    """
+    return env_flag(REQUIRE_ENV) or env_flag("CI")
+
+
+def missing_part(why: str, fix: str) -> NoReturn:
+    """Skip the test for a missing real part, or fail it where the parts are required.
+
+    Args:
+        why: What is missing, e.g. ``xllamacpp is not importable``.
+        fix: How to get it, e.g. ``pip install -e '.[local]'``.
+
+    Raises:
+        pytest.fail.Exception: Where :func:`real_parts_required`.
+        pytest.skip.Exception: Elsewhere.
+    """
+    if real_parts_required():
+        switch = f"{REQUIRE_ENV}=1" if env_flag(REQUIRE_ENV) else f"CI={os.environ['CI']}"
+        pytest.fail(f"{why}, but {switch}: the real parts must run here ({fix})", pytrace=False)
+    pytest.skip(f"{why} ({fix})", allow_module_level=True)
+
+
+def require_module(module: str, fix: str) -> None:
+    """Go on if ``module`` is importable; else :func:`missing_part`.
+
+    Args:
+        module: The module a real part needs, e.g. ``xllamacpp``.
+        fix: How to install it.
+    """
+    if importlib.util.find_spec(module) is None:
+        missing_part(f"{module} is not importable", fix)
+
+
+def postgres_admin_url() -> str:
+    """The server URL the postgres tests use (skip without one; fail where required)."""
     url = os.environ.get(POSTGRES_URL_ENV, "").strip()
-    if url:
-        return url
-    if os.environ.get("CI"):
-        pytest.fail(
-            f"{POSTGRES_URL_ENV} is not set but CI is: CI must run the Postgres tests too"
-            ' (eval "$(bash .ci/postgres.sh | tail -1)" first)',
-            pytrace=False,
+    if not url:
+        missing_part(
+            f"{POSTGRES_URL_ENV} is not set",
+            'eval "$(bash .ci/postgres.sh | tail -1)" starts a server and sets it',
         )
-    return None
+    return url
 
 
 def with_database(url: str, database: str) -> str:
@@ -65,8 +113,6 @@ def checkpoint_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
         yield str(tmp_path / "checkpoints.sqlite")
         return
     admin = postgres_admin_url()
-    if admin is None:
-        pytest.skip(f"{POSTGRES_URL_ENV} is not set (run .ci/postgres.sh)")
     import psycopg
     from psycopg import sql
 
@@ -101,6 +147,46 @@ def drop_database(admin: str, name: str, attempts: int = 5) -> None:
             if attempt == attempts - 1:
                 warnings.warn(f"could not drop test database {name}: {exc}", stacklevel=2)
             time.sleep(0.2 * (attempt + 1))
+
+
+def saved_tasks(url: str, thread_id: str) -> int:
+    """How many tasks of a thread's next step have saved their writes so far.
+
+    Args:
+        url: The thread's ``--db`` (a SQLite path or a Postgres URL).
+        thread_id: The thread.
+
+    Returns:
+        The number of distinct tasks with pending writes on its latest checkpoint.
+    """
+    from debategraph.checkpoints import open_checkpointer, thread_config
+
+    with open_checkpointer(url) as store:
+        found = store.get_tuple(thread_config(thread_id))
+    return len({task_id for task_id, _, _ in found.pending_writes or []}) if found else 0
+
+
+def wait_for_saved_tasks(url: str, thread_id: str, count: int, timeout: float = 60.0) -> bool:
+    """Wait until ``count`` tasks of the thread's running step are saved (no fixed sleep).
+
+    A stub responder that must fail one call only after the step's other calls finished
+    and were checkpointed waits on this instead of sleeping and hoping.
+
+    Args:
+        url: The thread's ``--db``.
+        thread_id: The thread.
+        count: Tasks whose writes must be saved.
+        timeout: Seconds to wait at most (generous: a loaded machine is slow).
+
+    Returns:
+        Whether they were saved in time.
+    """
+    deadline = time.monotonic() + timeout
+    while saved_tasks(url, thread_id) < count:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 @pytest.fixture(params=["memory", "sqlite"])

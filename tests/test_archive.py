@@ -30,6 +30,7 @@ from debategraph.graphs.pattern import Launch, Pattern, Values
 from debategraph.graphs.registry import get_pattern
 from debategraph.graphs.solver_debate import votes_markdown
 from debategraph.state import RoundRecord, Turn, Usage
+from tests.unprivileged import without_privileges
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 T0 = 1_700_000_000.0
@@ -687,39 +688,39 @@ def test_folder_without_write_permission(tmp_path: Path, monkeypatch: pytest.Mon
     assert not path.exists()
 
 
-not_root = pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root ignores file permissions"
-)
+def refusal(path: str, status: str) -> str:
+    """The one-line error of archiving to ``path`` (run where file modes hold)."""
+    try:
+        archive(Path(path), status=status)
+    except UsageError as exc:
+        return str(exc)
+    return "archived: no error"
 
 
-@not_root
 def test_read_only_file(db: Path) -> None:
     archive(db)
     before = dump(db)
     db.chmod(0o444)
     try:
-        with pytest.raises(UsageError) as exc:
-            archive(db, status="failed")
+        message = without_privileges(refusal, str(db), "failed")  # as root too
     finally:
         db.chmod(0o644)
-    assert_one_line_naming(exc, db)
-    assert "read-only" in str(exc.value)
+    assert str(db) in message and "\n" not in message
+    assert "read-only" in message
     assert dump(db) == before
 
 
-@not_root
 def test_read_only_folder(tmp_path: Path) -> None:
     folder = tmp_path / "ro"
     folder.mkdir()
     folder.chmod(0o555)
     path = folder / "a.sqlite"
     try:
-        with pytest.raises(UsageError) as exc:
-            archive(path)
+        message = without_privileges(refusal, str(path), "finished")  # as root too
     finally:
         folder.chmod(0o755)
-    assert_one_line_naming(exc, path)
-    assert "read-only" in str(exc.value)
+    assert str(path) in message and "\n" not in message
+    assert "read-only" in message
     assert not path.exists()
 
 

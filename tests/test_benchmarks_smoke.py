@@ -4,9 +4,10 @@ Per script: the figures it must report, the ones that must pass, and its own che
 the JSON payload. Durability's kill -9 and multi-process figures must pass (the issue's
 done-when figures); its prune figure must report its numbers, whether or not it reaches
 its target, so the exit status only has to match the figures. The embedded model's
-benchmark carries the ``embedded`` marker and, outside CI, is skipped where the ``local``
-extra is not installed (as ``tests/test_embedded.py``); so does the eval benchmark's
-embedded figure, run apart from its stub-server figures (``eval.py --only ...``).
+benchmark carries the ``embedded`` marker and is skipped where the ``local`` extra is not
+installed, unless the real parts are required (``.ci/run``; see :mod:`tests.backends`), as
+``tests/test_embedded.py``; so does the eval benchmark's embedded figure, run apart from its
+stub-server figures (``eval.py --only ...``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.backends import require_module
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -219,10 +222,8 @@ CASES = [
     ],
 )
 def test_benchmark_quick(case: Case, tmp_path: Path) -> None:
-    if case.embedded and not os.environ.get("CI"):
-        pytest.importorskip(
-            "xllamacpp", reason="the embedded model needs: pip install -e '.[local]'"
-        )
+    if case.embedded:
+        require_module("xllamacpp", "the embedded model needs: pip install -e '.[local]'")
     script = REPO_ROOT / "benchmarks" / case.script
     out_json = tmp_path / "figures.json"
     proc = subprocess.run(

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.backends import wait_for_saved_tasks
 from tests.conftest import answer_18, one_error_line, run_cli, solver_of, stub_args
 from tests.openai_stub import StubOpenAIServer
 
@@ -174,17 +175,19 @@ def test_resume_repeats_no_finished_call(
 ) -> None:
     """One solver's call fails in round 2; resume re-sends only that call."""
     failed: set[str] = set()
+    others_saved: list[bool] = []
+    db = tmp_path / "d.sqlite"
 
     def flaky(request: dict[str, Any]) -> dict[str, Any]:
         solver = solver_of(request)
         is_round_2 = "previous answer" in json.dumps(request["messages"])
         if solver == "solver_2" and is_round_2 and solver not in failed:
             failed.add(solver)
-            time.sleep(0.3)  # the others finish first
+            # Fail only once the round's two other calls are answered and checkpointed.
+            others_saved.append(wait_for_saved_tasks(str(db), "r", 2))
             raise RuntimeError("injected failure")
         return answer_18(request)
 
-    db = tmp_path / "d.sqlite"
     with StubOpenAIServer(flaky) as server:
         code, _, err = run_cli(
             [
@@ -201,6 +204,7 @@ def test_resume_repeats_no_finished_call(
             capsys,
         )
         assert code == 1, err
+        assert others_saved == [True], "round 2's other calls were not saved in 60 s"
         assert "HTTP 500" in one_error_line(err)
         assert server.calls == 5  # 3 in round 1, 2 of 3 in round 2
         code, out, err = run_cli(["resume", "r", "--db", str(db), "--json"], capsys)

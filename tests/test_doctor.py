@@ -20,9 +20,11 @@ from debategraph.checkpoints import open_checkpointer
 from debategraph.doctor import embedded as doctor_embedded
 from debategraph.local import gguf
 from debategraph.models import calls as model_calls
+from tests.backends import require_module
 from tests.conftest import one_error_line, run_cli
 from tests.openai_stub import StubOpenAIServer, default_responder
 from tests.processes import embedded_servers
+from tests.unprivileged import without_privileges
 
 
 @pytest.fixture(autouse=True)
@@ -310,16 +312,20 @@ def test_unwritable_folder_fails_its_check() -> None:
     assert check.detail.startswith("--db /proc/debates.sqlite")
 
 
+def database_check(path: str) -> str:
+    """``doctor.check_database(path)`` as JSON (run where file modes hold)."""
+    check = doctor.check_database(path)
+    return json.dumps({"ok": check.ok, "detail": check.detail})
+
+
 def test_read_only_sqlite_file_fails_its_check(tmp_path: Path) -> None:
     db = tmp_path / "ro.sqlite"
     sqlite3.connect(db).close()
     db.write_bytes(b"SQLite format 3\x00" + b"\x00" * 84)
     db.chmod(0o444)
-    if os.access(db, os.W_OK):
-        pytest.skip("running as root: file permissions are not enforced")
-    check = doctor.check_database(str(db))
-    assert not check.ok
-    assert "read-only" in check.detail
+    check = json.loads(without_privileges(database_check, str(db)))  # as root too
+    assert not check["ok"]
+    assert "read-only" in check["detail"]
 
 
 def test_cli_import_does_not_load_doctor() -> None:
@@ -333,12 +339,8 @@ def test_cli_import_does_not_load_doctor() -> None:
 @pytest.mark.embedded
 @pytest.mark.timeout(120)
 def test_doctor_on_embedded_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    if not os.environ.get("CI"):
-        pytest.importorskip(
-            "xllamacpp", reason="the embedded model needs: pip install -e '.[local]'"
-        )
+    require_module("xllamacpp", "the embedded model needs: pip install -e '.[local]'")
     code, out, err = run_cli(["doctor", "--db", str(tmp_path / "d.sqlite")], capsys)
-    assert code == 0, out + err
     checks = lines_of(out)
     assert list(checks) == [
         *FIRST_CHECKS,
@@ -352,11 +354,22 @@ def test_doctor_on_embedded_model(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert re.search(
         r"json_schema reply, \d+ tokens in \d+\.\d\ds, \d+ tok/s$", checks["structured call"]
     )
-    assert re.search(
-        r"^✓ 4 concurrent: \d+\.\d\dx the tokens/s of 1 call alone "
-        r"\(\d+ -> \d+ tok/s\)(, best of 2 trials)?$",
+    # The throughput ratio is the machine's (other work on it skews it), not the code's:
+    # assert the measurement and that its verdict follows from it, not that it is >= 1.
+    parallel = re.search(
+        r"^([✓✗]) 4 concurrent: (\d+\.\d\d)x the tokens/s of 1 call alone "
+        r"\(\d+ -> \d+ tok/s\)(, best of 2 trials)?(: parallel slots are slower here)?$",
         checks["parallel slots"],
     )
-    assert out.splitlines()[-1] == "all 7 checks passed"
+    assert parallel, checks["parallel slots"]
+    slower = bool(parallel.group(4))
+    ratio = float(parallel.group(2))  # rounded: 0.995 shows as 1.00 and is slower
+    assert (parallel.group(1) == "✗") == slower, parallel.group(0)
+    assert ratio <= 1.0 if slower else ratio >= 1.0, parallel.group(0)
+    others = {name: line for name, line in checks.items() if name != "parallel slots"}
+    assert all(line.startswith("✓") for line in others.values()), out + err
+    assert code == (1 if slower else 0), out + err
+    last = "1 of 7 checks failed" if slower else "all 7 checks passed"
+    assert out.splitlines()[-1] == last
     assert list(tmp_path.iterdir()) == []
     assert embedded_servers(os.getpid()) == set(), "doctor left its embedded server running"

@@ -18,6 +18,7 @@ import pytest
 
 from debategraph.checkpoints import open_checkpointer, thread_config
 from debategraph.graphs.solver_debate import build_solver_debate
+from tests.backends import wait_for_saved_tasks
 from tests.conftest import answer_18, one_error_line, run_cli, solver_of, stub_args
 from tests.openai_stub import StubOpenAIServer
 
@@ -130,18 +131,20 @@ def test_interject_mid_round_is_posted_refused_finished_and_empty(
     checkpoint_url: str, in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     failed: set[str] = set()
+    others_saved: list[bool] = []
 
     def flaky(request: dict[str, Any]) -> dict[str, Any]:
         round_2 = "previous answer" in json.dumps(request)
         if solver_of(request) == "solver_2" and round_2 and not failed:
             failed.add("x")
-            time.sleep(0.2)
+            others_saved.append(wait_for_saved_tasks(checkpoint_url, "m", 2))
             raise RuntimeError("injected")
         return answer_18(request)
 
     with StubOpenAIServer(flaky) as server:
         code, _, _ = run_cli(solve_args(server, checkpoint_url, "m", "--rounds", "2"), capsys)
         assert code == 1
+        assert others_saved == [True], "round 2's other calls were not saved in 60 s"
         code, _, err = run_cli(["interject", "m", NOTE, "--db", checkpoint_url], capsys)
         assert code == 0, err  # to the inbox: read where the next round opens
         assert "sent to thread m" in err and "debategraph resume m" in err
@@ -363,17 +366,20 @@ def test_crash_resume_repeats_no_finished_call(
 ) -> None:
     """A call fails mid-round; resume re-sends only it, and the finished debate is archived."""
     failed: set[str] = set()
+    others_saved: list[bool] = []
 
     def flaky(request: dict[str, Any]) -> dict[str, Any]:
         round_2 = "previous answer" in json.dumps(request)
         if solver_of(request) == "solver_3" and round_2 and not failed:
             failed.add("x")
-            time.sleep(0.3)  # the other round-2 calls finish and are saved first
+            # the other round-2 calls finish and are saved first: wait for it, no sleep
+            others_saved.append(wait_for_saved_tasks(checkpoint_url, "c", 2))
             raise RuntimeError("injected crash")
         return answer_18(request)
 
     with StubOpenAIServer(flaky) as server:
         code, _, err = run_cli(solve_args(server, checkpoint_url, "c", "--rounds", "3"), capsys)
+        assert others_saved == [True], "round 2's other calls were not saved in 60 s"
         assert code == 1 and "HTTP 500" in one_error_line(err)
         assert server.calls == 5
         code, out, _ = run_cli(["threads", "--db", checkpoint_url, "--json"], capsys)

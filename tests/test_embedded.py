@@ -1,8 +1,8 @@
 """End to end on the embedded model: a real llama.cpp server with SmolLM2, reached over HTTP.
 
 These prove the wiring (server start, grammar-constrained tool calls, checkpoints, cleanup),
-never answer quality. They run in CI; locally they are skipped only if the ``local`` extra
-is not installed.
+never answer quality. They run in CI (``.ci/run`` requires them: see :mod:`tests.backends`);
+elsewhere they are skipped only if the ``local`` extra is not installed.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ import pytest
 from nbclient import NotebookClient
 
 from debategraph.local import find_packaged_gguf
+from tests.backends import require_module
 from tests.processes import embedded_servers
 
 pytestmark = pytest.mark.embedded
 
-if not os.environ.get("CI"):
-    pytest.importorskip("xllamacpp", reason="the embedded model needs: pip install -e '.[local]'")
+# Skipped without the ``local`` extra; failed instead where the real parts are required.
+require_module("xllamacpp", "the embedded model needs: pip install -e '.[local]'")
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Tom has 3 apples and buys 5 more. How many apples does he have?"

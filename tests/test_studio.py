@@ -12,14 +12,14 @@ The module runs twice: with the server's default serializer, and with
 will do by default), so the pydantic records in state must round-trip through the
 allowlist LangGraph derives from the state schema.
 
-Skipped when ``langgraph-cli[inmem]`` is not installed, unless ``CI`` is set (then it fails).
+Skipped when ``langgraph-cli[inmem]`` is not installed, unless the real parts are required
+(``.ci/run`` exports ``DEBATEGRAPH_REQUIRE_REAL_PARTS=1``; see :mod:`tests.backends`): then
+it fails.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from tests.backends import require_module
 from tests.conftest import debate_reply, solver_of
 from tests.openai_stub import StubOpenAIServer
 from tests.studio_server import CONFIG, StudioServer, studio_server
@@ -43,14 +44,9 @@ WAIT_S = 60.0  # any single wait on the server: an HTTP read, a run, a status ch
 
 
 def require_server() -> None:
-    """Skip without ``langgraph-cli[inmem]`` (fail on CI, which must run this)."""
-    missing = [m for m in ("langgraph_api", "langgraph_sdk") if importlib.util.find_spec(m) is None]
-    if not missing:
-        return
-    why = f"{', '.join(missing)} not importable: pip install -e '.[dev]' (langgraph-cli[inmem])"
-    if os.environ.get("CI"):
-        pytest.fail(f"{why}; CI must run the Studio tests", pytrace=False)
-    pytest.skip(why)
+    """Skip without ``langgraph-cli[inmem]`` (fail where the real parts are required)."""
+    for module in ("langgraph_api", "langgraph_sdk"):
+        require_module(module, "pip install -e '.[dev]' installs langgraph-cli[inmem]")
 
 
 @pytest.fixture(scope="module", params=["default-serde", "strict-msgpack"])
@@ -247,9 +243,22 @@ def test_server_log_is_clean(studio: StudioServer) -> None:
     assert "[error" not in log, studio.log_tail()
 
 
+def studio_debate_reply(request: dict[str, Any]) -> Any:
+    """:func:`debate_reply` for Studio's debaters: the judge misspells Negative."""
+    reply = debate_reply(request)
+    if isinstance(reply, dict) and "winner" in reply:
+        return {
+            **reply,
+            "winner": "Negatve",  # misspelt: read as Negative
+            "scores": [{"debater": "Negative", "criterion": "evidence", "score": 8}],
+            "strongest": [{"debater": "Affirmative", "argument": "Tea calms the mind."}],
+        }
+    return reply
+
+
 def test_debate_pause_interject_verdict(client: Any) -> None:
     """A debate run in Studio: pause at the round boundary, interject, resume, read the verdict."""
-    with StubOpenAIServer(debate_reply) as stub:
+    with StubOpenAIServer(studio_debate_reply) as stub:
         context = stub_context(stub)
         thread_id = client.threads.create()["thread_id"]
         parts = [
@@ -284,11 +293,12 @@ def test_debate_pause_interject_verdict(client: Any) -> None:
         assert settle(client, thread_id)["status"] == "idle"
         values = client.threads.get_state(thread_id)["values"]
         assert values["termination_reason"] == "rounds_completed"
-        assert values["verdict"]["winner"] == "Alice" or values["verdict"]["winner"] in (
-            "Affirmative",
-            "Negative",
-            "tie",
-        )
+        # The judge named Negative (misspelt): that is the verdict, not a tie or a fallback.
+        verdict = values["verdict"]
+        assert verdict["winner"] == "Negative", verdict
+        assert not verdict.get("fallback"), verdict
+        assert [s["debater"] for s in verdict["scores"]] == ["Negative"], verdict
+        assert "winner 'Negatve' read as 'Negative'" in verdict["notes"], verdict
         assert values["rounds_completed"] == 3
         round_2 = [r for r in stub.requests[before:] if not r.get("tools")][:2]
         assert len(round_2) == 2

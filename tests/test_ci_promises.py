@@ -1,0 +1,188 @@
+"""The suite keeps its promises: ``.ci/run`` fails when a real part it promises is missing.
+
+``.ci/run`` runs here on a copy of itself in a fake checkout: ``python3`` on ``PATH`` makes
+virtual environments whose ``pip``, ``ruff`` and ``mypy`` only log their call and whose
+``python`` logs ``-m pytest`` (with the environment the tests would get) and runs anything
+else with this interpreter; ``.ci/postgres.sh`` is a stub per test. Then pytest itself, run as
+a user would, on a Postgres-backed test: skipped without a server, failed where the real
+parts are required, whatever ``CI`` says.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+POSTGRES_CASE = "tests/test_async_graphs.py::test_ainvoke_and_invoke_give_the_same_debate[postgres]"
+SWITCHES = ("CI", "DEBATEGRAPH_REQUIRE_REAL_PARTS", "DEBATEGRAPH_TEST_POSTGRES_URL")
+
+PYTHON3 = """#!/usr/bin/env bash
+# python3 -m venv DIR: a fake environment whose tools log their calls.
+set -eu
+[ "$1 $2" = "-m venv" ] || exec {real} "$@"
+mkdir -p "$3/bin"
+for tool in pip ruff mypy; do
+    printf '#!/usr/bin/env bash\\necho "%s $*" >>{log}\\n' "$tool" >"$3/bin/$tool"
+done
+cat >"$3/bin/python" <<'SH'
+#!/usr/bin/env bash
+if [ "${{1-}} ${{2-}}" = "-m pytest" ]; then
+    {{ echo "pytest $*"
+      echo "REQUIRE=${{DEBATEGRAPH_REQUIRE_REAL_PARTS-}}"
+      echo "URL=${{DEBATEGRAPH_TEST_POSTGRES_URL-}}"; }} >>{log}
+    exit 0
+fi
+exec {real} "$@"
+SH
+chmod +x "$3"/bin/*
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def ci_run(tmp_path: Path, postgres_sh: str, ci: str | None) -> tuple[int, str, str]:
+    """Run a copy of ``.ci/run`` with ``postgres_sh`` as ``.ci/postgres.sh``.
+
+    Returns:
+        (exit status, its stderr, the fake tools' log).
+    """
+    checkout, tools, log = tmp_path / "checkout", tmp_path / "tools", tmp_path / "calls.log"
+    (checkout / ".ci").mkdir(parents=True)
+    for name in ("run", "constraints.txt"):
+        shutil.copy(REPO_ROOT / ".ci" / name, checkout / ".ci" / name)
+    (checkout / ".ci" / "postgres.sh").write_text(postgres_sh)
+    tools.mkdir()
+    python3 = tools / "python3"
+    python3.write_text(PYTHON3.format(real=sys.executable, log=log))
+    python3.chmod(0o755)
+    log.write_text("")
+    env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
+    env["PATH"] = f"{tools}{os.pathsep}{env.get('PATH', '')}"
+    if ci is not None:
+        env["CI"] = ci
+    proc = subprocess.run(
+        ["bash", str(checkout / ".ci" / "run")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return proc.returncode, proc.stderr, log.read_text()
+
+
+BROKEN_POSTGRES = {
+    "fails": (
+        'echo "postgres.sh: E: Unable to locate package postgresql" >&2\nexit 100\n',
+        ".ci/run: PostgreSQL did not start (.ci/postgres.sh failed; its log is above)",
+    ),
+    "prints-no-url": ("echo 'ready'\n", ".ci/run: .ci/postgres.sh printed no PostgreSQL URL"),
+    "url-does-not-answer": (
+        "echo 'export DEBATEGRAPH_TEST_POSTGRES_URL="
+        f"postgresql://nobody:secret@127.0.0.1:{free_port()}/none'\n",
+        "does not answer",
+    ),
+}
+
+
+@pytest.mark.parametrize("ci", [None, "false"], ids=["no-CI", "CI=false"])
+@pytest.mark.parametrize("case", sorted(BROKEN_POSTGRES))
+def test_ci_run_stops_when_postgres_is_not_there(case: str, ci: str | None, tmp_path: Path) -> None:
+    script, message = BROKEN_POSTGRES[case]
+    code, err, calls = ci_run(tmp_path, f"#!/usr/bin/env bash\n{script}", ci)
+    assert code != 0, f"{case}: .ci/run went on (exit 0)\n{err}\n{calls}"
+    assert "pytest" not in calls, f"{case}: the tests ran without PostgreSQL\n{calls}"
+    assert "ruff check ." in calls  # it got as far as the Postgres step
+    assert message in err, err
+    assert "secret" not in err
+    assert "Traceback" not in err
+
+
+def test_ci_run_requires_the_real_parts_whatever_ci_says(tmp_path: Path) -> None:
+    from tests.backends import postgres_admin_url
+
+    url = postgres_admin_url()  # a real server: skipped without one, failed where required
+    script = f"#!/usr/bin/env bash\necho 'export DEBATEGRAPH_TEST_POSTGRES_URL={url}'\n"
+    code, err, calls = ci_run(tmp_path, script, "false")
+    assert code == 0, err + calls
+    runs = calls.split("pytest -m pytest")[1:]
+    assert runs, calls
+    for run in runs:  # the README's command, and the newest versions' run if there was one
+        assert "REQUIRE=1\n" in run, calls
+        assert f"URL={url}\n" in run, calls
+
+
+def run_postgres_case(**env: str) -> tuple[str, str]:
+    """Run one Postgres-backed test as a user would, without a server.
+
+    Returns:
+        (``passed``, ``failed`` (an error in its fixture counts) or ``skipped``, the output).
+    """
+    clean = {k: v for k, v in os.environ.items() if k not in SWITCHES}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", POSTGRES_CASE, "-q", "-rfs", "-p", "no:cacheprovider"],
+        cwd=REPO_ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    found = re.search(r"^=* ?1 (passed|failed|skipped|error)", output, re.MULTILINE)
+    assert found, output
+    return {"error": "failed"}.get(found.group(1), found.group(1)), output  # in its fixture
+
+
+@pytest.mark.parametrize(
+    ("env", "outcome"),
+    [
+        ({}, "skipped"),
+        ({"CI": "false"}, "skipped"),
+        ({"CI": "true"}, "failed"),
+        ({"DEBATEGRAPH_REQUIRE_REAL_PARTS": "1"}, "failed"),
+        ({"DEBATEGRAPH_REQUIRE_REAL_PARTS": "1", "CI": "false"}, "failed"),
+    ],
+    ids=["no-CI", "CI=false", "CI=true", "required", "required-CI=false"],
+)
+def test_postgres_case_without_a_server(env: dict[str, str], outcome: str) -> None:
+    found, output = run_postgres_case(**env)
+    assert found == outcome, output
+    assert "DEBATEGRAPH_TEST_POSTGRES_URL is not set" in output
+    if outcome == "failed":
+        assert "the real parts must run here" in output, output
+        assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("value", "on"),
+    [
+        *[("1", True), ("true", True), ("TRUE", True), ("yes", True)],
+        *[("false", False), ("0", False), ("", False), ("no", False), ("off", False)],
+    ],
+)
+def test_ci_is_true_only_when_it_says_so(
+    value: str, on: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.backends import REQUIRE_ENV, real_parts_required, require_module
+
+    monkeypatch.delenv(REQUIRE_ENV, raising=False)
+    monkeypatch.setenv("CI", value)
+    assert real_parts_required() is on
+    # The embedded model's and the Studio server's tests decide through the same helper.
+    expected = pytest.fail.Exception if on else pytest.skip.Exception
+    with pytest.raises(expected, match="debategraph_no_such_module is not importable"):
+        require_module("debategraph_no_such_module", "pip install nothing")
+    require_module("sqlite3", "in the standard library")  # present: goes on
