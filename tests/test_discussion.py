@@ -564,8 +564,18 @@ def test_convergence_metrics() -> None:
 
 
 def test_convergence_metrics_with_nothing_to_measure() -> None:
-    m = convergence_metrics([], [], {}, iteration=1)
-    assert (m.consistency, m.completeness, m.resolution, m.stability, m.changed) == (1, 1, 1, 1, 0)
+    # Nothing asked, answered or revised measures nothing: n/a, not agreement (issue 20).
+    insights = {"A": [_insight("a-1")], "B": [_insight("b-1")]}
+    m = convergence_metrics([], [], insights, iteration=1)
+    assert (m.consistency, m.completeness, m.resolution, m.stability, m.changed) == (
+        None,
+        None,
+        None,
+        None,
+        0,
+    )
+    assert m.measured == [] and convergence_score(m, {}) is None
+    assert convergence_score(m, {"A": 0.0, "B": 0.0}) == 0.0  # the self-scores decide alone
 
 
 def test_convergence_score_combines_metrics_and_agent_votes() -> None:
@@ -674,7 +684,7 @@ def test_consensus_fallback_builds_a_report_from_state() -> None:
     out = run(Script(ConsensusReport=lambda a, t: {"bad": 1}), max_iterations=1)
     rep: ConsensusReport = out["report"]
     assert rep.fallback is not None and "built from state" in rep.fallback
-    assert rep.overview.startswith("We show that sparse")
+    assert rep.overview == ""  # not the abstract passed off as a synthesis (issue 20)
     assert len(rep.main_contributions) == 3
 
 
@@ -710,7 +720,10 @@ def test_markdown_report_of_an_empty_report() -> None:
         fallback="no report",
     )
     text = render_report_markdown(rep)
-    assert text.startswith("# Discussion report\n") and "> Note: no report" in text
+    assert (
+        text.startswith("# Discussion report\n") and "> Not written by a model: no report" in text
+    )
+    assert "## Overview\n\n(not written: the consensus call gave no usable report)" in text
 
 
 # --------------------------------------------------------------------------
@@ -912,8 +925,9 @@ def test_pattern_declaration_renders_a_finished_run(tmp_path: Path) -> None:
     assert PATTERN.title(values) == "Sparse Debate Topologies"
     summary = PATTERN.summary(values)
     assert set(summary) == {"title", "iterations_completed", "convergence", "report", "notes"}
-    (line,) = PATTERN.headline({**summary, "termination_reason": "rounds_completed"})
+    line, last = PATTERN.headline({**summary, "termination_reason": "rounds_completed"})
     assert line == ("consensus: 1 point(s), 1 divergent view(s), confidence 0.70 · 2 iteration(s)")
+    assert last.startswith("  last convergence: score 0.")
     assert PATTERN.report is not None
     assert PATTERN.report.default_name.format(thread_id="t") == "discussion-t.md"
     text = PATTERN.report.render(values, PATTERN.title(values))
@@ -947,7 +961,12 @@ def test_pattern_progress_shows_the_phases() -> None:
         shown[4],
         "  [bold]phase 5: consensus[/bold]",
     ]
-    assert re.fullmatch(r"  iteration 1: convergence 0\.\d\d · 2 insight\(s\) revised", shown[4])
+    assert re.fullmatch(
+        r"  iteration 1: convergence score 0\.\d\d \(consistency 1\.00, completeness 1\.00, "
+        r"resolution 1\.00, stability 0\.50; self-scores: mean 0\.20 of 2\) · "
+        r"2 insight\(s\) revised",
+        shown[4],
+    )
 
 
 def test_discuss_command_reads_its_inputs(tmp_path: Path) -> None:

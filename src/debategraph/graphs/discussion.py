@@ -28,8 +28,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from debategraph.errors import UsageError
-from debategraph.graphs.pattern import Launch, Pattern, Report, Values, pausing
-from debategraph.nodes.discussion.markdown import render_report_markdown
+from debategraph.graphs.pattern import (
+    Launch,
+    Pattern,
+    Report,
+    Values,
+    fallback_note,
+    parse_time_limit,
+    pausing,
+)
+from debategraph.nodes.discussion.markdown import (
+    convergence_text,
+    ending_text,
+    render_report_markdown,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -96,7 +108,9 @@ def build_discussion(
             :data:`DEFAULT_PERSONAS`. Names are unique ignoring case and punctuation.
         max_iterations: Cap on question/answer iterations (>= 1).
         threshold: Convergence score (0-1) that ends the discussion as ``converged``.
-        time_limit_s: Seconds after which no new iteration starts (``time_limit``).
+        time_limit_s: Seconds the run may take: at the deadline the calls in flight are
+            cancelled (recorded as fallbacks with the reason), none starts after it, and
+            the discussion ends ``time_limit`` with its report built without a call.
         max_sections: Sections each agent may choose to read (>= 1).
         pause_after_round: After each iteration that does not end the discussion,
             ``interrupt()`` with its convergence; resume with
@@ -136,7 +150,7 @@ def build_discussion(
         input_schema=DiscussionInput,
         output_schema=DiscussionOutput,
     )
-    builder.add_node(names.PREPARE_NODE, loop_node(phases.prepare))
+    builder.add_node(names.PREPARE_NODE, loop_node(phases.make_prepare(setup)))
     builder.add_node(names.OPEN_ITERATION_NODE, phases.open_iteration_node())
     builder.add_node(names.QUESTIONS_DONE_NODE, loop_node(phases.join))
     builder.add_node(names.RESPONSES_DONE_NODE, loop_node(phases.join))
@@ -249,30 +263,15 @@ def read_personas(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def parse_seconds(value: str) -> float:
-    """``--time-limit``: ``30m`` / ``90s`` / ``1h`` / ``120`` -> seconds.
+#: ``--time-limit``: ``30m`` / ``90s`` / ``1h`` / ``120`` -> seconds (the shared parser).
+parse_seconds = parse_time_limit
 
-    Args:
-        value: The option's value.
 
-    Returns:
-        Seconds.
-
-    Raises:
-        UsageError: If it is no positive duration.
-    """
-    text = value.strip().lower()
-    scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:])
-    number = text[:-1] if scale else text
-    try:
-        seconds = float(number) * (scale or 1)
-    except ValueError:
-        raise UsageError(
-            f"--time-limit {value!r} is not a duration: use e.g. 30m, 90s, 1h or seconds"
-        ) from None
-    if seconds <= 0:
-        raise UsageError(f"--time-limit {value!r} must be positive")
-    return seconds
+#: What a report built without its consensus call holds instead of a synthesis.
+UNSYNTHESISED = (
+    "the report is built from state: its contributions are the agents' own insights, "
+    "unsynthesised; no consensus point, divergent view, overview or assessment was written"
+)
 
 
 def _paper_title(values: Values) -> str:
@@ -312,13 +311,32 @@ def _describe(settings: Values) -> str:
 
 
 def _headline(result: Values) -> list[str]:
+    """The result's lines: the consensus, the last convergence, and what they are not.
+
+    A report the consensus call did not write says so (``consensus: not written
+    (fallback: ...)``), never as a judgement; unmeasured components read ``n/a``; an
+    ending the consensus overturned (scores said converged, no consensus point) says why.
+    """
     report = result.get("report") or {}
-    return [
-        f"consensus: {len(report.get('consensus_points', []))} point(s), "
-        f"{len(report.get('divergent_views', []))} divergent view(s), confidence "
-        f"{report.get('overall_confidence', 0):.2f} · "
-        f"{result.get('iterations_completed', 0)} iteration(s)"
-    ]
+    iterations = f"{result.get('iterations_completed', 0)} iteration(s)"
+    if report.get("fallback"):
+        lines = [
+            f"consensus: not written{fallback_note(report['fallback'])} · {iterations}",
+            f"  {UNSYNTHESISED}",
+        ]
+    else:
+        lines = [
+            f"consensus: {len(report.get('consensus_points', []))} point(s), "
+            f"{len(report.get('divergent_views', []))} divergent view(s), confidence "
+            f"{report.get('overall_confidence', 0):.2f} · {iterations}"
+        ]
+    record = result.get("convergence")
+    if record:
+        lines.append(f"  last convergence: {convergence_text(record)}")
+    ending = ending_text(result.get("termination_reason"), [record] if record else [])
+    if ending and ending != result.get("termination_reason"):
+        lines.append(f"  ended {ending}")
+    return lines
 
 
 #: The heading shown when a phase starts, by the node that starts it.
@@ -338,7 +356,7 @@ def _progress(node: str, update: Values) -> list[str]:
         return []
     record = records[-1]
     lines = [
-        f"  iteration {record.iteration}: convergence {record.score:.2f} · "
+        f"  iteration {record.iteration}: convergence {convergence_text(record)} · "
         f"{record.changed} insight(s) revised"
     ]
     if update.get("termination_reason"):

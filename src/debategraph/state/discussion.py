@@ -132,17 +132,23 @@ class ConvergenceVote(BaseModel):
 
 
 class ConvergenceRecord(BaseModel):
-    """The convergence check after one iteration (see ``convergence_score``)."""
+    """The convergence check after one iteration (see ``convergence_score``).
+
+    A component is ``None`` (shown ``n/a``) when the iteration gave it nothing to measure:
+    no response, no question, no challenge. ``score`` is ``None`` when nothing was
+    measured and no agent gave a usable self-score. ``agent_scores`` holds the self-scores
+    of the agents whose convergence reply was usable.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     iteration: int
-    consistency: float
-    completeness: float
-    resolution: float
-    stability: float
+    consistency: float | None
+    completeness: float | None
+    resolution: float | None
+    stability: float | None
     agent_scores: dict[str, float]
-    score: float
+    score: float | None
     changed: int
     termination_reason: TerminationReason | None = None
 

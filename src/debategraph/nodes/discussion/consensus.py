@@ -2,7 +2,9 @@
 
 The report's agent names are read as real personas (one fuzzy matcher,
 :func:`~debategraph.nodes.roster.read_name`); with no usable reply the report is built
-from state, so a discussion always ends with one.
+from state, so a discussion always ends with one, marked as not written by a model. A
+discussion whose scores said ``converged`` but whose report has no consensus point did not
+converge: its ending is corrected here, with a note.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from debategraph.nodes.agent import Agent
+from debategraph.nodes.discussion.convergence import ending_without_consensus
+from debategraph.nodes.discussion.markdown import NOT_CONVERGED, NOT_WRITTEN
 from debategraph.nodes.discussion.prompts import CONSENSUS_SYSTEM, CONSENSUS_TASK
 from debategraph.nodes.discussion.replies import MAX_INSIGHTS
 from debategraph.nodes.discussion.setup import CONSENSUS_NODE, DiscussionSetup
@@ -26,7 +30,7 @@ from debategraph.nodes.discussion.views import (
 )
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.roster import read_name
-from debategraph.state.base import termination_word, turn_update
+from debategraph.state.base import TerminationReason, termination_word, turn_update
 from debategraph.state.discussion import ConsensusReport, DiscussionState
 from debategraph.state.records import Turn
 
@@ -38,7 +42,8 @@ if TYPE_CHECKING:
     from debategraph.models import ModelBinding, Steps
 
 CONSENSUS_STAGE = "consensus"
-CONSENSUS_FALLBACK = "the consensus call gave no usable report; this one is built from state"
+CONSENSUS_FAILED = "the consensus call gave no usable report"
+CONSENSUS_FALLBACK = f"{CONSENSUS_FAILED}; this one is built from state"
 
 
 def normalise_report(
@@ -98,7 +103,10 @@ def report_from_state(state: DiscussionState, reason: str | None) -> ConsensusRe
     """A report built from state alone, when the consensus call gave nothing usable.
 
     Contributions are the most important insights; contested points are challenges
-    answered with disagreement (or not answered).
+    answered with disagreement (or not answered); the confidence is the insights' mean.
+    What only the model could write (consensus points, divergent views, the overview,
+    the assessment, the significance) is left empty: nothing stands in for a synthesis
+    (the overview is not the document's abstract passed off as one).
 
     Args:
         state: The discussion state.
@@ -107,7 +115,6 @@ def report_from_state(state: DiscussionState, reason: str | None) -> ConsensusRe
     Returns:
         The report, with ``fallback`` set.
     """
-    paper = paper_of(state)
     every = [i for items in insights_of(state).values() for i in items]
     top = sorted(every, key=lambda i: i.importance, reverse=True)[:MAX_INSIGHTS]
     answers = {r.question_id: r for r in state.get("responses") or []}
@@ -120,13 +127,15 @@ def report_from_state(state: DiscussionState, reason: str | None) -> ConsensusRe
     return ConsensusReport(
         consensus_points=[],
         divergent_views=[],
-        overview=paper.abstract,
+        overview="",
         main_contributions=[i.content for i in top],
         consensus_assessment="",
         contested_points=contested,
         significance="",
         overall_confidence=round(confidence, 4),
-        fallback=f"{CONSENSUS_FALLBACK} ({reason})" if reason else CONSENSUS_FALLBACK,
+        fallback=f"{CONSENSUS_FAILED} ({reason}); this one is built from state"
+        if reason
+        else CONSENSUS_FALLBACK,
     )
 
 
@@ -171,15 +180,38 @@ def make_consensus(setup: DiscussionSetup, model: ModelBinding | None) -> Runnab
             runtime, ConsensusReport, consensus_messages(setup, state)
         )
         report = normalise_report(result.value, result.reason, state, setup.names)
+        ending = _ending(setup, state, report)
         turn = Turn(
             agent=CONSENSUS_NODE,
-            content=report.consensus_assessment or report.overview,
+            content=NOT_WRITTEN
+            if report.fallback
+            else report.consensus_assessment or report.overview,
             stage=CONSENSUS_STAGE,
             round=iteration_of(state),
             usage=result.usage,
-            confidence=report.overall_confidence,
+            confidence=None if report.fallback else report.overall_confidence,
             reason=report.fallback,
         )
-        return {**turn_update(turn), "report": report, "notes": list(report.notes)}
+        update = {**turn_update(turn), "report": report, "notes": list(report.notes)}
+        if ending is not None:
+            update["termination_reason"] = ending
+            update["notes"] = [*update["notes"], f"ended {ending}, {NOT_CONVERGED}"]
+        return update
 
     return agent_node(consensus, CONSENSUS_NODE)
+
+
+def _ending(
+    setup: DiscussionSetup, state: DiscussionState, report: ConsensusReport
+) -> TerminationReason | None:
+    """The discussion's true ending when it may not stay ``converged``, else ``None``.
+
+    A discussion cannot end ``converged`` without a consensus point: if its last check
+    said so and the report has none (the model found none, or gave no usable report),
+    it ends as :func:`~debategraph.nodes.discussion.convergence.ending_without_consensus`
+    says.
+    """
+    records = state.get("convergence") or []
+    if state.get("termination_reason") != "converged" or report.consensus_points or not records:
+        return None
+    return ending_without_consensus(setup, records[-1])

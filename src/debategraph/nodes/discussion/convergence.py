@@ -12,10 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from debategraph.nodes.discussion.markdown import COMPONENTS, shown_share
 from debategraph.nodes.discussion.phases import CONVERGENCE_STAGE
 from debategraph.nodes.discussion.setup import DiscussionSetup
 from debategraph.nodes.discussion.views import insights_of, iteration_of, this_iteration
 from debategraph.nodes.rounds import ended, review_payload
+from debategraph.state.base import TerminationReason
 from debategraph.state.discussion import (
     ConvergenceRecord,
     DiscussionState,
@@ -39,23 +41,35 @@ from debategraph.strategies.termination import (
 class ConvergenceMetrics:
     """The four measured components of convergence after an iteration (each 0-1).
 
+    A component is ``None`` (unmeasured, shown ``n/a``) when the iteration gave it
+    nothing to measure: the absence of questions, answers or revisions is no agreement.
+
     Attributes:
-        consistency: Share of responses that do not disagree (1 with no responses).
-        completeness: Share of accepted questions that got a response (1 with none).
-        resolution: Share of challenges answered with agree or revise (1 with none).
-        stability: Share of insights not revised this iteration (1 with no insights).
+        consistency: Share of responses that do not disagree (``None``: no response).
+        completeness: Share of accepted questions that got a response (``None``: no
+            question).
+        resolution: Share of challenges answered with agree or revise (``None``: no
+            challenge).
+        stability: Share of insights not revised this iteration (``None``: no question
+            was asked, so nothing could revise them).
         changed: Insights revised this iteration.
     """
 
-    consistency: float
-    completeness: float
-    resolution: float
-    stability: float
+    consistency: float | None
+    completeness: float | None
+    resolution: float | None
+    stability: float | None
     changed: int
 
+    @property
+    def measured(self) -> list[float]:
+        """The components that were measured, in order."""
+        parts = (self.consistency, self.completeness, self.resolution, self.stability)
+        return [p for p in parts if p is not None]
 
-def _share(part: int, whole: int) -> float:
-    return 1.0 if whole == 0 else part / whole
+
+def _share(part: int, whole: int) -> float | None:
+    return None if whole == 0 else part / whole
 
 
 def convergence_metrics(
@@ -73,7 +87,8 @@ def convergence_metrics(
         iteration: The iteration.
 
     Returns:
-        The metrics.
+        The metrics; an iteration with no question measures nothing (every component
+        ``None``).
     """
     answered = {r.question_id: r for r in responses}
     challenges = [q for q in questions if q.type == "challenge"]
@@ -86,31 +101,37 @@ def convergence_metrics(
         consistency=_share(sum(1 for r in responses if r.stance != "disagree"), len(responses)),
         completeness=_share(sum(1 for q in questions if q.id in answered), len(questions)),
         resolution=_share(len(resolved), len(challenges)),
-        stability=_share(len(every) - changed, len(every)),
+        stability=_share(len(every) - changed, len(every)) if questions else None,
         changed=changed,
     )
 
 
-def convergence_score(metrics: ConvergenceMetrics, agent_scores: Mapping[str, float]) -> float:
+def convergence_score(
+    metrics: ConvergenceMetrics, agent_scores: Mapping[str, float]
+) -> float | None:
     """The discussion's convergence score (pure).
 
-    Each agent's combined score is the mean of the measured score (the mean of
-    consistency, completeness, resolution and stability) and its own vote; the result is
-    the mean over agents. With no agent votes it is the measured score alone.
+    The measured score is the mean of the components that were measured. Each agent's
+    combined score is the mean of the measured score and its own vote (clamped to 0-1);
+    the result is the mean over agents. With nothing measured (no question was asked)
+    the votes decide alone; with no vote, the measured score alone; with neither there
+    is no score.
 
     Args:
         metrics: The iteration's metrics.
         agent_scores: Agent -> its own convergence vote (0-1).
 
     Returns:
-        The score, 0-1.
+        The score, 0-1, or ``None`` when there was nothing to score.
     """
-    measured = (
-        metrics.consistency + metrics.completeness + metrics.resolution + metrics.stability
-    ) / 4
-    if not agent_scores:
+    parts = metrics.measured
+    measured = sum(parts) / len(parts) if parts else None
+    votes = [min(1.0, max(0.0, v)) for v in agent_scores.values()]
+    if not votes:
         return measured
-    combined = [(measured + min(1.0, max(0.0, v))) / 2 for v in agent_scores.values()]
+    if measured is None:
+        return sum(votes) / len(votes)
+    combined = [(measured + v) / 2 for v in votes]
     return sum(combined) / len(combined)
 
 
@@ -132,6 +153,29 @@ def termination_conditions(setup: DiscussionSetup) -> list[Condition]:
         TimeLimit(setup.time_limit_s),
         MaxRounds(setup.max_iterations),
     ]
+
+
+def ending_without_consensus(
+    setup: DiscussionSetup, record: ConvergenceRecord
+) -> TerminationReason:
+    """How a discussion ends whose scores said converged but whose consensus has no point.
+
+    A discussion without a consensus point did not converge, whatever its scores said.
+    Its ending is the next condition that held at its last check: ``stalled`` when that
+    iteration changed no insight, ``rounds_completed`` when it was the last one. When
+    neither held, the scores stopped it early with no agreement reached, and nothing
+    moved it towards one after: it stalled short of a consensus (``stalled``).
+
+    Args:
+        setup: The discussion's settings.
+        record: The convergence record of the last iteration.
+
+    Returns:
+        ``stalled`` or ``rounds_completed``.
+    """
+    outcome = RoundOutcome(round=record.iteration, changed=record.changed)
+    fired = first_fired([Stall(), MaxRounds(setup.max_iterations)], outcome)
+    return fired or Stall().reason
 
 
 def make_check(setup: DiscussionSetup) -> Callable[..., dict[str, Any]]:
@@ -190,6 +234,9 @@ def make_check(setup: DiscussionSetup) -> Callable[..., dict[str, Any]]:
 def round_review(setup: DiscussionSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """The payload of the pause after an iteration: its convergence and its exchange.
 
+    The score and each component are numbers, or ``"n/a"`` where the iteration gave
+    nothing to measure (see :class:`ConvergenceMetrics`).
+
     Args:
         setup: The discussion's settings.
 
@@ -205,7 +252,8 @@ def round_review(setup: DiscussionSetup) -> Callable[[Mapping[str, Any]], dict[s
             setup.max_iterations,
             "persona",
             word="iteration",
-            convergence=round(record.score, 4),
+            convergence=shown_share(record.score, 4),
+            **{name: shown_share(getattr(record, name), 4) for name in COMPONENTS},
             threshold=setup.threshold,
             agent_scores=dict(record.agent_scores),
             insights_revised=record.changed,

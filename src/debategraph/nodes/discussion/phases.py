@@ -47,7 +47,7 @@ from debategraph.nodes.discussion.views import (
     this_iteration,
 )
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.rounds import make_open_round, open_round_node
+from debategraph.nodes.rounds import make_open_round, open_round_node, start_clock
 from debategraph.state.base import turn_update
 from debategraph.state.discussion import (
     Analysis,
@@ -103,6 +103,26 @@ def prepare(state: DiscussionState) -> dict[str, Any]:
     }
 
 
+def make_prepare(setup: DiscussionSetup) -> Node:
+    """The ``prepare`` node of a discussion with its time limit: it also sets the deadline.
+
+    Every model call of the run is bounded by the deadline (``started_at`` plus
+    ``setup.time_limit_s``): see :func:`~debategraph.nodes.rounds.start_clock`.
+
+    Args:
+        setup: The discussion's settings.
+
+    Returns:
+        The node function: what :func:`prepare` writes, and ``deadline``.
+    """
+
+    def prepare_run(state: DiscussionState) -> dict[str, Any]:
+        update = prepare(state)
+        return {**update, **start_clock(setup.time_limit_s, update["started_at"])}
+
+    return prepare_run
+
+
 def make_open_iteration() -> Node:
     """The function that opens the next iteration: the shared round opener's.
 
@@ -150,13 +170,16 @@ def make_analyst(name: str, setup: DiscussionSetup, model: ModelBinding | None) 
         text = analysis_prompt(paper, read)
         result = yield from agent.ask_steps(runtime, Analysis, [system, HumanMessage(text)])
         insights, notes = normalise_insights(result.value, name, "\n".join(s.text for s in read))
+        reason = result.reason
+        if result.value is None and chosen.value is None and chosen.reason not in (None, reason):
+            reason = f"section choice: {chosen.reason}; analysis: {result.reason}"
         turn = Turn(
             agent=name,
             content=render_insights(insights),
             stage=INITIAL_STAGE,
             round=0,
             usage=chosen.usage + result.usage,
-            reason=result.reason,
+            reason=reason,
         )
         return {
             **turn_update(turn),

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from debategraph.nodes.roster import check_roster, parse_member, slug
+from debategraph.nodes.rounds import check_time_limit
 from debategraph.state.discussion import Persona
 
 PREPARE_NODE = "prepare"
@@ -79,7 +80,8 @@ class DiscussionSetup:
         personas: The agents.
         max_iterations: Cap on question/answer iterations.
         threshold: Convergence score that ends the discussion.
-        time_limit_s: Wall-clock seconds after which no new iteration starts.
+        time_limit_s: Wall-clock seconds the run may take (its deadline: calls in flight
+            then are cancelled, and the run ends ``time_limit``).
         max_sections: Sections each agent may read.
     """
 
@@ -141,7 +143,7 @@ def discussion_setup(
         personas: As for :func:`~debategraph.graphs.discussion.build_discussion`.
         max_iterations: Cap on question/answer iterations (>= 1).
         threshold: Convergence score (0-1) that ends the discussion.
-        time_limit_s: Seconds after which no new iteration starts (> 0).
+        time_limit_s: Seconds the run may take (> 0).
         max_sections: Sections each agent may read (>= 1).
 
     Returns:
@@ -154,8 +156,7 @@ def discussion_setup(
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
-    if time_limit_s <= 0:
-        raise ValueError(f"time_limit_s must be a positive number of seconds, got {time_limit_s}")
+    check_time_limit(time_limit_s)
     if max_sections < 1:
         raise ValueError(f"max_sections must be at least 1, got {max_sections}")
     parsed = list(DEFAULT_PERSONAS)
