@@ -479,7 +479,8 @@ def test_archive_of_the_previous_version_takes_new_rows(db: Path) -> None:
     archive(db, "t1")  # archived again by this version
     archive(db, "t2", values=debate_values("What is 2 + 2?"), pattern=DISCUSSION)
 
-    assert columns(db, "debates") == before  # nothing added, nothing dropped
+    # nothing dropped; the one column this version added (the thread's wall time) is appended
+    assert columns(db, "debates") == [*before, "wall_s"]
     got = rows(
         db,
         "SELECT thread_id, title, status, answer, agreement, votes, tie_break, rounds"
@@ -739,7 +740,7 @@ def test_markdown_structure(markdown: str) -> None:
     assert lines[0] == f"# {QUESTION}"
     meta = lines[2]
     assert meta.startswith("thread `t1` · status: finished · termination: rounds_completed · ")
-    assert meta.endswith(" calls, 4.5 s")
+    assert meta.endswith(" calls, model time (sum of calls) 4.5 s")
     assert "72" not in meta  # the answer is the pattern's business, in its result section
     assert lines.index("## Round 1") < lines.index("## Round 2") < lines.index("## Result")
     for agent in ("alice", "bob", "carol"):
@@ -847,7 +848,10 @@ def test_markdown_of_unfinished_or_other_patterns() -> None:
     topic = make_pattern("court", lambda v: str(v.get("topic") or ""))
     text = render_markdown("t9", {"topic": "Cats | dogs", "transcript": []}, pattern=topic)
     assert text.startswith("# Cats \\| dogs\n")
-    assert text.endswith("## Result\n\nUsage: 0 tokens (0 prompt + 0 completion), 0 calls, 0.0 s\n")
+    assert text.endswith(
+        "## Result\n\nUsage: 0 tokens (0 prompt + 0 completion), 0 calls,"
+        " model time (sum of calls) 0.0 s\n"
+    )
     paper = render_markdown("t8", {"paper": Paper("On  Graphs")}, pattern=DISCUSSION)
     assert paper.startswith("# On Graphs\n\nthread `t8`\n")
     assert "Report: none\n\nScores: `{}`\n" in paper

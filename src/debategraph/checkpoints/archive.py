@@ -68,6 +68,7 @@ _DEBATES_COLUMNS: dict[str, type] = {
     "completion_tokens": int,
     "calls": int,
     "latency_s": float,
+    "wall_s": float,
     "started_at": str,
     "finished_at": str,
     "archived_at": str,
@@ -123,7 +124,11 @@ class ArchiveSummary:
 
 
 def export_json(
-    thread_id: str, values: Mapping[str, Any], *, status: str | None = None
+    thread_id: str,
+    values: Mapping[str, Any],
+    *,
+    status: str | None = None,
+    wall_s: float | None = None,
 ) -> dict[str, Any]:
     """A thread's state as one JSON-able document.
 
@@ -131,12 +136,16 @@ def export_json(
         thread_id: The thread.
         values: The thread's state values.
         status: The thread's status (``finished``...), if known.
+        wall_s: The thread's wall time (:func:`~debategraph.checkpoints.threads.
+            thread_wall_time`), if known.
 
     Returns:
-        ``thread_id``, ``status`` and every state value, models dumped in JSON mode (the
-        transcript becomes a list of dicts).
+        ``thread_id``, ``status``, ``wall_s`` (when given) and every state value, models
+        dumped in JSON mode (the transcript becomes a list of dicts).
     """
     out: dict[str, Any] = {"thread_id": thread_id, "status": status}
+    if wall_s is not None:
+        out["wall_s"] = round(wall_s, 3)
     out.update(jsonable(values))
     return out
 
@@ -148,6 +157,7 @@ def archive_debate(
     pattern: Pattern,
     values: Mapping[str, Any],
     status: str,
+    wall_s: float | None = None,
 ) -> ArchiveSummary:
     """Write a thread into the ``debates``, ``messages`` and ``usage`` tables of a SQLite file.
 
@@ -164,6 +174,9 @@ def archive_debate(
         pattern: The pattern that ran it: its name, title and summary are stored.
         values: The thread's state values.
         status: The thread's status (``finished``, ``failed``...).
+        wall_s: The thread's wall time (:func:`~debategraph.checkpoints.threads.
+            thread_wall_time`), stored in ``debates.wall_s``; ``latency_s`` there is the
+            model time (the sum of its calls' latencies).
 
     Returns:
         What was written.
@@ -175,7 +188,7 @@ def archive_debate(
     file = sqlite_path(path)
     check_sqlite_file(file, label="archive file")
     transcript = turns(values)
-    debate = _debate_row(thread_id, pattern, values, status, transcript)
+    debate = _debate_row(thread_id, pattern, values, status, transcript, wall_s)
     messages = [_message_row(thread_id, seq, turn) for seq, turn in enumerate(transcript)]
     usage = _usage_rows(thread_id, values, transcript)
     conn = _connect(file)
@@ -273,6 +286,7 @@ def _debate_row(
     values: Mapping[str, Any],
     status: str,
     transcript: Sequence[Turn],
+    wall_s: float | None,
 ) -> dict[str, Any]:
     usage = total_usage(values, transcript)
     stamps = [t.timestamp for t in transcript]
@@ -284,6 +298,7 @@ def _debate_row(
         "termination_reason": termination(values),
         "rounds": rounds_reached(values, transcript),
         **_usage_columns(usage),
+        "wall_s": None if wall_s is None else round(wall_s, 3),
         "started_at": _iso(min(stamps)) if stamps else None,
         "finished_at": _iso(max(stamps)) if stamps else None,
         "archived_at": datetime.now(UTC).isoformat(),

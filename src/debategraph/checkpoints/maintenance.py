@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels.delta import DeltaChannel
@@ -26,17 +26,18 @@ from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
     Checkpoint,
+    CheckpointMetadata,
     CheckpointTuple,
     PendingWrite,
 )
 from langgraph.pregel import Pregel
 
 from debategraph.checkpoints.stores import ROOT_NS, AnySaver, Store, store_for, stored_task_paths
-from debategraph.checkpoints.threads import list_threads, thread_config
+from debategraph.checkpoints.threads import THREAD_STARTED, list_threads, thread_config
 from debategraph.compat import MISSING, NULL_TASK_ID, DeltaSnapshot, task_path_str
 from debategraph.errors import UsageError
 
-__all__ = ["HistoryEntry", "PruneReport", "fork", "history", "prune"]
+__all__ = ["HistoryEntry", "PruneReport", "fork", "history", "prune", "resolve_checkpoint"]
 
 AnyGraph = Pregel[Any, Any, Any, Any]
 
@@ -145,7 +146,7 @@ def fork(
     thread_id: str,
     checkpoint_id: str,
     new_thread_id: str,
-) -> None:
+) -> str:
     """Copy a thread as it was at one checkpoint into a new thread.
 
     The checkpoint and its whole ancestor chain are copied, oldest first, with their
@@ -160,21 +161,24 @@ def fork(
         graph: The compiled graph, with ``saver`` as its checkpointer.
         saver: The checkpointer holding the thread.
         thread_id: The thread to fork.
-        checkpoint_id: The checkpoint to fork at (see :func:`history`).
+        checkpoint_id: The checkpoint to fork at (see :func:`history`), or a prefix of
+            its id that no other checkpoint of the thread shares.
         new_thread_id: The thread to create.
 
+    Returns:
+        The whole id of the checkpoint forked at.
+
     Raises:
-        UsageError: If the thread or checkpoint does not exist, or ``new_thread_id`` does.
+        UsageError: If the thread or checkpoint does not exist, a prefix is ambiguous, or
+            ``new_thread_id`` exists.
     """
     saver = _graphs_saver(graph, saver)
     if saver.get_tuple(thread_config(thread_id)) is None:
         raise UsageError(f"no thread {thread_id!r} in this database (see: debategraph threads)")
+    checkpoint_id = resolve_checkpoint(saver, thread_id, checkpoint_id)
     target = saver.get_tuple(_checkpoint_config(thread_id, checkpoint_id))
-    if target is None:
-        raise UsageError(
-            f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}"
-            f" (see: debategraph history {thread_id})"
-        )
+    if target is None:  # deleted meanwhile
+        raise UsageError(_no_checkpoint(thread_id, checkpoint_id))
     if saver.get_tuple(thread_config(new_thread_id)) is not None:
         raise UsageError(f"thread {new_thread_id!r} already exists: choose another name")
 
@@ -221,6 +225,52 @@ def fork(
             for batch in (regular, special):
                 if batch:
                     saver.put_writes(saved, batch, task_id, path)
+    return checkpoint_id
+
+
+def resolve_checkpoint(saver: AnySaver, thread_id: str, given: str) -> str:
+    """The whole id of one of a thread's checkpoints, from its id or a unique prefix.
+
+    Args:
+        saver: The checkpointer holding the thread.
+        thread_id: The thread.
+        given: A checkpoint id, or the start of one (as ``debategraph history`` shows).
+
+    Returns:
+        The checkpoint's id.
+
+    Raises:
+        UsageError: If no checkpoint of the thread has that id or prefix, or several
+            share the prefix (the line says how many, and to give more characters).
+    """
+    given = given.strip()
+    if given and saver.get_tuple(_checkpoint_config(thread_id, given)) is not None:
+        return given
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ROOT_NS}}
+    matches: list[str] = []
+    if given:
+        tuples = saver.list(config)
+        try:
+            matches = [cid for tup in tuples if (cid := _checkpoint_id(tup)).startswith(given)]
+        finally:
+            close = getattr(tuples, "close", None)
+            if close is not None:
+                close()
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UsageError(_no_checkpoint(thread_id, given))
+    raise UsageError(
+        f"checkpoint prefix {given!r} matches {len(matches)} checkpoints of thread "
+        f"{thread_id!r}: give more of its id (see: debategraph history {thread_id})"
+    )
+
+
+def _no_checkpoint(thread_id: str, checkpoint_id: str) -> str:
+    return (
+        f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}"
+        f" (see: debategraph history {thread_id})"
+    )
 
 
 def _checkpoint_config(thread_id: str, checkpoint_id: str) -> RunnableConfig:
@@ -359,10 +409,14 @@ def _prune_thread(
 
     parents: dict[str, str | None] = {}
     head: str | None = None
+    started: list[str] = []  # the thread's first time, as checkpoints and notes hold it
     for tup in saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ROOT_NS}}):
         cid = _checkpoint_id(tup)
         head = head or cid  # newest first
         parents[cid] = _parent_id(tup)
+        for stamp in (tup.checkpoint.get("ts"), (tup.metadata or {}).get(THREAD_STARTED)):
+            if isinstance(stamp, str) and stamp:
+                started.append(stamp)
     kept: list[str] = []
     cursor = head
     while cursor is not None and cursor in parents and len(kept) < keep:
@@ -373,18 +427,31 @@ def _prune_thread(
         return 0
 
     oldest = kept[-1]
-    if parents[oldest] is not None and not _store_snapshot(graph, saver, thread_id, oldest):
+    first = min(started, key=lambda stamp: _utc(datetime.fromisoformat(stamp)), default=None)
+    if parents[oldest] is not None and not _store_snapshot(
+        graph, saver, thread_id, oldest, started=first
+    ):
         return 0  # deleted meanwhile
     store.delete(thread_id, doomed)
     return len(doomed)
 
 
-def _store_snapshot(graph: AnyGraph, saver: AnySaver, thread_id: str, checkpoint_id: str) -> bool:
+def _store_snapshot(
+    graph: AnyGraph,
+    saver: AnySaver,
+    thread_id: str,
+    checkpoint_id: str,
+    *,
+    started: str | None = None,
+) -> bool:
     """Save a checkpoint again with every delta channel's full value and no parent.
 
     The value is what LangGraph rebuilds for the checkpoint (the nearest stored value
     plus the ancestors' writes, not the checkpoint's own writes, which belong to the
     next step), so its descendants replay onto the same base once the ancestors go.
+    ``started`` (the thread's first checkpoint time) goes into its metadata as
+    :data:`~debategraph.checkpoints.threads.THREAD_STARTED`: the thread's wall time is
+    read from it once the first checkpoint is gone.
 
     Returns:
         False if the checkpoint does not exist.
@@ -408,10 +475,13 @@ def _store_snapshot(graph: AnyGraph, saver: AnySaver, thread_id: str, checkpoint
             channel.replay_writes(histories[key]["writes"])
             values[key] = DeltaSnapshot(channel.get())
     snapshot: Checkpoint = {**checkpoint, "channel_values": values}
+    metadata = dict(tup.metadata or {})
+    if started is not None:
+        metadata[THREAD_STARTED] = started
     saver.put(
         {"configurable": {"thread_id": thread_id, "checkpoint_ns": ROOT_NS}},
         snapshot,
-        tup.metadata,
+        cast(CheckpointMetadata, metadata),
         # Postgres stores a channel's blob only for the versions passed here.
         dict(checkpoint["channel_versions"]),
     )

@@ -34,6 +34,7 @@ def render_markdown(
     *,
     pattern: Pattern,
     status: str | None = None,
+    wall_s: float | None = None,
 ) -> str:
     """A readable Markdown transcript of a thread.
 
@@ -42,13 +43,17 @@ def render_markdown(
         values: The thread's state values.
         pattern: The pattern that ran it: it gives the title and the result.
         status: The thread's status (``finished``...), if known.
+        wall_s: The thread's wall time (:func:`~debategraph.checkpoints.threads.
+            thread_wall_time`), if known; the model time shown beside it is the sum
+            of the calls' latencies (calls run at once, so it may exceed the wall time).
 
     Returns:
         The document: title, a metadata line, one section per round and the result.
     """
     transcript = turns(values)
     title = pattern.title(values) or f"Thread {thread_id}"
-    lines = [f"# {inline(title)}", "", _metadata_line(thread_id, values, status, transcript), ""]
+    meta = _metadata_line(thread_id, values, status, transcript, wall_s)
+    lines = [f"# {inline(title)}", "", meta, ""]
     by_round: dict[int, list[Turn]] = defaultdict(list)
     for turn in transcript:
         by_round[turn.round].append(turn)
@@ -61,7 +66,7 @@ def render_markdown(
         lines += pattern.result_markdown(values)
     else:
         lines += summary_markdown(pattern.summary(values))
-    lines += _outcome_markdown(values, transcript)
+    lines += _outcome_markdown(values, transcript, wall_s)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -118,15 +123,24 @@ def ranked_table(counts: Mapping[Any, Any], header: tuple[str, str]) -> list[str
 # -- metadata, turns and the generic tail ------------------------------------------------
 
 
+#: How the sum of a thread's call latencies is labelled (it is not its wall time).
+MODEL_TIME = "model time (sum of calls)"
+
+
 def _tokens(usage: Usage) -> str:
     return (
         f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt + "
-        f"{usage.completion_tokens:,} completion), {usage.calls} calls, {usage.latency_s:.1f} s"
+        f"{usage.completion_tokens:,} completion), {usage.calls} calls, "
+        f"{MODEL_TIME} {usage.latency_s:.1f} s"
     )
 
 
 def _metadata_line(
-    thread_id: str, values: Mapping[str, Any], status: str | None, transcript: Sequence[Turn]
+    thread_id: str,
+    values: Mapping[str, Any],
+    status: str | None,
+    transcript: Sequence[Turn],
+    wall_s: float | None,
 ) -> str:
     parts = [f"thread `{thread_id}`"]
     if status:
@@ -134,6 +148,8 @@ def _metadata_line(
     reason = termination(values)
     if reason:
         parts.append(f"termination: {inline(reason)}")
+    if wall_s is not None:
+        parts.append(f"wall time {wall_s:.1f} s")
     if transcript or values.get("usage") is not None:
         parts.append(_tokens(total_usage(values, transcript)))
     return " · ".join(parts)
@@ -157,17 +173,21 @@ def _turn_markdown(turn: Turn) -> list[str]:
     return [head, "", *_quote(turn.content)] if turn.content.strip() else [head]
 
 
-def _outcome_markdown(values: Mapping[str, Any], transcript: Sequence[Turn]) -> list[str]:
-    """How the run ended, its usage, and a per-agent usage table (agents that called)."""
+def _outcome_markdown(
+    values: Mapping[str, Any], transcript: Sequence[Turn], wall_s: float | None
+) -> list[str]:
+    """How the run ended, its times and usage, and a per-agent usage table."""
     lines: list[str] = []
     reason = termination(values)
     if reason:
         lines += [f"Termination: {inline(reason)}", ""]
+    if wall_s is not None:
+        lines += [f"Wall time: {wall_s:.1f} s", ""]
     lines += [f"Usage: {_tokens(total_usage(values, transcript))}", ""]
     by_agent = {a: u for a, u in usage_by(transcript, "agent").items() if u.calls}
     if by_agent:
         lines += [
-            "| agent | prompt | completion | calls | latency (s) |",
+            "| agent | prompt | completion | calls | model time, sum of calls (s) |",
             "| --- | ---: | ---: | ---: | ---: |",
         ]
         lines += [

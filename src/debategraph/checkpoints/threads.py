@@ -7,6 +7,7 @@ import os
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -157,6 +158,58 @@ def read_run(saver: BaseCheckpointSaver[Any], thread_id: str) -> RunInfo | None:
         if close is not None:
             close()
     return None
+
+
+#: Checkpoint metadata key: the time (ISO 8601) of a thread's first checkpoint, noted by
+#: ``prune`` on the oldest checkpoint it keeps, so the thread's wall time survives it.
+THREAD_STARTED = "debategraph_thread_started"
+
+
+def thread_wall_time(saver: BaseCheckpointSaver[Any], thread_id: str) -> float:
+    """The wall time of a thread: from its first checkpoint to its last, in seconds.
+
+    The one wall time every command shows for a thread (a run's result, ``show``,
+    ``export``, the archive): it is read from the checkpoints, so it is the same whichever
+    process asks. It spans the thread's whole history, so time a thread spent stopped or
+    waiting between runs counts; a fork shares its origin's checkpoints up to the fork
+    point. Pruning deletes early checkpoints but notes the first one's time in the
+    metadata of the oldest it keeps (:data:`THREAD_STARTED`), so it changes nothing here.
+
+    Args:
+        saver: The checkpointer.
+        thread_id: The thread.
+
+    Returns:
+        Seconds (0.0 for a thread with fewer than two checkpoints, or none).
+    """
+    stamps: list[datetime] = []
+    # Close the generator when done: SqliteSaver holds its lock while a list is open.
+    tuples = saver.list(thread_config(thread_id))
+    try:
+        for tup in tuples:
+            if tup.config["configurable"].get("checkpoint_ns"):
+                continue  # a subgraph's
+            for value in (tup.checkpoint.get("ts"), (tup.metadata or {}).get(THREAD_STARTED)):
+                stamp = _timestamp(value)
+                if stamp is not None:
+                    stamps.append(stamp)
+    finally:
+        close = getattr(tuples, "close", None)
+        if close is not None:
+            close()
+    if len(stamps) < 2:
+        return 0.0
+    return max(0.0, (max(stamps) - min(stamps)).total_seconds())
+
+
+def _timestamp(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
 
 
 def thread_exists(saver: BaseCheckpointSaver[Any], thread_id: str) -> bool:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from rich import box
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
 from debategraph.checkpoints.inbox import STOP
 from debategraph.checkpoints.savers import DEFAULT_DB, open_checkpointer
@@ -24,6 +25,7 @@ from debategraph.checkpoints.threads import (
     read_run,
     thread_config,
     thread_state,
+    thread_wall_time,
 )
 from debategraph.cli.app import app
 from debategraph.cli.human import interject, post_to_inbox, refuse_finished, refuse_running
@@ -36,7 +38,7 @@ from debategraph.cli.options import (
     JsonOpt,
     ReportOpt,
 )
-from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_line
+from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_block
 from debategraph.cli.runner import Runner, check_concurrency, compile_graph, require_run, result_of
 from debategraph.errors import UsageError
 from debategraph.graphs.pattern import short
@@ -91,7 +93,7 @@ def resume(
         state = _state(runner.graph, thread, run.pattern)
         if state.status == "finished":
             err.print(f"thread {thread} is already finished; its result:")
-            runner.finish(thread, 0.0)
+            runner.finish(thread)
             return
         refuse_running(thread, state)
         graph_input: Any = None
@@ -198,17 +200,46 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
     if not rows:
         err.print(f"no threads in {db}")
         return
-    table = Table("thread", "pattern", "status", "where", "updated", "question / topic")
+    table = _table(
+        Column("thread", no_wrap=True),
+        Column("pattern", no_wrap=True),
+        Column("status", no_wrap=True),
+        Column("round", justify="right", no_wrap=True),
+        Column("updated (UTC)", no_wrap=True),
+        Column("question / topic", ratio=1, no_wrap=True, overflow="ellipsis"),
+    )
     for row in rows:
         table.add_row(
-            row["thread_id"],
+            escape(row["thread_id"]),
             row["pattern"] or "?",
             row["status"] or "?",
-            escape(row["where"] or "-"),
-            str(row["updated"])[:19].replace("T", " "),
-            escape(short(row["question"] or "", 50)),
+            "-" if row["round"] is None else str(row["round"]),
+            _minute(row["updated"]),
+            escape(short(row["question"] or "", 200)),
         )
     out.print(table)
+
+
+def _table(*columns: Column) -> Table:
+    """A table that fits the terminal: ids and names whole, the last column takes the rest.
+
+    Columns marked ``no_wrap`` keep their width; the flexible one (``ratio``) gets what
+    is left, so an id a user types back is never cut.
+    """
+    return Table(
+        *columns,
+        expand=True,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+
+
+def _minute(stamp: object, *, seconds: bool = False) -> str:
+    """``2025-01-31T12:34:56.789+00:00`` -> ``01-31 12:34`` (``:56`` with ``seconds``)."""
+    text = str(stamp or "")
+    return text[5 : 19 if seconds else 16].replace("T", " ") or "-"
 
 
 @app.command()
@@ -226,18 +257,19 @@ def show(
         graph = compile_graph(saver, run)
         values = graph.get_state(thread_config(thread)).values
         state = _state(graph, thread, run.pattern)
+        wall_s = thread_wall_time(saver, thread)
     if json_output:
-        emit_json(export_json(thread, values, status=state.status))
+        emit_json(export_json(thread, values, status=state.status, wall_s=wall_s))
         return
     out.print(f"[bold]{escape(pattern.title(values))}[/bold]  ({state.status})")
+    choices = values.get("choices") or None
     for turn in values.get("transcript", []):
-        out.print(turn_line(turn))
-        if turn.content and turn.role != "user":
-            out.print(f"    {escape(short(turn.content, 400))}")
+        for line in turn_block(turn, choices):
+            out.print(line)
     if state.status == "finished":
-        print_result(pattern, result_of(pattern, thread, values, 0.0), json_output=False)
+        print_result(pattern, result_of(pattern, thread, values, wall_s), json_output=False)
     else:
-        out.print(f"{state.status}: {escape(state.where())}")
+        out.print(f"{state.status}: {escape(state.where())} · {wall_s:.1f}s wall so far")
 
 
 @app.command()
@@ -256,23 +288,37 @@ def history(
     if json_output:
         emit_json([jsonable(asdict(e)) for e in entries])
         return
-    table = Table("checkpoint", "step", "round", "next", "source", "created")
+    table = _table(
+        Column("checkpoint", no_wrap=True),
+        Column("round", justify="right", no_wrap=True),
+        Column("source", no_wrap=True),
+        Column("created (UTC)", no_wrap=True),
+        Column("next", ratio=1),
+    )
     for e in entries:
         table.add_row(
             e.checkpoint_id,
-            str(e.step),
             "-" if e.round is None else str(e.round),
-            ", ".join(e.next) or "(end)",
             str(e.source),
-            str(e.created_at)[:19].replace("T", " "),
+            _minute(e.created_at, seconds=True),
+            ", ".join(e.next) or "(end)",
         )
     out.print(table)
+    err.print(
+        f"[dim]branch from one: debategraph fork {escape(thread)} --at CHECKPOINT --db "
+        f"{escape(db)} (a unique start of its id is enough)[/dim]"
+    )
 
 
 @app.command()
 def fork(
     thread: Annotated[str, typer.Argument(help="The thread to branch from.")],
-    at: Annotated[str, typer.Option("--at", help="Checkpoint id (see debategraph history).")],
+    at: Annotated[
+        str,
+        typer.Option(
+            "--at", help="Checkpoint id, or a unique start of it (see debategraph history)."
+        ),
+    ],
     interject_text: InterjectOpt = None,
     new_thread: Annotated[
         str | None, typer.Option("--thread", help="Id of the new thread (generated if absent).")
@@ -291,8 +337,8 @@ def fork(
         spec = ModelSpec(**run.model).validated()
         runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive)
         target = new_thread or uuid.uuid4().hex[:12]
-        fork_thread(runner.graph, saver, thread, at, target)
-        err.print(f"forked thread {thread} at checkpoint {at} into thread {target}")
+        checkpoint = fork_thread(runner.graph, saver, thread, at, target)
+        err.print(f"forked thread {thread} at checkpoint {checkpoint} into thread {target}")
         if interject_text is not None:
             try:
                 state = _state(runner.graph, target, run.pattern)
@@ -368,10 +414,13 @@ def export(
         graph = compile_graph(saver, run)
         values = graph.get_state(thread_config(thread)).values
         status = _state(graph, thread, run.pattern).status
+        wall_s = thread_wall_time(saver, thread)
     if fmt == "md":
-        text = render_markdown(thread, values, pattern=get_pattern(run.pattern), status=status)
+        pattern = get_pattern(run.pattern)
+        text = render_markdown(thread, values, pattern=pattern, status=status, wall_s=wall_s)
     else:
-        text = json.dumps(export_json(thread, values, status=status), indent=2) + "\n"
+        document = export_json(thread, values, status=status, wall_s=wall_s)
+        text = json.dumps(document, indent=2) + "\n"
     if output is None:
         sys.stdout.write(text)
         return

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +79,7 @@ def model_label(spec: ModelSpec) -> str:
 
 
 def turn_line(turn: Turn, *, with_round: bool = True) -> str:
-    """One transcript record as a line of Rich markup.
+    """One transcript record as a line of Rich markup (the live view of a run).
 
     Args:
         turn: The record.
@@ -89,17 +89,79 @@ def turn_line(turn: Turn, *, with_round: bool = True) -> str:
         The line.
     """
     head = f"[dim]r{turn.round}[/dim] " if with_round else ""
-    cost = f"[dim]{turn.usage.latency_s:.1f}s {turn.usage.total_tokens} tok[/dim]"
     if turn.role == "user":
-        from debategraph.state.records import INTERJECT_STAGE  # pydantic: not for --help
-
-        what = "interjection" if turn.stage == INTERJECT_STAGE else turn.stage
-        return f"{head}[bold]user[/bold] ({what}): {escape(short(turn.content, 200))}"
+        return f"{head}{_user_head(turn)}: {escape(short(turn.content, 200))}"
+    cost = _cost(turn)
     if turn.answer is not None:
         return f"{head}{turn.agent:<10} → [bold]{escape(turn.answer)}[/bold]  {cost}"
     if turn.reason and not turn.content:
         return f"{head}{turn.agent:<10} abstains: {escape(turn.reason)}  {cost}"
     return f"{head}{turn.agent:<10} ({turn.stage}): {escape(short(turn.content, 300))}  {cost}"
+
+
+def turn_block(turn: Turn, choices: Sequence[str] | None = None) -> list[str]:
+    """One transcript record as ``show`` prints it: a head line, then its whole text once.
+
+    A record with an answer labels both fields: ``answer 48.5`` is the typed answer the
+    run counted, ``reasoning:`` the text the agent wrote. Where the reasoning states
+    another answer (read with :func:`~debategraph.strategies.answers.extract_answer`),
+    the head says so (``answer 48.5 (reasoning says 48)``); where the record notes how
+    its answer came about (a repaired reply...), the head says that too.
+
+    Args:
+        turn: The record.
+        choices: The thread's answer choices, if its question has them.
+
+    Returns:
+        Lines of Rich markup.
+    """
+    head = f"[dim]r{turn.round}[/dim] "
+    if turn.role == "user":
+        return [f"{head}{_user_head(turn)}", *_body(turn.content)]
+    head += f"[bold]{escape(turn.agent)}[/bold] ({escape(turn.stage)})"
+    if turn.answer is None:
+        if turn.reason:
+            head += f" abstains: {escape(turn.reason)}"
+        return [f"{head}  {_cost(turn)}", *_body(turn.content)]
+    head += f" answer [bold]{escape(turn.answer)}[/bold]"
+    stated = _stated_answer(turn, choices)
+    if stated is not None:
+        head += f" (reasoning says {escape(stated)})"
+    if turn.confidence is not None:
+        head += f" · confidence {turn.confidence:.2f}"
+    if turn.reason:
+        head += f" · {escape(turn.reason)}"
+    return [f"{head}  {_cost(turn)}", *_body(turn.content, label="reasoning: ")]
+
+
+def _user_head(turn: Turn) -> str:
+    from debategraph.state.records import INTERJECT_STAGE  # pydantic: not for --help
+
+    what = "interjection" if turn.stage == INTERJECT_STAGE else turn.stage
+    return f"[bold]user[/bold] ({what})"
+
+
+def _cost(turn: Turn) -> str:
+    return f"[dim]{turn.usage.latency_s:.1f}s {turn.usage.total_tokens} tok[/dim]"
+
+
+def _body(text: str, *, label: str = "") -> list[str]:
+    """A record's whole text, indented (nothing for an empty text)."""
+    lines = text.strip().splitlines()
+    if not lines:
+        return []
+    return [f"    {label}{escape(lines[0])}", *(f"    {escape(line)}" for line in lines[1:])]
+
+
+def _stated_answer(turn: Turn, choices: Sequence[str] | None) -> str | None:
+    """The answer a record's reasoning states, where it is not the record's answer."""
+    from debategraph.strategies.answers import extract_answer
+
+    stated = extract_answer(turn.content, choices=choices or None)
+    if stated is None or turn.answer is None:
+        return None
+    own = extract_answer(turn.answer, loose=True, choices=choices or None) or turn.answer
+    return None if stated == own else stated
 
 
 class Progress:
@@ -171,13 +233,17 @@ def _streamed_turn(pattern: Pattern, node: str, turn: Turn) -> bool:
     return pattern.streamed_stage is None or turn.stage == pattern.streamed_stage
 
 
-def print_result(pattern: Pattern, result: Mapping[str, Any], json_output: bool) -> None:
+def print_result(
+    pattern: Pattern, result: Mapping[str, Any], json_output: bool, *, db: str | None = None
+) -> None:
     """Print a run's result: the pattern's headline with the common tail, or JSON.
 
     Args:
         pattern: The thread's pattern.
         result: What :func:`~debategraph.cli.runner.result_of` made.
         json_output: Print one JSON object instead.
+        db: The thread's ``--db``: given, a dim line on stderr after the result says how to
+            read its transcript (``show``) and export it (not with ``json_output``).
     """
     if json_output:
         emit_json(result)
@@ -186,7 +252,7 @@ def print_result(pattern: Pattern, result: Mapping[str, Any], json_output: bool)
     tail = (
         f"{result['termination_reason']} · {usage['calls']} calls, "
         f"{usage['prompt_tokens'] + usage['completion_tokens']:,} tokens · "
-        f"{result['wall_s']:.1f}s · thread {result['thread_id']}"
+        f"{result['wall_s']:.1f}s wall · thread {result['thread_id']}"
     )
     lines = pattern.headline(result) or [""]
     out.print(f"{lines[0]} · {tail}" if lines[0] else tail)
@@ -194,3 +260,9 @@ def print_result(pattern: Pattern, result: Mapping[str, Any], json_output: bool)
         out.print(line)
     if result.get("report_file"):
         out.print(f"  report written to {escape(result['report_file'])}")
+    if db is not None:
+        thread = f"{result['thread_id']} --db {db}"
+        err.print(
+            f"[dim]transcript: debategraph show {escape(thread)} · "
+            f"export: debategraph export {escape(thread)} --format md[/dim]"
+        )
