@@ -652,7 +652,15 @@ def test_describe_summary_headline_progress() -> None:
     script = Script([go_on()])
     values = build_meeting(script.model).compile().invoke({"topic": TOPIC})
     summary = PATTERN.summary({**values, "round": 4, "transcript": []})
-    assert set(summary) == {"topic", "decision", "controller", "stage", "rounds", "transcript"}
+    assert set(summary) == {
+        "topic",
+        "decision",
+        "decision_fallback",
+        "controller",
+        "stage",
+        "rounds",
+        "transcript",
+    }
     assert summary["decision"] == DECISION
     assert [d["stage"] for d in summary["controller"]] == [
         "presentation",

@@ -180,13 +180,22 @@ def run_eval(
             midway, naming the question and how to resume (every answer so far is saved).
     """
     from debategraph.eval.datasets import select
-    from debategraph.eval.modes import check_settings, parse_modes
+    from debategraph.eval.modes import (
+        check_settings,
+        parse_modes,
+        plain_vote_modes,
+        plain_vote_note,
+    )
 
     agents, rounds, neighbours = shape
     chosen = parse_modes(modes)
     if parallel < 1:
         raise UsageError(f"--parallel {parallel} must be at least 1")
     check_settings(chosen, agents=agents, rounds=rounds, neighbours=neighbours)
+    votes_only = plain_vote_modes(chosen, rounds)
+    notes = [plain_vote_note(votes_only)] if votes_only else []
+    for line in notes:
+        err.print(f"note: {escape(line)}")
     loaded = _load(kind, dataset)
     offset, limit, seed = selection
     items, note = select(loaded.items, offset=offset, limit=limit, seed=seed)
@@ -221,6 +230,8 @@ def run_eval(
         "agents": agents,
         "rounds": rounds,
         "neighbours": neighbours,
+        "plain_vote_modes": votes_only,
+        "notes": notes,
         "parallel": parallel,
         "model": model_label(spec),
         "threads": counts,

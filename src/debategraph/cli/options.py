@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -89,3 +89,38 @@ def run_options(
 
 def report_option(report: ReportOpt = None) -> None:
     """The option of a pattern that writes a report (its signature is what counts)."""
+
+
+def flags_without_type(params: list[Any]) -> list[Any]:
+    """``params`` with nothing shown after a flag's name in ``--help``.
+
+    Typer's Rich help prints a type beside every option, flags too (``--json <bool>``,
+    ``--help <bool>``), but a flag takes no value: an empty metavar shows none.
+
+    Args:
+        params: A command's parameters (``get_params(ctx)``: its ``--help`` included).
+
+    Returns:
+        The same list, each flag's metavar set to ``""`` unless one was given.
+    """
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+def command_without_flag_types(command: Any, ctx: Any) -> Any:
+    """A command, and each command of a group, with :func:`flags_without_type` applied.
+
+    Args:
+        command: A (typer-vendored) click command or group, or ``None``.
+        ctx: The context it is resolved in.
+
+    Returns:
+        ``command``.
+    """
+    if command is not None:
+        flags_without_type(command.get_params(ctx))
+        for sub in (getattr(command, "commands", None) or {}).values():
+            command_without_flag_types(sub, ctx)
+    return command

@@ -22,6 +22,8 @@ VOTE = "vote"
 DEBATE_RING = "debate-ring"
 DEBATE_FULL = "debate-full"
 MODES = (SINGLE, VOTE, DEBATE_RING, DEBATE_FULL)
+#: The modes whose solvers hear each other after the first round.
+DEBATE_MODES = (DEBATE_RING, DEBATE_FULL)
 
 
 def parse_modes(text: str) -> tuple[str, ...]:
@@ -101,3 +103,37 @@ def check_settings(modes: Sequence[str], *, agents: int, rounds: int, neighbours
             build_solver_debate(None, **settings)
         except ValueError as exc:
             raise UsageError(f"{mode}: {exc}") from exc
+
+
+def plain_vote_modes(modes: Sequence[str], rounds: int) -> list[str]:
+    """The debate modes that ``rounds`` makes plain votes: with one round nobody is heard.
+
+    In round 1 every solver answers the question alone; only later rounds show it its
+    neighbours' answers. With ``--rounds 1`` a debate mode is therefore a majority vote
+    of independent answers, the ``vote`` mode on another thread, and its results are
+    valid as that, not as a debate.
+
+    Args:
+        modes: The modes run.
+        rounds: ``--rounds``.
+
+    Returns:
+        The debate modes among ``modes`` that exchange nothing (none unless ``rounds`` is 1).
+    """
+    return [m for m in modes if m in DEBATE_MODES] if rounds == 1 else []
+
+
+def plain_vote_note(modes: Sequence[str]) -> str:
+    """The note that says which debate modes ran as plain votes.
+
+    Args:
+        modes: What :func:`plain_vote_modes` returned (not empty).
+
+    Returns:
+        One line, for the screen and ``results.json``.
+    """
+    what = "are plain majority votes" if len(modes) > 1 else "is a plain majority vote"
+    return (
+        f"--rounds 1: {' and '.join(modes)} {what} (in round 1 no solver hears another, "
+        f"so nothing is debated); use --rounds 2 or more to debate"
+    )

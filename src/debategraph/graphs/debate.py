@@ -23,7 +23,15 @@ import typer
 from rich.markup import escape
 
 from debategraph.errors import UsageError
-from debategraph.graphs.pattern import Launch, Pattern, Values, pausing, short
+from debategraph.graphs.pattern import (
+    Launch,
+    Pattern,
+    Values,
+    fallback_note,
+    pausing,
+    short,
+    time_limit_option,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -163,6 +171,7 @@ def build_debate(
     history: HistoryMode = "full",
     keep_last: int = 4,
     pause_after_round: bool = False,
+    time_limit_s: float | None = None,
     state_schema: type[Any] | None = None,
 ) -> StateGraph[Any, Context, DebateInput, DebateOutput]:
     """Build the debate graph (uncompiled).
@@ -194,6 +203,9 @@ def build_debate(
             ``Command(resume={"approve": True})`` or ``Command(resume={"interject":
             "text"})`` (the text is shown to every debater next round). Needs a
             checkpointer.
+        time_limit_s: Seconds the debate may take (``None``: no limit). At the
+            deadline the call in flight is cancelled (recorded with the reason), none
+            starts after it, and the debate ends ``time_limit``.
         state_schema: State schema; may extend :class:`~debategraph.state.DebateState`
             (the default).
 
@@ -224,6 +236,7 @@ def build_debate(
     from debategraph.nodes.dual import loop_node
     from debategraph.state.debate import DebateInput, DebateOutput, DebateState
 
+    loop.check_time_limit(time_limit_s)
     binding = bind(model)
     builder: StateGraph[Any, Context, DebateInput, DebateOutput] = StateGraph(
         state_schema or DebateState,
@@ -231,7 +244,7 @@ def build_debate(
         input_schema=DebateInput,
         output_schema=DebateOutput,
     )
-    builder.add_node(loop.OPEN_ROUND_NODE, nodes.make_open_round())
+    builder.add_node(loop.OPEN_ROUND_NODE, nodes.make_open_round(time_limit_s))
     previous = loop.OPEN_ROUND_NODE
     for name in setup.names:
         builder.add_node(name, nodes.make_debater(name, setup, binding))
@@ -305,6 +318,13 @@ def debate_command(
     keep_last: Annotated[
         int, typer.Option("--keep-last", help="Turns kept verbatim with --history window.")
     ] = 4,
+    time_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--time-limit",
+            help="End the debate after this long (30m, 90s, 1h): calls in flight are cancelled.",
+        ),
+    ] = None,
 ) -> Launch:
     """Named debaters argue a motion turn by turn; optional moderator and judge."""
     if not topic.strip():
@@ -321,6 +341,9 @@ def debate_command(
         "history": history,
         "keep_last": keep_last,
     }
+    seconds = time_limit_option(time_limit)
+    if seconds is not None:
+        settings["time_limit_s"] = seconds
     return Launch(settings, {"topic": topic})
 
 
@@ -350,25 +373,55 @@ def _summary(values: Values) -> dict[str, Any]:
 
 def _headline(result: Values) -> list[str]:
     winner = result.get("winner")
-    shown = escape(str(winner)) if winner else "no verdict (no judge)"
-    lines = [f"winner [bold]{shown}[/bold] · {result['rounds_completed']} rounds"]
     verdict = result.get("verdict") or {}
+    shown = escape(str(winner)) if winner else "no verdict (no judge)"
+    why = fallback_note(verdict.get("fallback"))
+    lines = [f"winner [bold]{shown}[/bold]{why} · {result['rounds_completed']} rounds"]
     if verdict.get("rationale"):
         lines.append(f"  {escape(short(verdict['rationale'], 300))}")
+    over = [w for w in result.get("words") or () if w["words"] > w["limit"]]
+    if over:
+        turns = ", ".join(
+            f"r{w['round']} {escape(w['debater'])} {words_note(w['words'], w['limit'])}"
+            for w in over
+        )
+        lines.append(f"  longer than asked: {turns}")
     return lines
+
+
+def words_note(words: int, limit: int) -> str:
+    """How long a turn was against the length the debater was asked for.
+
+    Args:
+        words: Words in the turn.
+        limit: The word limit in its prompt (``--words``).
+
+    Returns:
+        E.g. ``(236 words; asked for 40)``.
+    """
+    return f"({words} words; asked for {limit})"
 
 
 def _progress(node: str, update: Values) -> list[str]:
     lines = []
+    for count in update.get("word_counts") or ():
+        if count.over_limit:  # the turn was streamed (or printed) just before
+            lines.append(
+                f"  [dim]{escape(count.debater)} {words_note(count.words, count.limit)}[/dim]"
+            )
     if update.get("moderator_decisions"):
         decision = update["moderator_decisions"][-1]
         settled = "settled" if decision.settled else "not settled"
         lines.append(
-            f"  [dim]moderator: {settled}, leading {escape(decision.leading)}: "
-            f"{escape(short(decision.reason, 160))}[/dim]"
+            f"  [dim]moderator: {settled}, leading {escape(decision.leading)}"
+            f"{fallback_note(decision.fallback)}: {escape(short(decision.reason, 160))}[/dim]"
         )
     if update.get("verdict") is not None:
-        lines.append(f"  judge: winner [bold]{escape(update['verdict'].winner)}[/bold]")
+        verdict = update["verdict"]
+        lines.append(
+            f"  judge: winner [bold]{escape(verdict.winner)}[/bold]"
+            f"{fallback_note(verdict.fallback)}"
+        )
     return lines
 
 

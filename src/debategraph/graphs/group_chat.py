@@ -23,7 +23,15 @@ import typer
 from rich.markup import escape
 
 from debategraph.errors import UsageError
-from debategraph.graphs.pattern import Launch, Pattern, Values, pausing, short
+from debategraph.graphs.pattern import (
+    Launch,
+    Pattern,
+    Values,
+    fallback_note,
+    pausing,
+    short,
+    time_limit_option,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -80,7 +88,9 @@ def build_group_chat(
             :class:`~debategraph.strategies.selection.Selector` (``Rules``...).
         first: The first speaker (for ``sequential`` and ``llm``).
         until: Termination conditions, as objects or the CLI's strings
-            (``regex:PATTERN@Agent``, ``llm:QUESTION@Agent``); any one ends the chat.
+            (``regex:PATTERN@Agent``, ``llm:QUESTION@Agent``, ``timeout:90s``); any one
+            ends the chat. A time limit (``timeout``) bounds each invocation's wall time:
+            at its deadline the call in flight is cancelled and the chat ends ``time_limit``.
         termination: A condition built with the strategies' vocabulary (``regex(...) |
             max_turns(20)``...); it must hold a hard cap unless ``max_turns`` is given.
         max_turns: The hard cap in turns (default 10 when nothing else is given); it is
@@ -197,10 +207,18 @@ def chat_command(
         list[str] | None,
         typer.Option(
             "--until",
-            help="regex:PATTERN\\[@Agent] or llm:QUESTION\\[@Agent]; any one ends the chat.",
+            help="regex:PATTERN\\[@Agent], llm:QUESTION\\[@Agent] or timeout:DURATION; "
+            "any one ends the chat.",
         ),
     ] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", help="The hard cap in turns.")] = 10,
+    time_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--time-limit",
+            help="End the chat after this long (30m, 90s, 1h): calls in flight are cancelled.",
+        ),
+    ] = None,
     max_in_a_row: Annotated[
         int | None,
         typer.Option("--max-in-a-row", help="Most turns one agent speaks in a row."),
@@ -216,11 +234,13 @@ def chat_command(
     if agents_file is not None:
         members.extend(_agents_from_file(agents_file))
     defaults = not members
+    seconds = time_limit_option(time_limit)
+    deadline = [f"timeout:{seconds:g}s"] if seconds is not None else []
     settings: dict[str, Any] = {
         "agents": list(DEFAULT_AGENTS) if defaults else members,
         "selection": select,
         "first": first,
-        "until": list(until or (DEFAULT_UNTIL if defaults else ())),
+        "until": [*(until or (DEFAULT_UNTIL if defaults else ())), *deadline],
         "max_turns": max_turns,
         "max_in_a_row": max_in_a_row,
         "keep_last": keep_last,
@@ -272,6 +292,12 @@ def _summary(values: Values) -> dict[str, Any]:
     }
 
 
+#: Fallback selections the result lists one by one (the rest are counted).
+SHOWN_FALLBACKS = 5
+#: Why a fallback selection happened, when its record gives no note.
+NO_AGENT = "the selector named no agent"
+
+
 def _headline(result: Values) -> list[str]:
     lines = [f"{result['turns']} turns · {escape(result.get('termination_detail') or '')}"]
     messages = [m for m in result.get("transcript") or [] if m["role"] == "agent"]
@@ -280,13 +306,24 @@ def _headline(result: Values) -> list[str]:
         lines.append(
             f"  last: [bold]{escape(last['agent'])}[/bold]: {escape(short(last['content'], 300))}"
         )
+    fallbacks = [s for s in result.get("selections") or () if s["method"] == "fallback"]
+    lines += [
+        f"  speaker of turn {s['turn']}: {escape(s['agent'])}{fallback_note(s['note'] or NO_AGENT)}"
+        for s in fallbacks[:SHOWN_FALLBACKS]
+    ]
+    if len(fallbacks) > SHOWN_FALLBACKS:
+        more = len(fallbacks) - SHOWN_FALLBACKS
+        lines.append(f"  and {more} more speaker(s) picked by fallback (--json: selections)")
     return lines
 
 
 def _progress(node: str, update: Values) -> list[str]:
     lines = []
     for record in update.get("selections") or ():
-        if record.method in ("fallback", "guard"):
+        if record.method == "fallback":
+            why = fallback_note(record.note or NO_AGENT)
+            lines.append(f"  [dim]select: {escape(record.agent)}{why}[/dim]")
+        elif record.method == "guard":
             lines.append(f"  [dim]select: {escape(record.note or record.method)}[/dim]")
     if update.get("termination_detail"):
         lines.append(f"  [dim]ends: {escape(update['termination_detail'])}[/dim]")

@@ -25,7 +25,15 @@ import typer
 from rich.markup import escape
 
 from debategraph.errors import UsageError
-from debategraph.graphs.pattern import Launch, Pattern, Values, pausing, short
+from debategraph.graphs.pattern import (
+    Launch,
+    Pattern,
+    Values,
+    fallback_note,
+    pausing,
+    short,
+    time_limit_option,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -35,6 +43,7 @@ if TYPE_CHECKING:
     from debategraph.models import ModelBinding, ModelSpec
     from debategraph.nodes.meeting import MeetingSetup
     from debategraph.state.meeting import MeetingInput, MeetingOutput, Stage
+    from debategraph.state.records import Turn
 
     StageLike = Stage | Mapping[str, Any]
 
@@ -76,7 +85,12 @@ DEFAULT_STAGES: tuple[Mapping[str, Any], ...] = (
 
 
 def meeting_setup(
-    stages: Sequence[StageLike], *, max_rounds: int, keep_last: int, pause_after_round: bool
+    stages: Sequence[StageLike],
+    *,
+    max_rounds: int,
+    keep_last: int,
+    pause_after_round: bool,
+    time_limit_s: float | None = None,
 ) -> MeetingSetup:
     """Validate a meeting's settings.
 
@@ -85,6 +99,7 @@ def meeting_setup(
         max_rounds: As for :func:`build_meeting`.
         keep_last: As for :func:`build_meeting`.
         pause_after_round: As for :func:`build_meeting`.
+        time_limit_s: As for :func:`build_meeting`.
 
     Returns:
         The settings, every stage with its round cap.
@@ -93,13 +108,16 @@ def meeting_setup(
         ValueError: On any bad setting, naming the value and what is allowed.
     """
     from debategraph.nodes.meeting import MeetingSetup, parse_stages
+    from debategraph.nodes.rounds import check_time_limit
 
     if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0:
         raise ValueError(f"keep_last must be 0 (all) or more, got {keep_last!r}")
+    check_time_limit(time_limit_s)
     return MeetingSetup(
         stages=parse_stages(stages, max_rounds),
         keep_last=keep_last,
         pause_after_round=pause_after_round,
+        time_limit_s=time_limit_s,
     )
 
 
@@ -110,6 +128,7 @@ def build_meeting(
     max_rounds: int = 2,
     keep_last: int = DEFAULT_KEEP_LAST,
     pause_after_round: bool = False,
+    time_limit_s: float | None = None,
     state_schema: type[Any] | None = None,
 ) -> StateGraph[Any, Context, MeetingInput, MeetingOutput]:
     """Build the meeting graph (uncompiled).
@@ -131,6 +150,10 @@ def build_meeting(
             resume with ``Command(resume={"approve": True})`` or
             ``Command(resume={"interject": "text"})`` (the next speakers read it). Needs
             a checkpointer.
+        time_limit_s: Seconds the meeting may take (``None``: no limit). At the
+            deadline the call in flight is cancelled (recorded with the reason), none
+            starts after it, and the meeting ends ``time_limit`` (the chair's decision
+            then falls back without a call).
         state_schema: State schema; may extend :class:`~debategraph.state.MeetingState`
             (the default).
 
@@ -141,7 +164,11 @@ def build_meeting(
         ValueError: On any bad setting, naming the value and what is allowed.
     """
     setup = meeting_setup(
-        stages, max_rounds=max_rounds, keep_last=keep_last, pause_after_round=pause_after_round
+        stages,
+        max_rounds=max_rounds,
+        keep_last=keep_last,
+        pause_after_round=pause_after_round,
+        time_limit_s=time_limit_s,
     )
 
     from langgraph.graph import END, START, StateGraph
@@ -235,6 +262,13 @@ def meeting_command(
     keep_last: Annotated[
         int, typer.Option("--keep-last", help="Latest messages a speaker reads (0: all).")
     ] = DEFAULT_KEEP_LAST,
+    time_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--time-limit",
+            help="End the meeting after this long (30m, 90s, 1h): calls in flight are cancelled.",
+        ),
+    ] = None,
 ) -> Launch:
     """Staged meeting: presenter, discussion, summary; a round controller and a decision."""
     if not topic.strip():
@@ -250,6 +284,9 @@ def meeting_command(
         if isinstance(data, Mapping) and set(data) == {"stages"}:
             data = data["stages"]
     settings: dict[str, Any] = {"stages": data, "max_rounds": max_rounds, "keep_last": keep_last}
+    seconds = time_limit_option(time_limit)
+    if seconds is not None:
+        settings["time_limit_s"] = seconds
     return Launch(settings, {"topic": topic})
 
 
@@ -270,6 +307,7 @@ def _summary(values: Values) -> dict[str, Any]:
     return {
         "topic": values.get("topic"),
         "decision": decision.model_dump(mode="json") if decision is not None else None,
+        "decision_fallback": None if decision else chair_fallback(values.get("transcript") or ()),
         "controller": [d.model_dump(mode="json") for d in values.get("controller_decisions", [])],
         "stage": values.get("stage"),
         "rounds": values.get("round", 0),
@@ -277,35 +315,71 @@ def _summary(values: Values) -> dict[str, Any]:
     }
 
 
+def chair_fallback(turns: Sequence[Turn]) -> str | None:
+    """Why the chair's final decision is none, when its call fell back.
+
+    Args:
+        turns: Transcript records (:class:`~debategraph.state.records.Turn`): the
+            thread's, or a node's update.
+
+    Returns:
+        ``the chair gave no usable decision: <why>`` from the chair's latest decision
+        turn that has no answer, or ``None``.
+    """
+    from debategraph.nodes.meeting.prompts import CHAIR_FALLBACK
+    from debategraph.nodes.meeting.setup import CHAIR_AGENT, DECISION_STAGE
+
+    for turn in reversed(turns):
+        if turn.agent == CHAIR_AGENT and turn.stage == DECISION_STAGE:
+            return f"{CHAIR_FALLBACK}: {turn.reason}" if turn.reason else None
+    return None
+
+
 def _headline(result: Values) -> list[str]:
     decision = result.get("decision")
     stages = len({d.get("stage") for d in result.get("controller") or ()})
     tail = f"{result.get('rounds', 0)} rounds over {stages} stage{'s' if stages != 1 else ''}"
     if not decision:
-        return [f"decision [bold]none[/bold] · {tail}"]
-    lines = [f"decision [bold]{escape(short(decision['decision'], 200))}[/bold] · {tail}"]
-    if decision.get("rationale"):
-        lines.append(f"  {escape(short(decision['rationale'], 300))}")
-    lines += [f"  dissent: {escape(short(d, 160))}" for d in decision.get("dissent") or ()]
-    lines += [f"  next: {escape(short(s, 160))}" for s in decision.get("next_steps") or ()]
+        why = fallback_note(result.get("decision_fallback"))
+        lines = [f"decision [bold]none[/bold]{why} · {tail}"]
+    else:
+        lines = [f"decision [bold]{escape(short(decision['decision'], 200))}[/bold] · {tail}"]
+        if decision.get("rationale"):
+            lines.append(f"  {escape(short(decision['rationale'], 300))}")
+        lines += [f"  dissent: {escape(short(d, 160))}" for d in decision.get("dissent") or ()]
+        lines += [f"  next: {escape(short(s, 160))}" for s in decision.get("next_steps") or ()]
+    for made in result.get("controller") or ():
+        if made.get("fallback"):
+            why = fallback_note(f"{CONTROLLER_GAVE_NOTHING}: {made['fallback']}")
+            lines.append(
+                f"  stage {escape(made['stage'])}, round {made['stage_round']}/"
+                f"{made['max_rounds']}: {escape(made['action'])}{why}"
+            )
     return lines
+
+
+#: How a controller decision that fell back is explained on screen.
+CONTROLLER_GAVE_NOTHING = "the controller gave no usable decision"
 
 
 def _progress(node: str, update: Values) -> list[str]:
     lines = []
     for decision in update.get("controller_decisions") or ():
-        how = "forced" if decision.forced else "fallback" if decision.fallback else "controller"
+        how = "forced" if decision.forced else "controller"
         step = f"stage {escape(update['stage'])}" if "stage" in update else "the final decision"
         if decision.action == "continue":
             step = f"round {decision.stage_round + 1}"
+        why = fallback_note(decision.fallback)
         lines.append(
             f"  [dim]stage {escape(decision.stage)}, round {decision.stage_round}/"
-            f"{decision.max_rounds}: {how} → {step}: {escape(short(decision.reason, 160))}[/dim]"
+            f"{decision.max_rounds}: {how} → {step}{why}: "
+            f"{escape(short(decision.reason, 160))}[/dim]"
         )
     if "decision" in update and node != "open_round":
         decision = update["decision"]
         shown = escape(short(decision.decision, 200)) if decision else "none"
-        lines.append(f"  chair: decision [bold]{shown}[/bold]")
+        why = "" if decision else fallback_note(chair_fallback(update.get("transcript") or ()))
+        lines.append(f"  chair: decision [bold]{shown}[/bold]{why}")
     return lines
 
 

@@ -119,6 +119,27 @@ def pausing(settings: Values) -> str:
     return ", pausing after each round" if settings.get("pause_after_round") else ""
 
 
+def fallback_note(reason: str | None) -> str:
+    """`` (fallback: reason)`` after a value that is not the agent's own call, for headlines.
+
+    Every pattern marks a result that the graph filled in (a judge's unknown winner read as
+    a tie, a selector's unusable answer replaced by the next speaker, a controller or a
+    chair that gave nothing usable) with this one phrase, beside the value it explains,
+    so a fallback never reads as a judgement.
+
+    Args:
+        reason: Why the value is a fallback; ``None`` or empty when it is not one.
+
+    Returns:
+        The phrase as Rich markup (the reason escaped, on one line), or ``""``.
+    """
+    if not reason:
+        return ""
+    from rich.markup import escape
+
+    return f" (fallback: {escape(short(reason, 200))})"
+
+
 def short(text: str, limit: int) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis.
 
@@ -131,3 +152,29 @@ def short(text: str, limit: int) -> str:
     """
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def parse_time_limit(value: str) -> float:
+    """``--time-limit``: ``30m`` / ``90s`` / ``1h`` / ``120`` -> seconds.
+
+    Args:
+        value: The option's value.
+
+    Returns:
+        Seconds (> 0).
+
+    Raises:
+        UsageError: One line naming the value and the allowed form.
+    """
+    from debategraph.errors import UsageError
+    from debategraph.strategies.termination.factories import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"--time-limit {exc}") from None
+
+
+def time_limit_option(value: str | None) -> float | None:
+    """An optional ``--time-limit`` in seconds (see :func:`parse_time_limit`), or ``None``."""
+    return None if value is None else parse_time_limit(value)

@@ -20,7 +20,7 @@ import typer
 from rich.markup import escape
 
 from debategraph.errors import UsageError
-from debategraph.graphs.pattern import Launch, Pattern, Values, pausing
+from debategraph.graphs.pattern import Launch, Pattern, Values, pausing, time_limit_option
 from debategraph.strategies.topology import SINGLE, TOPOLOGY_NAMES, Topology, make_topology
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ def build_solver_debate(
     stop_when_unanimous: bool = False,
     pause_after_round: bool = False,
     view_chars: int | None = DEFAULT_VIEW_CHARS,
+    time_limit_s: float | None = None,
     state_schema: type[Any] | None = None,
 ) -> StateGraph[Any, Context, SolverDebateInput, SolverDebateOutput]:
     """Build the solver debate graph (uncompiled).
@@ -74,6 +75,9 @@ def build_solver_debate(
             the first and last ``view_chars / 2`` characters (>= 40); ``None``: all of it.
             A solver reads its own previous answer, and of each neighbour the answer and
             this gist, so prompts stay the same size however long replies grow.
+        time_limit_s: Seconds the debate may take (``None``: no limit). At the deadline
+            the calls in flight are cancelled (recorded as abstentions with the reason),
+            none starts after it, and the debate ends ``time_limit``.
         state_schema: State schema; may extend
             :class:`~debategraph.state.SolverDebateState` (the default).
 
@@ -104,6 +108,7 @@ def build_solver_debate(
         raise ValueError(
             f"view_chars must be at least {MIN_VIEW_CHARS} (or None for all), got {view_chars}"
         )
+    loop.check_time_limit(time_limit_s)
     if isinstance(topology, str) and topology != SINGLE and agents < 2:
         raise ValueError(f"agents must be at least 2, got {agents}")
     k = min(2, agents - 1) if neighbours is None else neighbours
@@ -122,7 +127,10 @@ def build_solver_debate(
         input_schema=SolverDebateInput,
         output_schema=SolverDebateOutput,
     )
-    builder.add_node(loop.OPEN_ROUND_NODE, loop.open_round_node(nodes.check_question))
+    builder.add_node(
+        loop.OPEN_ROUND_NODE,
+        loop.open_round_node(nodes.check_question, time_limit_s=time_limit_s),
+    )
     for solver in topo.solvers:
         builder.add_node(solver, nodes.make_solver(solver, topo, binding, view_chars))
         builder.add_edge(loop.OPEN_ROUND_NODE, solver)
@@ -179,6 +187,13 @@ def solve_command(
     unanimous: Annotated[
         bool, typer.Option("--stop-when-unanimous", help="Stop early once all agree.")
     ] = False,
+    time_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--time-limit",
+            help="End the debate after this long (30m, 90s, 1h): calls in flight are cancelled.",
+        ),
+    ] = None,
     view_chars: Annotated[
         int,
         typer.Option(
@@ -207,6 +222,9 @@ def solve_command(
         "stop_when_unanimous": unanimous,
         "view_chars": view_chars or None,
     }
+    seconds = time_limit_option(time_limit)
+    if seconds is not None:
+        settings["time_limit_s"] = seconds
     graph_input: dict[str, Any] = {"question": question}
     if choices:
         from debategraph.strategies.answers import CHOICES_RULE, valid_choices

@@ -36,7 +36,7 @@ from debategraph.errors import ModelUnavailableError
 from debategraph.models.binding import ModelBinding, for_running_loop
 from debategraph.models.output import S, _cut_off_reply, _try_repair
 from debategraph.models.spec import StructuredMethod
-from debategraph.models.steps import Steps, arun_steps, run_steps
+from debategraph.models.steps import Steps, TimeLimitReached, arun_steps, run_steps
 from debategraph.state.records import Usage
 
 #: Characters per token when an endpoint reports no usage and its count is estimated.
@@ -157,6 +157,8 @@ def structured_steps(
         started = time.perf_counter()
         try:
             out = yield runnable, prompt
+        except TimeLimitReached as exc:  # the run's deadline: no retry, a recorded fallback
+            return CallResult(None, usage + _spent(exc), _made(attempts, exc), reason=str(exc))
         except openai.APIStatusError as exc:
             if method == "json_schema" and _rejects_json_schema(exc):
                 _NO_JSON_SCHEMA.add(model.endpoint)
@@ -262,6 +264,8 @@ def text_steps(
         started = time.perf_counter()
         try:
             reply = yield model.chat, list(messages)
+        except TimeLimitReached as exc:  # the run's deadline: no retry, a recorded fallback
+            return TextResult("", usage + _spent(exc), _made(attempts, exc), reason=str(exc))
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise _unavailable(model, exc) from exc
         usage = usage + _usage_of(reply, time.perf_counter() - started, messages)
@@ -269,6 +273,18 @@ def text_steps(
         if text:
             return TextResult(text, usage, attempts)
     return TextResult("", usage, attempts, reason=f"empty reply after {attempts} attempt(s)")
+
+
+def _spent(cut: TimeLimitReached) -> Usage:
+    """The usage of a call the deadline cut short: its time in flight, no tokens."""
+    if cut.in_flight_s is None:
+        return Usage()
+    return Usage(calls=1, latency_s=round(cut.in_flight_s, 6))
+
+
+def _made(attempts: int, cut: TimeLimitReached) -> int:
+    """The calls made, counting the last only if it was (cancelled in flight)."""
+    return attempts if cut.in_flight_s is not None else attempts - 1
 
 
 def _rejects_json_schema(exc: openai.APIStatusError) -> bool:

@@ -8,12 +8,21 @@ awaits ``ainvoke`` on the running loop; both hold a place of the process's call 
 (:mod:`debategraph.models.limits`). A graph node written as such a generator gets a sync
 and a native async path from one body (:func:`debategraph.nodes.dual.agent_node`).
 
+Both take an optional ``deadline`` (a Unix time, the run's time limit): a call is not
+made at or after it, and under ``arun_steps`` a call still in flight when it passes is
+cancelled. Either way the steps are thrown :class:`TimeLimitReached`, which the calls of
+:mod:`debategraph.models.calls` record as their fallback (no retry). Under ``run_steps``
+a call already started runs to its end (or its request timeout): a blocking call cannot
+be cancelled from its own thread.
+
 This module imports no model client: graphs use it when they are declared, and the
 model stack loads on the first call.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeAlias, TypeVar
 
@@ -28,13 +37,50 @@ R = TypeVar("R")
 #: the call's exception, which it handles or re-raises), and returns the call's result.
 Steps: TypeAlias = Generator[tuple[Runnable[Any, Any], Any], Any, R]
 
+#: Makes one model call: ``(runnable, input, deadline) -> reply``.
+Call: TypeAlias = Callable[[Runnable[Any, Any], Any, "float | None"], Awaitable[Any]]
 
-async def _run(steps: Steps[R], call: Callable[[Runnable[Any, Any], Any], Awaitable[Any]]) -> R:
+#: Why a call was not made: the run's deadline had passed.
+NOT_MADE = "time limit reached: call not made (past the run's deadline)"
+
+
+class TimeLimitReached(Exception):
+    """Thrown into a call's steps: the run's time limit passed before the call ended.
+
+    Its message says what happened to the call (cancelled after how long, or not made);
+    the calls of :mod:`debategraph.models.calls` record it as their fallback reason.
+
+    Attributes:
+        in_flight_s: How long the cancelled call was in flight; ``None``: not made.
+    """
+
+    def __init__(self, in_flight_s: float | None = None) -> None:
+        self.in_flight_s = in_flight_s
+        if in_flight_s is None:
+            super().__init__(NOT_MADE)
+        else:
+            super().__init__(f"time limit reached: call cancelled after {in_flight_s:.1f} s")
+
+
+def remaining(deadline: float | None) -> float | None:
+    """Seconds left until ``deadline`` (negative once past), or ``None`` without one.
+
+    Args:
+        deadline: A Unix time, or ``None``.
+
+    Returns:
+        The seconds left.
+    """
+    return None if deadline is None else deadline - time.time()
+
+
+async def _run(steps: Steps[R], call: Call, deadline: float | None = None) -> R:
     """Run a call's steps: make each model call they yield and hand them its outcome.
 
     Args:
         steps: The generator (see :data:`Steps`).
-        call: Makes one model call: ``(runnable, input) -> reply``.
+        call: Makes one model call: ``(runnable, input, deadline) -> reply``.
+        deadline: The Unix time after which no call is made (``None``: none).
 
     Returns:
         The generator's result.
@@ -43,7 +89,7 @@ async def _run(steps: Steps[R], call: Callable[[Runnable[Any, Any], Any], Awaita
         runnable, prompt = next(steps)
         while True:
             try:
-                out = await call(runnable, prompt)
+                out = await call(runnable, prompt, deadline)
             except Exception as exc:  # noqa: BLE001 - only forwarded: the steps re-raise it
                 runnable, prompt = steps.throw(exc)
             else:
@@ -55,19 +101,49 @@ async def _run(steps: Steps[R], call: Callable[[Runnable[Any, Any], Any], Awaita
         steps.close()
 
 
-async def _blocking(runnable: Runnable[Any, Any], prompt: Any) -> Any:
-    """``runnable.invoke(prompt)``: it blocks, and never suspends the coroutine."""
+async def _blocking(runnable: Runnable[Any, Any], prompt: Any, deadline: float | None) -> Any:
+    """``runnable.invoke(prompt)``: it blocks, and never suspends the coroutine.
+
+    Raises:
+        TimeLimitReached: If the deadline passed before the call could start.
+    """
     with sync_slot():
+        left = remaining(deadline)
+        if left is not None and left <= 0:
+            raise TimeLimitReached
         return runnable.invoke(prompt)
 
 
-async def _awaiting(runnable: Runnable[Any, Any], prompt: Any) -> Any:
-    """``await runnable.ainvoke(prompt)``, on the running loop."""
-    async with async_slot():
-        return await runnable.ainvoke(prompt)
+async def _awaiting(runnable: Runnable[Any, Any], prompt: Any, deadline: float | None) -> Any:
+    """``await runnable.ainvoke(prompt)``, on the running loop, cancelled at the deadline.
+
+    The deadline bounds the wait for a place of the process's call cap too: a call
+    still waiting for one then is not made.
+
+    Raises:
+        TimeLimitReached: If the deadline passed before the call started, or while it
+            was in flight (the call is cancelled).
+    """
+    left = remaining(deadline)
+    if left is None:
+        async with async_slot():
+            return await runnable.ainvoke(prompt)
+    if left <= 0:
+        raise TimeLimitReached
+    started: float | None = None
+    window = asyncio.timeout(left)
+    try:
+        async with window, async_slot():
+            started = time.perf_counter()
+            return await runnable.ainvoke(prompt)
+    except TimeoutError:
+        if not window.expired():
+            raise  # the call's own timeout, not the deadline
+        in_flight = None if started is None else time.perf_counter() - started
+        raise TimeLimitReached(in_flight) from None
 
 
-def run_steps(steps: Steps[R]) -> R:
+def run_steps(steps: Steps[R], *, deadline: float | None = None) -> R:
     """Run steps with blocking ``invoke`` calls, on no event loop.
 
     :func:`_run` is driven by hand: with :func:`_blocking` it never suspends, so one
@@ -75,11 +151,13 @@ def run_steps(steps: Steps[R]) -> R:
 
     Args:
         steps: The generator (see :data:`Steps`).
+        deadline: The Unix time at or after which no call starts (``None``: none); a
+            call already started runs to its end.
 
     Returns:
         The generator's result.
     """
-    run = _run(steps, _blocking)
+    run = _run(steps, _blocking, deadline)
     try:
         run.send(None)
     except StopIteration as done:
@@ -89,13 +167,15 @@ def run_steps(steps: Steps[R]) -> R:
     raise RuntimeError("a blocking model call suspended")
 
 
-async def arun_steps(steps: Steps[R]) -> R:
+async def arun_steps(steps: Steps[R], *, deadline: float | None = None) -> R:
     """Run steps, awaiting each model call (``ainvoke``) on the running loop.
 
     Args:
         steps: The generator (see :data:`Steps`).
+        deadline: The Unix time at which a call in flight is cancelled and after which
+            none is made (``None``: none).
 
     Returns:
         The generator's result.
     """
-    return await _run(steps, _awaiting)
+    return await _run(steps, _awaiting, deadline)

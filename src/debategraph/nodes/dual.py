@@ -9,14 +9,17 @@ the calls of a round queue behind each other. Every node of this package is one 
   <debategraph.nodes.agent.Agent.ask_steps>`, :meth:`~debategraph.nodes.agent.Agent.say_steps`)
   and returns the node's update. Under ``invoke`` each call is a blocking ``invoke``; under
   ``ainvoke`` it is awaited on the event loop, on no thread, so a round's calls are all in
-  flight at once (bounded by the run's ``max_concurrency``).
+  flight at once (bounded by the run's ``max_concurrency``). The run's ``deadline`` (its
+  time limit, a state key: :func:`deadline_of`) bounds every call: one in flight when it
+  passes is cancelled (under ``ainvoke``), none starts after it, and the call records
+  its fallback with the reason.
 * :func:`loop_node`: a node (or router) that only computes. Both paths call it directly:
   under ``ainvoke`` it runs on the event loop instead of hopping to a thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from debategraph.compat import RunnableCallable
@@ -33,6 +36,23 @@ if TYPE_CHECKING:
 NodeBody = Callable[[Any, "Runtime[Context]"], Generator[tuple[Any, Any], Any, Any]]
 
 
+def deadline_of(state: Any) -> float | None:
+    """The run's deadline (a Unix time) as its state holds it, or ``None``.
+
+    Written when the run starts from the pattern's time limit (see
+    :func:`debategraph.nodes.rounds.start_clock`); a state without one (no time limit,
+    or a thread of an older version) has none.
+
+    Args:
+        state: The node's input state.
+
+    Returns:
+        The deadline, or ``None``.
+    """
+    value = state.get("deadline") if isinstance(state, Mapping) else None
+    return float(value) if isinstance(value, int | float) else None
+
+
 def agent_node(body: NodeBody, name: str | None = None) -> Runnable[Any, Any]:
     """A node that calls a model, from one generator body for both paths.
 
@@ -45,10 +65,10 @@ def agent_node(body: NodeBody, name: str | None = None) -> Runnable[Any, Any]:
     """
 
     def node(state: Any, runtime: Runtime[Context]) -> Any:
-        return run_steps(body(state, runtime))
+        return run_steps(body(state, runtime), deadline=deadline_of(state))
 
     async def anode(state: Any, runtime: Runtime[Context]) -> Any:
-        return await arun_steps(body(state, runtime))
+        return await arun_steps(body(state, runtime), deadline=deadline_of(state))
 
     return RunnableCallable(node, anode, name=name or body.__name__, trace=False)
 

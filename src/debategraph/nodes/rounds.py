@@ -11,6 +11,13 @@ transcript, recorded after the round it follows; agents read it through
 point, through ``update_state`` at a boundary, or, while another process runs the thread,
 through the thread's inbox in LangGraph's store, which :func:`open_round_node` drains at
 each boundary (with stop requests, which end the run after that round: :func:`ended`).
+
+A time limit bounds a run's wall time: :func:`start_clock` writes ``started_at`` and the
+``deadline`` when the run starts (the shared ``open_round`` in round 1, given the
+pattern's ``time_limit_s``); every model call is bounded by it (see
+:func:`debategraph.nodes.dual.agent_node`), and a round's close that finds it passed
+ends the run with ``time_limit`` (:func:`ended`), whatever else fired: the finish nodes
+then fall back at once, so the run ends a few seconds after its limit.
 """
 
 from __future__ import annotations
@@ -42,6 +49,56 @@ APPROVE = "approve"
 INTERJECT = "interject"
 #: The termination reason of a run a human asked to stop.
 STOPPED: TerminationReason = "stopped"
+#: The termination reason of a run whose deadline passed.
+TIME_LIMIT: TerminationReason = "time_limit"
+
+
+def start_clock(time_limit_s: float | None, started_at: float | None = None) -> dict[str, Any]:
+    """The writes that start a run's clock: ``started_at`` and its ``deadline``.
+
+    Args:
+        time_limit_s: The run's time limit in seconds (``None``: none).
+        started_at: When it started (default: now).
+
+    Returns:
+        ``started_at`` and ``deadline`` (``None`` without a limit).
+    """
+    start = time.time() if started_at is None else float(started_at)
+    return {
+        "started_at": start,
+        "deadline": None if time_limit_s is None else start + float(time_limit_s),
+    }
+
+
+def past_deadline(state: Mapping[str, Any]) -> bool:
+    """Whether the run's deadline (if it has one) has passed.
+
+    Args:
+        state: The run state.
+
+    Returns:
+        True once ``time.time()`` reaches ``state["deadline"]``.
+    """
+    deadline = state.get("deadline")
+    return isinstance(deadline, int | float) and time.time() >= deadline
+
+
+def check_time_limit(time_limit_s: float | None, option: str = "time_limit_s") -> None:
+    """Refuse a time limit that is not a positive number of seconds (``None``: none).
+
+    Args:
+        time_limit_s: The setting.
+        option: Its name, for the message.
+
+    Raises:
+        ValueError: One line naming the value and what is allowed.
+    """
+    if time_limit_s is None:
+        return
+    if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, int | float):
+        raise ValueError(f"{option} must be a number of seconds, got {time_limit_s!r}")
+    if not 0 < time_limit_s < float("inf"):
+        raise ValueError(f"{option} must be a positive number of seconds, got {time_limit_s}")
 
 
 def interjection_text(reply: Any) -> str | None:
@@ -87,6 +144,7 @@ def make_open_round(
     first: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
     *,
     current_round: Callable[[Mapping[str, Any]], int] | None = None,
+    time_limit_s: float | None = None,
 ) -> Callable[..., dict[str, Any]]:  # LangGraph's add_node types want a TypedDict input
     """The node function that starts the next round (the inbox aside: see :func:`open_round_node`).
 
@@ -95,9 +153,13 @@ def make_open_round(
         first: Extra writes of the first round (the outputs' starting values).
         current_round: Reads the round so far from the state (default: ``round``, 0
             when unset).
+        time_limit_s: The run's time limit: round 1 writes its ``deadline``
+            (:func:`start_clock`). ``None``: the round does not set one (a pattern
+            that starts its clock elsewhere keeps it).
 
     Returns:
-        The node function: it writes the new ``round`` (and ``started_at`` in round 1).
+        The node function: it writes the new ``round`` (and ``started_at``, and the
+        ``deadline`` if there is a time limit, in round 1).
     """
 
     def open_round(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,6 +169,8 @@ def make_open_round(
         update: dict[str, Any] = {"round": rnd}
         if rnd == 1:
             update["started_at"] = state.get("started_at") or time.time()
+            if time_limit_s is not None:
+                update.update(start_clock(time_limit_s, update["started_at"]))
             if first is not None:
                 update.update(first(state))
         return update
@@ -120,6 +184,7 @@ def open_round_node(
     *,
     current_round: Callable[[Mapping[str, Any]], int] | None = None,
     name: str = OPEN_ROUND_NODE,
+    time_limit_s: float | None = None,
 ) -> Runnable[Any, Any]:
     """The node runnable that starts each round (or a chat's turn), for ``add_node``.
 
@@ -139,6 +204,7 @@ def open_round_node(
         first: As for :func:`make_open_round`.
         current_round: As for :func:`make_open_round`.
         name: The node's name in traces.
+        time_limit_s: As for :func:`make_open_round`.
 
     Returns:
         The node (sync and async paths).
@@ -146,7 +212,9 @@ def open_round_node(
     from debategraph.checkpoints import inbox
     from debategraph.compat import RunnableCallable
 
-    open_round = make_open_round(check, first, current_round=current_round)
+    open_round = make_open_round(
+        check, first, current_round=current_round, time_limit_s=time_limit_s
+    )
 
     def node(state: Mapping[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
         update = open_round(state)
@@ -215,19 +283,24 @@ def drain(
 
 
 def ended(state: Mapping[str, Any], reason: TerminationReason | None) -> TerminationReason | None:
-    """The reason a round's close ends the run with: a stop asked earlier wins.
+    """The reason a round's close ends the run with: a stop asked earlier, then the deadline.
 
     A stop drained when the round opened (see :func:`open_round_node`) is already in
-    the state; a condition that fires at the round's close must not overwrite it.
+    the state; a condition that fires at the round's close must not overwrite it. A
+    round that closes past the run's deadline had its calls cancelled (or not made),
+    so what its conditions read is no evidence: it ends ``time_limit``.
 
     Args:
         state: The run state.
         reason: What the close's own conditions say (``None``: none fired).
 
     Returns:
-        ``stopped`` if a stop was asked, else ``reason``.
+        ``stopped`` if a stop was asked, else ``time_limit`` past the deadline, else
+        ``reason``.
     """
-    return STOPPED if state.get("termination_reason") == STOPPED else reason
+    if state.get("termination_reason") == STOPPED:
+        return STOPPED
+    return TIME_LIMIT if past_deadline(state) else reason
 
 
 def interjections(transcript: Sequence[Turn], *, after_round: int | None = None) -> list[Turn]:

@@ -125,7 +125,12 @@ class RunOutput(TypedDict):
 class RunState(RunOutput):
     """The base state: the output fields plus the transcript, the round counter and start.
 
-    ``started_at`` is the Unix time the first round opened (for time limits).
+    ``started_at`` is the Unix time the first round opened (for time limits);
+    ``deadline`` is the Unix time the run must end by (``started_at`` plus the pattern's
+    time limit; ``None``: no limit). Every model call of every node is bounded by it
+    (:func:`~debategraph.nodes.dual.agent_node`): one in flight when it passes is
+    cancelled, none is made after it, and the round's close ends the run with
+    ``time_limit``.
 
     ``transcript`` is an append-only delta channel: a checkpoint stores only what a step
     added (DESIGN.md principle 5).
@@ -134,6 +139,7 @@ class RunState(RunOutput):
     transcript: Annotated[list[Turn], transcript_channel()]
     round: int
     started_at: float
+    deadline: float | None
 
 
 def charge_update(turns: Iterable[Turn]) -> dict[str, Any]:

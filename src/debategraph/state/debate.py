@@ -76,7 +76,9 @@ class ModeratorDecision(BaseModel):
     """The moderator's call after a round: is the debate settled, and who leads.
 
     The first three fields are what the moderator model fills in; ``round``, ``notes``
-    and ``reason`` are recorded by the graph (hidden from the model's schema).
+    and ``fallback`` are recorded by the graph (hidden from the model's schema).
+    ``fallback`` says why ``leading`` is a tie the moderator did not call: it gave no
+    usable output, or it named no debater.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -116,8 +118,9 @@ class Verdict(BaseModel):
 
     The first four fields are what the judge model fills in. ``notes`` records what the
     graph normalised (a misspelt debater name read as the closest real one, an unknown
-    one dropped or read as a tie); ``fallback`` says why the verdict is a recorded tie
-    when the judge gave no usable output. Both are hidden from the model's schema.
+    one dropped or read as a tie); ``fallback`` says why the winner is a tie the judge
+    did not call: it gave no usable output, or it named no debater (the CLI shows it
+    beside the winner). Both are hidden from the model's schema.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -74,6 +74,23 @@ def read_leader(value: str, names: Sequence[str], what: str, notes: list[str]) -
     return found
 
 
+def unknown_name(official: str, value: str, read: str) -> str | None:
+    """Why a name an official wrote became ``tie``: it named nobody in the debate.
+
+    Args:
+        official: ``the judge``, ``the moderator``.
+        value: The name as the official wrote it.
+        read: What :func:`read_leader` made of it.
+
+    Returns:
+        E.g. ``the judge named 'Zed', not a debater``, or ``None`` when the name was read
+        as a debater or the official itself said ``tie``.
+    """
+    if read != TIE or value.strip().lower() in TIE_WORDS:
+        return None
+    return f"{official} named {' '.join(value.split())!r}, not a debater"
+
+
 def normalise_decision(
     decision: ModeratorDecision | None, fallback: str | None, names: Sequence[str], rnd: int
 ) -> ModeratorDecision:
@@ -86,7 +103,9 @@ def normalise_decision(
         rnd: The round it decided on.
 
     Returns:
-        The decision to record; a fallback goes on with a tie.
+        The decision to record; a fallback goes on with a tie. ``fallback`` says why
+        ``leading`` is a tie the moderator did not call: it gave nothing usable, or it
+        named no debater.
     """
     if decision is None:
         return ModeratorDecision(
@@ -94,8 +113,9 @@ def normalise_decision(
         )
     notes: list[str] = []
     leading = read_leader(decision.leading, names, "leading", notes)
+    unknown = unknown_name("the moderator", decision.leading, leading)
     return decision.model_copy(
-        update={"leading": leading, "round": rnd, "notes": tuple(notes), "fallback": None}
+        update={"leading": leading, "round": rnd, "notes": tuple(notes), "fallback": unknown}
     )
 
 
@@ -104,8 +124,9 @@ def normalise_verdict(
 ) -> Verdict:
     """The judge's verdict with every debater name read as a real one.
 
-    A misspelt name is read as the closest debater; an unknown winner becomes ``tie`` and
-    scores or strongest arguments of unknown debaters are dropped, each with a note.
+    A misspelt name is read as the closest debater; an unknown winner becomes ``tie`` (a
+    fallback: ``fallback`` says the judge named no debater) and scores or strongest
+    arguments of unknown debaters are dropped, each with a note.
 
     Args:
         verdict: What the judge returned (``None`` if it gave nothing usable).
@@ -119,6 +140,7 @@ def normalise_verdict(
         return Verdict(winner=TIE, scores=[], rationale="", strongest=[], fallback=fallback)
     notes: list[str] = []
     winner = read_leader(verdict.winner, names, "winner", notes)
+    unknown = unknown_name("the judge", verdict.winner, winner)
     scores = []
     for score in verdict.scores:
         name = read_name(score.debater, names, "score for", notes)
@@ -139,7 +161,7 @@ def normalise_verdict(
             "scores": scores,
             "strongest": strongest,
             "notes": tuple(notes),
-            "fallback": None,
+            "fallback": unknown,
         }
     )
 

@@ -64,18 +64,22 @@ def first_round(state: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def make_open_round() -> Runnable[Any, Any]:
+def make_open_round(time_limit_s: float | None = None) -> Runnable[Any, Any]:
     """The node that starts each round: the shared one, with the debate's check and outputs.
 
-    It writes the new ``round``; in round 1 also ``started_at`` and :func:`first_round`'s
-    writes; and it drains the thread's inbox (see
+    It writes the new ``round``; in round 1 also ``started_at`` (and the ``deadline`` of
+    ``time_limit_s``, if given) and :func:`first_round`'s writes; and it drains the
+    thread's inbox (see
     :func:`~debategraph.nodes.rounds.open_round_node`). It raises ``ValueError`` if the
     topic is empty.
+
+    Args:
+        time_limit_s: The debate's time limit in seconds (``None``: none).
 
     Returns:
         The node runnable.
     """
-    return open_round_node(check_topic, first_round)
+    return open_round_node(check_topic, first_round, time_limit_s=time_limit_s)
 
 
 def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:

@@ -29,12 +29,27 @@ from debategraph.nodes.group_chat.setup import (
     ChatSetup,
 )
 from debategraph.nodes.roster import slug
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, require_text, review_payload
+from debategraph.nodes.rounds import (
+    OPEN_ROUND_NODE,
+    REVIEW_NODE,
+    TIME_LIMIT,
+    past_deadline,
+    require_text,
+    review_payload,
+    start_clock,
+)
 from debategraph.state.base import turn_update
 from debategraph.state.group_chat import SelectionRecord
 from debategraph.state.records import USER, Turn, Usage
 from debategraph.strategies.selection import SelectionContext
-from debategraph.strategies.termination import RoundOutcome, check_steps
+from debategraph.strategies.termination import (
+    Fired,
+    RoundOutcome,
+    check_steps,
+    describe_condition,
+    time_limit,
+    timeout,
+)
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -54,7 +69,9 @@ def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
 
     The task is the human's first message; a later ``message`` is another. ``reset``
     re-opens a finished chat (its conditions count afresh from this turn); a single
-    turn's ``speaker`` is checked here.
+    turn's ``speaker`` is checked here. Each invocation starts the clock afresh: its
+    ``deadline`` is now plus the termination's time limit, if it has one
+    (:func:`~debategraph.strategies.termination.time_limit`).
 
     Args:
         setup: The chat's settings.
@@ -98,7 +115,7 @@ def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
             turns.append(_human(str(state["message"]), rnd))
         if turns:
             update["transcript"] = turns
-        update["started_at"] = time.time()
+        update.update(start_clock(time_limit(setup.termination)))  # per invocation
         return update
 
     return begin_node
@@ -308,9 +325,10 @@ def _normal(text: str) -> str:
 def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """The node that checks the termination conditions after a turn.
 
-    A stop drained at the turn's start ends the chat (``stopped``); otherwise the
-    conditions are checked in order (a model judge's call is charged to ``judge``). A
-    single-turn invocation returns after its turn with the chat still open.
+    A stop drained at the turn's start ends the chat (``stopped``); past the chat's
+    deadline it ends ``time_limit`` (the turn's call was cancelled or not made);
+    otherwise the conditions are checked in order (a model judge's call is charged to
+    ``judge``). A single-turn invocation returns after its turn with the chat still open.
 
     Args:
         setup: The chat's settings.
@@ -342,7 +360,12 @@ def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[An
             judged.append(result.usage)
             return result
 
-        fired = yield from check_steps(setup.termination, outcome, ask)
+        fired: Fired | None
+        if past_deadline(state):  # the turn's call was cut short: no judge, the time is up
+            limit = time_limit(setup.termination)
+            fired = Fired(TIME_LIMIT, describe_condition(timeout(limit)) if limit else TIME_LIMIT)
+        else:
+            fired = yield from check_steps(setup.termination, outcome, ask)
         if judged:
             spent = Usage.total(judged)
             update.update(usage=spent, usage_by_agent={JUDGE: spent})

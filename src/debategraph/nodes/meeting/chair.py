@@ -34,7 +34,7 @@ from debategraph.nodes.meeting.setup import (
     MeetingSetup,
 )
 from debategraph.nodes.meeting.speakers import goal_line
-from debategraph.nodes.rounds import review_payload
+from debategraph.nodes.rounds import STOPPED, TIME_LIMIT, ended, review_payload
 from debategraph.state.base import turn_update
 from debategraph.state.meeting import FinalDecision, MeetingState, RoundDecision, Stage
 from debategraph.state.records import Turn, Usage
@@ -117,8 +117,10 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
     """Node in which the round controller decides: another round of the stage, or move on.
 
     A round in which every speaker said nothing ends the meeting (``error``, the
-    :class:`Silence` condition). At the stage's round cap the decision is ``next_stage``,
-    forced, with no call; an unusable reply is ``next_stage`` with the reason recorded.
+    :class:`Silence` condition); one that closes past the meeting's deadline ends it
+    ``time_limit`` (its calls were cut short). At the stage's round cap the decision is
+    ``next_stage``, forced, with no call; an unusable reply is ``next_stage`` with the
+    reason recorded.
 
     Args:
         setup: The meeting's settings.
@@ -135,9 +137,13 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
         rnd = state["round"]
         stage_round = state.get("stage_round") or 1
         said = [t.content.strip() or None for t in round_turns(state["transcript"], stage, rnd)]
-        reason = first_fired(silence, RoundOutcome(round=rnd, answers=said))
+        reason = ended(state, first_fired(silence, RoundOutcome(round=rnd, answers=said)))
         if reason is not None:
-            note = f"nobody said anything in round {stage_round} of stage {stage.name}"
+            where = f"round {stage_round} of stage {stage.name}"
+            note = {
+                TIME_LIMIT: f"the time limit passed in {where}",
+                STOPPED: f"a stop was requested in {where}",
+            }.get(reason, f"nobody said anything in {where}")
             return {"termination_reason": reason, "notes": [f"{note}: the meeting ends"]}
         recorded: dict[str, Any] = {
             "stage": stage.name,

@@ -163,11 +163,14 @@ class MeetingSetup:
         stages: The stages in order, each with its round cap.
         keep_last: Messages a speaker or the controller reads (0: all).
         pause_after_round: Whether a human reviews each round.
+        time_limit_s: Seconds the meeting may take (``None``: no limit): at its deadline
+            the call in flight is cancelled and the meeting ends ``time_limit``.
     """
 
     stages: tuple[Stage, ...]
     keep_last: int
     pause_after_round: bool
+    time_limit_s: float | None = None
 
     @property
     def nodes(self) -> tuple[str, ...]:

@@ -48,8 +48,8 @@ def make_open_round(setup: MeetingSetup) -> Runnable[Any, Any]:
         setup: The meeting's settings.
 
     Returns:
-        The node; in round 1 it also writes the first stage and the outputs' starting
-        values.
+        The node; in round 1 it also writes the first stage, the outputs' starting
+        values and the deadline of the meeting's time limit, if it has one.
     """
 
     def first_round(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def make_open_round(setup: MeetingSetup) -> Runnable[Any, Any]:
             "usage_by_agent": {},
         }
 
-    return open_round_node(check_topic, first_round)
+    return open_round_node(check_topic, first_round, time_limit_s=setup.time_limit_s)
 
 
 def goal_line(stage: Stage) -> str:

@@ -21,6 +21,7 @@ from debategraph.strategies.termination.chat import (
     check_steps,
     hard_cap,
     has_hard_cap,
+    time_limit,
 )
 from debategraph.strategies.termination.conditions import (
     AllOf,
@@ -46,6 +47,7 @@ from debategraph.strategies.termination.factories import (
     external,
     llm,
     max_turns,
+    parse_duration,
     parse_until,
     regex,
     stall,
@@ -84,9 +86,11 @@ __all__ = [
     "has_hard_cap",
     "llm",
     "max_turns",
+    "parse_duration",
     "parse_until",
     "regex",
     "stall",
+    "time_limit",
     "timeout",
     "token_budget",
 ]

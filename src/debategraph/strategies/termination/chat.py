@@ -23,6 +23,7 @@ from debategraph.strategies.termination.conditions import (
     Condition,
     MaxRounds,
     RoundOutcome,
+    TimeLimit,
     describe_condition,
 )
 
@@ -215,6 +216,28 @@ def check_steps(
     return None
 
 
+def _bound(condition: Condition, leaf: Callable[[Condition], float | None]) -> float | None:
+    """The bound that alone ends ``condition``, given what each leaf guarantees.
+
+    ``a | b`` ends by the smaller of its known bounds; ``a & b`` only by the larger, and
+    only if every part has one (a part without one may never fire).
+
+    Args:
+        condition: The condition.
+        leaf: A leaf condition's own bound (``None``: none).
+
+    Returns:
+        The bound, or ``None`` when nothing guarantees the end.
+    """
+    if isinstance(condition, AnyOf | AllOf):
+        bounds = [_bound(c, leaf) for c in condition.conditions]
+        known = [b for b in bounds if b is not None]
+        if isinstance(condition, AnyOf):
+            return min(known) if known else None
+        return max(known) if len(known) == len(bounds) else None
+    return leaf(condition)
+
+
 def hard_cap(condition: Condition) -> int | None:
     """The turn (or round) cap that alone ends a condition, if it has one.
 
@@ -227,15 +250,23 @@ def hard_cap(condition: Condition) -> int | None:
     Returns:
         The cap, or ``None`` when nothing guarantees the end.
     """
-    if isinstance(condition, MaxRounds):
-        return condition.limit
-    if isinstance(condition, AnyOf | AllOf):
-        caps = [hard_cap(c) for c in condition.conditions]
-        if isinstance(condition, AnyOf):
-            known = [c for c in caps if c is not None]
-            return min(known) if known else None
-        return None if None in caps else max(c for c in caps if c is not None)
-    return None
+    cap = _bound(condition, lambda c: c.limit if isinstance(c, MaxRounds) else None)
+    return None if cap is None else int(cap)
+
+
+def time_limit(condition: Condition) -> float | None:
+    """The time limit (seconds) that alone ends a condition, if it has one.
+
+    As :func:`hard_cap` for turns: ``a | timeout(60)`` ends by 60 s, ``a & timeout(60)``
+    has no time limit (``a`` may never fire). A chat's deadline comes from it.
+
+    Args:
+        condition: The condition.
+
+    Returns:
+        The seconds, or ``None``.
+    """
+    return _bound(condition, lambda c: c.seconds if isinstance(c, TimeLimit) else None)
 
 
 def has_hard_cap(condition: Condition) -> bool:

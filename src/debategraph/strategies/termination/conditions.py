@@ -129,7 +129,12 @@ class TokenBudget(Combinable):
 
 @dataclass(frozen=True)
 class TimeLimit(Combinable):
-    """Ends after the round that finishes ``seconds`` or more after the run started."""
+    """Ends once ``seconds`` have passed since the run started (``time_limit``).
+
+    Checked when a round (or a chat's turn) closes. The pattern's time limit also sets the
+    run's deadline (:func:`debategraph.nodes.rounds.start_clock`): calls in flight then are
+    cancelled and none starts after it, so the round closes at once and this fires.
+    """
 
     seconds: float
     reason: TerminationReason = "time_limit"

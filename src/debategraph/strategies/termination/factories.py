@@ -82,7 +82,12 @@ def token_budget(tokens: int) -> TokenBudget:
 
 
 def timeout(seconds: float) -> TimeLimit:
-    """End after the turn that finishes ``seconds`` after the chat started.
+    """End the chat ``seconds`` after it started: its deadline.
+
+    Combined with ``|`` (or alone) it bounds the chat's wall time: a call in flight at
+    the deadline is cancelled, none starts after it, and the chat ends ``time_limit``
+    (see :func:`~debategraph.strategies.termination.chat.time_limit`). Under ``&`` it
+    is only checked after each turn, with the others.
 
     Args:
         seconds: Wall time (> 0).
@@ -91,11 +96,44 @@ def timeout(seconds: float) -> TimeLimit:
         The condition (reason ``time_limit``).
 
     Raises:
-        ValueError: If ``seconds`` is not positive.
+        ValueError: If ``seconds`` is not a positive number.
     """
-    if seconds <= 0:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise ValueError(f"timeout must be a number of seconds, got {seconds!r}")
+    if not 0 < seconds < float("inf"):
         raise ValueError(f"timeout must be more than 0 seconds, got {seconds}")
     return TimeLimit(seconds)
+
+
+#: What a duration may end with, and the seconds each stands for.
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+DURATION_FORM = "a duration such as 90s, 30m, 1h or a number of seconds"
+
+
+def parse_duration(value: str) -> float:
+    """A duration as users write it (``90s``, ``30m``, ``1.5h``, ``120``) in seconds.
+
+    Args:
+        value: The text.
+
+    Returns:
+        The seconds (> 0, finite).
+
+    Raises:
+        ValueError: One line naming the value and the allowed form.
+    """
+    text = value.strip().lower()
+    scale = _UNITS.get(text[-1:])
+    number = text[:-1] if scale else text
+    try:
+        seconds = float(number) * (scale or 1.0)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a duration: use {DURATION_FORM}") from None
+    if not seconds > 0:
+        raise ValueError(f"{value!r} must be positive: use {DURATION_FORM}")
+    if seconds == float("inf"):
+        raise ValueError(f"{value!r} must be finite: use {DURATION_FORM}")
+    return seconds
 
 
 def stall(turns: int) -> Stall:
@@ -153,10 +191,12 @@ def all_of(*conditions: Condition) -> AllOf:
 
 
 def parse_until(spec: str, agents: Sequence[str]) -> Condition:
-    """A condition from the CLI's ``--until``: ``regex:PATTERN[@Agent]`` or ``llm:PROMPT[@Agent]``.
+    """A condition from the CLI's ``--until``: a regex, a model judge or a time limit.
 
-    The text after the last ``@`` names the agent whose messages count; a pattern that
-    holds ``@`` itself ends with a bare ``@`` (``regex:a@b@``: anyone's message).
+    ``regex:PATTERN[@Agent]``, ``llm:PROMPT[@Agent]`` or ``timeout:DURATION``
+    (``timeout:90s``: the chat's time limit). The text after the last ``@`` names the
+    agent whose messages count; a pattern that holds ``@`` itself ends with a bare ``@``
+    (``regex:a@b@``: anyone's message).
 
     Args:
         spec: The option's value.
@@ -170,8 +210,16 @@ def parse_until(spec: str, agents: Sequence[str]) -> Condition:
     """
     kind, colon, rest = spec.partition(":")
     kind = kind.strip().lower()
-    if not colon or kind not in ("regex", "llm"):
-        raise ValueError(f"--until {spec!r} must be regex:PATTERN[@Agent] or llm:QUESTION[@Agent]")
+    if not colon or kind not in ("regex", "llm", "timeout"):
+        raise ValueError(
+            f"--until {spec!r} must be regex:PATTERN[@Agent], llm:QUESTION[@Agent] "
+            "or timeout:DURATION (e.g. timeout:90s)"
+        )
+    if kind == "timeout":
+        try:
+            return timeout(parse_duration(rest))
+        except ValueError as exc:
+            raise ValueError(f"--until {spec!r}: {exc}") from None
     body, at, who = rest.rpartition("@") if "@" in rest else (rest, "", "")
     names: tuple[str, ...] = ()
     if at and who.strip():
