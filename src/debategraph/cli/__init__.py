@@ -8,9 +8,25 @@ line (exit 2 for usage errors, 1 for runtime failures, 130 when interrupted).
 Modules: :mod:`~debategraph.cli.app` (the app, one command per registered pattern),
 :mod:`~debategraph.cli.commands` (the thread tools), :mod:`~debategraph.cli.runner`
 (running a thread), :mod:`~debategraph.cli.render` (what is printed),
-:mod:`~debategraph.cli.options` (shared options).
+:mod:`~debategraph.cli.options` (shared options), :mod:`~debategraph.cli.interrupts`
+(Ctrl-C and SIGTERM). The app (``debategraph.cli.app.app``) is imported when
+:func:`main` runs, so an interrupt during its imports already ends with one line.
 """
 
-from debategraph.cli.app import app, main
+from __future__ import annotations
 
-__all__ = ["app", "main"]
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point (:func:`debategraph.cli.app.main`), guarded from its first import on.
+
+    Args:
+        argv: Arguments (default ``sys.argv[1:]``).
+    """
+    from debategraph.cli.interrupts import guarded
+
+    with guarded():
+        from debategraph.cli.app import main as app_main
+
+        app_main(argv)

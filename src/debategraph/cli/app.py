@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from debategraph.cli import options
+from debategraph.cli import interrupts, options
 from debategraph.cli.render import fail
 from debategraph.errors import DebategraphError
 from debategraph.graphs import registry
@@ -38,14 +38,17 @@ class PatternGroup(TyperGroup):
         for entry in registry.entries():
             if entry.command == cmd_name:
                 return TyperCommand(cmd_name, help=entry.help, short_help=entry.help)
-        return super().get_command(ctx, cmd_name)
+        return options.command_without_flag_types(super().get_command(ctx, cmd_name), ctx)
+
+    def get_params(self, ctx: Any) -> list[Any]:  # noqa: D102 (no `<bool>` beside --help)
+        return options.flags_without_type(super().get_params(ctx))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
         """The command to run: a pattern's is built from its declaration now."""
         name, command, rest = super().resolve_command(ctx, args)
         for entry in registry.entries():
             if entry.command == name:
-                return name, pattern_command(entry), rest
+                return name, options.command_without_flag_types(pattern_command(entry), ctx), rest
         return name, command, rest
 
 
@@ -117,18 +120,26 @@ def pattern_command(entry: registry.Entry) -> Any:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning every expected failure into one line.
 
+    Runs under :func:`~debategraph.cli.interrupts.guarded`: SIGTERM acts as Ctrl-C, and
+    an interrupt at any moment ends with one line (naming the thread to resume, once one
+    is recorded) and exit status 130.
+
     Args:
         argv: Arguments (default ``sys.argv[1:]``).
     """
-    from debategraph.cli import commands, evaluate  # noqa: F401 (registers the tools, eval)
+    with interrupts.guarded():
+        from debategraph.cli import commands, evaluate  # noqa: F401 (registers the tools, eval)
 
-    command = typer.main.get_command(app)
-    try:
-        code = command.main(args=argv, prog_name="debategraph", standalone_mode=False)
-    except typer.TyperException as exc:  # bad options/arguments (typer's own click)
-        fail(exc.format_message(), exc.exit_code)
-    except typer.Abort:
-        fail("aborted", 130)
-    except DebategraphError as exc:
-        fail(str(exc), exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+        command = typer.main.get_command(app)
+        try:
+            code = command.main(args=argv, prog_name="debategraph", standalone_mode=False)
+        except typer.TyperException as exc:  # bad options/arguments (typer's own click)
+            fail(exc.format_message(), exc.exit_code)
+        except typer.Abort:
+            fail("aborted", interrupts.EXIT_INTERRUPTED)
+        except DebategraphError as exc:
+            fail(str(exc), exc.exit_code)
+        if code == interrupts.EXIT_INTERRUPTED:
+            # typer turns a KeyboardInterrupt in a command into a silent exit 130
+            interrupts.exit_interrupted()
+        sys.exit(code if isinstance(code, int) else 0)

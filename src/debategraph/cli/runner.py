@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.markup import escape
 
@@ -25,11 +24,13 @@ from debategraph.checkpoints.threads import (
     thread_config,
     thread_exists,
     thread_state,
+    thread_wall_time,
 )
+from debategraph.cli import interrupts
 from debategraph.cli.human import close_inbox
 from debategraph.cli.options import ARCHIVE_SUFFIX, POSTGRES_ARCHIVE
-from debategraph.cli.render import emit_json, err, fail, model_label, print_result
-from debategraph.errors import ModelUnavailableError, UsageError
+from debategraph.cli.render import emit_json, err, model_label, print_result
+from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.graphs.pattern import Launch, Pattern
 from debategraph.graphs.registry import get_pattern
 from debategraph.models.spec import ModelSpec
@@ -156,7 +157,8 @@ def result_of(
         pattern: The thread's pattern.
         thread_id: The thread.
         values: Its state values.
-        wall_s: Wall time of this run.
+        wall_s: The thread's wall time (:func:`~debategraph.checkpoints.threads.
+            thread_wall_time`).
 
     Returns:
         ``thread_id``, the pattern's own fields, ``termination_reason``, ``usage`` and
@@ -242,13 +244,19 @@ class Runner:
         """Record a new thread (its input, before any node runs), then run it.
 
         The thread exists in the database before its id is printed, so a process killed
-        at any later moment leaves a thread that ``resume`` continues from its input.
+        at any later moment leaves a thread that ``resume`` continues from its input; an
+        interrupt from then on names it (:mod:`~debategraph.cli.interrupts`).
 
         Args:
             thread_id: The new thread's id.
             graph_input: The graph's input.
         """
-        self.graph.invoke(graph_input, self._config(thread_id), interrupt_before="*")
+        try:
+            self.graph.invoke(graph_input, self._config(thread_id), interrupt_before="*")
+        except KeyboardInterrupt:
+            if thread_exists(self.saver, thread_id):  # interrupted once it was recorded
+                interrupts.resumable(thread_id, self.db)
+            raise
         self.run(thread_id, None)
 
     def run(self, thread_id: str, graph_input: Any) -> None:
@@ -265,6 +273,7 @@ class Runner:
         Raises:
             ModelUnavailableError: If the endpoint fails (the thread stays resumable).
         """
+        interrupts.resumable(thread_id, self.db)
         err.print(
             f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
             f"model {escape(model_label(self.spec))} · "
@@ -272,22 +281,20 @@ class Runner:
         )
         from debategraph.nodes.agent import bind
 
-        binding = bind(self.spec)  # the model stack's imports: before the clock starts
+        binding = bind(self.spec)
         with inbox.open_store(self.db) as store:
             graph = compile_graph(self.saver, self.run_info, binding, store)
-            started = time.perf_counter()
-            if not self._drive(graph, thread_id, graph_input, started):
+            if not self._drive(graph, thread_id, graph_input):
                 return
             values = self.graph.get_state(thread_config(thread_id)).values
             late = close_inbox(store, thread_id, values.get("transcript") or [])
         word = self.pattern.round_word
         for text in late:
             err.print(f"note: interjection came after the last {word}, not read: {escape(text)}")
-        self.finish(thread_id, time.perf_counter() - started)
+        self.finish(thread_id)
 
-    def _drive(self, graph: Graph, thread_id: str, graph_input: Any, started: float) -> bool:
+    def _drive(self, graph: Graph, thread_id: str, graph_input: Any) -> bool:
         """Run the thread's graph until it finishes (True) or waits (False)."""
-        resume_hint = f"debategraph resume {thread_id} --db {self.db}"
         config = self._config(thread_id)
         from debategraph.cli.render import Progress
 
@@ -296,34 +303,50 @@ class Runner:
         while True:
             try:
                 asyncio.run(_stream(graph, graph_input, config, modes, progress))
-            except ModelUnavailableError as exc:
-                if self.json_output:
-                    result = self._result(thread_id, time.perf_counter() - started)
-                    emit_json({**result, "termination_reason": "error", "error": str(exc)})
-                raise ModelUnavailableError(
-                    f"{exc}; thread {thread_id} is resumable: {resume_hint}"
-                ) from exc
-            except KeyboardInterrupt:
-                fail(f"interrupted; thread {thread_id} is resumable: {resume_hint}", 130)
+            except (ModelUnavailableError, KeyboardInterrupt) as exc:
+                self._stopped_early(thread_id, exc)
             state = thread_state(graph, thread_id, boundary=_boundary(self.pattern))
             if state.status != "waiting":
                 break
             payload = graph.get_state(thread_config(thread_id)).interrupts[0].value
             reply = _ask(payload) if _interactive(self.json_output) else None
             if reply is None:
-                self._report_waiting(thread_id, payload, time.perf_counter() - started)
+                self._report_waiting(thread_id, payload)
                 return False
             from langgraph.types import Command
 
             graph_input = Command(resume=reply)
         return True
 
-    def finish(self, thread_id: str, wall_s: float) -> None:
+    def _stopped_early(self, thread_id: str, exc: BaseException) -> NoReturn:
+        """End a run the graph did not finish: one line with the resume command.
+
+        The one place a reason a run stops early becomes its line, its exit code and (with
+        ``--json``) its result; the thread stays resumable. An interrupt ends with
+        :func:`~debategraph.cli.interrupts.exit_interrupted` (exit 130); a failing
+        endpoint with its error (exit 1).
+
+        Args:
+            thread_id: The thread.
+            exc: Why the run stopped.
+
+        Raises:
+            DebategraphError: The error, with the resume command (exit code its own).
+        """
+        if isinstance(exc, KeyboardInterrupt):
+            interrupts.exit_interrupted()
+        if self.json_output:
+            result = self._result(thread_id)
+            emit_json({**result, "termination_reason": "error", "error": str(exc)})
+        resume = interrupts.resume_command(thread_id, self.db)
+        error = type(exc) if isinstance(exc, DebategraphError) else ModelUnavailableError
+        raise error(f"{exc}; thread {thread_id} is resumable: {resume}") from exc
+
+    def finish(self, thread_id: str) -> None:
         """Archive a finished thread, write its report (if any) and print its result.
 
         Args:
             thread_id: The thread.
-            wall_s: Wall time of this run.
 
         Raises:
             UsageError: If the archive or the report cannot be written (the checkpoints
@@ -331,7 +354,9 @@ class Runner:
         """
         from debategraph.checkpoints.archive import archive_debate
 
+        interrupts.resumable(thread_id, self.db)  # resuming a finished thread re-archives it
         values = self.graph.get_state(thread_config(thread_id)).values
+        wall_s = thread_wall_time(self.saver, thread_id)
         result = result_of(self.pattern, thread_id, values, wall_s)
         path = self._write_report(thread_id, values)
         if path is not None:
@@ -343,13 +368,14 @@ class Runner:
                 pattern=self.pattern,
                 values=values,
                 status="finished",
+                wall_s=wall_s,
             )
         except UsageError as exc:
             print_result(self.pattern, result, self.json_output)
             raise UsageError(
                 f"{exc} (the debate itself is saved in {self.db}, thread {thread_id})"
             ) from exc
-        print_result(self.pattern, result, self.json_output)
+        print_result(self.pattern, result, self.json_output, db=self.db)
 
     def _write_report(self, thread_id: str, values: Mapping[str, Any]) -> Path | None:
         spec = self.pattern.report
@@ -365,14 +391,15 @@ class Runner:
             raise UsageError(f"--report {path}: cannot write: {exc.strerror}") from exc
         return path
 
-    def _result(self, thread_id: str, wall_s: float) -> dict[str, Any]:
+    def _result(self, thread_id: str) -> dict[str, Any]:
         values = self.graph.get_state(thread_config(thread_id)).values
+        wall_s = thread_wall_time(self.saver, thread_id)
         return result_of(self.pattern, thread_id, values, wall_s)
 
-    def _report_waiting(self, thread_id: str, payload: Any, wall_s: float) -> None:
-        hint = f"debategraph resume {thread_id} --db {self.db} --approve | --interject TEXT"
+    def _report_waiting(self, thread_id: str, payload: Any) -> None:
+        hint = f"{interrupts.resume_command(thread_id, self.db)} --approve | --interject TEXT"
         if self.json_output:
-            result = self._result(thread_id, wall_s)
+            result = self._result(thread_id)
             emit_json({**result, "status": "waiting", "interrupt": payload, "resume": hint})
             return
         err.print(f"thread {thread_id} is waiting after round {payload.get('round')}: {hint}")
