@@ -138,6 +138,17 @@ def test_interrupt_in_the_first_model_call_then_resume(signum: int, tmp_path: Pa
             run.signal_group(signum)
             code, _, err_lines = run.finish()
         assert assert_ends_interrupted(code, err_lines) == resumable_line("k", db)
+        listed = subprocess.run(
+            [*CLI, "threads", "--db", str(db), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert listed.returncode == 0, listed.stderr
+        # its calls in flight were cancelled by the interrupt: that is no failure
+        assert [(t["thread_id"], t["status"]) for t in json.loads(listed.stdout)] == [
+            ("k", "interrupted")
+        ]
         server.latency_s = 0.0
         done = subprocess.run(
             [*CLI, "resume", "k", "--db", str(db), "--json"],

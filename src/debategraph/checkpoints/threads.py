@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -287,7 +288,8 @@ def thread_state(
     # every task of a step finished (but before the next step) would look finished.
     pending = tuple(t.name for t in snap.tasks if t.result is None)  # failed ones re-run
     done = tuple(t.name for t in snap.tasks if t.result is not None)
-    errors = [t.error for t in snap.tasks if t.error]
+    # A task cancelled by an interrupt (Ctrl-C, a stop) saved a CancelledError: no failure.
+    errors = [t.error for t in snap.tasks if t.error and not _cancelled(t.error)]
     values = snap.values if isinstance(snap.values, dict) else {}
     rnd = values.get("round")
     status: ThreadStatus
@@ -305,6 +307,13 @@ def thread_state(
     return ThreadState(
         status, rnd if isinstance(rnd, int) else None, pending, done, error, pid, boundary
     )
+
+
+def _cancelled(error: object) -> bool:
+    """Whether a task's saved error is a cancellation (stored as its repr by LangGraph)."""
+    if isinstance(error, asyncio.CancelledError):
+        return True
+    return isinstance(error, str) and error.startswith("CancelledError(")
 
 
 def thread_status(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> ThreadStatus:
