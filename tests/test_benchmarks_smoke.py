@@ -12,8 +12,10 @@ stub-server figures (``eval.py --only ...``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -207,6 +209,36 @@ CASES = [
 ]
 
 
+def run_in_own_group(
+    command: list[str], *, timeout_s: float, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """Run a benchmark script in a process group of its own; on timeout kill the group.
+
+    A script starts ``debategraph`` processes of its own (and they an embedded model's
+    server): killing the script alone would leave them running, loading the machine for
+    every test after it.
+    """
+    proc = subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"{command[1]} ran past {timeout_s} s:\n{stdout}{stderr}")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # anything it left behind
+    return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+
+
 @pytest.mark.parametrize(
     "case",
     [
@@ -226,13 +258,9 @@ def test_benchmark_quick(case: Case, tmp_path: Path) -> None:
         require_module("xllamacpp", "the embedded model needs: pip install -e '.[local]'")
     script = REPO_ROOT / "benchmarks" / case.script
     out_json = tmp_path / "figures.json"
-    proc = subprocess.run(
+    proc = run_in_own_group(
         [sys.executable, str(script), "--quick", *case.args, "--json", str(out_json)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=case.timeout_s,
-        check=False,
+        timeout_s=case.timeout_s,
         env={**os.environ, **dict(case.env)},
     )
     output = proc.stdout + proc.stderr
