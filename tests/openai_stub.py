@@ -219,6 +219,24 @@ def _chosen_tool_name(body: dict[str, Any]) -> str | None:
     return None
 
 
+def schema_of(body: dict[str, Any]) -> str | None:
+    """The structured output a request asks for: its tool's name, or its json_schema's.
+
+    Args:
+        body: The parsed request body.
+
+    Returns:
+        The schema's name, or ``None`` for a plain text request.
+    """
+    tool = _chosen_tool_name(body)
+    if tool is not None:
+        return tool
+    fmt = body.get("response_format") or {}
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        return str(fmt.get("json_schema", {}).get("name"))
+    return None
+
+
 def default_responder(body: dict[str, Any]) -> Any:
     """Answer from the request alone.
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import one_error_line, run_cli, stub_args
-from tests.openai_stub import StubOpenAIServer
+from tests.openai_stub import StubOpenAIServer, schema_of
 
 TOPIC = "Should we move the team to a four-day week?"
 DECISION = {
@@ -19,15 +19,6 @@ DECISION = {
     "dissent": ["Support may suffer."],
     "next_steps": ["Draft a rota"],
 }
-
-
-def schema_of(request: dict[str, Any]) -> str | None:
-    """The structured output a request asks for (a tool, or a json_schema format)."""
-    tools = request.get("tools") or []
-    if tools:
-        return str(tools[0]["function"]["name"])
-    fmt = request.get("response_format") or {}
-    return str(fmt.get("json_schema", {}).get("name")) if fmt.get("type") == "json_schema" else None
 
 
 def speaker_of(request: dict[str, Any]) -> str:

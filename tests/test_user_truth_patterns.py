@@ -17,20 +17,11 @@ import pytest
 
 from tests.conftest import run_cli, stub_args
 from tests.eval_data import write_gsm8k
-from tests.openai_stub import StubOpenAIServer
+from tests.openai_stub import StubOpenAIServer, schema_of
 
 TOPIC = "Tea is better than coffee"
 #: A debater's turn of 60 words.
 LONG_TURN = " ".join(["steep"] * 60)
-
-
-def schema_of(request: dict[str, Any]) -> str | None:
-    """The structured output a request asks for (a tool, or a json_schema format)."""
-    tools = request.get("tools") or []
-    if tools:
-        return str(tools[0]["function"]["name"])
-    fmt = request.get("response_format") or {}
-    return str(fmt.get("json_schema", {}).get("name")) if fmt.get("type") == "json_schema" else None
 
 
 def system_of(request: dict[str, Any]) -> str:
