@@ -29,6 +29,7 @@ from debategraph.checkpoints.threads import (
 )
 from debategraph.cli.app import app
 from debategraph.cli.human import interject, post_to_inbox, refuse_finished, refuse_running
+from debategraph.cli.interrupts import resume_command
 from debategraph.cli.options import (
     ArchiveOpt,
     BaseUrlOpt,
@@ -126,7 +127,7 @@ def interject_command(
     if delivery == "recorded":
         err.print(
             f"interjection added to thread {thread} (read in {word} {(state.round or 0) + 1}); "
-            f"continue with: debategraph resume {thread} --db {db}"
+            f"continue with: {resume_command(thread, db)}"
         )
     elif state.status == "running":
         err.print(
@@ -136,7 +137,7 @@ def interject_command(
     else:
         err.print(
             f"interjection sent to thread {thread}: its agents read it from its next {word} on, "
-            f"once it continues: debategraph resume {thread} --db {db}"
+            f"once it continues: {resume_command(thread, db)}"
         )
 
 
@@ -161,8 +162,7 @@ def stop(
         err.print(f"stop sent to running thread {thread}: {ends}")
     else:
         err.print(
-            f"stop sent to thread {thread}: when it continues "
-            f"(debategraph resume {thread} --db {db}) {ends}"
+            f"stop sent to thread {thread}: when it continues ({resume_command(thread, db)}) {ends}"
         )
 
 

@@ -43,12 +43,6 @@ def resumable(thread_id: str, db: str) -> None:
     _thread = (thread_id, db)
 
 
-def forget() -> None:
-    """Forget the thread :func:`resumable` named (a command is done with it)."""
-    global _thread
-    _thread = None
-
-
 def resume_command(thread_id: str, db: str) -> str:
     """The command that continues a thread.
 

@@ -233,7 +233,7 @@ def discuss_command(
         "personas": read_personas(persona) if persona is not None else None,
         "max_iterations": max_iterations,
         "threshold": threshold,
-        "time_limit_s": parse_seconds(time_limit),
+        "time_limit_s": parse_time_limit(time_limit),
     }
     return Launch(settings, {"document": text}, notes=tuple(document.notes))
 
@@ -261,10 +261,6 @@ def read_personas(path: Path) -> list[dict[str, Any]]:
             f"--persona {path}: expected a JSON list of {{name, focus, description}} objects"
         )
     return data
-
-
-#: ``--time-limit``: ``30m`` / ``90s`` / ``1h`` / ``120`` -> seconds (the shared parser).
-parse_seconds = parse_time_limit
 
 
 #: What a report built without its consensus call holds instead of a synthesis.
