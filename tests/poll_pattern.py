@@ -1,9 +1,13 @@
-"""A tiny fourth pattern, written as a contributor would: its graph, nodes, state, declaration.
+"""A tiny sixth pattern, written as a contributor would: its graph, nodes, state, declaration.
 
 ``poll``: each round every panellist answers the question in one line (reading what a
 human interjected so far); after the round cap, the last answers are the result. It uses
-only the shared core (round loop, agent helper, base state, termination conditions) and
-touches neither the CLI nor the checkpoint tools: ``registry.register`` is all it takes.
+only the shared core (skeleton, round loop, agent helper, base state, termination
+conditions) and touches neither the CLI nor the checkpoint tools. Its registry line,
+:data:`ENTRY`, is all it takes: passed to ``registry.register`` (in-process), named in
+``DEBATEGRAPH_PATTERNS`` (a plugin), or added to ``registry.BUILTIN`` (a built-in).
+A real pattern would put these parts in ``graphs/``, ``nodes/``, ``state/`` and
+``cli/patterns/``; one module keeps the test's pattern in one place.
 """
 
 from __future__ import annotations
@@ -13,17 +17,19 @@ from typing import Annotated, Any
 
 import typer
 from langchain_core.messages import HumanMessage, SystemMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, START
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 from rich.markup import escape
 from typing_extensions import TypedDict
 
+from debategraph.cli.patterns.shared import pausing
 from debategraph.context import Context
 from debategraph.errors import UsageError
-from debategraph.graphs.pattern import Launch, Pattern, Values, pausing
+from debategraph.graphs.skeleton import PatternGraph, skeleton
 from debategraph.nodes import rounds as loop
-from debategraph.nodes.agent import Agent, bind
+from debategraph.nodes.agent import Agent
+from debategraph.registry import Entry, Launch, Pattern, Values
 from debategraph.state.base import RunOutput, RunState, turn_update
 from debategraph.state.records import Turn, Usage
 from debategraph.state.reducers import append_only
@@ -36,7 +42,8 @@ ANSWER_STAGE = "answer"
 class Tally(BaseModel):
     """The pattern's own record: how many panellists answered in a round.
 
-    Declared in :data:`PATTERN`'s ``record_types``, so checkpoints revive it.
+    Listed in :data:`RECORD_TYPES` of the module :data:`ENTRY` names as its state, so
+    checkpoints revive it.
     """
 
     round: int
@@ -58,16 +65,13 @@ class PollState(PollOutput, RunState):
 
 def build_poll(
     model: Any = None, *, panellists: int = 2, rounds: int = 2, pause_after_round: bool = False
-) -> StateGraph[Any, Context, PollInput, PollOutput]:
+) -> PatternGraph[PollInput, PollOutput]:
     if panellists < 1:
         raise ValueError(f"panellists must be at least 1, got {panellists}")
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
-    binding = bind(model)
+    builder, binding = skeleton(model, PollState, PollInput, PollOutput, round_cap=rounds)
     names = [f"panellist_{i + 1}" for i in range(panellists)]
-    builder: StateGraph[Any, Context, PollInput, PollOutput] = StateGraph(
-        PollState, context_schema=Context, input_schema=PollInput, output_schema=PollOutput
-    )
     builder.add_node(loop.OPEN_ROUND_NODE, loop.make_open_round())
     for name in names:
         builder.add_node(name, _panellist(Agent(name, binding)))
@@ -140,11 +144,12 @@ def _headline(result: Mapping[str, Any]) -> list[str]:
     return [f"poll: {len(result['answers'])} answer(s) after {result['rounds']} round(s)"]
 
 
+#: The records this pattern's checkpoints hold besides the shared ones.
+RECORD_TYPES = (Tally,)
+
 PATTERN = Pattern(
     name=NAME,
-    build=build_poll,
     command=poll_command,
-    recursion_limit=lambda s: 4 * int(s["rounds"]) + 5,
     title=lambda values: str(values.get("question") or ""),
     summary=lambda values: {
         "answers": _answers(values),
@@ -154,8 +159,18 @@ PATTERN = Pattern(
     describe=lambda s: f"{s['panellists']} panellists, {s['rounds']} rounds{pausing(s)}",
     agents_per_round=lambda s: int(s["panellists"]),
     headline=_headline,
-    record_types=(Tally,),
     progress=lambda node, update: (
         [escape(f"  {node} closed the round")] if node == "close_round" else []
     ),
+)
+
+#: The pattern's registry line.
+ENTRY = Entry(
+    NAME,
+    "poll",
+    "A panel answers a question.",
+    factory="tests.poll_pattern:build_poll",
+    state="tests.poll_pattern",
+    cli="tests.poll_pattern:PATTERN",
+    description="A panel answers a question in one line each, round after round.",
 )

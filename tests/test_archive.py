@@ -25,11 +25,11 @@ from debategraph.checkpoints.archive import (
     render_markdown,
 )
 from debategraph.checkpoints.markdown import summary_markdown
+from debategraph.cli.patterns import get_pattern
+from debategraph.cli.patterns.solver_debate import votes_markdown
 from debategraph.errors import UsageError
-from debategraph.graphs.pattern import Launch, Pattern, Values
-from debategraph.graphs.registry import get_pattern
-from debategraph.graphs.solver_debate import votes_markdown
-from debategraph.state import RoundRecord, Turn, Usage
+from debategraph.registry import Launch, Pattern, Values
+from debategraph.state.records import RoundRecord, Turn, Usage
 from tests.unprivileged import without_privileges
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
@@ -131,9 +131,7 @@ def make_pattern(
     """A pattern of the test's own: only its name, title, summary and result matter here."""
     return Pattern(
         name=name,
-        build=lambda *args, **kwargs: None,
         command=lambda: Launch({}, {}),
-        recursion_limit=lambda settings: 10,
         title=title,
         summary=summary,
         describe=lambda settings: "",

@@ -19,7 +19,8 @@ from debategraph.checkpoints import open_checkpointer, read_run, savers
 from debategraph.checkpoints.serde import Deflate, serializer
 from debategraph.checkpoints.threaded import ThreadedAsync
 from debategraph.checkpoints.threads import RUN_METADATA_KEY
-from debategraph.state import RECORD_TYPES, Turn, Usage
+from debategraph.registry import record_types
+from debategraph.state.records import Turn, Usage
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer
 
@@ -102,13 +103,14 @@ def test_run_settings_stored_once_and_read_back(
         metadata = [json.loads(m) for (m,) in conn.execute("SELECT metadata FROM checkpoints")]
         versions = conn.execute("SELECT type FROM writes").fetchall()
         sql = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'writes'").fetchone()[0]
-    assert len(stored) == 1 and json.loads(stored[0][0])["settings"]["rounds"] == 2
+    assert len(stored) == 1 and json.loads(stored[0][0])["settings"]["max_rounds"] == 2
     assert {m[RUN_METADATA_KEY][:1] for m in metadata} == {"@"}  # a reference each
     assert {t.split("+")[-1] for (t,) in versions if t} <= {"z0", "z1"}
     assert "WITHOUT ROWID" in sql
     with open_checkpointer(db) as saver:
         run = read_run(saver, "t")
-        assert run is not None and run.settings["rounds"] == 2 and run.pattern == "solver_debate"
+        assert run is not None and run.pattern == "solver_debate"
+        assert run.settings["max_rounds"] == 2
         newest = saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
         assert newest is not None
         assert json.loads(newest.metadata[RUN_METADATA_KEY])["pattern"] == "solver_debate"
@@ -135,7 +137,7 @@ def test_thread_written_by_the_previous_format_resumes(
     """
     db = tmp_path / "old.sqlite"
     old_saver = type("OldSaver", (ThreadedAsync, SqliteSaver), {})
-    allowed = [(t.__module__, t.__name__) for t in RECORD_TYPES]
+    allowed = [(t.__module__, t.__name__) for t in record_types()]
     with monkeypatch.context() as old:
         old.setattr(savers, "_sqlite_saver_class", lambda: old_saver)
         old.setattr(

@@ -29,7 +29,7 @@ from debategraph.models import (
 )
 from debategraph.models import calls as model_calls
 from debategraph.models import output as model_output
-from debategraph.state import Usage
+from debategraph.state.records import Usage
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer
 

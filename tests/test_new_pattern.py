@@ -1,8 +1,11 @@
-"""A fourth pattern registered from the test suite runs through the CLI untouched.
+"""A sixth pattern, from the test suite, runs through the CLI untouched.
 
 It runs, pauses after a round, takes an interjection (from ``interject`` and from
 ``resume --interject``), resumes, and is listed, shown and exported, without any change to
-``cli/``, ``checkpoints/`` or another pattern's modules.
+``cli/``, ``checkpoints/`` or another pattern's modules: its registry line is all it takes,
+registered in-process, named in ``DEBATEGRAPH_PATTERNS`` as a plugin, or added to the
+built-in list (then ``import debategraph`` exports its factory, Studio serves it, the
+checkpoint allowlist holds its records, and ``langgraph.json`` must list it).
 """
 
 from __future__ import annotations
@@ -14,21 +17,29 @@ from typing import Any
 
 import pytest
 
-from debategraph.graphs import registry
+from debategraph import registry
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer
-from tests.poll_pattern import PATTERN
+from tests.poll_pattern import ENTRY, Tally
 
 
 def panel_reply(request: dict[str, Any]) -> str:
     return "Blue, because the sky is."
 
 
-@pytest.fixture
-def poll() -> Iterator[None]:
-    registry.register(PATTERN, command="poll", help="A panel answers a question.")
-    yield
-    registry.unregister(PATTERN.name)
+@pytest.fixture(params=["registered", "plugin", "built-in"])
+def poll(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The poll pattern, joined in each of the three ways a pattern joins."""
+    if request.param == "registered":
+        registry.register(ENTRY)
+        yield
+        registry.unregister(ENTRY.name)
+    elif request.param == "plugin":
+        monkeypatch.setenv(registry.PLUGINS_ENV, "tests.poll_pattern:ENTRY")
+        yield
+    else:
+        monkeypatch.setattr(registry, "BUILTIN", (*registry.BUILTIN, ENTRY))
+        yield
 
 
 def user_prompts(server: StubOpenAIServer) -> list[str]:
@@ -138,3 +149,56 @@ def test_bad_setting_is_one_line(
     assert code == 2
     assert one_error_line(err).endswith("rounds must be at least 1, got 0")
     assert not (tmp_path / "x.sqlite").exists()  # refused before the database is opened
+
+
+def test_a_builtin_is_exported_served_and_allowlisted() -> None:
+    """One registry line makes a built-in: exports, Studio, allowlist, langgraph.json."""
+    import importlib
+
+    import debategraph
+    from debategraph.graphs import studio
+    from debategraph.graphs.skeleton import recursion_limit
+
+    builtin = registry.BUILTIN
+    registry.BUILTIN = (*builtin, ENTRY)
+    try:
+        assert debategraph.build_poll is ENTRY.build()  # type: ignore[attr-defined]
+        assert "build_poll" in dir(debategraph)
+        assert Tally in registry.record_types()
+        served = importlib.reload(studio).GRAPHS["poll"]
+        assert served.name == "poll"
+        assert recursion_limit(served) == 4 * 2 + 5  # 4 nodes, 2 rounds, and the slack
+        assert registry.langgraph_json()["graphs"]["poll"] == {
+            "path": "./src/debategraph/graphs/studio.py:poll",
+            "description": ENTRY.description,
+        }
+    finally:
+        registry.BUILTIN = builtin
+        importlib.reload(studio)
+    assert "poll" not in studio.GRAPHS
+
+
+def test_plugin_that_is_not_an_entry_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(registry.PLUGINS_ENV, "tests.poll_pattern:PATTERN")
+    code, _, err = run_cli(["--help"], capsys)
+    assert code == 2
+    assert one_error_line(err).endswith(
+        "DEBATEGRAPH_PATTERNS entry 'tests.poll_pattern:PATTERN' is a Pattern, "
+        "not a debategraph.registry.Entry"
+    )
+    monkeypatch.setenv(registry.PLUGINS_ENV, "tests.nowhere:ENTRY")
+    code, _, err = run_cli(["--help"], capsys)
+    assert code == 2
+    assert "DEBATEGRAPH_PATTERNS entry 'tests.nowhere:ENTRY' cannot be loaded: No module" in (
+        one_error_line(err)
+    )
+
+
+def test_a_taken_name_is_refused() -> None:
+    import dataclasses
+
+    taken = dataclasses.replace(ENTRY, name="debate")
+    with pytest.raises(ValueError, match="pattern 'debate' / command 'poll' is taken by 'debate'"):
+        registry.register(taken)

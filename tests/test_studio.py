@@ -122,7 +122,7 @@ def test_declared_graphs_are_served(client: Any) -> None:
     assert GRAPH in declared
     # every built-in pattern is declared (Studio shows only what is declared), compiled
     # by the one module that compiles graphs for Studio
-    from debategraph.graphs.registry import BUILTIN
+    from debategraph.registry import BUILTIN
 
     patterns = {entry.name for entry in BUILTIN}
     assert patterns <= set(declared), f"not in langgraph.json: {sorted(patterns - set(declared))}"

@@ -1,5 +1,15 @@
 """debategraph: LangGraph graphs for multi-agent debate and discussion.
 
+The public API is what this module exports: the five graph factories (each returns an
+uncompiled ``StateGraph``), the roster records they take, the run context and model
+spec, the transcript and usage records, the errors, and one :func:`recursion_limit`.
+
+Everything else is internal, except the extension API for new patterns:
+:mod:`debategraph.registry` (the list of patterns), :mod:`debategraph.graphs.skeleton`,
+the shared nodes in :mod:`debategraph.nodes`, the strategies in
+:mod:`debategraph.strategies` and the shared state in :mod:`debategraph.state`
+(see ``docs/architecture.md``).
+
 Names are imported on first use, so ``import debategraph`` (and the CLI's ``--help``)
 does not load LangGraph or the model stack.
 """
@@ -9,58 +19,66 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from debategraph.registry import factories
+
 if TYPE_CHECKING:
     from debategraph.context import Context
     from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
     from debategraph.graphs.debate import build_debate
     from debategraph.graphs.discussion import build_discussion
+    from debategraph.graphs.group_chat import build_group_chat
+    from debategraph.graphs.meeting import build_meeting
+    from debategraph.graphs.skeleton import recursion_limit
     from debategraph.graphs.solver_debate import build_solver_debate
-    from debategraph.models import ModelBinding, ModelSpec, get_chat_model, structured_call
-    from debategraph.state import RoundRecord, Turn, Usage
-    from debategraph.strategies import Topology, extract_answer, majority_vote
+    from debategraph.models.spec import ModelSpec
+    from debategraph.state.debate import Debater
+    from debategraph.state.discussion import Persona
+    from debategraph.state.meeting import Stage
+    from debategraph.state.records import Participant, Turn, Usage
 
-_HOMES = {
+#: Where each name lives besides the factories, which come from the registry's lines.
+_HOMES: dict[str, str] = {
     "Context": "debategraph.context",
     "DebategraphError": "debategraph.errors",
+    "Debater": "debategraph.state.debate",
+    "ModelSpec": "debategraph.models.spec",
     "ModelUnavailableError": "debategraph.errors",
+    "Participant": "debategraph.state.records",
+    "Persona": "debategraph.state.discussion",
+    "Stage": "debategraph.state.meeting",
+    "Turn": "debategraph.state.records",
+    "Usage": "debategraph.state.records",
     "UsageError": "debategraph.errors",
-    "build_debate": "debategraph.graphs.debate",
-    "build_discussion": "debategraph.graphs.discussion",
-    "build_solver_debate": "debategraph.graphs.solver_debate",
-    "ModelBinding": "debategraph.models",
-    "ModelSpec": "debategraph.models",
-    "get_chat_model": "debategraph.models",
-    "structured_call": "debategraph.models",
-    "RoundRecord": "debategraph.state",
-    "Turn": "debategraph.state",
-    "Usage": "debategraph.state",
-    "Topology": "debategraph.strategies",
-    "extract_answer": "debategraph.strategies",
-    "majority_vote": "debategraph.strategies",
+    "recursion_limit": "debategraph.graphs.skeleton",
 }
 
 __all__ = [
     "Context",
     "DebategraphError",
-    "ModelBinding",
+    "Debater",
     "ModelSpec",
     "ModelUnavailableError",
-    "RoundRecord",
-    "Topology",
+    "Participant",
+    "Persona",
+    "Stage",
     "Turn",
     "Usage",
     "UsageError",
     "build_debate",
     "build_discussion",
+    "build_group_chat",
+    "build_meeting",
     "build_solver_debate",
-    "extract_answer",
-    "get_chat_model",
-    "majority_vote",
-    "structured_call",
+    "recursion_limit",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        return getattr(importlib.import_module(_HOMES[name]), name)
+    home = _HOMES.get(name) or factories().get(name)
+    if home is not None:
+        return getattr(importlib.import_module(home), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES) | set(factories()))

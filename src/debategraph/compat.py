@@ -9,6 +9,12 @@ other module imports them from LangGraph, and ``tests/test_compat.py`` checks ea
 location and the behaviour relied on here, so an upgrade that breaks one fails there with a
 message naming it.
 
+The other thing LangGraph does not promise is the layout of its savers' tables: the SQL
+this package runs on them lives in :mod:`debategraph.checkpoints.tables` (and the lean
+SQLite saver's table definitions in :mod:`debategraph.checkpoints.savers`), each listing
+the tables and columns it names; ``tests/test_compat.py`` checks those lists against the
+schema LangGraph's own savers create.
+
 Checked against langgraph 1.2.22 and langgraph-checkpoint 4.3.2 (the bounds in
 ``pyproject.toml`` stop at their next major versions).
 
@@ -33,14 +39,25 @@ Attributes:
         injects ``runtime`` (and ``config``, ``writer``...) into both by parameter name.
         ``add_node`` wraps a plain sync function in one whose async side runs it on the
         default thread pool. From ``langgraph._internal._runnable``.
+    StateLike: What LangGraph accepts as a state, input or output schema (a TypedDict,
+        dataclass or pydantic model): the bound of ``StateGraph``'s type parameters,
+        which :class:`~debategraph.graphs.skeleton.PatternGraph` passes on. Typing only.
+        From ``langgraph._internal._typing``.
 """
 
 from __future__ import annotations
 
 from langgraph._internal._constants import NULL_TASK_ID
 from langgraph._internal._runnable import RunnableCallable
-from langgraph._internal._typing import MISSING
+from langgraph._internal._typing import MISSING, StateLike
 from langgraph.checkpoint.serde.types import _DeltaSnapshot as DeltaSnapshot
 from langgraph.pregel._algo import task_path_str
 
-__all__ = ["MISSING", "NULL_TASK_ID", "DeltaSnapshot", "RunnableCallable", "task_path_str"]
+__all__ = [
+    "MISSING",
+    "NULL_TASK_ID",
+    "DeltaSnapshot",
+    "RunnableCallable",
+    "StateLike",
+    "task_path_str",
+]

@@ -1,8 +1,8 @@
 """A thread as a readable Markdown document (``export --format md``), for any pattern.
 
 The document is the pattern's title, a metadata line, the transcript one section per
-round, and a result section: the pattern's own :attr:`~debategraph.graphs.pattern.Pattern.
-result_markdown` when it gives one, else its :attr:`~debategraph.graphs.pattern.Pattern.
+round, and a result section: the pattern's own :attr:`~debategraph.registry.Pattern.
+result_markdown` when it gives one, else its :attr:`~debategraph.registry.Pattern.
 summary` fields rendered generically, then how the run ended and what it cost. Nothing
 here names a pattern's nodes or state keys; the helpers :func:`inline` and
 :func:`ranked_table` are public for patterns writing their own result section.
@@ -25,7 +25,7 @@ from debategraph.checkpoints.thread_values import (
 from debategraph.state.records import Turn, Usage
 
 if TYPE_CHECKING:
-    from debategraph.graphs.pattern import Pattern
+    from debategraph.registry import Pattern
 
 
 def render_markdown(
@@ -77,7 +77,7 @@ def summary_markdown(summary: Mapping[str, Any]) -> list[str]:
     mapping of scalars a two-column table, anything else compact JSON.
 
     Args:
-        summary: The fields (:attr:`~debategraph.graphs.pattern.Pattern.summary`).
+        summary: The fields (:attr:`~debategraph.registry.Pattern.summary`).
 
     Returns:
         The lines.

@@ -105,16 +105,17 @@ def serializer() -> SerializerProtocol:
 
     Returns:
         LangGraph's :class:`JsonPlusSerializer` (msgpack allowlist: LangGraph's safe
-        types and :data:`debategraph.state.RECORD_TYPES`) inside its
+        types and every known pattern's records, :func:`debategraph.registry.record_types`)
+        inside its
         ``EncryptedSerializer`` with the :class:`Deflate` cipher. LangGraph sees through
         the wrapper when it extends the allowlist (``with_allowlist``).
     """
     from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-    from debategraph.state import RECORD_TYPES
+    from debategraph.registry import record_types
 
     inner = JsonPlusSerializer(
-        allowed_msgpack_modules=[(t.__module__, t.__name__) for t in RECORD_TYPES]
+        allowed_msgpack_modules=[(t.__module__, t.__name__) for t in record_types()]
     )
     return EncryptedSerializer(Deflate(), inner)

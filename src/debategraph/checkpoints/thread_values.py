@@ -4,7 +4,7 @@ Every pattern's state extends :class:`~debategraph.state.base.RunState`: a trans
 :class:`~debategraph.state.records.Turn` records, the ``round`` counter, ``usage`` and
 ``termination_reason``. The archive and the Markdown export read only these; whatever
 else a thread holds is its pattern's business, asked of its
-:class:`~debategraph.graphs.pattern.Pattern`.
+:class:`~debategraph.registry.Pattern`.
 """
 
 from __future__ import annotations

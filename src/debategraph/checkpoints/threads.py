@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from debategraph.registry import current_settings
+
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -81,7 +83,9 @@ class RunInfo:
             return None
         if not isinstance(data, dict) or "pattern" not in data:
             return None
-        return cls(data["pattern"], dict(data.get("settings", {})), dict(data.get("model", {})))
+        pattern = str(data["pattern"])
+        settings = current_settings(pattern, data.get("settings", {}))
+        return cls(pattern, settings, dict(data.get("model", {})))
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from debategraph import registry
 from debategraph.cli import interrupts, options
 from debategraph.cli.render import fail
 from debategraph.errors import DebategraphError
-from debategraph.graphs import registry
 
 #: The shared run options, in the order ``--help`` shows them.
 _RUN_OPTIONS = inspect.signature(options.run_options, eval_str=True).parameters
@@ -74,7 +74,7 @@ def pattern_command(entry: registry.Entry) -> Any:
     Raises:
         ValueError: If the pattern's options reuse a shared option's name.
     """
-    pattern = registry.get_pattern(entry.name)
+    pattern = entry.declaration()
     own = inspect.signature(pattern.command, eval_str=True).parameters
     shared = dict(_RUN_OPTIONS)
     if pattern.report is not None:

@@ -39,13 +39,14 @@ from debategraph.cli.options import (
     JsonOpt,
     ReportOpt,
 )
+from debategraph.cli.patterns import get_pattern
+from debategraph.cli.patterns.shared import short
 from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_block
 from debategraph.cli.runner import Runner, check_concurrency, compile_graph, require_run, result_of
 from debategraph.errors import UsageError
-from debategraph.graphs.pattern import short
-from debategraph.graphs.registry import get_pattern, names
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
+from debategraph.registry import names
 
 
 def _state(graph: Any, thread_id: str, pattern_name: str) -> Any:

@@ -2,8 +2,8 @@
 
 Nothing here knows a pattern's nodes or state keys: rounds are announced when the
 pattern's round-opening node writes ``round``, transcript records are printed as they
-land, and the pattern adds its own lines (:attr:`~debategraph.graphs.pattern.Pattern.progress`,
-:attr:`~debategraph.graphs.pattern.Pattern.headline`).
+land, and the pattern adds its own lines (:attr:`~debategraph.registry.Pattern.progress`,
+:attr:`~debategraph.registry.Pattern.headline`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from debategraph.graphs.pattern import Pattern, short
+from debategraph.cli.patterns.shared import short
 from debategraph.models.spec import LOCAL, ModelSpec
+from debategraph.registry import Pattern
 
 if TYPE_CHECKING:
     from debategraph.state.records import Turn

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.markup import escape
 
+from debategraph import registry
 from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import (
     RunInfo,
@@ -29,12 +30,13 @@ from debategraph.checkpoints.threads import (
 from debategraph.cli import interrupts
 from debategraph.cli.human import close_inbox
 from debategraph.cli.options import ARCHIVE_SUFFIX, POSTGRES_ARCHIVE
+from debategraph.cli.patterns import get_pattern
 from debategraph.cli.render import emit_json, err, model_label, print_result
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
-from debategraph.graphs.pattern import Launch, Pattern
-from debategraph.graphs.registry import get_pattern
+from debategraph.graphs.skeleton import recursion_limit
 from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
+from debategraph.registry import Launch, Pattern
 from debategraph.state.records import Usage
 
 if TYPE_CHECKING:
@@ -88,7 +90,7 @@ def validate_settings(pattern: Pattern, settings: Mapping[str, Any]) -> None:
         UsageError: With the factory's one-line message.
     """
     try:
-        pattern.build(None, **settings)
+        registry.entry(pattern.name).build()(None, **settings)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -111,11 +113,12 @@ def compile_graph(
     Returns:
         The compiled graph.
     """
-    pattern = get_pattern(run.pattern)
-    if pattern.record_types:  # LangGraph's public way to extend the msgpack allowlist
-        saver = saver.with_allowlist([(t.__module__, t.__name__) for t in pattern.record_types])
-    graph: Graph = pattern.build(binding, **run.settings).compile(
-        checkpointer=saver, store=store, name=pattern.name
+    entry = registry.entry(run.pattern)
+    # LangGraph's public way to extend the msgpack allowlist (for a pattern registered
+    # after the saver was opened; the built-in ones are in it already)
+    saver = saver.with_allowlist([(t.__module__, t.__name__) for t in entry.record_types()])
+    graph: Graph = entry.build()(binding, **run.settings).compile(
+        checkpointer=saver, store=store, name=entry.name
     )
     return graph
 
@@ -235,7 +238,7 @@ class Runner:
     def _config(self, thread_id: str) -> RunnableConfig:
         return {
             **thread_config(thread_id),
-            "recursion_limit": self.pattern.recursion_limit(self.run_info.settings),
+            "recursion_limit": recursion_limit(self.graph),
             "max_concurrency": self.max_concurrency,
             "metadata": self.run_info.to_metadata(),
         }
@@ -279,9 +282,9 @@ class Runner:
             f"model {escape(model_label(self.spec))} · "
             f"{self.pattern.describe(self.run_info.settings)}"
         )
-        from debategraph.nodes.agent import bind
+        from debategraph.models import bind_model
 
-        binding = bind(self.spec)
+        binding = bind_model(self.spec)
         with inbox.open_store(self.db) as store:
             graph = compile_graph(self.saver, self.run_info, binding, store)
             if not self._drive(graph, thread_id, graph_input):

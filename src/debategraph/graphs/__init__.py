@@ -1,25 +1,6 @@
 """One module per pattern: ``build_<pattern>(...)`` returns an uncompiled ``StateGraph``.
 
-Each module also declares its pattern (``PATTERN``) for the CLI; see
-:mod:`debategraph.graphs.registry`. The factories are imported on first use.
+Every factory starts from :func:`~debategraph.graphs.skeleton.skeleton` and its graph's
+:func:`~debategraph.graphs.skeleton.recursion_limit` comes from there; which patterns
+exist is :mod:`debategraph.registry`'s list. The public names are ``debategraph``'s.
 """
-
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from debategraph.graphs.debate import build_debate
-    from debategraph.graphs.discussion import build_discussion
-    from debategraph.graphs.meeting import build_meeting
-    from debategraph.graphs.solver_debate import build_solver_debate
-
-__all__ = ["build_debate", "build_discussion", "build_meeting", "build_solver_debate"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        module = importlib.import_module(f"{__name__}.{name.removeprefix('build_')}")
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -192,7 +192,7 @@ class DebaterView(TypedDict):
 
 
 #: Record types of this graph that checkpoints may deserialize (see ``RECORD_TYPES``).
-DEBATE_RECORD_TYPES: tuple[type[BaseModel], ...] = (
+RECORD_TYPES: tuple[type[BaseModel], ...] = (
     WordCount,
     ModeratorDecision,
     Score,

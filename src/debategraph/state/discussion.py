@@ -266,7 +266,7 @@ class DiscussionState(DiscussionOutput, RunState):
 
 
 #: Record types of this graph that checkpoints may deserialize (see ``RECORD_TYPES``).
-DISCUSSION_RECORD_TYPES: tuple[type[BaseModel], ...] = (
+RECORD_TYPES: tuple[type[BaseModel], ...] = (
     Document,
     Section,
     Persona,

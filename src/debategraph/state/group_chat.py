@@ -83,4 +83,4 @@ class GroupChatState(GroupChatOutput, RunState):
 
 
 #: Record types of this graph that checkpoints may deserialize.
-GROUP_CHAT_RECORD_TYPES: tuple[type[BaseModel], ...] = (SelectionRecord,)
+RECORD_TYPES: tuple[type[BaseModel], ...] = (SelectionRecord,)

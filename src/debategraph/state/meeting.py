@@ -124,4 +124,4 @@ class MeetingState(MeetingOutput, RunState):
 
 
 #: Record types of this graph that checkpoints may deserialize (see ``RECORD_TYPES``).
-MEETING_RECORD_TYPES: tuple[type[BaseModel], ...] = (Stage, RoundDecision, FinalDecision)
+RECORD_TYPES: tuple[type[BaseModel], ...] = (Stage, RoundDecision, FinalDecision)

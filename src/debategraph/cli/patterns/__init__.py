@@ -1,0 +1,25 @@
+"""Each pattern's CLI declaration (its command, rendering, titles), one module per pattern.
+
+A pattern's module defines ``PATTERN``, a :class:`~debategraph.registry.Pattern` named by
+its registry line; the helpers they share are in :mod:`debategraph.cli.patterns.shared`.
+"""
+
+from __future__ import annotations
+
+from debategraph import registry
+from debategraph.registry import Pattern
+
+
+def get_pattern(name: str) -> Pattern:
+    """The CLI declaration of the pattern called ``name`` (imported on first use).
+
+    Args:
+        name: A pattern name, e.g. from a thread's metadata.
+
+    Returns:
+        The pattern's declaration.
+
+    Raises:
+        UsageError: If this version does not know it.
+    """
+    return registry.entry(name).declaration()

@@ -1,0 +1,109 @@
+"""What the patterns' CLI declarations share: the ``--time-limit`` option and phrases."""
+
+from __future__ import annotations
+
+from typing import Annotated, TypeVar
+
+import typer
+from rich.markup import escape
+
+from debategraph.errors import UsageError
+from debategraph.registry import Values
+from debategraph.strategies.termination.factories import parse_duration
+
+T = TypeVar("T")
+
+#: ``--time-limit``, as every pattern with a wall-clock limit declares it.
+TimeLimit = Annotated[
+    str | None,
+    typer.Option(
+        "--time-limit",
+        help="End the run after this long (30m, 90s, 1h): calls in flight are cancelled.",
+    ),
+]
+
+
+def pausing(settings: Values) -> str:
+    """``, pausing after each round`` when a run pauses, for ``Pattern.describe``.
+
+    Args:
+        settings: The run's settings.
+
+    Returns:
+        The phrase, or ``""``.
+    """
+    return ", pausing after each round" if settings.get("pause_after_round") else ""
+
+
+def fallback_note(reason: str | None) -> str:
+    """`` (fallback: reason)`` after a value that is not the agent's own call, for headlines.
+
+    Every pattern marks a result that the graph filled in (a judge's unknown winner read as
+    a tie, a selector's unusable answer replaced by the next speaker, a controller or a
+    chair that gave nothing usable) with this one phrase, beside the value it explains,
+    so a fallback never reads as a judgement.
+
+    Args:
+        reason: Why the value is a fallback; ``None`` or empty when it is not one.
+
+    Returns:
+        The phrase as Rich markup (the reason escaped, on one line), or ``""``.
+    """
+    if not reason:
+        return ""
+    return f" (fallback: {escape(short(reason, 200))})"
+
+
+def short(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis.
+
+    Args:
+        text: Any text.
+        limit: Most characters to keep.
+
+    Returns:
+        The shortened line.
+    """
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def parse_time_limit(value: str) -> float:
+    """``--time-limit``: ``30m`` / ``90s`` / ``1h`` / ``120`` -> seconds.
+
+    Args:
+        value: The option's value.
+
+    Returns:
+        Seconds (> 0).
+
+    Raises:
+        UsageError: One line naming the value and the allowed form.
+    """
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"--time-limit {exc}") from None
+
+
+def time_limit_option(value: str | None) -> float | None:
+    """An optional ``--time-limit`` in seconds (see :func:`parse_time_limit`), or ``None``."""
+    return None if value is None else parse_time_limit(value)
+
+
+def renamed_option(old: str, new: str, given: T | None, value: T) -> tuple[T, tuple[str, ...]]:
+    """An option's value when it may come under its old, deprecated name.
+
+    Args:
+        old: The old option (``--max-turns``), kept as a hidden alias.
+        new: The option now (``--rounds``).
+        given: What the old option got (``None``: not given).
+        value: What the new option got (or its default).
+
+    Returns:
+        ``(value, notes)``: the old option's value and a note for the user when it was
+        given, else the new option's value and no note.
+    """
+    if given is None:
+        return value, ()
+    return given, (f"{old} is deprecated: use {new}",)
