@@ -35,11 +35,14 @@ from typing import TYPE_CHECKING, Any
 # benchmarks/ is on sys.path when run as a script
 from harness import Figure, base_parser, overhead_figure, run_benchmark
 
+from debategraph import build_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer
-from debategraph.graphs.debate import GRAPH_NAME, build_debate, debate_setup, recursion_limit
+from debategraph.graphs.debate import GRAPH_NAME
 from debategraph.models import ModelSpec, bind_model
 from debategraph.nodes.debate import make_debater
-from debategraph.state import HistoryMode, Turn, Usage
+from debategraph.nodes.debate.setup import debate_setup
+from debategraph.state.debate import HistoryMode
+from debategraph.state.records import Turn, Usage
 
 if TYPE_CHECKING:
     from tests.openai_stub import StubOpenAIServer
@@ -118,11 +121,11 @@ def spec_for(server: StubOpenAIServer) -> ModelSpec:
     return ModelSpec(model="sim", base_url=server.url, timeout_s=30, max_retries=0)
 
 
-def run_config(rounds: int) -> dict[str, Any]:
+def run_config(graph: Any) -> dict[str, Any]:
     """Invoke config: fresh thread, the graph's recursion limit."""
     return {
         "configurable": {"thread_id": uuid.uuid4().hex},
-        "recursion_limit": recursion_limit(rounds, len(DEBATERS)),
+        "recursion_limit": recursion_limit(graph),
     }
 
 
@@ -161,7 +164,7 @@ def turn_prompts(
             history=history,
             keep_last=KEEP_LAST,
         ).compile(checkpointer=s, name=GRAPH_NAME)
-        config = run_config(rounds)
+        config = run_config(graph)
         out = graph.invoke({"topic": TOPIC}, config)
         check_output(out, rounds)
         sizes = [count_prompt_tokens(b) for b in server.requests if is_debater_request(b)]
@@ -274,7 +277,7 @@ def baseline_run(server: StubOpenAIServer, rounds: int) -> float:
 def timed_debate(graph: Any, rounds: int) -> float:
     """Run one debate on a fresh thread; wall seconds."""
     started = time.perf_counter()
-    out = graph.invoke({"topic": TOPIC}, run_config(rounds))
+    out = graph.invoke({"topic": TOPIC}, run_config(graph))
     wall = time.perf_counter() - started
     check_output(out, rounds)
     return wall

@@ -22,28 +22,23 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
+from debategraph import build_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer
+from debategraph.cli.patterns.debate import PATTERN
 from debategraph.errors import UsageError
-from debategraph.graphs import build_debate
-from debategraph.graphs.debate import (
-    DEFAULT_DEBATERS,
-    GRAPH_NAME,
-    PATTERN,
-    debate_setup,
-    recursion_limit,
-)
-from debategraph.graphs.pattern import Launch
+from debategraph.graphs.debate import GRAPH_NAME
 from debategraph.nodes.debate import ARGUE_STAGE, termination_conditions
+from debategraph.nodes.debate.setup import DEFAULT_DEBATERS, debate_setup
 from debategraph.nodes.roster import match_name, read_name
-from debategraph.state import (
+from debategraph.registry import Launch, entry
+from debategraph.state.debate import (
     TIE,
     Debater,
     ModeratorDecision,
-    Turn,
-    Usage,
     Verdict,
     WordCount,
 )
+from debategraph.state.records import Turn, Usage
 from debategraph.strategies.termination import RoundOutcome, Silence, first_fired
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 
@@ -152,10 +147,23 @@ class Script:
         raise AssertionError(f"unexpected prompt: {system!r}")
 
 
+def worst_case_limit(rounds: int, debaters: int) -> int:
+    """The recursion limit of the largest debate graph with these rounds and debaters."""
+    graph = build_debate(
+        debaters=[f"D{i}:side {i}" for i in range(debaters)],
+        max_rounds=rounds,
+        moderator=True,
+        judge=True,
+        history="window",
+        pause_after_round=True,
+    )
+    return recursion_limit(graph)
+
+
 def config_for(thread: str, rounds: int, debaters: int = 2) -> RunnableConfig:
     return {
         "configurable": {"thread_id": thread},
-        "recursion_limit": recursion_limit(rounds, debaters),
+        "recursion_limit": worst_case_limit(rounds, debaters),
     }
 
 
@@ -735,7 +743,9 @@ def test_records_survive_a_sqlite_checkpoint(tmp_path: Path) -> None:
 
 
 def test_recursion_limit_is_enough_and_bounded() -> None:
-    assert recursion_limit(1, 2) < recursion_limit(2, 2) < recursion_limit(2, 3)
+    assert worst_case_limit(1, 2) < worst_case_limit(2, 2) < worst_case_limit(2, 3)
+    with pytest.raises(ValueError, match="built by a debategraph factory"):
+        recursion_limit(StateGraph(TypedDict("S", {"x": int})))
     script = Script()
     builder = build_debate(
         script.model,
@@ -746,10 +756,11 @@ def test_recursion_limit_is_enough_and_bounded() -> None:
         history="window",
         keep_last=2,
     )
-    out = builder.compile().invoke({"topic": TOPIC}, {"recursion_limit": recursion_limit(3, 3)})
+    out = builder.compile().invoke({"topic": TOPIC}, {"recursion_limit": recursion_limit(builder)})
     assert out["rounds_completed"] == 3
+    one_round = build_debate(debaters=TRIO, max_rounds=1, moderator=True, judge=True)
     with pytest.raises(GraphRecursionError):
-        builder.compile().invoke({"topic": TOPIC}, {"recursion_limit": recursion_limit(1, 3)})
+        builder.compile().invoke({"topic": TOPIC}, {"recursion_limit": recursion_limit(one_round)})
 
 
 def test_arguments_stream_as_messages() -> None:
@@ -875,14 +886,16 @@ def test_default_debaters() -> None:
     assert not {"moderator", "judge", "summarizer", "human"} & set(graph.nodes)
 
 
-def test_importing_the_pattern_loads_no_graph_runtime() -> None:
-    """Declaring the pattern (``--help``, the registry) imports neither LangGraph nor a model."""
+def test_declaring_the_pattern_loads_no_model_client() -> None:
+    """The registry loads no LangGraph; the CLI declaration no model client."""
     code = (
-        "import sys, debategraph.graphs.debate as m; m.PATTERN.describe; "
-        "print(sorted(n for n in ('langgraph', 'openai', 'langchain_openai') if n in sys.modules))"
+        "import sys, debategraph.registry as r; r.entry('debate'); "
+        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
+        "import debategraph.cli.patterns.debate as m; m.PATTERN.describe; "
+        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.strip() == "[]"
+    assert proc.stdout.split() == ["[]", "[]"]
 
 
 # --------------------------------------------------------------------------
@@ -908,10 +921,9 @@ def test_command_launches_with_the_factorys_settings() -> None:
     assert defaults.settings["debaters"] == list(DEFAULT_DEBATERS)
     # The settings (plus the CLI's pause_after_round) are build_debate's keyword arguments.
     script = Script()
-    builder = PATTERN.build(script.model, **launch.settings, pause_after_round=False)
-    out = builder.compile().invoke(launch.input, {"recursion_limit": 100})
+    builder = entry("debate").build()(script.model, **launch.settings, pause_after_round=False)
+    out = builder.compile().invoke(launch.input, {"recursion_limit": recursion_limit(builder)})
     assert out["rounds_completed"] == 2
-    assert PATTERN.recursion_limit(launch.settings) == recursion_limit(2, 2)
     assert PATTERN.agents_per_round(launch.settings) == 2
 
 
@@ -1002,7 +1014,7 @@ def test_debate_as_a_node_paused_and_resumed_through_the_parent(tmp_path: Path) 
 
     config: RunnableConfig = {
         "configurable": {"thread_id": "court"},
-        "recursion_limit": recursion_limit(2, 2) + 5,
+        "recursion_limit": worst_case_limit(2, 2) + 5,
     }
     with open_checkpointer(tmp_path / "court.sqlite") as sqlite_saver:
         app = parent.compile(checkpointer=sqlite_saver)

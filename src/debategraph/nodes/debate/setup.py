@@ -1,14 +1,26 @@
-"""The debate's fixed settings, node names and stages, shared by its nodes."""
+"""The debate's settings checks, fixed settings, node names and stages."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from langgraph.graph import END
 
+from debategraph.nodes.roster import check_roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.state.debate import TIE, Debater, HistoryMode
 from debategraph.state.records import USER
+
+DebaterLike = Debater | Mapping[str, Any] | str
+
+HISTORY_MODES: tuple[str, ...] = ("full", "window")
+MIN_WORDS = 10
+#: What a valid debater dict holds (for errors).
+DEBATER_FIELDS = "a non-empty 'name' and 'side', and optionally 'persona'"
+#: The debaters when none are given.
+DEFAULT_DEBATERS: tuple[str, ...] = ("Affirmative:for the motion", "Negative:against the motion")
 
 #: Stages of the transcript records.
 ARGUE_STAGE = "argue"
@@ -124,3 +136,98 @@ class DebateSetup:
             tail.append(REVIEW_NODE)
         tail.append(OPEN_ROUND_NODE)
         return tail[tail.index(after) + 1]
+
+
+def _debater_from_text(value: str) -> Debater:
+    name, colon, side = value.partition(":")
+    if not colon or not name.strip() or not side.strip():
+        raise ValueError(f"debater {value!r} must be 'Name:side', e.g. 'Alice:for the motion'")
+    return Debater(name=name, side=side)
+
+
+def parse_debater(value: DebaterLike) -> Debater:
+    """A :class:`~debategraph.state.debate.Debater` from one, a dict, or a ``"Name:side"`` string.
+
+    Args:
+        value: The debater as given.
+
+    Returns:
+        The debater.
+
+    Raises:
+        ValueError: If it is none of those, or lacks a name or a side.
+    """
+    if not isinstance(value, Debater | str | Mapping):
+        raise ValueError(f"debater {value!r} must be a Debater, a dict or a 'Name:side' string")
+    return parse_member(value, Debater, "debater", DEBATER_FIELDS, from_text=_debater_from_text)
+
+
+def debate_setup(
+    debaters: Sequence[DebaterLike],
+    *,
+    max_rounds: int,
+    first_speaker: str | None,
+    words: int,
+    moderator: bool,
+    judge: bool,
+    history: str,
+    keep_last: int,
+    pause_after_round: bool,
+) -> DebateSetup:
+    """Check a debate's settings and fix the speaking order.
+
+    Args:
+        debaters: As for :func:`~debategraph.graphs.debate.build_debate`.
+        max_rounds: As for ``build_debate``.
+        first_speaker: As for ``build_debate``.
+        words: As for ``build_debate``.
+        moderator: As for ``build_debate``.
+        judge: As for ``build_debate``.
+        history: As for ``build_debate``.
+        keep_last: As for ``build_debate``.
+        pause_after_round: As for ``build_debate``.
+
+    Returns:
+        The settings, debaters in speaking order (``first_speaker`` first, then the
+        others in list order, wrapping around).
+
+    Raises:
+        ValueError: On any bad setting, naming the value and what is allowed.
+    """
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+    if words < MIN_WORDS:
+        raise ValueError(f"words must be at least {MIN_WORDS}, got {words}")
+    if history not in HISTORY_MODES:
+        raise ValueError(f"history must be 'full' or 'window', got {history!r}")
+    if keep_last < 1:
+        raise ValueError(f"keep_last must be at least 1, got {keep_last}")
+    parsed = check_roster(
+        debaters,
+        parse_debater,
+        what="debater",
+        group="a debate",
+        name_of=lambda d: d.name,
+        reserved=RESERVED_NAMES,
+        node_names=True,
+    )
+    start = 0
+    if first_speaker is not None:
+        lowered = [d.name.lower() for d in parsed]
+        key = first_speaker.strip().lower()
+        if key not in lowered:
+            raise ValueError(
+                f"first speaker {first_speaker!r} is not a debater: use one of "
+                f"{', '.join(d.name for d in parsed)}"
+            )
+        start = lowered.index(key)
+    return DebateSetup(
+        debaters=tuple(parsed[start:] + parsed[:start]),
+        max_rounds=max_rounds,
+        words=words,
+        history="window" if history == "window" else "full",
+        keep_last=keep_last,
+        moderator=moderator,
+        judge=judge,
+        pause_after_round=pause_after_round,
+    )

@@ -1,0 +1,163 @@
+"""The ``debate`` command: its options, and how a debate's progress and result read."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.markup import escape
+
+from debategraph.cli.patterns.shared import (
+    TimeLimit,
+    fallback_note,
+    pausing,
+    short,
+    time_limit_option,
+)
+from debategraph.errors import UsageError
+from debategraph.nodes.debate.setup import DEFAULT_DEBATERS
+from debategraph.registry import Launch, Pattern, Values
+
+#: Nodes whose model output is not prose worth streaming (structured, or a summary).
+NOT_STREAMED = frozenset({"moderator", "judge", "summarizer"})
+
+
+def debate_command(
+    topic: Annotated[str, typer.Argument(help="The motion to debate.")],
+    debater: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--debater",
+            help="'Name:side', once per debater (two or more) "
+            f"\\[default: {' and '.join(repr(d) for d in DEFAULT_DEBATERS)}].",
+        ),
+    ] = None,
+    rounds: Annotated[int, typer.Option("--rounds", help="Round cap.")] = 3,
+    first: Annotated[
+        str | None, typer.Option("--first", help="Who opens each round \\[default: first].")
+    ] = None,
+    words: Annotated[int, typer.Option("--words", help="Word limit per turn.")] = 80,
+    moderator: Annotated[
+        bool, typer.Option("--moderator", help="A moderator may end the debate early.")
+    ] = False,
+    judge: Annotated[bool, typer.Option("--judge", help="A judge gives a verdict.")] = False,
+    history: Annotated[
+        Literal["full", "window"],
+        typer.Option("--history", help="full, or window: last turns plus a running summary."),
+    ] = "full",
+    keep_last: Annotated[
+        int, typer.Option("--keep-last", help="Turns kept verbatim with --history window.")
+    ] = 4,
+    time_limit: TimeLimit = None,
+) -> Launch:
+    """Named debaters argue a motion turn by turn; optional moderator and judge."""
+    if not topic.strip():
+        raise UsageError(
+            'topic is empty: give the motion, e.g. debategraph debate "Cats beat dogs"'
+        )
+    settings: dict[str, Any] = {
+        "debaters": list(debater or DEFAULT_DEBATERS),
+        "max_rounds": rounds,
+        "first_speaker": first,
+        "words": words,
+        "moderator": moderator,
+        "judge": judge,
+        "history": history,
+        "keep_last": keep_last,
+    }
+    seconds = time_limit_option(time_limit)
+    if seconds is not None:
+        settings["time_limit_s"] = seconds
+    return Launch(settings, {"topic": topic})
+
+
+def _describe(settings: Values) -> str:
+    names = [d.split(":", 1)[0] if isinstance(d, str) else d["name"] for d in settings["debaters"]]
+    extras = [x for x in ("moderator", "judge") if settings.get(x)]
+    if settings.get("history") == "window":
+        extras.append(f"window of {settings['keep_last']}")
+    extra = f" + {', '.join(extras)}" if extras else ""
+    return (
+        f"{' vs '.join(names)}{extra}, {settings['max_rounds']} rounds, "
+        f"{settings['words']} words per turn{pausing(settings)}"
+    )
+
+
+def _summary(values: Values) -> dict[str, Any]:
+    verdict = values.get("verdict")
+    return {
+        "topic": values.get("topic"),
+        "winner": verdict.winner if verdict is not None else None,
+        "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
+        "rounds_completed": values.get("rounds_completed", 0),
+        "moderator": [d.model_dump(mode="json") for d in values.get("moderator_decisions", [])],
+        "words": [w.model_dump(mode="json") for w in values.get("word_counts", [])],
+    }
+
+
+def _headline(result: Values) -> list[str]:
+    winner = result.get("winner")
+    verdict = result.get("verdict") or {}
+    shown = escape(str(winner)) if winner else "no verdict (no judge)"
+    why = fallback_note(verdict.get("fallback"))
+    lines = [f"winner [bold]{shown}[/bold]{why} · {result['rounds_completed']} rounds"]
+    if verdict.get("rationale"):
+        lines.append(f"  {escape(short(verdict['rationale'], 300))}")
+    over = [w for w in result.get("words") or () if w["words"] > w["limit"]]
+    if over:
+        turns = ", ".join(
+            f"r{w['round']} {escape(w['debater'])} {words_note(w['words'], w['limit'])}"
+            for w in over
+        )
+        lines.append(f"  longer than asked: {turns}")
+    return lines
+
+
+def words_note(words: int, limit: int) -> str:
+    """How long a turn was against the length the debater was asked for.
+
+    Args:
+        words: Words in the turn.
+        limit: The word limit in its prompt (``--words``).
+
+    Returns:
+        E.g. ``(236 words; asked for 40)``.
+    """
+    return f"({words} words; asked for {limit})"
+
+
+def _progress(node: str, update: Values) -> list[str]:
+    lines = []
+    for count in update.get("word_counts") or ():
+        if count.over_limit:  # the turn was streamed (or printed) just before
+            lines.append(
+                f"  [dim]{escape(count.debater)} {words_note(count.words, count.limit)}[/dim]"
+            )
+    if update.get("moderator_decisions"):
+        decision = update["moderator_decisions"][-1]
+        settled = "settled" if decision.settled else "not settled"
+        lines.append(
+            f"  [dim]moderator: {settled}, leading {escape(decision.leading)}"
+            f"{fallback_note(decision.fallback)}: {escape(short(decision.reason, 160))}[/dim]"
+        )
+    if update.get("verdict") is not None:
+        verdict = update["verdict"]
+        lines.append(
+            f"  judge: winner [bold]{escape(verdict.winner)}[/bold]"
+            f"{fallback_note(verdict.fallback)}"
+        )
+    return lines
+
+
+PATTERN = Pattern(
+    name="debate",
+    command=debate_command,
+    title=lambda values: str(values.get("topic") or ""),
+    summary=_summary,
+    describe=_describe,
+    agents_per_round=lambda s: len(s["debaters"]),
+    headline=_headline,
+    progress=_progress,
+    streams=lambda node: node not in NOT_STREAMED,
+    streamed_stage="argue",
+)
