@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from debategraph.eval.modes import MODES
+from debategraph.eval.records import Item
+from debategraph.eval.runner import EvalPlan
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.eval_data import (
     band,
@@ -317,3 +320,27 @@ def test_another_model_does_not_read_back_this_ones_answers(
         assert len(server.requests) == 4
     assert json.loads(second)["meta"]["threads"]["started"] == 2
     assert not first & thread_ids()
+
+
+def test_thread_ids_stay_those_of_earlier_versions() -> None:
+    """A rerun after an upgrade finds the threads it started: the ids do not change.
+
+    The ids were computed before ``rounds`` was renamed ``max_rounds`` in the settings.
+    """
+    plan = EvalPlan(
+        modes=MODES,
+        agents=3,
+        rounds=2,
+        neighbours=1,
+        parallel=1,
+        model={"model": "m"},
+        model_key={"model": "m", "base_url": "http://x"},
+    )
+    assert plan.settings("debate-ring")["max_rounds"] == 2
+    item = Item(line=7, question="2+3?", gold="5")
+    assert [plan.thread_id(mode, item) for mode in MODES] == [
+        "eval-single-7-c09ffbfde9",
+        "eval-vote-7-7100e190f2",
+        "eval-debate-ring-7-439aeefc0e",
+        "eval-debate-full-7-0c6772a1ff",
+    ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate
+from debategraph import build_solver_debate
+from debategraph.graphs.solver_debate import GRAPH_NAME
 from debategraph.strategies import make_topology
 from tests.fake_model import ScriptedChatModel, tool_reply
 
@@ -16,7 +17,7 @@ def test_a_single_solver_answers_once_and_its_answer_is_the_vote() -> None:
     model = ScriptedChatModel(
         responses=[tool_reply("SolverReply", {"reasoning": "24 + 48", "answer": "72"})]
     )
-    graph = build_solver_debate(model, topology="single", rounds=1).compile(name=GRAPH_NAME)
+    graph = build_solver_debate(model, topology="single", max_rounds=1).compile(name=GRAPH_NAME)
     result = graph.invoke({"question": "48 clips and half as many?"})
     assert result["answer"] == "72"
     assert result["votes"] == {"72": 1}
@@ -38,7 +39,7 @@ def test_choices_are_shown_lettered_and_answers_read_as_letters() -> None:
         tool_reply("ChoiceReply", {"reasoning": "hmm", "answer": "(a)"}),
     ]
     model = ScriptedChatModel(responses=replies)
-    graph = build_solver_debate(model, agents=3, rounds=1).compile(
+    graph = build_solver_debate(model, agents=3, max_rounds=1).compile(
         checkpointer=InMemorySaver(), name=GRAPH_NAME
     )
     config = {"configurable": {"thread_id": "t"}}
@@ -55,7 +56,7 @@ def test_a_letter_beyond_the_choices_abstains() -> None:
     model = ScriptedChatModel(
         responses=[tool_reply("ChoiceReply", {"reasoning": "?", "answer": "F"})]
     )
-    graph = build_solver_debate(model, topology="single", rounds=1).compile(name=GRAPH_NAME)
+    graph = build_solver_debate(model, topology="single", max_rounds=1).compile(name=GRAPH_NAME)
     result = graph.invoke({"question": "Capital?", "choices": CHOICES})
     assert result["answer"] is None
 
@@ -65,6 +66,6 @@ def test_a_letter_beyond_the_choices_abstains() -> None:
 )
 def test_bad_choices_are_refused_in_one_line(choices: object) -> None:
     model = ScriptedChatModel(responses=[])
-    graph = build_solver_debate(model, topology="single", rounds=1).compile(name=GRAPH_NAME)
+    graph = build_solver_debate(model, topology="single", max_rounds=1).compile(name=GRAPH_NAME)
     with pytest.raises(ValueError, match="choices must be a list of 2 to 26 non-empty texts"):
         graph.invoke({"question": "Capital?", "choices": choices})

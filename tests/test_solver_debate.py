@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import threading
 import time
 import typing
@@ -20,15 +22,18 @@ from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
+from debategraph import build_solver_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer, thread_status
 from debategraph.checkpoints.savers import serializer
+from debategraph.cli.patterns.solver_debate import PATTERN as SOLVE
 from debategraph.errors import ModelUnavailableError
 from debategraph.graphs import studio
-from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate, recursion_limit
+from debategraph.graphs.solver_debate import GRAPH_NAME
 from debategraph.models import ModelSpec
-from debategraph.nodes.solver import gist
-from debategraph.prompts import SOLUTION_VIEW
-from debategraph.state import RoundRecord, Turn, Usage
+from debategraph.nodes.solver_debate import gist
+from debategraph.nodes.solver_debate.prompts import SOLUTION_VIEW
+from debategraph.registry import Launch, current_settings, entry
+from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.strategies import ring, star
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer
@@ -93,8 +98,8 @@ def prompts_by(model: ScriptedChatModel) -> dict[tuple[str, int], list[str]]:
     return out
 
 
-def config_for(thread: str, rounds: int) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(rounds)}
+def config_for(thread: str, graph: Any) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(graph)}
 
 
 def who_asks(body: dict[str, Any]) -> tuple[str, int]:
@@ -145,8 +150,10 @@ ANSWERS = {
 def test_three_solvers_two_rounds(saver: BaseCheckpointSaver[Any]) -> None:
     model = scripted_model(lambda solver, rnd: ANSWERS[(solver, rnd)])
     topo = ring(3, 1)
-    graph = build_solver_debate(model, agents=3, rounds=2, neighbours=1).compile(checkpointer=saver)
-    config = config_for("three-by-two", 2)
+    graph = build_solver_debate(model, agents=3, max_rounds=2, neighbours=1).compile(
+        checkpointer=saver
+    )
+    config = config_for("three-by-two", graph)
     out = graph.invoke({"question": QUESTION}, config)
 
     # Every solver was called exactly once per round.
@@ -219,8 +226,8 @@ def test_three_solvers_two_rounds(saver: BaseCheckpointSaver[Any]) -> None:
 
 def test_star_topology_leaves_hear_only_the_hub() -> None:
     model = scripted_model(lambda solver, rnd: ("18", 0.5))
-    graph = build_solver_debate(model, agents=3, rounds=2, topology="star").compile()
-    graph.invoke({"question": QUESTION}, config_for("star", 2))
+    graph = build_solver_debate(model, agents=3, max_rounds=2, topology="star").compile()
+    graph.invoke({"question": QUESTION}, config_for("star", graph))
     prompts = prompts_by(model)
     hub = prompts[("solver_1", 2)][0]
     assert reasoning("solver_2", 1) in hub and reasoning("solver_3", 1) in hub
@@ -233,8 +240,8 @@ def test_star_topology_leaves_hear_only_the_hub() -> None:
 def test_custom_topology_names_the_solvers() -> None:
     model = scripted_model(lambda solver, rnd: ("7", 0.5))
     topology = {"alice": ["bob"], "bob": ["alice"]}
-    graph = build_solver_debate(model, agents=1, rounds=2, topology=topology).compile()
-    out = graph.invoke({"question": QUESTION}, config_for("custom", 2))
+    graph = build_solver_debate(model, agents=1, max_rounds=2, topology=topology).compile()
+    out = graph.invoke({"question": QUESTION}, config_for("custom", graph))
     assert set(prompts_by(model)) == {("alice", 1), ("bob", 1), ("alice", 2), ("bob", 2)}
     assert all("one of 2 agents" in str(p[0].content) for p in model.prompts)
     assert out["votes"] == {"7": 2}
@@ -252,8 +259,8 @@ def test_abstention_is_recorded_and_does_not_vote(saver: BaseCheckpointSaver[Any
         return ("unknown", 0.99) if solver == "solver_3" else ("18", 0.5)
 
     model = scripted_model(script)
-    graph = build_solver_debate(model, agents=3, rounds=1).compile(checkpointer=saver)
-    config = config_for("abstain", 1)
+    graph = build_solver_debate(model, agents=3, max_rounds=1).compile(checkpointer=saver)
+    config = config_for("abstain", graph)
     out = graph.invoke({"question": QUESTION}, config)
 
     assert out["rounds"][0].answers == {"solver_1": "18", "solver_2": "18", "solver_3": None}
@@ -273,7 +280,9 @@ def test_answer_read_from_reasoning_when_answer_field_has_no_number() -> None:
         "SolverReply", {"reasoning": "24 + 24 ... #### 48", "answer": "see above", "confidence": 1}
     )
     model = scripted_model(lambda solver, rnd: marked if solver == "solver_1" else ("48", 0.5))
-    out = build_solver_debate(model, agents=2, rounds=1).compile().invoke({"question": QUESTION})
+    out = (
+        build_solver_debate(model, agents=2, max_rounds=1).compile().invoke({"question": QUESTION})
+    )
     assert out["rounds"][0].answers == {"solver_1": "48", "solver_2": "48"}
     assert out["votes"] == {"48": 2}
 
@@ -285,8 +294,8 @@ def test_invalid_replies_fall_back_and_the_debate_finishes(
         return text_reply("I will not call tools") if solver == "solver_2" else ("18", 0.5)
 
     model = scripted_model(script)
-    graph = build_solver_debate(model, agents=3, rounds=1).compile(checkpointer=saver)
-    config = config_for("fallback", 1)
+    graph = build_solver_debate(model, agents=3, max_rounds=1).compile(checkpointer=saver)
+    config = config_for("fallback", graph)
     out = graph.invoke({"question": QUESTION}, config)
 
     assert len(prompts_by(model)[("solver_2", 1)]) == 3  # three attempts
@@ -311,10 +320,10 @@ def test_invalid_replies_fall_back_and_the_debate_finishes(
 
 def test_stop_when_unanimous(saver: BaseCheckpointSaver[Any]) -> None:
     model = scripted_model(lambda solver, rnd: ("18", 0.5))
-    graph = build_solver_debate(model, agents=3, rounds=3, stop_when_unanimous=True).compile(
+    graph = build_solver_debate(model, agents=3, max_rounds=3, stop_when_unanimous=True).compile(
         checkpointer=saver
     )
-    out = graph.invoke({"question": QUESTION}, config_for("unanimous", 3))
+    out = graph.invoke({"question": QUESTION}, config_for("unanimous", graph))
     assert out["termination_reason"] == "unanimous"
     assert len(out["rounds"]) == 1
     assert out["usage"].calls == 3
@@ -324,11 +333,8 @@ def test_stop_when_unanimous(saver: BaseCheckpointSaver[Any]) -> None:
 
 def test_unanimous_stop_is_off_by_default() -> None:
     model = scripted_model(lambda solver, rnd: ("18", 0.5))
-    out = (
-        build_solver_debate(model, agents=3, rounds=2)
-        .compile()
-        .invoke({"question": QUESTION}, config_for("x", 2))
-    )
+    graph = build_solver_debate(model, agents=3, max_rounds=2).compile()
+    out = graph.invoke({"question": QUESTION}, config_for("x", graph))
     assert out["termination_reason"] == "rounds_completed"
     assert len(out["rounds"]) == 2
     assert out["usage"].calls == 6
@@ -338,16 +344,16 @@ def test_unanimity_reached_in_a_later_round() -> None:
     model = scripted_model(
         lambda solver, rnd: ("9" if (solver, rnd) == ("solver_1", 1) else "18", 1)
     )
-    graph = build_solver_debate(model, agents=3, rounds=4, stop_when_unanimous=True).compile()
-    out = graph.invoke({"question": QUESTION}, config_for("x", 4))
+    graph = build_solver_debate(model, agents=3, max_rounds=4, stop_when_unanimous=True).compile()
+    out = graph.invoke({"question": QUESTION}, config_for("x", graph))
     assert out["termination_reason"] == "unanimous"
     assert [r.round for r in out["rounds"]] == [1, 2]
 
 
 def test_an_abstention_is_not_unanimity() -> None:
     model = scripted_model(lambda solver, rnd: ("none", 1) if solver == "solver_1" else ("18", 1))
-    graph = build_solver_debate(model, agents=3, rounds=2, stop_when_unanimous=True).compile()
-    out = graph.invoke({"question": QUESTION}, config_for("x", 2))
+    graph = build_solver_debate(model, agents=3, max_rounds=2, stop_when_unanimous=True).compile()
+    out = graph.invoke({"question": QUESTION}, config_for("x", graph))
     assert out["termination_reason"] == "rounds_completed"
     assert len(out["rounds"]) == 2
 
@@ -356,10 +362,10 @@ def test_token_budget_stops_after_the_round_and_still_votes(
     saver: BaseCheckpointSaver[Any],
 ) -> None:
     model = scripted_model(lambda solver, rnd: ("18", 0.5))
-    graph = build_solver_debate(model, agents=3, rounds=3, token_budget=20).compile(
+    graph = build_solver_debate(model, agents=3, max_rounds=3, token_budget=20).compile(
         checkpointer=saver
     )
-    out = graph.invoke({"question": QUESTION}, config_for("budget", 3))
+    out = graph.invoke({"question": QUESTION}, config_for("budget", graph))
     assert out["termination_reason"] == "budget"
     assert len(out["rounds"]) == 1
     assert out["usage"].calls == 3
@@ -373,20 +379,26 @@ def test_token_budget_stops_after_the_round_and_still_votes(
 def test_token_budget_boundary(budget: int, rounds_run: int) -> None:
     # Each round uses 3 calls x 15 tokens = 45; the budget is reached at >= budget.
     model = scripted_model(lambda solver, rnd: ("18", 0.5))
-    graph = build_solver_debate(model, agents=3, rounds=3, token_budget=budget).compile()
-    out = graph.invoke({"question": QUESTION}, config_for("x", 3))
+    graph = build_solver_debate(model, agents=3, max_rounds=3, token_budget=budget).compile()
+    out = graph.invoke({"question": QUESTION}, config_for("x", graph))
     assert len(out["rounds"]) == rounds_run
     assert out["termination_reason"] == ("budget" if rounds_run < 3 else "rounds_completed")
 
 
+def limit_for(max_rounds: int, agents: int = 2, **settings: Any) -> int:
+    """The recursion limit of a solver debate with these settings (no model needed)."""
+    return recursion_limit(build_solver_debate(agents=agents, max_rounds=max_rounds, **settings))
+
+
 def test_recursion_limit_is_enough_and_bounded() -> None:
-    assert recursion_limit(1) < recursion_limit(2) < recursion_limit(3)
+    assert limit_for(1) < limit_for(2) < limit_for(3) < limit_for(3, agents=3)
+    assert limit_for(2) < limit_for(2, pause_after_round=True)  # the review step
     model = scripted_model(lambda solver, rnd: ("18", 0.5))
-    graph = build_solver_debate(model, agents=2, rounds=3).compile()
-    out = graph.invoke({"question": QUESTION}, {"recursion_limit": recursion_limit(3)})
+    graph = build_solver_debate(model, agents=2, max_rounds=3).compile()
+    out = graph.invoke({"question": QUESTION}, {"recursion_limit": recursion_limit(graph)})
     assert len(out["rounds"]) == 3
     with pytest.raises(GraphRecursionError):
-        graph.invoke({"question": QUESTION}, {"recursion_limit": recursion_limit(1)})
+        graph.invoke({"question": QUESTION}, {"recursion_limit": limit_for(1)})
 
 
 # --------------------------------------------------------------------------
@@ -397,15 +409,15 @@ def test_recursion_limit_is_enough_and_bounded() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"rounds": 0}, "rounds must be at least 1, got 0"),
+        ({"max_rounds": 0}, "max_rounds must be at least 1, got 0"),
         ({"agents": 1}, "agents must be at least 2, got 1"),
         ({"topology": "mesh"}, "unknown topology 'mesh'"),
         ({"agents": 3, "neighbours": 3}, "k=3 is out of range"),
         ({"agents": 3, "neighbours": 0}, "k=0 is out of range"),
         ({"token_budget": 0}, "token budget must be a positive number of tokens, got 0"),
         ({"topology": {"a": ["a"], "b": ["a"]}}, "lists itself"),
-        ({"topology": {"aggregate": ["b"], "b": ["aggregate"]}}, "reserved node names"),
-        ({"topology": {"__x": ["b"], "b": ["__x"]}}, "reserved node names"),
+        ({"topology": {"aggregate": ["b"], "b": ["aggregate"]}}, "'aggregate' is reserved"),
+        ({"topology": {"__x": ["b"], "b": ["__x"]}}, "'__x' is reserved"),
         ({"view_chars": 39}, "view_chars must be at least 40 (or None for all), got 39"),
     ],
 )
@@ -418,8 +430,8 @@ def test_bad_settings_fail_at_build_time(kwargs: dict[str, Any], message: str) -
 
 def test_two_agents_default_to_one_neighbour() -> None:
     model = scripted_model(lambda solver, rnd: ("18", 0.5))
-    graph = build_solver_debate(model, agents=2, rounds=2).compile()
-    out = graph.invoke({"question": QUESTION}, config_for("x", 2))
+    graph = build_solver_debate(model, agents=2, max_rounds=2).compile()
+    out = graph.invoke({"question": QUESTION}, config_for("x", graph))
     assert out["votes"] == {"18": 2}
     with pytest.raises(ValueError, match="k=2 is out of range"):
         build_solver_debate(model, agents=2, neighbours=2)
@@ -428,7 +440,7 @@ def test_two_agents_default_to_one_neighbour() -> None:
 @pytest.mark.parametrize("question", ["", "   \n"])
 def test_empty_question_fails_when_invoked(question: str) -> None:
     model = ScriptedChatModel(responses=[])
-    graph = build_solver_debate(model, agents=2, rounds=1).compile()
+    graph = build_solver_debate(model, agents=2, max_rounds=1).compile()
     with pytest.raises(ValueError, match="question is empty"):
         graph.invoke({"question": question})
     assert model.prompts == []
@@ -442,10 +454,10 @@ def test_empty_question_fails_when_invoked(question: str) -> None:
 @pytest.mark.parametrize("max_concurrency", [5, 2])
 def test_solvers_run_concurrently_up_to_max_concurrency(max_concurrency: int) -> None:
     with StubOpenAIServer(stub_answer, latency_s=0.3) as server:
-        graph = build_solver_debate(stub_spec(server), agents=5, rounds=1).compile()
+        graph = build_solver_debate(stub_spec(server), agents=5, max_rounds=1).compile()
         out = graph.invoke(
             {"question": QUESTION},
-            {"max_concurrency": max_concurrency, "recursion_limit": recursion_limit(1)},
+            {"max_concurrency": max_concurrency, "recursion_limit": recursion_limit(graph)},
         )
         assert out["answer"] == "18"
         assert server.calls == 5
@@ -475,10 +487,10 @@ def test_resume_after_a_failed_solver_call_repeats_no_finished_call(tmp_path: Pa
         StubOpenAIServer(responder) as server,
         open_checkpointer(tmp_path / "d.sqlite") as sqlite_saver,
     ):
-        graph = build_solver_debate(stub_spec(server), agents=4, rounds=2).compile(
+        graph = build_solver_debate(stub_spec(server), agents=4, max_rounds=2).compile(
             checkpointer=sqlite_saver
         )
-        config = config_for("resumable", 2)
+        config = config_for("resumable", graph)
         with pytest.raises(ModelUnavailableError, match="HTTP 500") as info:
             graph.invoke({"question": QUESTION}, config)
         assert server.url in str(info.value)
@@ -523,8 +535,10 @@ def test_resume_after_a_failed_solver_call_repeats_no_finished_call(tmp_path: Pa
 
 def test_transcript_is_stored_as_deltas(saver: BaseCheckpointSaver[Any]) -> None:
     model = scripted_model(lambda solver, rnd: ANSWERS[(solver, rnd)])
-    graph = build_solver_debate(model, agents=3, rounds=2, neighbours=1).compile(checkpointer=saver)
-    config = config_for("deltas", 2)
+    graph = build_solver_debate(model, agents=3, max_rounds=2, neighbours=1).compile(
+        checkpointer=saver
+    )
+    config = config_for("deltas", graph)
     graph.invoke({"question": QUESTION}, config)
 
     checkpoint = saver.get_tuple(config)
@@ -587,7 +601,7 @@ class CourtState(TypedDict, total=False):
 
 def test_debate_as_a_node_of_a_parent_graph() -> None:
     model = scripted_model(lambda solver, rnd: ("20", 0.5) if solver == "solver_3" else ("18", 1))
-    debate = build_solver_debate(model, agents=3, rounds=2).compile(name="debate")
+    debate = build_solver_debate(model, agents=3, max_rounds=2).compile(name="debate")
 
     def run_debate(state: CourtState) -> CourtState:
         result = debate.invoke({"question": state["question"]})
@@ -608,7 +622,7 @@ def test_debate_as_a_node_of_a_parent_graph() -> None:
 
 def test_close_round_charges_each_turn_once_also_for_older_threads() -> None:
     """Solvers of the previous version charged their own usage; it is not charged again."""
-    from debategraph.nodes.solver import make_close_round, termination_conditions
+    from debategraph.nodes.solver_debate import make_close_round, termination_conditions
 
     def turn(agent: str, rnd: int) -> Turn:
         return Turn(
@@ -652,10 +666,121 @@ def test_view_chars_bounds_what_a_solver_reads_of_its_neighbours(view_chars: int
         return tool_reply("SolverReply", {"reasoning": long, "answer": "18"})
 
     model = ScriptedChatModel(respond=respond)
-    graph = build_solver_debate(model, agents=3, rounds=2, view_chars=view_chars).compile()
-    graph.invoke({"question": QUESTION}, config_for("v", 2))
+    graph = build_solver_debate(model, agents=3, max_rounds=2, view_chars=view_chars).compile()
+    graph.invoke({"question": QUESTION}, config_for("v", graph))
     refine = [str(p[-1].content) for p in model.prompts[3:]]
     assert len(refine) == 3
     for text in refine:
         assert text.count("first-step") == 2 and text.count("last-step") == 2  # 2 neighbours
         assert text.count("middle") == (200 if view_chars is None else 8)  # 2 x (2 + 2) kept
+
+
+# --------------------------------------------------------------------------
+# Settings: the old name of max_rounds, and solvers given by name
+# --------------------------------------------------------------------------
+
+
+def test_rounds_is_a_deprecated_alias_of_max_rounds() -> None:
+    model = scripted_model(lambda solver, rnd: ("18", 0.5))
+    with pytest.warns(DeprecationWarning, match=r"build_solver_debate\(rounds=...\)"):
+        graph = build_solver_debate(model, agents=2, rounds=2).compile()
+    out = graph.invoke({"question": QUESTION}, config_for("old", graph))
+    assert len(out["rounds"]) == 2
+    with pytest.raises(ValueError, match="rounds is the old name of max_rounds"):
+        build_solver_debate(model, rounds=2, max_rounds=2)
+
+
+def test_solvers_by_name_on_a_named_topology() -> None:
+    model = scripted_model(lambda solver, rnd: ("18", 0.5))
+    names = ["Ada", "Bo", "Cy"]
+    graph = build_solver_debate(model, agents=names, max_rounds=2, neighbours=1).compile()
+    assert [n for n in graph.builder.nodes if n in names] == names
+    out = graph.invoke({"question": QUESTION}, config_for("named", graph))
+    prompts = prompts_by(model)
+    assert set(prompts) == {(n, r) for n in names for r in (1, 2)}
+    # The ring of a count, over the names: Ada hears Bo, Bo hears Cy, Cy hears Ada.
+    assert reasoning("Bo", 1) in prompts[("Ada", 2)][0]
+    assert reasoning("Cy", 1) not in prompts[("Ada", 2)][0]
+    assert out["rounds"][0].answers == dict.fromkeys(names, "18")
+    assert set(out["usage_by_agent"]) == set(names)
+    alone = build_solver_debate(model, agents=["Solo"], topology="single")
+    assert "Solo" in alone.nodes
+    custom = build_solver_debate(model, agents=["b", "a"], topology={"a": ["b"], "b": ["a"]})
+    assert [n for n in custom.nodes if n in "ab"] == ["a", "b"]  # the topology's order
+
+
+@pytest.mark.parametrize(
+    ("agents", "settings", "message"),
+    [
+        (["Ada", ""], {}, "solver name '' must be a non-empty string"),
+        (["Ada", 3], {}, "solver name 3 must be a non-empty string"),
+        (["Ada", "ada"], {}, "duplicate solver name 'ada'"),
+        (["Ada", "aggregate"], {}, "solver name 'aggregate' is reserved"),
+        (["Ada", "human"], {}, "solver name 'human' is reserved"),
+        (["Ada", "__x"], {}, "solver name '__x' is reserved"),
+        (["Ada", "a:b"], {}, "solver name 'a:b' contains ':'"),
+        (["Ada"], {}, "a solver debate needs at least 2 solvers, got 1"),
+        ("Ada,Bo", {}, "agents must be a count or a list of solver names, got 'Ada,Bo'"),
+        (["Ada", "Bo"], {"topology": "single"}, "topology 'single' has one solver"),
+        (
+            ["Ada", "Bo"],
+            {"topology": {"a": ["b"], "b": ["a"]}},
+            "agents ['Ada', 'Bo'] are not the topology's solvers (a, b)",
+        ),
+    ],
+)
+def test_bad_solver_names_fail_at_build_time(
+    agents: Any, settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)) as info:
+        build_solver_debate(agents=agents, **settings)
+    assert "\n" not in str(info.value)
+
+
+# --------------------------------------------------------------------------
+# The CLI declaration
+# --------------------------------------------------------------------------
+
+
+def test_solve_command_launches_with_the_factorys_settings() -> None:
+    launch = SOLVE.command(QUESTION, agents=3, rounds=2, neighbours=1, view_chars=0)
+    assert isinstance(launch, Launch)
+    assert launch.input == {"question": QUESTION}
+    assert launch.settings == {
+        "agents": 3,
+        "max_rounds": 2,
+        "topology": "ring",
+        "neighbours": 1,
+        "token_budget": None,
+        "stop_when_unanimous": False,
+        "view_chars": None,
+    }
+    # The settings (plus the CLI's pause_after_round) are build_solver_debate's arguments.
+    model = scripted_model(lambda solver, rnd: ("18", 0.5))
+    build = entry(GRAPH_NAME).build()
+    builder = build(model, **launch.settings, pause_after_round=False)
+    out = builder.compile().invoke(launch.input, {"recursion_limit": recursion_limit(builder)})
+    assert len(out["rounds"]) == 2
+    assert SOLVE.agents_per_round(launch.settings) == 3
+    assert SOLVE.describe(launch.settings) == "3 solvers, ring k=1, 2 rounds"
+
+
+def test_a_saved_threads_rounds_setting_reads_as_max_rounds() -> None:
+    saved = {"agents": 4, "rounds": 3, "topology": "full", "neighbours": None}
+    settings = current_settings(GRAPH_NAME, saved)
+    assert settings["max_rounds"] == 3 and "rounds" not in settings
+    assert SOLVE.describe(settings) == "4 solvers, full, 3 rounds"
+    assert SOLVE.agents_per_round({**settings, "agents": ["Ada", "Bo"]}) == 2
+    assert SOLVE.agents_per_round({**settings, "topology": {"a": ["b"], "b": ["a"]}}) == 2
+
+
+def test_declaring_the_pattern_loads_no_model_client() -> None:
+    """The registry loads no LangGraph; the CLI declaration no model client."""
+    code = (
+        "import sys, debategraph.registry as r; r.entry('solver_debate'); "
+        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
+        "import debategraph.cli.patterns.solver_debate as m; m.PATTERN.describe; "
+        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["[]", "[]"]

@@ -1,35 +1,6 @@
 """Prompt templates, kept as constants (one place to read and change them)."""
 
-SOLVER_SYSTEM = (
-    "You are {solver}, one of {n_solvers} agents solving a math word problem. "
-    "Reason briefly, step by step; answer with one number."
-)
-
-SOLVER_SYSTEM_CHOICE = (
-    "You are {solver}, one of {n_solvers} agents answering a multiple-choice question. "
-    "Reason briefly, step by step; answer with the letter of one choice."
-)
-
-#: A multiple-choice question as the solvers read it: the question, then one line per choice.
-CHOICE_QUESTION = "{question}\n\nChoices:\n{choices}"
-
-CHOICE_LINE = "{letter}) {text}"
-
-SOLVER_FIRST_ROUND = "Question: {question}\n\n{human}Solve it."
-
-SOLVER_REFINE = (
-    "Question: {question}\n\n"
-    "Your previous answer: {own}\n\n"
-    "Your neighbours' solutions:\n{peers}\n\n"
-    "{human}"
-    "Check their reasoning and yours step by step, then solve it again."
-)
-
 HUMAN_INTERJECTION = "A human moderator says (take it into account):\n{notes}\n\n"
-
-SOLUTION_VIEW = "{agent}: {content}\nAnswer: {answer}"
-
-NO_ANSWER = "(no answer)"
 
 ROUND_REVIEW = (
     "{Word} {round} of {rounds} is done. Approve to go on, or interject: your text is shown "

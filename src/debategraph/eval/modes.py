@@ -72,7 +72,7 @@ def mode_settings(mode: str, *, agents: int, rounds: int, neighbours: int) -> di
     }[mode]
     return {
         "agents": n,
-        "rounds": r,
+        "max_rounds": r,
         "topology": topology,
         "neighbours": k,
         "token_budget": None,

@@ -35,6 +35,15 @@ if TYPE_CHECKING:
 #: Prefix of every eval thread's id (``debategraph threads`` lists them beside the rest).
 THREAD_PREFIX = "eval"
 
+#: Settings renamed since eval threads were first saved, ``{new: old}``: a thread's id
+#: hashes the old spelling, so a rerun after the rename finds the threads it started.
+HASHED_NAMES = {"max_rounds": "rounds"}
+
+
+def _hashed(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` as thread ids hash them: under the names they had when first saved."""
+    return {HASHED_NAMES.get(key, key): value for key, value in settings.items()}
+
 
 @dataclass(frozen=True)
 class EvalPlan:
@@ -84,7 +93,7 @@ class EvalPlan:
             ``eval-<mode>-<line>-<digest of settings, model, question, choices, gold>``.
         """
         key = {
-            "settings": self.settings(mode),
+            "settings": _hashed(self.settings(mode)),
             "model": dict(self.model_key),
             "question": item.question,
             "choices": list(item.choices),
@@ -183,14 +192,15 @@ class Evaluation:
             raise ModelUnavailableError(f"line {item.line} in mode {mode}: {exc}") from exc
 
     async def _answer(self, mode: str, item: Item) -> Outcome:
-        from debategraph.graphs.solver_debate import GRAPH_NAME, recursion_limit
+        from debategraph.graphs.skeleton import recursion_limit
+        from debategraph.graphs.solver_debate import GRAPH_NAME
 
         graph = self.graphs[mode]
         settings = self.plan.settings(mode)
         thread_id = self.plan.thread_id(mode, item)
         config: RunnableConfig = {
             **thread_config(thread_id),
-            "recursion_limit": recursion_limit(settings["rounds"]),
+            "recursion_limit": recursion_limit(graph),
             "max_concurrency": settings["agents"],
             "metadata": RunInfo(GRAPH_NAME, settings, dict(self.plan.model)).to_metadata(),
         }

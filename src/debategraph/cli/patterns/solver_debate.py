@@ -1,0 +1,222 @@
+"""The ``solve`` command: its options, and how a solver debate's progress and result read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from debategraph.checkpoints.markdown import inline, ranked_table
+from debategraph.cli.patterns.shared import TimeLimit, pausing, time_limit_option
+from debategraph.errors import UsageError
+from debategraph.nodes.solver_debate.setup import CLOSE_ROUND_NODE, DEFAULT_VIEW_CHARS
+from debategraph.registry import Launch, Pattern, Values
+from debategraph.strategies.answers import CHOICES_RULE, valid_choices
+from debategraph.strategies.topology import SINGLE, TOPOLOGY_NAMES
+
+
+def solve_command(
+    question: Annotated[str, typer.Argument(help="The problem to solve.")],
+    agents: Annotated[int, typer.Option("--agents", help="Number of solvers.")] = 4,
+    rounds: Annotated[int, typer.Option("--rounds", help="Rounds of answering.")] = 3,
+    topology: Annotated[
+        str,
+        typer.Option(
+            "--topology",
+            help="ring, full, star, single (one solver), or a JSON file "
+            "{solver: \\[solvers it hears]}.",
+        ),
+    ] = "ring",
+    neighbours: Annotated[
+        int | None,
+        typer.Option("--neighbours", help="For ring: nearest solvers each hears \\[default: 2]."),
+    ] = None,
+    token_budget: Annotated[
+        int | None, typer.Option("--token-budget", help="Stop after the round reaching this.")
+    ] = None,
+    unanimous: Annotated[
+        bool, typer.Option("--stop-when-unanimous", help="Stop early once all agree.")
+    ] = False,
+    time_limit: TimeLimit = None,
+    view_chars: Annotated[
+        int,
+        typer.Option(
+            "--view-chars",
+            help="Characters of each neighbour's reasoning a solver reads (0: all of it).",
+        ),
+    ] = DEFAULT_VIEW_CHARS,
+    choices: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--choice",
+            help="A choice of a multiple-choice question (repeat, in order A, B, ...): "
+            "the solvers answer with its letter.",
+        ),
+    ] = None,
+) -> Launch:
+    """Solvers debate a math question on a communication topology, then vote."""
+    if not question.strip():
+        raise UsageError('question is empty: give the problem text, e.g. debategraph solve "2+3?"')
+    settings: dict[str, Any] = {
+        "agents": agents,
+        "max_rounds": rounds,
+        "topology": parse_topology(topology),
+        "neighbours": neighbours,
+        "token_budget": token_budget,
+        "stop_when_unanimous": unanimous,
+        "view_chars": view_chars or None,
+    }
+    seconds = time_limit_option(time_limit)
+    if seconds is not None:
+        settings["time_limit_s"] = seconds
+    graph_input: dict[str, Any] = {"question": question}
+    if choices:
+        if not valid_choices(choices):
+            raise UsageError(f"--choice: give {CHOICES_RULE}, got {len(choices)}: {choices}")
+        graph_input["choices"] = list(choices)
+    return Launch(settings, graph_input)
+
+
+def parse_topology(value: str) -> str | dict[str, list[str]]:
+    """``--topology``: a topology name, or a JSON file ``{solver: [solvers it hears]}``.
+
+    Args:
+        value: The option's value.
+
+    Returns:
+        The name, or the adjacency mapping.
+
+    Raises:
+        UsageError: If it is neither, naming the value and what is allowed.
+    """
+    if value in TOPOLOGY_NAMES:
+        return value
+    path = Path(value)
+    if not path.suffix == ".json" and not path.is_file():
+        raise UsageError(
+            f"unknown topology {value!r}: use {', '.join(TOPOLOGY_NAMES)} or a JSON file"
+        )
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"--topology {value}: cannot read: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--topology {value}: not valid JSON ({exc.msg})") from exc
+    if not isinstance(data, dict) or not all(
+        isinstance(v, list) and all(isinstance(x, str) for x in v) for v in data.values()
+    ):
+        raise UsageError(f"--topology {value}: expected an object {{solver: [solvers it hears]}}")
+    return {str(k): list(v) for k, v in data.items()}
+
+
+def _summary(values: Values) -> dict[str, Any]:
+    return {
+        "answer": values.get("answer"),
+        "votes": values.get("votes", {}),
+        "agreement": values.get("agreement", 0.0),
+        "tie_break": values.get("tie_break"),
+        "rounds": [r.model_dump(include={"round", "answers"}) for r in values.get("rounds", [])],
+    }
+
+
+def _solvers(settings: Values) -> int:
+    """How many solvers the settings name: a count, names, or a custom topology's."""
+    topo = settings["topology"]
+    if topo == SINGLE:
+        return 1
+    if isinstance(topo, Mapping):
+        return len(topo)
+    agents = settings["agents"]
+    return agents if isinstance(agents, int) else len(agents)
+
+
+def _describe(settings: Values) -> str:
+    topo = settings["topology"]
+    n = _solvers(settings)
+    if isinstance(topo, Mapping):
+        shape = f"custom topology of {n} solvers"
+    elif topo == SINGLE:
+        shape = "1 solver alone"
+    elif topo == "ring":
+        k = settings["neighbours"] or min(2, n - 1)
+        shape = f"{n} solvers, ring k={k}"
+    else:
+        shape = f"{n} solvers, {topo}"
+    return f"{shape}, {settings['max_rounds']} rounds{pausing(settings)}"
+
+
+def _tally(answers: Mapping[str, str | None]) -> str:
+    counts: dict[str, int] = {}
+    for answer in answers.values():
+        key = answer if answer is not None else "abstain"
+        counts[key] = counts.get(key, 0) + 1
+    return ", ".join(f"{k} x{v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _progress(node: str, update: Values) -> list[str]:
+    records = update.get("rounds") if node == CLOSE_ROUND_NODE else None
+    if not records:
+        return []
+    record = records[0]
+    return [
+        f"  round {record.round} done: {_tally(record.answers)} · "
+        f"{record.usage.total_tokens:,} tokens this round"
+    ]
+
+
+def _headline(result: Values) -> list[str]:
+    votes = result["votes"]
+    winner = result["answer"]
+    n = sum(len(r["answers"]) for r in result["rounds"][-1:]) or sum(votes.values())
+    shown = escape(str(winner)) if winner is not None else "none (every solver abstained)"
+    lines = [
+        f"answer [bold]{shown}[/bold]  votes {votes.get(winner, 0)}/{n} · "
+        f"agreement {result['agreement']:.2f}"
+    ]
+    if result.get("tie_break"):
+        lines.append(f"  {escape(result['tie_break'])}")
+    return lines
+
+
+def votes_markdown(values: Values) -> list[str]:
+    """The voted answer, the vote counts, the agreement and the tie-break, as Markdown.
+
+    The solver debate's section of ``export --format md``.
+
+    Args:
+        values: The thread's state values.
+
+    Returns:
+        The lines, each paragraph followed by a blank line (none for a field not set).
+    """
+    lines: list[str] = []
+    if "answer" in values:
+        answer = values.get("answer")
+        shown = f"**{inline(str(answer))}**" if answer is not None else "none"
+        lines += [f"Answer: {shown}", ""]
+    votes = values.get("votes")
+    if isinstance(votes, Mapping) and votes:
+        lines += [*ranked_table(votes, ("answer", "votes")), ""]
+    agreement = values.get("agreement")
+    if isinstance(agreement, int | float) and "votes" in values:
+        lines += [f"Agreement: {agreement:.2f}", ""]
+    if values.get("tie_break"):
+        lines += [f"Tie-break: {inline(str(values['tie_break']))}", ""]
+    return lines
+
+
+PATTERN = Pattern(
+    name="solver_debate",
+    command=solve_command,
+    title=lambda values: str(values.get("question") or ""),
+    summary=_summary,
+    describe=_describe,
+    agents_per_round=_solvers,
+    headline=_headline,
+    progress=_progress,
+    result_markdown=votes_markdown,
+)

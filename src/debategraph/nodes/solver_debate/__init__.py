@@ -1,0 +1,68 @@
+"""Nodes of the solver debate: solve, close a round, aggregate.
+
+Every answer is a :class:`~debategraph.state.records.Turn` of stage ``solve``. The modules:
+
+* :mod:`~debategraph.nodes.solver_debate.setup`: the settings checks, :class:`SolverSetup`,
+  node names, the stage;
+* :mod:`~debategraph.nodes.solver_debate.prompts`: the solver debate's prompt templates;
+* :mod:`~debategraph.nodes.solver_debate.views`: what each solver reads, and its prompt;
+* :mod:`~debategraph.nodes.solver_debate.rounds`: the solvers, ``close_round`` and the
+  review payload, on the shared loop of :mod:`debategraph.nodes.rounds`;
+* :mod:`~debategraph.nodes.solver_debate.aggregate`: the vote.
+"""
+
+from __future__ import annotations
+
+from debategraph.nodes.solver_debate.aggregate import aggregate
+from debategraph.nodes.solver_debate.rounds import (
+    ChoiceReply,
+    SolverReply,
+    check_question,
+    make_close_round,
+    make_solver,
+    round_review,
+    termination_conditions,
+)
+from debategraph.nodes.solver_debate.setup import (
+    AGGREGATE_NODE,
+    CLOSE_ROUND_NODE,
+    DEFAULT_VIEW_CHARS,
+    MIN_VIEW_CHARS,
+    RESERVED_NAMES,
+    SOLVE_STAGE,
+    SolverSetup,
+    check_solver_names,
+    solver_setup,
+)
+from debategraph.nodes.solver_debate.views import (
+    gist,
+    latest_turns,
+    question_text,
+    solver_prompt,
+    solver_view,
+)
+
+__all__ = [
+    "AGGREGATE_NODE",
+    "CLOSE_ROUND_NODE",
+    "DEFAULT_VIEW_CHARS",
+    "MIN_VIEW_CHARS",
+    "RESERVED_NAMES",
+    "SOLVE_STAGE",
+    "ChoiceReply",
+    "SolverReply",
+    "SolverSetup",
+    "aggregate",
+    "check_question",
+    "check_solver_names",
+    "gist",
+    "latest_turns",
+    "make_close_round",
+    "make_solver",
+    "question_text",
+    "round_review",
+    "solver_prompt",
+    "solver_setup",
+    "solver_view",
+    "termination_conditions",
+]

@@ -1,0 +1,258 @@
+"""The solver debate's round: check the question, let each solver answer, close the round.
+
+The loop itself (``open_round``, the review point ``human``, the routing) is the shared
+one in :mod:`debategraph.nodes.rounds`; this module adds what is the solver debate's own:
+the solver nodes and their reply schemas, the termination conditions of ``close_round``
+and the payload a human reviews.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from debategraph.nodes.agent import Agent
+from debategraph.nodes.dual import agent_node
+from debategraph.nodes.rounds import ended, require_text, review_payload
+from debategraph.nodes.solver_debate.setup import SOLVE_STAGE
+from debategraph.nodes.solver_debate.views import solver_prompt, solver_view
+from debategraph.state.base import charge_update
+from debategraph.state.records import RoundRecord, Turn, Usage
+from debategraph.state.solver_debate import SolverDebateState
+from debategraph.strategies import Topology, extract_answer
+from debategraph.strategies.answers import CHOICES_RULE, valid_choices
+from debategraph.strategies.termination import (
+    Condition,
+    MaxRounds,
+    RoundOutcome,
+    TokenBudget,
+    Unanimity,
+    first_fired,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding, Steps
+
+#: A hint in the JSON schema only (not validated): grammar-constrained endpoints such as
+#: llama.cpp turn it into a grammar, so even a small model writes a number; the answer
+#: extractor still reads whatever a model returns. (No ``maxLength`` on the reasoning:
+#: llama.cpp expands it into a grammar so deeply nested that its server crashes.)
+NUMBER_PATTERN = r"^-?[0-9][0-9,]*([.][0-9]+)?$"
+#: The same hint for a multiple-choice question: one letter.
+LETTER_PATTERN = r"^[A-Z]$"
+
+
+def _no_description(schema: dict[str, Any]) -> None:
+    schema.pop("description", None)  # the tool's name says it; every call sends the schema
+
+
+class SolverReply(BaseModel):
+    """A solver's answer."""
+
+    model_config = ConfigDict(coerce_numbers_to_str=True, json_schema_extra=_no_description)
+
+    reasoning: str = Field(description="Brief step-by-step reasoning.")
+    answer: str = Field(
+        description="Only the final number.", json_schema_extra={"pattern": NUMBER_PATTERN}
+    )
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class ChoiceReply(BaseModel):
+    """A solver's answer to a multiple-choice question."""
+
+    model_config = ConfigDict(json_schema_extra=_no_description)
+
+    reasoning: str = Field(description="Brief step-by-step reasoning.")
+    answer: str = Field(
+        description="Only the letter of the chosen choice.",
+        json_schema_extra={"pattern": LETTER_PATTERN},
+    )
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+_require_question = require_text("question")
+
+
+def check_question(state: Mapping[str, Any]) -> None:
+    """Refuse an empty question, or choices that are not 2 to 26 non-empty texts.
+
+    The first thing a round does.
+
+    Args:
+        state: The input.
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    _require_question(state)
+    choices = state.get("choices")
+    if choices is not None and not valid_choices(choices):
+        raise ValueError(f"choices must be {CHOICES_RULE}, got {choices!r}")
+
+
+def make_solver(
+    solver: str,
+    topology: Topology,
+    model: ModelBinding | None,
+    view_chars: int | None,
+) -> Runnable[Any, Any]:
+    """Node in which one solver answers for the current round.
+
+    Each solver is its own node, all started by ``open_round`` in the same step, so a
+    round's calls run concurrently (bounded by ``max_concurrency``). The node reads its
+    view from the transcript in state instead of receiving it in a ``Send`` packet:
+    packets are stored in checkpoints (twice), which made storage grow with the number
+    of peers each solver hears.
+
+    Args:
+        solver: The solver's name (also the node's name).
+        topology: Who hears whom.
+        model: The model to call; ``None`` reads it from the run's context (Studio).
+        view_chars: How much of each neighbour's reasoning the solver reads.
+
+    Returns:
+        The node.
+    """
+    n_solvers = len(topology.solvers)
+    agent = Agent(solver, model)
+
+    def solve(state: SolverDebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
+        task = solver_view(state, solver, topology)
+        prompt = solver_prompt(task, n_solvers, view_chars)
+        choices = task["choices"] or None
+        schema: type[SolverReply | ChoiceReply] = ChoiceReply if choices else SolverReply
+        result = yield from agent.ask_steps(runtime, schema, prompt)
+        reply = result.value
+        reply_to = tuple(t.id for t in ([task["own"]] if task["own"] else []) + task["peers"])
+        if reply is None:
+            turn = Turn(
+                agent=solver, content="", stage=SOLVE_STAGE, round=task["round"],
+                reply_to=reply_to, usage=result.usage, reason=result.reason,
+            )  # fmt: skip
+            return {"transcript": [turn]}
+        answer = extract_answer(reply.answer, loose=True, choices=choices) or extract_answer(
+            reply.reasoning, choices=choices
+        )
+        turn = Turn(
+            agent=solver,
+            content=reply.reasoning,
+            stage=SOLVE_STAGE,
+            round=task["round"],
+            reply_to=reply_to,
+            usage=result.usage,
+            answer=answer,
+            confidence=reply.confidence,
+            reason=None
+            if answer
+            else f"no {'choice' if choices else 'number'} in answer {reply.answer[:80]!r}",
+        )
+        return {"transcript": [turn]}  # its usage is charged by close_round
+
+    return agent_node(solve, solver)
+
+
+def termination_conditions(
+    max_rounds: int, token_budget: int | None, stop_when_unanimous: bool
+) -> list[Condition]:
+    """The solver debate's termination conditions, highest precedence first.
+
+    Args:
+        max_rounds: Round cap.
+        token_budget: Stop once this many tokens were used (``None``: no budget).
+        stop_when_unanimous: Stop early when every solver gave the same answer.
+
+    Returns:
+        The conditions.
+    """
+    conditions: list[Condition] = [MaxRounds(max_rounds)]
+    if stop_when_unanimous:
+        conditions.append(Unanimity())
+    if token_budget is not None:
+        conditions.append(TokenBudget(token_budget))
+    return conditions
+
+
+def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str, Any]]:
+    """Node that records the round, charges its turns' usage and decides whether to end.
+
+    Args:
+        conditions: The termination conditions (see :func:`termination_conditions`).
+
+    Returns:
+        The node function.
+    """
+
+    def close_round(state: SolverDebateState) -> dict[str, Any]:
+        rnd = state["round"]
+        solved = [t for t in state.get("transcript", []) if t.stage == SOLVE_STAGE]
+        this_round = [t for t in solved if t.round == rnd]
+        charge = charge_update(_uncharged(this_round, solved, state.get("usage_by_agent")))
+        record = RoundRecord(
+            round=rnd,
+            answers={t.agent: t.answer for t in this_round},
+            usage=Usage.total(t.usage for t in this_round),
+        )
+        outcome = RoundOutcome(
+            round=rnd,
+            usage=Usage.coerce(state.get("usage")) + charge["usage"],
+            answers=[t.answer for t in this_round],
+        )
+        update: dict[str, Any] = {"rounds": [record], **charge}
+        reason = ended(state, first_fired(conditions, outcome))
+        if reason is not None:
+            update["termination_reason"] = reason
+        return update
+
+    return close_round
+
+
+def _uncharged(
+    this_round: Sequence[Turn], solved: Sequence[Turn], charged: Mapping[str, Any] | None
+) -> list[Turn]:
+    """The round's turns whose usage is not in ``usage_by_agent`` yet.
+
+    Solvers of this version write only their turn, so that is all of them. A solver of
+    the previous version charged its own usage; a thread it left in the middle of a round
+    and this version resumes has such turns, which must not be charged twice. A turn is
+    charged when its solver's charged calls already cover every call of its turns.
+    """
+    calls: dict[str, int] = {}
+    for turn in solved:
+        calls[turn.agent] = calls.get(turn.agent, 0) + turn.usage.calls
+    have = {agent: Usage.coerce(usage).calls for agent, usage in (charged or {}).items()}
+    return [t for t in this_round if have.get(t.agent, 0) < calls[t.agent]]
+
+
+def round_review(max_rounds: int) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The payload of the pause after a round: its answers, their tally and its tokens.
+
+    Args:
+        max_rounds: The round cap.
+
+    Returns:
+        Builds the payload from the state.
+    """
+
+    def payload(state: Mapping[str, Any]) -> dict[str, Any]:
+        record: RoundRecord = state["rounds"][-1]
+        tally: dict[str, int] = {}
+        for answer in record.answers.values():
+            if answer is not None:
+                tally[answer] = tally.get(answer, 0) + 1
+        return review_payload(
+            record.round,
+            max_rounds,
+            "solver",
+            answers=dict(record.answers),
+            tally=tally,
+            tokens_this_round=record.usage.total_tokens,
+        )
+
+    return payload

@@ -1,0 +1,185 @@
+"""The solver debate's settings checks, fixed settings, node names and stages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from debategraph.nodes.roster import check_roster
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
+from debategraph.state.records import Participant
+from debategraph.strategies.topology import SINGLE, Topology, make_topology, solver_names
+
+#: The solvers as given: how many (named ``solver_1..n``), or their names.
+AgentsLike = int | Sequence[str]
+#: The topology as given: a name, an adjacency mapping, or a topology.
+TopologyLike = str | Mapping[str, Sequence[str]] | Topology
+
+MIN_VIEW_CHARS = 40
+#: Characters of each neighbour's reasoning a solver reads: its start and its end.
+DEFAULT_VIEW_CHARS = 340
+
+#: The stage of every solver's answer.
+SOLVE_STAGE = "solve"
+
+#: Node names. ``open_round``, ``close_round`` and ``human`` are the shared round loop's
+#: names: the thread tools know a round boundary by them, and older threads resume.
+CLOSE_ROUND_NODE = "close_round"
+AGGREGATE_NODE = "aggregate"
+
+#: Names a solver may not take: the graph's other nodes.
+RESERVED_NAMES = frozenset({OPEN_ROUND_NODE, CLOSE_ROUND_NODE, AGGREGATE_NODE, REVIEW_NODE})
+
+
+@dataclass(frozen=True)
+class SolverSetup:
+    """A solver debate's fixed settings, shared by its nodes (validated by the factory).
+
+    Attributes:
+        topology: Who hears whom; its solvers, in order, name the solver nodes.
+        max_rounds: Round cap.
+        token_budget: Stop after the round in which this many tokens were used.
+        stop_when_unanimous: Stop after a round in which every solver gave the same answer.
+        view_chars: How much of each neighbour's reasoning a solver reads (``None``: all).
+        pause_after_round: Whether a human reviews each round.
+    """
+
+    topology: Topology
+    max_rounds: int
+    token_budget: int | None
+    stop_when_unanimous: bool
+    view_chars: int | None
+    pause_after_round: bool
+
+    @property
+    def solvers(self) -> list[str]:
+        """The solvers' names, in order."""
+        return self.topology.solvers
+
+
+def _solver(value: object) -> Participant:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"solver name {value!r} must be a non-empty string")
+    return Participant(name=value)  # a named agent: its name stripped
+
+
+def check_solver_names(names: Sequence[str], *, minimum: int = 2) -> list[str]:
+    """Check solver names: non-empty strings, unique, none a reserved node name.
+
+    Args:
+        names: The names (each names a graph node).
+        minimum: Fewest solvers.
+
+    Returns:
+        The names, stripped, in order.
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    solvers = check_roster(
+        names,
+        _solver,
+        what="solver",
+        group="a solver debate",
+        name_of=lambda solver: solver.name,
+        reserved=RESERVED_NAMES,
+        minimum=minimum,
+        node_names=True,
+    )
+    return [solver.name for solver in solvers]
+
+
+def _named(topology: Topology, names: Sequence[str]) -> Topology:
+    """``topology``, built over ``solver_1..n``, over ``names`` instead."""
+    rename = dict(zip(solver_names(len(names)), names, strict=True))
+    return Topology(
+        topology.name,
+        {rename[s]: tuple(rename[p] for p in heard) for s, heard in topology.neighbours.items()},
+    )
+
+
+def make_solvers(agents: AgentsLike, topology: TopologyLike, neighbours: int | None) -> Topology:
+    """The topology over the solvers: counted (``solver_1..n``) or named.
+
+    Args:
+        agents: As for :func:`~debategraph.graphs.solver_debate.build_solver_debate`.
+        topology: As for ``build_solver_debate``.
+        neighbours: As for ``build_solver_debate``.
+
+    Returns:
+        The topology; its solvers name the solver nodes.
+
+    Raises:
+        ValueError: On any bad setting, naming the value and what is allowed.
+    """
+    single = isinstance(topology, str) and topology == SINGLE
+    names: list[str] | None = None
+    if isinstance(agents, int):
+        count = agents
+        if isinstance(topology, str) and not single and count < 2:
+            raise ValueError(f"agents must be at least 2, got {count}")
+    elif isinstance(agents, str | bytes | Mapping) or not isinstance(agents, Sequence):
+        raise ValueError(f"agents must be a count or a list of solver names, got {agents!r}")
+    else:
+        names = check_solver_names(agents, minimum=1 if single else 2)
+        if single and len(names) != 1:
+            raise ValueError(f"topology 'single' has one solver: give one name, got {names!r}")
+        count = len(names)
+    k = min(2, count - 1) if neighbours is None else neighbours
+    topo = make_topology(topology, count, k)
+    if names is not None and isinstance(topology, str):
+        topo = _named(topo, names)
+    elif names is not None and set(names) != set(topo.solvers):
+        raise ValueError(
+            f"agents {names!r} are not the topology's solvers ({', '.join(topo.solvers)}): "
+            "name them in the topology only"
+        )
+    check_solver_names(topo.solvers, minimum=1)
+    return topo
+
+
+def solver_setup(
+    agents: AgentsLike,
+    *,
+    max_rounds: int,
+    topology: TopologyLike,
+    neighbours: int | None,
+    token_budget: int | None,
+    stop_when_unanimous: bool,
+    view_chars: int | None,
+    pause_after_round: bool,
+) -> SolverSetup:
+    """Check a solver debate's settings and build its topology.
+
+    Args:
+        agents: As for :func:`~debategraph.graphs.solver_debate.build_solver_debate`.
+        max_rounds: As for ``build_solver_debate``.
+        topology: As for ``build_solver_debate``.
+        neighbours: As for ``build_solver_debate``.
+        token_budget: As for ``build_solver_debate``.
+        stop_when_unanimous: As for ``build_solver_debate``.
+        view_chars: As for ``build_solver_debate``.
+        pause_after_round: As for ``build_solver_debate``.
+
+    Returns:
+        The settings.
+
+    Raises:
+        ValueError: On any bad setting, naming the value and what is allowed.
+    """
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+    if token_budget is not None and token_budget < 1:
+        raise ValueError(f"token budget must be a positive number of tokens, got {token_budget}")
+    if view_chars is not None and view_chars < MIN_VIEW_CHARS:
+        raise ValueError(
+            f"view_chars must be at least {MIN_VIEW_CHARS} (or None for all), got {view_chars}"
+        )
+    return SolverSetup(
+        topology=make_solvers(agents, topology, neighbours),
+        max_rounds=max_rounds,
+        token_budget=token_budget,
+        stop_when_unanimous=stop_when_unanimous,
+        view_chars=view_chars,
+        pause_after_round=pause_after_round,
+    )
