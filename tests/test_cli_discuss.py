@@ -35,7 +35,7 @@ def test_discuss_writes_report_and_json(
 ) -> None:
     report = tmp_path / "report.md"
     with StubOpenAIServer() as server:  # default responder: valid arguments for any schema
-        args = ["discuss", str(paper), "--max-iterations", "2", "--report", str(report)]
+        args = ["discuss", str(paper), "--rounds", "2", "--report", str(report)]
         code, out, err = run_cli(
             [*args, "--json", *stub_args(server, tmp_path / "d.sqlite")], capsys
         )
@@ -56,10 +56,26 @@ def test_document_without_sections_is_one_section(
     flat = tmp_path / "flat.txt"
     flat.write_text("Just a paragraph about debate, with no headings at all.\n")
     with StubOpenAIServer() as server:
-        args = ["discuss", str(flat), "--max-iterations", "1", "--report", str(tmp_path / "r.md")]
+        args = ["discuss", str(flat), "--rounds", "1", "--report", str(tmp_path / "r.md")]
         code, _, err = run_cli([*args, *stub_args(server, tmp_path / "d.sqlite")], capsys)
     assert code == 0, err
     assert "note:" in err and "section" in err
+
+
+def test_max_iterations_is_a_hidden_deprecated_rounds(
+    paper: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StubOpenAIServer() as server:
+        args = ["discuss", str(paper), "--max-iterations", "1", "--report", str(tmp_path / "r.md")]
+        code, out, err = run_cli(
+            [*args, "--json", *stub_args(server, tmp_path / "d.sqlite")], capsys
+        )
+    assert code == 0, err
+    assert "note: --max-iterations is deprecated: use --rounds" in err
+    assert json.loads(out)["iterations_completed"] == 1
+    code, out, _ = run_cli(["discuss", "--help"], capsys)
+    assert code == 0
+    assert "--rounds" in out and "--max-iterations" not in out
 
 
 @pytest.mark.parametrize(
@@ -67,7 +83,8 @@ def test_document_without_sections_is_one_section(
     [
         (["--threshold", "1.5"], "1.5"),
         (["--threshold", "-0.1"], "-0.1"),
-        (["--max-iterations", "0"], "0"),
+        (["--rounds", "0"], "0"),
+        (["--max-iterations", "0"], "max_rounds must be at least 1, got 0"),
         (["--time-limit", "soon"], "'soon'"),
         (["--time-limit", "0m"], "positive"),
     ],

@@ -15,30 +15,27 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
+from debategraph import build_discussion, recursion_limit
 from debategraph.checkpoints import open_checkpointer
+from debategraph.cli.patterns.discussion import PATTERN, discuss_command
 from debategraph.documents import NO_SECTIONS_NOTE, load_document, parse_document
 from debategraph.errors import UsageError
-from debategraph.graphs import build_discussion
-from debategraph.graphs.discussion import (
-    DEFAULT_PERSONAS,
-    GRAPH_NAME,
-    PATTERN,
-    discuss_command,
-    discussion_setup,
-    recursion_limit,
-    render_report_markdown,
-)
+from debategraph.graphs.discussion import GRAPH_NAME
 from debategraph.nodes.discussion.convergence import (
     ConvergenceMetrics,
     convergence_metrics,
     convergence_score,
     termination_conditions,
 )
-from debategraph.nodes.discussion.phases import make_open_iteration
+from debategraph.nodes.discussion.markdown import render_report_markdown
+from debategraph.nodes.discussion.questions import make_open_iteration
+from debategraph.nodes.discussion.setup import DEFAULT_PERSONAS, discussion_setup
 from debategraph.nodes.discussion.views import iteration_of
-from debategraph.state import (
+from debategraph.registry import current_settings, entry
+from debategraph.state.discussion import (
     ConsensusReport,
     ConvergenceRecord,
     Insight,
@@ -46,9 +43,8 @@ from debategraph.state import (
     Question,
     Response,
     SectionChoice,
-    Turn,
-    Usage,
 )
+from debategraph.state.records import Turn, Usage
 from debategraph.strategies.termination import RoundOutcome, first_fired
 from tests.fake_model import ScriptedChatModel, tool_reply
 
@@ -258,9 +254,8 @@ def run(script: Script, document: str = PAPER, **kwargs: Any) -> dict[str, Any]:
     kwargs.setdefault("personas", TWO)
     builder = build_discussion(script.model, **kwargs)
     graph = builder.compile(name=GRAPH_NAME)
-    iterations = kwargs.get("max_iterations", 5)
     out: dict[str, Any] = graph.invoke(
-        {"document": document}, {"recursion_limit": recursion_limit(iterations)}
+        {"document": document}, {"recursion_limit": recursion_limit(graph)}
     )
     return out
 
@@ -340,7 +335,7 @@ def test_analysis_prompt_holds_exactly_the_chosen_sections() -> None:
         return {"section_ids": ids, "reason": "focus"}
 
     script = Script(SectionChoice=choose_by_agent)
-    out = run(script, max_iterations=1)
+    out = run(script, max_rounds=1)
     for agent, chosen in [("Alice", {"S1", "S4"}), ("Bob", {"S3"})]:
         (prompt,) = script.prompts("Analysis", agent)
         for sid, marker in SECTION_MARKERS.items():
@@ -356,7 +351,7 @@ def test_unknown_sections_dropped_and_choice_capped() -> None:
         return {"section_ids": ["S9", "S1", "S1", "S2", "S3", "S4"], "reason": "all"}
 
     script = Script(SectionChoice=greedy)
-    out = run(script, max_iterations=1, max_sections=2)
+    out = run(script, max_rounds=1, max_sections=2)
     choice: SectionChoice = out["section_choices"][0]
     assert choice.section_ids == ["S1", "S2"]
     assert any("unknown section id 'S9' dropped" in n for n in out["notes"])
@@ -367,7 +362,7 @@ def test_unknown_sections_dropped_and_choice_capped() -> None:
 
 def test_no_known_section_reads_the_first_ones() -> None:
     script = Script(SectionChoice=lambda a, t: {"section_ids": ["nope"], "reason": "?"})
-    out = run(script, max_iterations=1, max_sections=1)
+    out = run(script, max_rounds=1, max_sections=1)
     assert all(c.section_ids == ["S1"] for c in out["section_choices"])
     assert any("reads the first 1 section(s)" in n for n in out["notes"])
 
@@ -386,7 +381,7 @@ def test_insights_are_validated_clamped_and_capped() -> None:
             ]
         }
 
-    out = run(Script(Analysis=wild, Inquiry=skip), max_iterations=1)
+    out = run(Script(Analysis=wild, Inquiry=skip), max_rounds=1)
     alice: list[Insight] = out["insights"]["Alice"]
     assert [i.id for i in alice] == ["alice-1", "alice-2", "alice-3"]
     assert all(i.importance == 1.0 and i.confidence == 0.0 for i in alice)
@@ -397,12 +392,12 @@ def test_insights_are_validated_clamped_and_capped() -> None:
 
 def test_too_few_insights_are_noted() -> None:
     one = lambda a, t: {"insights": [{"content": "only", "importance": 1, "confidence": 1}]}  # noqa: E731
-    out = run(Script(Analysis=one, Inquiry=skip), max_iterations=1)
+    out = run(Script(Analysis=one, Inquiry=skip), max_rounds=1)
     assert any("gave 1 insight(s), 2 were asked for" in n for n in out["notes"])
 
 
 def test_initial_turns_carry_both_calls_usage() -> None:
-    out = run(Script(Inquiry=skip), max_iterations=1)
+    out = run(Script(Inquiry=skip), max_rounds=1)
     assert out["usage_by_agent"]["Alice"].calls == 4  # choose + analyse + ask + assess
     assert out["usage_by_agent"]["consensus"].calls == 1
     # The reducers add each node's own calls: the total is the sum over agents.
@@ -424,7 +419,7 @@ def test_initial_turns_carry_both_calls_usage() -> None:
 
 def test_questions_answered_and_revisions_applied() -> None:
     script = Script()
-    out = run(script, max_iterations=1)
+    out = run(script, max_rounds=1)
     questions: list[Question] = out["questions"]
     assert {(q.asker, q.target_agent, q.target_insight) for q in questions} == {
         ("Alice", "Bob", "bob-1"),
@@ -445,7 +440,7 @@ def test_questions_answered_and_revisions_applied() -> None:
 
 def test_skip_is_recorded_and_nobody_answers() -> None:
     script = Script(Inquiry=skip)
-    out = run(script, max_iterations=3)
+    out = run(script, max_rounds=3)
     assert out["questions"] == [] and out["responses"] == []
     assert script.prompts("ResponseSet") == []
     assert out["termination_reason"] == "stalled"
@@ -454,7 +449,7 @@ def test_skip_is_recorded_and_nobody_answers() -> None:
 
 def test_skip_turns_are_in_the_transcript() -> None:
     script = Script(Inquiry=skip)
-    graph = build_discussion(script.model, personas=TWO, max_iterations=1).compile(
+    graph = build_discussion(script.model, personas=TWO, max_rounds=1).compile(
         checkpointer=InMemorySaver()
     )
     config: Any = {"configurable": {"thread_id": "t"}}
@@ -469,7 +464,7 @@ def test_skip_turns_are_in_the_transcript() -> None:
 
 def test_ask_prompt_discourages_asking_for_its_own_sake() -> None:
     script = Script(Inquiry=skip)
-    run(script, max_iterations=1)
+    run(script, max_rounds=1)
     prompt = script.prompts("Inquiry", "Alice")[0]
     assert "Do not ask for the sake of asking" in prompt
     assert "Alice (you):" in prompt and "[bob-1] Bob insight 1" in prompt
@@ -491,7 +486,7 @@ def test_bad_questions_dropped_with_reason(question: dict[str, Any], note: str) 
         q = {"type": "challenge", "priority": 0.5, "text": "why?", **question}
         return {"questions": [q]}
 
-    out = run(Script(Inquiry=ask_bad), max_iterations=1)
+    out = run(Script(Inquiry=ask_bad), max_rounds=1)
     assert out["questions"] == []
     assert any(note in n and n.startswith("Alice:") for n in out["notes"]), out["notes"]
 
@@ -503,7 +498,7 @@ def test_misspelt_target_agent_is_read_as_the_closest() -> None:
         q = {"target_agent": "bobb", "target_insight": "bob-2", "type": "extension"}
         return {"questions": [{**q, "priority": 0.4, "text": "and then?"}]}
 
-    out = run(Script(Inquiry=ask_bob, ResponseSet=agree_all), max_iterations=1)
+    out = run(Script(Inquiry=ask_bob, ResponseSet=agree_all), max_rounds=1)
     assert [q.target_agent for q in out["questions"]] == ["Bob"]
 
 
@@ -517,7 +512,7 @@ def test_responses_to_unknown_questions_dropped_and_revise_without_text_noted() 
             ]
         }
 
-    out = run(Script(ResponseSet=odd), max_iterations=1)
+    out = run(Script(ResponseSet=odd), max_rounds=1)
     assert len(out["responses"]) == 2
     assert any("response to unknown question 'Q9-x-1' dropped" in n for n in out["notes"])
     assert any("without a revised text" in n for n in out["notes"])
@@ -602,9 +597,7 @@ def test_convergence_score_combines_metrics_and_agent_votes() -> None:
     ],
 )
 def test_termination_conditions_in_order(kwargs: dict[str, Any], expected: str | None) -> None:
-    setup = discussion_setup(
-        None, max_iterations=5, threshold=0.75, time_limit_s=60, max_sections=3
-    )
+    setup = discussion_setup(None, max_rounds=5, threshold=0.75, time_limit_s=60, max_sections=3)
     outcome = RoundOutcome(**{"round": 2, "score": 0.5, "changed": 1, "elapsed_s": 1.0, **kwargs})
     assert first_fired(termination_conditions(setup), outcome) == expected
 
@@ -627,9 +620,9 @@ def test_convergence_record_reads_the_old_cap_word() -> None:
         ConvergenceRecord.model_validate({**fields, "termination_reason": "bored"})
 
 
-def test_runs_to_max_iterations_with_bounded_prompts() -> None:
+def test_runs_to_max_rounds_with_bounded_prompts() -> None:
     script = Script()
-    out = run(script, max_iterations=4)
+    out = run(script, max_rounds=4)
     assert out["termination_reason"] == "rounds_completed"
     assert out["iterations_completed"] == 4
     assert [c.iteration for c in out["convergence"]] == [1, 2, 3, 4]
@@ -642,7 +635,7 @@ def test_runs_to_max_iterations_with_bounded_prompts() -> None:
 
 
 def test_converges_when_agents_agree() -> None:
-    out = run(Script(ResponseSet=agree_all, ConvergenceVote=vote(0.9)), max_iterations=5)
+    out = run(Script(ResponseSet=agree_all, ConvergenceVote=vote(0.9)), max_rounds=5)
     # agree changes nothing, but a converged score wins over stalled
     assert out["termination_reason"] == "converged"
     assert out["iterations_completed"] == 1
@@ -652,13 +645,13 @@ def test_converges_when_agents_agree() -> None:
 
 
 def test_time_limit_ends_the_discussion() -> None:
-    out = run(Script(), max_iterations=5, time_limit_s=1e-9)
+    out = run(Script(), max_rounds=5, time_limit_s=1e-9)
     assert out["termination_reason"] == "time_limit"
     assert out["iterations_completed"] == 1
 
 
 def test_agent_vote_fallback_is_left_out_of_the_score() -> None:
-    out = run(Script(ConvergenceVote=lambda a, t: {"nonsense": True}), max_iterations=1)
+    out = run(Script(ConvergenceVote=lambda a, t: {"nonsense": True}), max_rounds=1)
     assert out["convergence"][0].agent_scores == {}
 
 
@@ -669,7 +662,7 @@ def test_agent_vote_fallback_is_left_out_of_the_score() -> None:
 
 def test_consensus_report_built_from_final_state() -> None:
     script = Script()
-    out = run(script, max_iterations=2)
+    out = run(script, max_rounds=2)
     (prompt,) = script.prompts("ConsensusReport")
     assert "Alice revised in 2" in prompt and "Bob insight 2" in prompt
     assert "2 iteration(s) (rounds_completed)" in prompt
@@ -681,7 +674,7 @@ def test_consensus_report_built_from_final_state() -> None:
 
 
 def test_consensus_fallback_builds_a_report_from_state() -> None:
-    out = run(Script(ConsensusReport=lambda a, t: {"bad": 1}), max_iterations=1)
+    out = run(Script(ConsensusReport=lambda a, t: {"bad": 1}), max_rounds=1)
     rep: ConsensusReport = out["report"]
     assert rep.fallback is not None and "built from state" in rep.fallback
     assert rep.overview == ""  # not the abstract passed off as a synthesis (issue 20)
@@ -689,7 +682,7 @@ def test_consensus_fallback_builds_a_report_from_state() -> None:
 
 
 def test_markdown_report_rendered() -> None:
-    out = run(Script(), max_iterations=1)
+    out = run(Script(), max_rounds=1)
     text = render_report_markdown(
         out["report"],
         title=out["paper"].title,
@@ -734,7 +727,7 @@ def test_markdown_report_of_an_empty_report() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"max_iterations": 0}, "max_iterations must be at least 1, got 0"),
+        ({"max_rounds": 0}, "max_rounds must be at least 1, got 0"),
         ({"threshold": 1.5}, "threshold must be between 0 and 1, got 1.5"),
         ({"threshold": -0.1}, "threshold must be between 0 and 1"),
         ({"time_limit_s": 0}, "time_limit_s must be a positive"),
@@ -764,22 +757,59 @@ def test_default_personas_and_user_personas() -> None:
     ]
     extra = [*DEFAULT_PERSONAS, Persona(name="Ethicist", focus="ethics")]
     script = Script(Inquiry=skip)
-    out = run(script, personas=extra, max_iterations=1)
+    out = run(script, personas=extra, max_rounds=1)
     assert set(out["insights"]) == {p.name for p in extra}
     system = str(script.model.prompts[0][0].content)
     assert "Ethicist (ethics)" in system
 
 
 def test_output_schema_and_recursion_limit() -> None:
-    out = run(Script(), max_iterations=3)
+    out = run(Script(), max_rounds=3)
     assert set(out) == OUTPUT_KEYS
-    assert recursion_limit(3) == (7 + 1) * 3 + 5  # + 1 per iteration: the review step
+    # The analysis before the first iteration counts as a round: max_rounds + 1.
+    builder = build_discussion(personas=TWO, max_rounds=3)
+    assert recursion_limit(builder) == len(builder.nodes) * (3 + 1) + 5
+    paused = build_discussion(personas=TWO, max_rounds=3, pause_after_round=True)
+    assert recursion_limit(paused) == recursion_limit(builder) + (3 + 1)  # the review node
+
+
+def test_recursion_limit_is_enough_and_bounded() -> None:
+    """The graph's own limit runs it to its round cap, pausing or not; a 1-round cap's does not."""
+    out = run(Script(), max_rounds=5)  # revises every iteration, votes 0.2: runs to the cap
+    assert (out["termination_reason"], out["iterations_completed"]) == ("rounds_completed", 5)
+
+    # Pausing after every iteration, approved each time: the whole run (every invocation's
+    # steps together) stays within the one limit.
+    graph = build_discussion(
+        Script().model, personas=TWO, max_rounds=5, pause_after_round=True
+    ).compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "r"}, "recursion_limit": recursion_limit(graph)}
+    graph.invoke({"document": PAPER}, config)
+    while graph.get_state(config).next:
+        graph.invoke(Command(resume={"approve": True}), config)
+    state = graph.get_state(config)
+    assert state.values["iterations_completed"] == 5
+    assert state.values["termination_reason"] == "rounds_completed"
+    assert state.metadata is not None and state.metadata["step"] < recursion_limit(graph)
+
+    one_round = build_discussion(personas=TWO, max_rounds=1)
+    full = build_discussion(Script().model, personas=TWO, max_rounds=5).compile()
+    with pytest.raises(GraphRecursionError):
+        full.invoke({"document": PAPER}, {"recursion_limit": recursion_limit(one_round)})
+
+
+def test_max_iterations_is_a_deprecated_alias_of_max_rounds() -> None:
+    with pytest.warns(DeprecationWarning, match=r"max_iterations=\.\.\.\) is deprecated"):
+        builder = build_discussion(Script().model, personas=TWO, max_iterations=2)
+    assert recursion_limit(builder) == recursion_limit(build_discussion(personas=TWO, max_rounds=2))
+    with pytest.raises(ValueError, match="give only max_rounds"):
+        build_discussion(personas=TWO, max_iterations=2, max_rounds=2)
 
 
 def test_records_survive_a_sqlite_checkpoint(tmp_path: Path) -> None:
     script = Script()
     with open_checkpointer(tmp_path / "d.sqlite") as saver:
-        graph = build_discussion(script.model, personas=TWO, max_iterations=2).compile(
+        graph = build_discussion(script.model, personas=TWO, max_rounds=2).compile(
             checkpointer=saver
         )
         config: Any = {"configurable": {"thread_id": "t1"}}
@@ -831,9 +861,9 @@ def _new_prompts(script: Script, since: int, schema: str) -> list[str]:
 def test_pause_interject_resume_reaches_every_later_prompt() -> None:
     script = Script()  # revises every iteration, votes 0.2: runs to the cap
     graph = build_discussion(
-        script.model, personas=TWO, max_iterations=3, pause_after_round=True
+        script.model, personas=TWO, max_rounds=3, pause_after_round=True
     ).compile(checkpointer=InMemorySaver())
-    config: Any = {"configurable": {"thread_id": "p"}, "recursion_limit": recursion_limit(3)}
+    config: Any = {"configurable": {"thread_id": "p"}, "recursion_limit": recursion_limit(graph)}
 
     graph.invoke({"document": PAPER}, config)
     payload = _paused(graph, config)
@@ -876,9 +906,9 @@ def test_pause_interject_resume_reaches_every_later_prompt() -> None:
 def test_approving_every_pause_changes_nothing() -> None:
     script = Script()
     graph = build_discussion(
-        script.model, personas=TWO, max_iterations=2, pause_after_round=True
+        script.model, personas=TWO, max_rounds=2, pause_after_round=True
     ).compile(checkpointer=InMemorySaver())
-    config: Any = {"configurable": {"thread_id": "a"}, "recursion_limit": recursion_limit(2)}
+    config: Any = {"configurable": {"thread_id": "a"}, "recursion_limit": recursion_limit(graph)}
     graph.invoke({"document": PAPER}, config)
     assert _paused(graph, config)["round"] == 1
     out = graph.invoke(Command(resume={"approve": True}), config)
@@ -891,7 +921,7 @@ def test_approving_every_pause_changes_nothing() -> None:
 def test_no_pause_when_the_first_iteration_ends_the_discussion() -> None:
     script = Script(ResponseSet=agree_all, ConvergenceVote=vote(0.9))
     graph = build_discussion(
-        script.model, personas=TWO, max_iterations=3, pause_after_round=True
+        script.model, personas=TWO, max_rounds=3, pause_after_round=True
     ).compile(checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "c"}}
     out = graph.invoke({"document": PAPER}, config)
@@ -916,7 +946,7 @@ def test_threads_of_the_previous_version_count_on_from_their_iteration() -> None
 
 def test_pattern_declaration_renders_a_finished_run(tmp_path: Path) -> None:
     script = Script()
-    graph = build_discussion(script.model, personas=TWO, max_iterations=2).compile(
+    graph = build_discussion(script.model, personas=TWO, max_rounds=2).compile(
         checkpointer=InMemorySaver(), name=GRAPH_NAME
     )
     config: Any = {"configurable": {"thread_id": "t"}}
@@ -933,7 +963,7 @@ def test_pattern_declaration_renders_a_finished_run(tmp_path: Path) -> None:
     text = PATTERN.report.render(values, PATTERN.title(values))
     assert text is not None and text.startswith("# Discussion report: Sparse Debate Topologies")
     assert PATTERN.report.render({"report": None}, "x") is None
-    settings = {"personas": TWO, "max_iterations": 2, "threshold": 0.75, "time_limit_s": 60.0}
+    settings = {"personas": TWO, "max_rounds": 2, "threshold": 0.75, "time_limit_s": 60.0}
     assert PATTERN.describe(settings) == (
         "2 personas, up to 2 iterations, threshold 0.75, time limit 60s"
     )
@@ -941,14 +971,18 @@ def test_pattern_declaration_renders_a_finished_run(tmp_path: Path) -> None:
         "4 personas, up to 2 iterations, threshold 0.75, time limit 60s, pausing after each round"
     )
     assert PATTERN.agents_per_round({**settings, "personas": None}) == 4
-    assert PATTERN.recursion_limit(settings) == recursion_limit(2)
+    # A thread saved before the rename stored max_iterations: it reads as max_rounds.
+    saved = {**settings, "max_iterations": settings.pop("max_rounds")}
+    assert PATTERN.describe(current_settings(GRAPH_NAME, saved)).startswith(
+        "2 personas, up to 2 iterations"
+    )
     assert PATTERN.boundary_nodes == {"open_iteration", "human"}
     assert PATTERN.round_word == "iteration"
 
 
 def test_pattern_progress_shows_the_phases() -> None:
     script = Script()
-    graph = build_discussion(script.model, personas=TWO, max_iterations=1).compile()
+    graph = build_discussion(script.model, personas=TWO, max_rounds=1).compile()
     shown: list[str] = []
     for chunk in graph.stream({"document": PAPER}, stream_mode="updates"):
         for node, update in chunk.items():
@@ -972,15 +1006,29 @@ def test_pattern_progress_shows_the_phases() -> None:
 def test_discuss_command_reads_its_inputs(tmp_path: Path) -> None:
     paper = tmp_path / "paper.md"
     paper.write_text(PAPER)
-    launch = discuss_command(paper, max_iterations=2, threshold=0.5, time_limit="2m", persona=None)
+    launch = discuss_command(paper, rounds=2, threshold=0.5, time_limit="2m", persona=None)
     assert launch.settings == {
         "personas": None,
-        "max_iterations": 2,
+        "max_rounds": 2,
         "threshold": 0.5,
         "time_limit_s": 120.0,
     }
     assert launch.input == {"document": PAPER}
     assert launch.notes == ()
+    # The settings (plus the CLI's pause_after_round) are build_discussion's arguments.
+    script = Script()
+    settings = {**launch.settings, "personas": TWO, "pause_after_round": False}
+    builder = entry(GRAPH_NAME).build()(script.model, **settings)
+    out = builder.compile().invoke(launch.input, {"recursion_limit": recursion_limit(builder)})
+    # The launch's threshold of 0.5 ends it after the first iteration's score.
+    assert (out["termination_reason"], out["iterations_completed"]) == ("converged", 1)
+    # No --time-limit: the discussion's own default (30 minutes), not none.
+    assert discuss_command(paper).settings["time_limit_s"] == 1800.0
+    assert discuss_command(paper, time_limit=None).settings["time_limit_s"] == 1800.0
+    # --max-iterations: the deprecated spelling of --rounds, with a note.
+    old = discuss_command(paper, max_iterations=3)
+    assert old.settings["max_rounds"] == 3
+    assert old.notes == ("--max-iterations is deprecated: use --rounds",)
     flat = tmp_path / "flat.txt"
     flat.write_text("Just a paragraph, no headings.\n")
     assert NO_SECTIONS_NOTE in discuss_command(flat).notes
@@ -1023,13 +1071,15 @@ def test_discuss_command_bad_inputs_are_one_line(case: str, message: str, tmp_pa
     assert "\n" not in str(info.value)
 
 
-def test_declaring_the_pattern_loads_neither_langgraph_nor_the_model_stack() -> None:
+def test_declaring_the_pattern_loads_no_model_client() -> None:
+    """The registry loads no LangGraph; the CLI declaration no model client."""
     code = (
-        "import sys, debategraph.graphs.discussion as d; d.PATTERN; "
-        "print(sorted({m.split('.')[0] for m in sys.modules} & "
-        "{'langgraph', 'openai', 'langchain_openai', 'langchain_core'}))"
+        "import sys, debategraph.registry as r; r.entry('discussion'); "
+        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
+        "import debategraph.cli.patterns.discussion as m; m.PATTERN.describe; "
+        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    assert done.stdout.strip() == "[]"
+    assert done.stdout.split() == ["[]", "[]"]

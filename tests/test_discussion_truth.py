@@ -197,7 +197,7 @@ def test_an_iteration_where_everyone_skipped_is_not_converged(
     # reached the threshold of 0.5 and the discussion "converged" on no exchange at all.
     responder = scripted(vote=0.0, consensus="no_points")
     code, out, err, report = discuss(
-        responder, paper, tmp_path, capsys, "--max-iterations", "3", "--threshold", "0.5"
+        responder, paper, tmp_path, capsys, "--rounds", "3", "--threshold", "0.5"
     )
     assert code == 0, err
     result = json.loads(out)
@@ -220,7 +220,7 @@ def test_the_result_and_progress_lines_show_unmeasured_components_as_na(
 ) -> None:
     responder = scripted(vote=0.0, consensus="no_points")
     code, out, err, _ = discuss(
-        responder, paper, tmp_path, capsys, "--max-iterations", "3", json_output=False
+        responder, paper, tmp_path, capsys, "--rounds", "3", json_output=False
     )
     assert code == 0, err
     shown = flat(out + "\n" + err)
@@ -237,7 +237,7 @@ def test_self_scores_cannot_end_converged_without_a_consensus_point(
 ) -> None:
     # The personas say they agree (0.9) after skipping; the consensus finds nothing agreed.
     responder = scripted(vote=0.9, consensus="no_points")
-    code, out, err, report = discuss(responder, paper, tmp_path, capsys, "--max-iterations", "3")
+    code, out, err, report = discuss(responder, paper, tmp_path, capsys, "--rounds", "3")
     assert code == 0, err
     result = json.loads(out)
     assert result["report"]["consensus_points"] == []
@@ -251,7 +251,7 @@ def test_self_scores_cannot_end_converged_without_a_consensus_point(
     ) in section(report, "Convergence")
 
     code, out, err, _ = discuss(
-        responder, paper, tmp_path, capsys, "--max-iterations", "3", json_output=False
+        responder, paper, tmp_path, capsys, "--rounds", "3", json_output=False
     )
     assert code == 0, err
     assert "ended stalled (not converged:" in flat(out)
@@ -263,7 +263,7 @@ def test_converged_stands_with_a_consensus_point(
 ) -> None:
     # The control: agreeing personas whose consensus names a point do end converged.
     responder = scripted(vote=0.9, consensus="point")
-    code, out, err, report = discuss(responder, paper, tmp_path, capsys, "--max-iterations", "3")
+    code, out, err, report = discuss(responder, paper, tmp_path, capsys, "--rounds", "3")
     assert code == 0, err
     result = json.loads(out)
     assert result["termination_reason"] == "converged"
@@ -277,7 +277,7 @@ def test_the_pause_payload_shows_unmeasured_components_as_na(
     # One clarification, answered with a revision: no challenge, so resolution is n/a.
     responder = scripted(vote=0.0, consensus="no_points", ask=alice_clarifies)
     code, out, err, _ = discuss(
-        responder, paper, tmp_path, capsys, "--max-iterations", "2", "--pause-after-round"
+        responder, paper, tmp_path, capsys, "--rounds", "2", "--pause-after-round"
     )
     assert code == 0, err
     waiting = json.loads(out)
@@ -300,7 +300,7 @@ def test_a_report_built_without_its_consensus_call_says_so(
 ) -> None:
     responder = scripted(vote=0.0, consensus="malformed")
     code, out, err, report = discuss(
-        responder, paper, tmp_path, capsys, "--max-iterations", "1", json_output=False
+        responder, paper, tmp_path, capsys, "--rounds", "1", json_output=False
     )
     assert code == 0, err
     shown = flat(out)

@@ -2,120 +2,79 @@
 
 One module per concern:
 
-- :mod:`.setup`: the personas, node names and settings (:class:`DiscussionSetup`);
-- :mod:`.views`: state readers and the text of the agents' prompts;
-- :mod:`.replies`: normalisation of what the models returned in phases 1-3;
-- :mod:`.phases`: the persona nodes of phases 1-4, ``prepare``, ``open_iteration``, the joins;
-- :mod:`.convergence`: the convergence math, the check node and the pause's payload;
-- :mod:`.consensus`: the consensus report (phase 5);
-- :mod:`.markdown`: the report as Markdown (light: no LangGraph);
-- :mod:`.prompts`: the prompt templates.
-
-The names below are imported on first use, so importing one light module of this
-package (``markdown``) does not load the others.
+* :mod:`~debategraph.nodes.discussion.setup`: settings checks, :class:`DiscussionSetup`,
+  the default personas, node names and stages;
+* :mod:`~debategraph.nodes.discussion.prompts`: the prompt templates;
+* :mod:`~debategraph.nodes.discussion.views`: state readers and the text of the prompts;
+* :mod:`~debategraph.nodes.discussion.personas`: what every persona node shares (one
+  node per persona per phase) and the join after a phase;
+* :mod:`~debategraph.nodes.discussion.analysis`: phase 1, ``prepare`` and the analysis;
+* :mod:`~debategraph.nodes.discussion.questions`: phase 2, ``open_iteration`` and the
+  questions;
+* :mod:`~debategraph.nodes.discussion.answers`: phase 3, the answers and revisions;
+* :mod:`~debategraph.nodes.discussion.convergence`: phase 4, the votes, the convergence
+  math, the check node and the pause's payload;
+* :mod:`~debategraph.nodes.discussion.consensus`: phase 5, the consensus report;
+* :mod:`~debategraph.nodes.discussion.markdown`: the report as Markdown.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from debategraph.nodes.discussion.consensus import (
-        CONSENSUS_STAGE,
-        make_consensus,
-        normalise_report,
-        report_from_state,
-    )
-    from debategraph.nodes.discussion.convergence import (
-        ConvergenceMetrics,
-        convergence_metrics,
-        convergence_score,
-        make_check,
-        round_review,
-        termination_conditions,
-    )
-    from debategraph.nodes.discussion.markdown import render_report_markdown
-    from debategraph.nodes.discussion.phases import (
-        CONVERGENCE_STAGE,
-        INITIAL_STAGE,
-        PERSONA_NODES,
-        QUESTION_STAGE,
-        RESPONSE_STAGE,
-        SKIP_STAGE,
-        join,
-        make_open_iteration,
-        open_iteration_node,
-        prepare,
-    )
-    from debategraph.nodes.discussion.setup import (
-        CHECK_NODE,
-        CONSENSUS_NODE,
-        DEFAULT_PERSONAS,
-        JOIN_NODES,
-        OPEN_ITERATION_NODE,
-        PHASES,
-        PREPARE_NODE,
-        QUESTIONS_DONE_NODE,
-        RESPONSES_DONE_NODE,
-        DiscussionSetup,
-        discussion_setup,
-        node_name,
-        parse_persona,
-    )
-
-#: Where each name lives.
-_HOMES: dict[str, str] = {
-    **dict.fromkeys(
-        ["CONSENSUS_STAGE", "make_consensus", "normalise_report", "report_from_state"],
-        "consensus",
-    ),
-    **dict.fromkeys(
-        [
-            "ConvergenceMetrics",
-            "convergence_metrics",
-            "convergence_score",
-            "make_check",
-            "round_review",
-            "termination_conditions",
-        ],
-        "convergence",
-    ),
-    "render_report_markdown": "markdown",
-    **dict.fromkeys(
-        [
-            "CONVERGENCE_STAGE",
-            "INITIAL_STAGE",
-            "PERSONA_NODES",
-            "QUESTION_STAGE",
-            "RESPONSE_STAGE",
-            "SKIP_STAGE",
-            "join",
-            "make_open_iteration",
-            "open_iteration_node",
-            "prepare",
-        ],
-        "phases",
-    ),
-    **dict.fromkeys(
-        [
-            "CHECK_NODE",
-            "CONSENSUS_NODE",
-            "DEFAULT_PERSONAS",
-            "JOIN_NODES",
-            "OPEN_ITERATION_NODE",
-            "PHASES",
-            "PREPARE_NODE",
-            "QUESTIONS_DONE_NODE",
-            "RESPONSES_DONE_NODE",
-            "DiscussionSetup",
-            "discussion_setup",
-            "node_name",
-            "parse_persona",
-        ],
-        "setup",
-    ),
-}
+from debategraph.nodes.discussion.analysis import (
+    MAX_INSIGHTS,
+    MIN_INSIGHTS,
+    analyse,
+    make_prepare,
+    normalise_choice,
+    normalise_insights,
+    prepare,
+)
+from debategraph.nodes.discussion.answers import answer, apply_responses
+from debategraph.nodes.discussion.consensus import (
+    make_consensus,
+    normalise_report,
+    report_from_state,
+)
+from debategraph.nodes.discussion.convergence import (
+    ConvergenceMetrics,
+    assess,
+    convergence_metrics,
+    convergence_score,
+    make_check,
+    round_review,
+    termination_conditions,
+)
+from debategraph.nodes.discussion.markdown import render_report_markdown
+from debategraph.nodes.discussion.personas import Speaker, join, persona_node
+from debategraph.nodes.discussion.questions import (
+    NO_SKIP_REASON,
+    ask,
+    make_open_iteration,
+    normalise_questions,
+    open_iteration_node,
+)
+from debategraph.nodes.discussion.setup import (
+    CHECK_NODE,
+    CONSENSUS_NODE,
+    CONSENSUS_STAGE,
+    CONVERGENCE_STAGE,
+    DEFAULT_PERSONAS,
+    DEFAULT_TIME_LIMIT_S,
+    INITIAL_STAGE,
+    JOIN_NODES,
+    OPEN_ITERATION_NODE,
+    PHASES,
+    PREPARE_NODE,
+    QUESTION_STAGE,
+    QUESTIONS_DONE_NODE,
+    RESPONSE_STAGE,
+    RESPONSES_DONE_NODE,
+    SKIP_STAGE,
+    DiscussionSetup,
+    discussion_setup,
+    node_name,
+    parse_persona,
+)
 
 __all__ = [
     "CHECK_NODE",
@@ -123,10 +82,13 @@ __all__ = [
     "CONSENSUS_STAGE",
     "CONVERGENCE_STAGE",
     "DEFAULT_PERSONAS",
+    "DEFAULT_TIME_LIMIT_S",
     "INITIAL_STAGE",
     "JOIN_NODES",
+    "MAX_INSIGHTS",
+    "MIN_INSIGHTS",
+    "NO_SKIP_REASON",
     "OPEN_ITERATION_NODE",
-    "PERSONA_NODES",
     "PHASES",
     "PREPARE_NODE",
     "QUESTIONS_DONE_NODE",
@@ -136,6 +98,12 @@ __all__ = [
     "SKIP_STAGE",
     "ConvergenceMetrics",
     "DiscussionSetup",
+    "Speaker",
+    "analyse",
+    "answer",
+    "apply_responses",
+    "ask",
+    "assess",
     "convergence_metrics",
     "convergence_score",
     "discussion_setup",
@@ -143,19 +111,18 @@ __all__ = [
     "make_check",
     "make_consensus",
     "make_open_iteration",
+    "make_prepare",
     "node_name",
+    "normalise_choice",
+    "normalise_insights",
+    "normalise_questions",
     "normalise_report",
     "open_iteration_node",
     "parse_persona",
+    "persona_node",
     "prepare",
     "render_report_markdown",
     "report_from_state",
     "round_review",
     "termination_conditions",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

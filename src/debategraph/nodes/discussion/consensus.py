@@ -15,18 +15,16 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from debategraph.nodes.agent import Agent
+from debategraph.nodes.discussion.analysis import MAX_INSIGHTS
 from debategraph.nodes.discussion.convergence import ending_without_consensus
 from debategraph.nodes.discussion.markdown import NOT_CONVERGED, NOT_WRITTEN
 from debategraph.nodes.discussion.prompts import CONSENSUS_SYSTEM, CONSENSUS_TASK
-from debategraph.nodes.discussion.replies import MAX_INSIGHTS
-from debategraph.nodes.discussion.setup import CONSENSUS_NODE, DiscussionSetup
+from debategraph.nodes.discussion.setup import CONSENSUS_NODE, CONSENSUS_STAGE, DiscussionSetup
 from debategraph.nodes.discussion.views import (
-    exchange_of,
-    human_of,
     insights_of,
     iteration_of,
     paper_of,
-    render_all_insights,
+    prompt_slots,
 )
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.roster import read_name
@@ -41,7 +39,6 @@ if TYPE_CHECKING:
     from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
 
-CONSENSUS_STAGE = "consensus"
 CONSENSUS_FAILED = "the consensus call gave no usable report"
 CONSENSUS_FALLBACK = f"{CONSENSUS_FAILED}; this one is built from state"
 
@@ -149,15 +146,11 @@ def consensus_messages(setup: DiscussionSetup, state: DiscussionState) -> list[B
     Returns:
         The messages.
     """
-    paper = paper_of(state)
-    iteration = iteration_of(state)
+    slots = prompt_slots(state, setup)
     task = CONSENSUS_TASK.format(
-        title=paper.title,
-        abstract=paper.abstract,
-        insights=render_all_insights(insights_of(state), setup.names),
-        exchange=exchange_of(state, iteration),
-        human=human_of(state),
-        iterations=state.get("iterations_completed", iteration),
+        **slots,
+        abstract=paper_of(state).abstract,
+        iterations=state.get("iterations_completed", slots["iteration"]),
         reason=termination_word(state.get("termination_reason")) or "rounds_completed",
     )
     return [SystemMessage(CONSENSUS_SYSTEM.format(roster=setup.roster)), HumanMessage(task)]

@@ -1,8 +1,10 @@
-"""Convergence after each iteration: the measured components, the score, the check node.
+"""Phase 4, convergence: each persona scores it, then the check node measures and decides.
 
-The check node scores the iteration, records it, and ends the discussion with the first
-termination condition that fires (:mod:`debategraph.strategies.termination`); between
-iterations the shared review point shows a human the score when the discussion pauses.
+Each persona votes how far the discussion has converged; the check node measures the
+iteration's components, combines them with the votes into the score, records it, and
+ends the discussion with the first termination condition that fires
+(:mod:`debategraph.strategies.termination`); between iterations the shared review point
+shows a human the score when the discussion pauses.
 """
 
 from __future__ import annotations
@@ -10,22 +12,29 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debategraph.nodes.discussion.markdown import COMPONENTS, shown_share
-from debategraph.nodes.discussion.phases import CONVERGENCE_STAGE
-from debategraph.nodes.discussion.setup import DiscussionSetup
-from debategraph.nodes.discussion.views import insights_of, iteration_of, this_iteration
+from debategraph.nodes.discussion.personas import Speaker
+from debategraph.nodes.discussion.prompts import DISCUSSION_ASSESS
+from debategraph.nodes.discussion.setup import CONVERGENCE_STAGE, DiscussionSetup
+from debategraph.nodes.discussion.views import (
+    insights_of,
+    iteration_of,
+    prompt_slots,
+    this_iteration,
+)
 from debategraph.nodes.rounds import ended, review_payload
-from debategraph.state.base import TerminationReason
+from debategraph.state.base import TerminationReason, turn_update
 from debategraph.state.discussion import (
     ConvergenceRecord,
+    ConvergenceVote,
     DiscussionState,
     Insight,
     Question,
     Response,
 )
-from debategraph.state.records import Usage
+from debategraph.state.records import Turn, Usage
 from debategraph.strategies.termination import (
     Condition,
     Convergence,
@@ -35,6 +44,34 @@ from debategraph.strategies.termination import (
     TimeLimit,
     first_fired,
 )
+
+if TYPE_CHECKING:
+    from debategraph.models import Steps
+
+
+def assess(me: Speaker, state: DiscussionState) -> Steps[dict[str, Any]]:
+    """Phase 4 body: the persona scores how far the discussion has converged.
+
+    Args:
+        me: The persona.
+        state: The discussion state.
+
+    Returns:
+        The steps; they return its turn, whose ``confidence`` is its vote.
+    """
+    task = DISCUSSION_ASSESS.format(**prompt_slots(state, me.setup, me.name))
+    result = yield from me.ask(ConvergenceVote, task)
+    vote = result.value
+    turn = Turn(
+        agent=me.name,
+        content=vote.reason if vote else "",
+        stage=CONVERGENCE_STAGE,
+        round=iteration_of(state),
+        usage=result.usage,
+        confidence=vote.score if vote else None,
+        reason=result.reason,
+    )
+    return turn_update(turn)
 
 
 @dataclass(frozen=True)
@@ -151,7 +188,7 @@ def termination_conditions(setup: DiscussionSetup) -> list[Condition]:
         Convergence(setup.threshold),
         Stall(),
         TimeLimit(setup.time_limit_s),
-        MaxRounds(setup.max_iterations),
+        MaxRounds(setup.max_rounds),
     ]
 
 
@@ -174,7 +211,7 @@ def ending_without_consensus(
         ``stalled`` or ``rounds_completed``.
     """
     outcome = RoundOutcome(round=record.iteration, changed=record.changed)
-    fired = first_fired([Stall(), MaxRounds(setup.max_iterations)], outcome)
+    fired = first_fired([Stall(), MaxRounds(setup.max_rounds)], outcome)
     return fired or Stall().reason
 
 
@@ -249,7 +286,7 @@ def round_review(setup: DiscussionSetup) -> Callable[[Mapping[str, Any]], dict[s
         iteration = record.iteration
         return review_payload(
             iteration,
-            setup.max_iterations,
+            setup.max_rounds,
             "persona",
             word="iteration",
             convergence=shown_share(record.score, 4),

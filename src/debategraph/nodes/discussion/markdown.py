@@ -1,8 +1,9 @@
-"""The consensus report as Markdown, and the convergence in words (pure, and light).
+"""The consensus report as Markdown, and the convergence in words (pure).
 
-This module imports nothing heavy at run time (the record types only for type checking),
-so the pattern's declaration can name :func:`render_report_markdown` and the CLI's lines
-can use :func:`convergence_text` without loading LangGraph.
+The CLI's declaration of the pattern (:mod:`debategraph.cli.patterns.discussion`) writes
+the report file with :func:`render_report_markdown` and its lines with
+:func:`convergence_text`; the nodes use the same words in the pause's payload and the
+report's notes.
 
 What was not measured or not written says so: a convergence component the iteration gave
 nothing to measure is ``n/a`` (never 1.00), and a report the consensus call did not write

@@ -1,4 +1,4 @@
-"""The discussion's settings and names: personas, node names, validation.
+"""The discussion's settings checks, fixed settings, personas, node names and stages.
 
 A discussion's personas are parsed and checked with the shared roster helpers
 (:mod:`debategraph.nodes.roster`); its fixed settings travel to every node in one
@@ -31,7 +31,19 @@ JOIN_NODES = (
     CHECK_NODE,
     CONSENSUS_NODE,
 )
+#: The parallel phases, in order: each persona has one node per phase.
 PHASES = ("analyse", "ask", "answer", "assess")
+
+#: Stages of the transcript records.
+INITIAL_STAGE = "initial"
+QUESTION_STAGE = "question"
+SKIP_STAGE = "skip"
+RESPONSE_STAGE = "response"
+CONVERGENCE_STAGE = "convergence"
+CONSENSUS_STAGE = "consensus"
+
+#: Seconds a discussion may take when no time limit is given (30 minutes).
+DEFAULT_TIME_LIMIT_S = 1800.0
 
 PersonaLike = Persona | Mapping[str, Any]
 
@@ -78,7 +90,7 @@ class DiscussionSetup:
 
     Attributes:
         personas: The agents.
-        max_iterations: Cap on question/answer iterations.
+        max_rounds: Cap on rounds (iterations of questions, answers and revisions).
         threshold: Convergence score that ends the discussion.
         time_limit_s: Wall-clock seconds the run may take (its deadline: calls in flight
             then are cancelled, and the run ends ``time_limit``).
@@ -86,7 +98,7 @@ class DiscussionSetup:
     """
 
     personas: tuple[Persona, ...]
-    max_iterations: int
+    max_rounds: int
     threshold: float
     time_limit_s: float
     max_sections: int
@@ -129,19 +141,19 @@ def parse_persona(value: PersonaLike) -> Persona:
 def discussion_setup(
     personas: Sequence[PersonaLike] | None,
     *,
-    max_iterations: int,
+    max_rounds: int,
     threshold: float,
     time_limit_s: float,
     max_sections: int,
 ) -> DiscussionSetup:
-    """Validate a discussion's settings.
+    """Check a discussion's settings.
 
     Persona names are unique ignoring case and punctuation (they name the personas'
     nodes); the graph's own node names and ``user`` are reserved.
 
     Args:
         personas: As for :func:`~debategraph.graphs.discussion.build_discussion`.
-        max_iterations: Cap on question/answer iterations (>= 1).
+        max_rounds: Cap on rounds: iterations of questions, answers and revisions (>= 1).
         threshold: Convergence score (0-1) that ends the discussion.
         time_limit_s: Seconds the run may take (> 0).
         max_sections: Sections each agent may read (>= 1).
@@ -152,8 +164,8 @@ def discussion_setup(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    if max_iterations < 1:
-        raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
     check_time_limit(time_limit_s)
@@ -172,7 +184,7 @@ def discussion_setup(
         )
     return DiscussionSetup(
         personas=tuple(parsed),
-        max_iterations=max_iterations,
+        max_rounds=max_rounds,
         threshold=threshold,
         time_limit_s=time_limit_s,
         max_sections=max_sections,

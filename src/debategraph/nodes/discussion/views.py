@@ -250,3 +250,29 @@ def exchange_of(state: Mapping[str, Any], iteration: int) -> str:
         this_iteration(state.get("questions") or [], iteration),
         this_iteration(state.get("responses") or [], iteration),
     )
+
+
+def prompt_slots(
+    state: Mapping[str, Any], setup: DiscussionSetup, reader: str | None = None
+) -> dict[str, Any]:
+    """What the prompts of phases 2-5 read from state, by their slots' names.
+
+    Each prompt fills the slots it has (``str.format`` ignores the others).
+
+    Args:
+        state: The discussion state.
+        setup: The discussion's settings.
+        reader: Who reads it (its own insights are marked); ``None``: no one's are.
+
+    Returns:
+        ``title``, ``iteration``, ``insights`` (every agent's latest), ``exchange`` (this
+        iteration's questions and answers) and ``human`` (the interjections so far).
+    """
+    iteration = iteration_of(state)
+    return {
+        "title": paper_of(state).title,
+        "iteration": iteration,
+        "insights": render_all_insights(insights_of(state), setup.names, reader),
+        "exchange": exchange_of(state, iteration),
+        "human": human_of(state),
+    }

@@ -1,0 +1,105 @@
+"""What every persona node shares: one node per persona per parallel phase, and the join.
+
+Every persona has one node per parallel phase (``analyse_<slug>``, ``ask_<slug>``,
+``answer_<slug>``, ``assess_<slug>``); the nodes of a phase start in the same step, so
+their calls run concurrently (bounded by ``max_concurrency``), and a join waits for all
+of them. A phase module supplies only its :data:`PhaseBody`: what the persona asks and
+what it records. :func:`persona_node` makes the node: the persona's
+:class:`~debategraph.nodes.agent.Agent`, and a :class:`Speaker` through which the body
+asks the model with the persona's system prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
+
+from debategraph.nodes.agent import Agent
+from debategraph.nodes.discussion.setup import DiscussionSetup
+from debategraph.nodes.discussion.views import system_message
+from debategraph.nodes.dual import agent_node
+from debategraph.state.discussion import DiscussionState
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+    from debategraph.models import CallResult, ModelBinding, Steps
+
+    AgentNode: TypeAlias = Runnable[Any, Any]
+
+S = TypeVar("S", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """One persona in one node call: who it is, and how it asks the model.
+
+    Attributes:
+        name: The persona.
+        setup: The discussion's settings.
+        agent: The persona's agent (its model).
+        runtime: The node's runtime (its context names the model when the graph has none).
+    """
+
+    name: str
+    setup: DiscussionSetup
+    agent: Agent
+    runtime: Runtime[Context]
+
+    def ask(self, schema: type[S], task: str) -> Steps[CallResult[S]]:
+        """The steps of one structured call, the persona's system prompt first.
+
+        Args:
+            schema: The reply's schema.
+            task: The task prompt.
+
+        Returns:
+            The steps (``yield from`` them); they return the call's result.
+        """
+        messages = [system_message(self.setup, self.name), HumanMessage(task)]
+        return self.agent.ask_steps(self.runtime, schema, messages)
+
+
+#: A phase's persona body: ``(speaker, state)`` -> the steps of its calls, returning the
+#: node's update. Its ``__name__`` names the node in traces.
+PhaseBody = Callable[[Speaker, DiscussionState], "Steps[dict[str, Any]]"]
+
+
+def persona_node(
+    body: PhaseBody, name: str, setup: DiscussionSetup, model: ModelBinding | None
+) -> AgentNode:
+    """The node of persona ``name`` in the phase whose body is ``body``.
+
+    Args:
+        body: The phase's body (e.g. :func:`~debategraph.nodes.discussion.questions.ask`).
+        name: The persona.
+        setup: The discussion's settings.
+        model: The model to call; ``None`` reads it from the run's context (Studio).
+
+    Returns:
+        The node runnable.
+    """
+    agent = Agent(name, model)
+
+    def node(state: DiscussionState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
+        return (yield from body(Speaker(name, setup, agent, runtime), state))
+
+    return agent_node(node, name=body.__name__)
+
+
+def join(state: DiscussionState) -> dict[str, Any]:
+    """A barrier between parallel phases: waits for every agent node, changes nothing.
+
+    Args:
+        state: The discussion state.
+
+    Returns:
+        No update.
+    """
+    return {}
