@@ -10,9 +10,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from debategraph import build_group_chat, recursion_limit
 from debategraph.checkpoints.inbox import INTERJECT, STOP, post, read
 from debategraph.checkpoints.serde import serializer
-from debategraph.graphs.group_chat import build_group_chat, recursion_limit
 from tests.conftest import run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply
 from tests.openai_stub import StubOpenAIServer
@@ -25,10 +25,10 @@ PAIR = ["Writer: writes", "Reviewer: reviews"]
 def test_stop_from_the_inbox_ends_a_chat_between_turns() -> None:
     store = InMemoryStore()
     model = ScriptedChatModel(respond=lambda messages: text_reply("more"))
-    graph = build_group_chat(model, agents=PAIR, max_turns=10).compile(
+    graph = build_group_chat(model, agents=PAIR, max_rounds=10).compile(
         checkpointer=InMemorySaver(serde=serializer()), store=store, interrupt_before=["select"]
     )
-    config = {"configurable": {"thread_id": "c"}, "recursion_limit": recursion_limit(10)}
+    config = {"configurable": {"thread_id": "c"}, "recursion_limit": recursion_limit(graph)}
     graph.invoke({"task": "t"}, config)  # paused before turn 1's speaker is chosen
     post(store, "c", INTERJECT, NOTE)
     post(store, "c", STOP)
@@ -54,7 +54,7 @@ def test_interject_into_a_running_chat_reaches_the_next_speaker_then_stop(
 ) -> None:
     db = str(tmp_path / "c.sqlite")
     with StubOpenAIServer(chat_reply, latency_s=0.3) as server:
-        args = ["chat", "Write about rain.", "--max-turns", "40", "--thread", "c", "--json"]
+        args = ["chat", "Write about rain.", "--rounds", "40", "--thread", "c", "--json"]
         with running([*args, *stub_args(server, db)]) as proc:
             wait_for(lambda: len(server.requests) >= 2, "the chat to start")
             sent = cli("interject", "c", NOTE, "--db", db)
@@ -89,7 +89,7 @@ def test_interject_or_stop_a_finished_chat_is_refused(
     db = str(tmp_path / "c.sqlite")
     with StubOpenAIServer(chat_reply) as server:
         code, _, err = run_cli(
-            ["chat", "t", "--max-turns", "2", "--thread", "f", *stub_args(server, db)], capsys
+            ["chat", "t", "--rounds", "2", "--thread", "f", *stub_args(server, db)], capsys
         )
     assert code == 0, err
     for args in (["interject", "f", NOTE], ["stop", "f"], ["stop", "ghost"]):

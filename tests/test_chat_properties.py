@@ -10,13 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage
 
-from debategraph.graphs.group_chat import build_group_chat, recursion_limit
+from debategraph import build_group_chat, recursion_limit
 from debategraph.state.base import TERMINATION_REASONS
 from debategraph.strategies.selection import LLMSelector, Rules, Sequential
 from debategraph.strategies.termination import (
     Condition,
     all_of,
     any_of,
+    hard_cap,
     llm,
     max_turns,
     regex,
@@ -88,20 +89,20 @@ def test_every_chat_ends_within_its_cap_with_a_reason(
         return text_reply(rng.choice(["DONE", "more", "more", "", "same"]))
 
     random.seed(seed)
-    graph = build_group_chat(
+    builder = build_group_chat(
         ScriptedChatModel(respond=respond),
         agents=AGENTS,
         selection=selector_of(selection),
         termination=termination,
         max_in_a_row=guard,
-    ).compile()
-    from debategraph.strategies.termination import hard_cap
-
+    )
     cap = hard_cap(termination)
     assert cap is not None
+    assert builder.round_cap == cap
+    graph = builder.compile()
     out = graph.invoke(
         {"task": "t"},
-        {"configurable": {"thread_id": "p"}, "recursion_limit": recursion_limit(cap)},
+        {"configurable": {"thread_id": "p"}, "recursion_limit": recursion_limit(graph)},
     )
     turns = sum(1 for s in out["selections"])
     assert 1 <= turns <= cap

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from debategraph import recursion_limit
+from debategraph.cli.patterns.group_chat import PATTERN
+from debategraph.nodes.group_chat.setup import DEFAULT_AGENTS, DEFAULT_UNTIL
+from debategraph.registry import entry
 from tests.conftest import one_error_line, run_cli, stub_args
+from tests.fake_model import ScriptedChatModel, text_reply
 from tests.openai_stub import StubOpenAIServer
 
 TASK = "Write a haiku about rain"
@@ -39,7 +46,7 @@ def test_chat_json_result_and_thread_tools(
 ) -> None:
     db = tmp_path / "c.sqlite"
     args = ["chat", TASK, "--agent", "Writer: writes haiku", "--agent", "Reviewer: reviews"]
-    args += ["--until", r"regex:\bAPPROVED\b@Reviewer", "--max-turns", "8", "--json"]
+    args += ["--until", r"regex:\bAPPROVED\b@Reviewer", "--rounds", "8", "--json"]
     code, out, err = run_cli([*args, "--thread", "c", *stub_args(server, db)], capsys)
     assert code == 0, err
     result = json.loads(out)
@@ -68,7 +75,7 @@ def test_chat_llm_selection_reads_prose_and_agents_file(
     )
     db = tmp_path / "c.sqlite"
     args = ["chat", TASK, "--agents-file", str(agents), "--select", "llm", "--first", "writer"]
-    args += ["--until", "regex:APPROVED@Reviewer", "--max-turns", "3", "--json"]
+    args += ["--until", "regex:APPROVED@Reviewer", "--rounds", "3", "--json"]
     code, out, err = run_cli([*args, *stub_args(server, db)], capsys)
     assert code == 0, err
     result = json.loads(out)
@@ -96,7 +103,9 @@ def test_default_chat_is_a_writer_and_a_reviewer(
         (["chat", TASK, "--until", "regex:(@Reviewer"], "does not compile"),
         (["chat", TASK, "--until", "regex:x@Nobody"], "'Nobody' is not an agent"),
         (["chat", TASK, "--until", "nope"], "must be regex:PATTERN"),
-        (["chat", TASK, "--max-turns", "0"], "max_turns must be at least 1"),
+        (["chat", TASK, "--rounds", "0"], "max_rounds must be at least 1"),
+        (["chat", TASK, "--max-turns", "0"], "max_rounds must be at least 1"),
+        (["chat", TASK, "--time-limit", "0"], "--time-limit"),
         (["chat", TASK, "--max-in-a-row", "0"], "max in a row must be at least 1"),
         (["chat", TASK, "--select", "random"], "random"),
     ],
@@ -156,7 +165,7 @@ def test_chat_pause_resume_interject_and_fork(
     server: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "c.sqlite")
-    args = ["chat", TASK, "--max-turns", "6", "--pause-after-round", "--thread", "p", "--json"]
+    args = ["chat", TASK, "--rounds", "6", "--pause-after-round", "--thread", "p", "--json"]
     code, out, err = run_cli([*args, *stub_args(server, db)], capsys)
     assert code == 0, err
     waiting = json.loads(out)
@@ -186,3 +195,54 @@ def test_chat_pause_resume_interject_and_fork(
     code, out, _ = run_cli(["threads", "--db", db, "--json"], capsys)
     statuses = {r["thread_id"]: r["status"] for r in json.loads(out)}
     assert statuses["p"] == "finished" and statuses["f"] in {"finished", "waiting"}
+
+
+def test_command_launches_with_the_factorys_settings() -> None:
+    launch = PATTERN.command(
+        TASK, agent=["Ann: writes", "Bob: reviews"], rounds=3, time_limit="90s", max_in_a_row=1
+    )
+    assert launch.input == {"task": TASK}
+    assert (launch.settings["max_rounds"], launch.settings["time_limit_s"]) == (3, 90.0)
+    assert launch.settings["until"] == [] and launch.notes == ()
+    assert PATTERN.describe(launch.settings) == (
+        "Ann, Bob, sequential selection, at most 1 in a row until timeout:90s, at most 3 turns"
+    )
+    defaults = PATTERN.command(TASK)
+    assert defaults.settings["agents"] == list(DEFAULT_AGENTS)
+    assert defaults.settings["until"] == list(DEFAULT_UNTIL)
+    assert defaults.settings["max_rounds"] == 10 and "time_limit_s" not in defaults.settings
+    # The settings (plus the CLI's pause_after_round) are build_group_chat's keyword arguments.
+    model = ScriptedChatModel(respond=lambda messages: text_reply("more"))
+    builder = entry("group_chat").build()(model, **launch.settings, pause_after_round=False)
+    out = builder.compile().invoke(launch.input, {"recursion_limit": recursion_limit(builder)})
+    assert (out["termination_reason"], len(out["selections"])) == ("max_turns", 3)
+    assert PATTERN.agents_per_round(launch.settings) == 1
+
+
+def test_max_turns_is_a_hidden_deprecated_alias_of_rounds(
+    server: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch = PATTERN.command(TASK, rounds=10, max_turns=2)
+    assert launch.settings["max_rounds"] == 2
+    assert launch.notes == ("--max-turns is deprecated: use --rounds",)
+    args = ["chat", TASK, "--until", "regex:NEVER@Reviewer", "--max-turns", "2", "--json"]
+    code, out, err = run_cli([*args, *stub_args(server, tmp_path / "c.sqlite")], capsys)
+    assert code == 0, err
+    assert "note: --max-turns is deprecated: use --rounds" in err
+    result = json.loads(out)
+    assert (result["termination_reason"], result["turns"]) == ("max_turns", 2)
+    code, out, _ = run_cli(["chat", "--help"], capsys)
+    assert code == 0 and "--rounds" in out and "--time-limit" in out
+    assert "--max-turns" not in out
+
+
+def test_declaring_the_pattern_loads_no_model_client() -> None:
+    """The registry loads no LangGraph; the CLI declaration no model client."""
+    code = (
+        "import sys, debategraph.registry as r; r.entry('group_chat'); "
+        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
+        "import debategraph.cli.patterns.group_chat as m; m.PATTERN.describe; "
+        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["[]", "[]"]

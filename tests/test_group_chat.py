@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,12 +13,14 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
+from debategraph import build_group_chat, recursion_limit
 from debategraph.checkpoints.savers import open_checkpointer
 from debategraph.checkpoints.serde import serializer
-from debategraph.graphs.group_chat import build_group_chat, recursion_limit
 from debategraph.nodes.conversation import agent_history
+from debategraph.registry import entry
 from debategraph.state.records import Turn
 from debategraph.strategies.selection import Rules
 from debategraph.strategies.termination import llm, max_turns, regex, stall, token_budget
@@ -71,8 +74,13 @@ class Chat:
         return text_reply(f"{name} message {n}")
 
 
+def worst_case_limit(turns: int) -> int:
+    """The recursion limit of the largest chat graph these tests build with this cap."""
+    return recursion_limit(build_group_chat(agents=TRIO, max_rounds=turns, pause_after_round=True))
+
+
 def config(thread: str = "t", turns: int = 10) -> Any:
-    return {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(turns)}
+    return {"configurable": {"thread_id": thread}, "recursion_limit": worst_case_limit(turns)}
 
 
 def messages_of(graph: Any, cfg: Any) -> list[Turn]:
@@ -81,7 +89,7 @@ def messages_of(graph: Any, cfg: Any) -> list[Turn]:
 
 def test_writer_and_reviewer_until_approval(saver: BaseCheckpointSaver[Any]) -> None:
     chat = Chat(approve_at=2)
-    graph = build_group_chat(chat.model, agents=PAIR, until=[APPROVAL], max_turns=10).compile(
+    graph = build_group_chat(chat.model, agents=PAIR, until=[APPROVAL], max_rounds=10).compile(
         checkpointer=saver, name="group_chat"
     )
     out = graph.invoke({"task": "Write a haiku about rain"}, config())
@@ -100,7 +108,7 @@ def test_writer_and_reviewer_until_approval(saver: BaseCheckpointSaver[Any]) -> 
 
 def test_the_hard_cap_ends_a_chat_that_never_agrees() -> None:
     chat = Chat(approve_at=99)
-    graph = build_group_chat(chat.model, agents=PAIR, until=[APPROVAL], max_turns=5).compile()
+    graph = build_group_chat(chat.model, agents=PAIR, until=[APPROVAL], max_rounds=5).compile()
     out = graph.invoke({"task": "t"}, config(turns=5))
     assert (out["termination_reason"], len(chat.order)) == ("max_turns", 5)
     assert "5 turns done (the hard cap)" in out["termination_detail"]
@@ -108,7 +116,7 @@ def test_the_hard_cap_ends_a_chat_that_never_agrees() -> None:
 
 def test_speakers_read_the_conversation_with_names_and_their_own_as_replies() -> None:
     chat = Chat(approve_at=2)
-    graph = build_group_chat(chat.model, agents=PAIR, until=[APPROVAL], max_turns=6).compile()
+    graph = build_group_chat(chat.model, agents=PAIR, until=[APPROVAL], max_rounds=6).compile()
     graph.invoke({"task": "Write a haiku"}, config())
     second_writer = chat.prompts["Writer"][1]
     assert "Writer message 1" in second_writer and "Reviewer: Reviewer message 1" in second_writer
@@ -118,7 +126,7 @@ def test_speakers_read_the_conversation_with_names_and_their_own_as_replies() ->
 
 def test_keep_last_bounds_what_a_speaker_reads() -> None:
     chat = Chat(approve_at=99)
-    graph = build_group_chat(chat.model, agents=PAIR, max_turns=8, keep_last=2).compile()
+    graph = build_group_chat(chat.model, agents=PAIR, max_rounds=8, keep_last=2).compile()
     graph.invoke({"task": "Write"}, config())
     last = chat.prompts["Writer"][-1]
     assert "Reviewer message 3" in last and "Writer message 3" in last
@@ -128,7 +136,7 @@ def test_keep_last_bounds_what_a_speaker_reads() -> None:
 
 def test_single_turn_then_multi_turn_then_reset(saver: BaseCheckpointSaver[Any]) -> None:
     chat = Chat(approve_at=1)
-    graph = build_group_chat(chat.model, agents=TRIO, until=[APPROVAL], max_turns=6).compile(
+    graph = build_group_chat(chat.model, agents=TRIO, until=[APPROVAL], max_rounds=6).compile(
         checkpointer=saver
     )
     cfg = config()
@@ -155,7 +163,7 @@ def test_single_turn_then_multi_turn_then_reset(saver: BaseCheckpointSaver[Any])
 
 def test_reset_counts_the_cap_afresh() -> None:
     chat = Chat(approve_at=99)
-    graph = build_group_chat(chat.model, agents=PAIR, max_turns=3).compile(
+    graph = build_group_chat(chat.model, agents=PAIR, max_rounds=3).compile(
         checkpointer=InMemorySaver(serde=serializer())
     )
     cfg = config()
@@ -166,7 +174,7 @@ def test_reset_counts_the_cap_afresh() -> None:
 
 def test_each_agents_history_is_what_it_saw_and_wrote() -> None:
     chat = Chat(approve_at=99)
-    graph = build_group_chat(chat.model, agents=TRIO, max_turns=6, keep_last=2).compile(
+    graph = build_group_chat(chat.model, agents=TRIO, max_rounds=6, keep_last=2).compile(
         checkpointer=InMemorySaver(serde=serializer())
     )
     cfg = config()
@@ -190,7 +198,7 @@ def test_llm_selection_with_fallback_recorded() -> None:
     answers = {1: "the reviewer", 2: "Writer", 3: "nonsense", 4: "???"}
     chat = Chat(approve_at=2, selector=lambda n: answers.get(n, "reviewer"))
     graph = build_group_chat(
-        chat.model, agents=TRIO, selection="llm", until=[APPROVAL], max_turns=6
+        chat.model, agents=TRIO, selection="llm", until=[APPROVAL], max_rounds=6
     ).compile()
     out = graph.invoke({"task": "Write"}, config())
     methods = [(s.agent, s.method) for s in out["selections"]]
@@ -203,7 +211,7 @@ def test_llm_selection_with_fallback_recorded() -> None:
 def test_first_speaker_and_the_in_a_row_guard() -> None:
     chat = Chat(approve_at=99, selector=lambda n: "Writer")
     graph = build_group_chat(
-        chat.model, agents=PAIR, selection="llm", first="Reviewer", max_turns=5, max_in_a_row=2
+        chat.model, agents=PAIR, selection="llm", first="Reviewer", max_rounds=5, max_in_a_row=2
     ).compile()
     out = graph.invoke({"task": "Write"}, config())
     assert chat.order == ["Reviewer", "Writer", "Writer", "Reviewer", "Writer"]
@@ -223,7 +231,11 @@ def test_rules_selector_from_the_api() -> None:
         )
 
     graph = build_group_chat(
-        chat.model, agents=TRIO, selection=Rules(editor_after_writer), until=[APPROVAL], max_turns=9
+        chat.model,
+        agents=TRIO,
+        selection=Rules(editor_after_writer),
+        until=[APPROVAL],
+        max_rounds=9,
     ).compile()
     graph.invoke({"task": "Write"}, config())
     assert chat.order == ["Writer", "Editor", "Reviewer"]
@@ -264,7 +276,7 @@ def test_pause_after_each_turn_interject_reaches_the_next_speaker(
 ) -> None:
     chat = Chat(approve_at=2)
     graph = build_group_chat(
-        chat.model, agents=PAIR, until=[APPROVAL], max_turns=6, pause_after_round=True
+        chat.model, agents=PAIR, until=[APPROVAL], max_rounds=6, pause_after_round=True
     ).compile(checkpointer=saver)
     cfg = config()
     out = graph.invoke({"task": "Write"}, cfg)
@@ -282,12 +294,12 @@ def test_pause_after_each_turn_interject_reaches_the_next_speaker(
 def test_async_and_sync_give_the_same_chat() -> None:
     sync_chat, async_chat = Chat(approve_at=2), Chat(approve_at=2)
     sync_out = (
-        build_group_chat(sync_chat.model, agents=PAIR, until=[APPROVAL], max_turns=6)
+        build_group_chat(sync_chat.model, agents=PAIR, until=[APPROVAL], max_rounds=6)
         .compile()
         .invoke({"task": "t"}, config())
     )
     async_out = asyncio.run(
-        build_group_chat(async_chat.model, agents=PAIR, until=[APPROVAL], max_turns=6)
+        build_group_chat(async_chat.model, agents=PAIR, until=[APPROVAL], max_rounds=6)
         .compile()
         .ainvoke({"task": "t"}, config())
     )
@@ -297,7 +309,7 @@ def test_async_and_sync_give_the_same_chat() -> None:
 
 def test_messages_stream_as_they_are_produced() -> None:
     chat = Chat(approve_at=1)
-    graph = build_group_chat(chat.model, agents=PAIR, until=[APPROVAL], max_turns=4).compile()
+    graph = build_group_chat(chat.model, agents=PAIR, until=[APPROVAL], max_rounds=4).compile()
     streamed = [
         (meta["langgraph_node"], message.content)
         for message, meta in graph.stream({"task": "t"}, config(), stream_mode="messages")
@@ -318,7 +330,7 @@ def test_resume_after_a_crash_mid_chat(tmp_path: Path) -> None:
 
     model = ScriptedChatModel(respond=flaky)
     with open_checkpointer(tmp_path / "c.sqlite") as saver:
-        graph = build_group_chat(model, agents=PAIR, until=[APPROVAL], max_turns=6).compile(
+        graph = build_group_chat(model, agents=PAIR, until=[APPROVAL], max_rounds=6).compile(
             checkpointer=saver
         )
         with pytest.raises(RuntimeError):
@@ -329,7 +341,7 @@ def test_resume_after_a_crash_mid_chat(tmp_path: Path) -> None:
 
 
 def test_graph_drawing_snapshot() -> None:
-    graph = build_group_chat(agents=PAIR, until=[APPROVAL], max_turns=4, pause_after_round=True)
+    graph = build_group_chat(agents=PAIR, until=[APPROVAL], max_rounds=4, pause_after_round=True)
     drawn = graph.compile(name="group_chat").get_graph().draw_mermaid()
     if not SNAPSHOT.exists():
         SNAPSHOT.write_text(drawn, encoding="utf-8")
@@ -349,7 +361,7 @@ def test_graph_drawing_snapshot() -> None:
         ({"termination": regex("x")}, "has no hard cap"),
         ({"termination": regex("x") & max_turns(3)}, "has no hard cap"),
         ({"selection": "random"}, "selection 'random' is not known"),
-        ({"max_turns": 0}, "max_turns must be at least 1"),
+        ({"max_rounds": 0}, "max_rounds must be at least 1"),
         ({"max_in_a_row": 0}, "max in a row must be at least 1"),
         ({"keep_last": -1}, "keep_last must be 0"),
     ],
@@ -365,6 +377,67 @@ def test_bad_settings_fail_at_build_time(kwargs: dict[str, Any], message: str) -
     [({"task": "  "}, "task is empty"), ({"task": "t", "speaker": "Nobody"}, "speaker 'Nobody'")],
 )
 def test_bad_input_fails_when_invoked(graph_input: dict[str, Any], message: str) -> None:
-    graph = build_group_chat(Chat().model, agents=PAIR, max_turns=2).compile()
+    graph = build_group_chat(Chat().model, agents=PAIR, max_rounds=2).compile()
     with pytest.raises(ValueError, match=message):
         graph.invoke(graph_input, config())
+
+
+def test_recursion_limit_is_enough_and_bounded() -> None:
+    chat = Chat(approve_at=99)
+    builder = build_group_chat(chat.model, agents=TRIO, max_rounds=7, max_in_a_row=1)
+    out = builder.compile().invoke({"task": "t"}, {"recursion_limit": recursion_limit(builder)})
+    assert (out["termination_reason"], len(chat.order)) == ("max_turns", 7)
+    one_turn = build_group_chat(agents=TRIO, max_rounds=1, max_in_a_row=1)
+    with pytest.raises(GraphRecursionError):
+        builder.compile().invoke({"task": "t"}, {"recursion_limit": recursion_limit(one_turn)})
+
+
+def test_max_turns_is_the_deprecated_name_of_max_rounds() -> None:
+    chat = Chat(approve_at=99)
+    with pytest.warns(
+        DeprecationWarning, match=r"max_turns=\.\.\.\) is deprecated: use max_rounds"
+    ):
+        graph = build_group_chat(chat.model, agents=PAIR, max_turns=3).compile()
+    out = graph.invoke({"task": "t"}, config(turns=3))
+    assert (out["termination_reason"], len(chat.order)) == ("max_turns", 3)
+    with pytest.raises(ValueError, match="give only max_rounds"):
+        build_group_chat(agents=PAIR, max_turns=3, max_rounds=4)
+
+
+def test_the_studio_graph_builds_with_its_registry_settings() -> None:
+    line = entry("group_chat")
+    graph = line.build()(**line.studio).compile(name=line.name)
+    assert {"Writer", "Reviewer", "select", "close_turn"} <= set(graph.get_graph().nodes)
+    assert recursion_limit(graph) == recursion_limit(build_group_chat(max_rounds=10))
+
+
+@pytest.mark.parametrize(
+    "limit", [{"time_limit_s": 0.4}, {"until": ["timeout:0.4s"]}], ids=["time_limit_s", "until"]
+)
+def test_a_time_limit_ends_the_chat(limit: dict[str, Any]) -> None:
+    chat = Chat(approve_at=99)
+
+    def slow(messages: list[BaseMessage]) -> AIMessage:
+        time.sleep(0.15)
+        return chat.respond(messages)
+
+    model = ScriptedChatModel(respond=slow)
+    graph = build_group_chat(model, agents=PAIR, max_rounds=40, **limit).compile()
+    out = graph.invoke({"task": "t"}, config(turns=40))
+    assert out["termination_reason"] == "time_limit"
+    assert "0.4" in out["termination_detail"]
+    assert 1 <= len(chat.order) < 10
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (0, "time_limit_s must be a positive number of seconds, got 0"),
+        (-5, "time_limit_s must be a positive number of seconds, got -5"),
+        (float("inf"), "time_limit_s must be a positive number of seconds, got inf"),
+        ("90s", "time_limit_s must be a number of seconds, got '90s'"),
+    ],
+)
+def test_a_bad_time_limit_fails_at_build_time(value: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build_group_chat(agents=PAIR, time_limit_s=value)

@@ -1,14 +1,14 @@
-"""The group chat's settings, validated once: the agents, the selector, the termination."""
+"""The group chat's settings checks and defaults: the agents, the selector, the termination."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from debategraph.nodes.conversation import DEFAULT_KEEP_LAST
 from debategraph.nodes.roster import check_roster, parse_participant, slug
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_time_limit
 from debategraph.state.records import Participant
 from debategraph.strategies.selection import Selector, make_selector
 from debategraph.strategies.termination import (
@@ -18,7 +18,11 @@ from debategraph.strategies.termination import (
     hard_cap,
     max_turns,
     parse_until,
+    timeout,
 )
+
+#: An agent as given: a participant, a dict (``name``, ``instructions``) or ``"Name: ..."``.
+AgentLike = Participant | Mapping[str, Any] | str
 
 #: The stage of every agent message (a human's are ``interject``/``task``).
 CHAT_STAGE = "chat"
@@ -36,8 +40,16 @@ JUDGE = "judge"
 RESERVED_NAMES = frozenset(
     {BEGIN_NODE, SELECT_NODE, CLOSE_TURN_NODE, OPEN_ROUND_NODE, REVIEW_NODE, SELECTOR, JUDGE}
 )
-#: The hard cap when none is given.
-DEFAULT_MAX_TURNS = 10
+#: The hard cap in turns when none is given.
+DEFAULT_MAX_ROUNDS = 10
+
+#: The chat the CLI runs without ``--agent``: a writer and a reviewer until approval.
+DEFAULT_AGENTS: tuple[str, ...] = (
+    "Writer: writes and revises the text the task asks for, taking the reviewer's notes.",
+    "Reviewer: reviews the latest draft; lists what to fix, or says APPROVED when it is good.",
+)
+#: When the default chat ends: the reviewer approves.
+DEFAULT_UNTIL: tuple[str, ...] = (r"regex:\bAPPROVED\b@Reviewer",)
 
 
 @dataclass(frozen=True)
@@ -90,18 +102,31 @@ class ChatSetup:
 
 
 def chat_setup(
-    agents: Sequence[Any],
+    agents: Sequence[AgentLike],
     *,
     selection: str | Selector,
     first: str | None,
     termination: Condition | None,
     until: Sequence[str | Condition],
-    max_turns_: int | None,
+    max_rounds: int | None,
     max_in_a_row: int | None,
     keep_last: int,
     pause_after_round: bool,
+    time_limit_s: float | None = None,
 ) -> ChatSetup:
-    """Validate a group chat's settings (see ``build_group_chat`` for each).
+    """Validate a group chat's settings and combine its termination conditions.
+
+    Args:
+        agents: As for :func:`~debategraph.graphs.group_chat.build_group_chat`.
+        selection: As for ``build_group_chat``.
+        first: As for ``build_group_chat``.
+        termination: As for ``build_group_chat``.
+        until: As for ``build_group_chat``.
+        max_rounds: As for ``build_group_chat``.
+        max_in_a_row: As for ``build_group_chat``.
+        keep_last: As for ``build_group_chat``.
+        pause_after_round: As for ``build_group_chat``.
+        time_limit_s: As for ``build_group_chat`` (a ``timeout`` condition).
 
     Returns:
         The settings.
@@ -122,19 +147,25 @@ def chat_setup(
     names = [a.name for a in parsed]
     if keep_last < 0:
         raise ValueError(f"keep_last must be 0 (all) or more, got {keep_last}")
+    if max_rounds is not None and max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+    check_time_limit(time_limit_s)
     parts: list[Condition] = [parse_until(u, names) if isinstance(u, str) else u for u in until]
     if termination is not None:
         parts.append(termination)
-    if max_turns_ is not None:
-        parts.append(max_turns(max_turns_))
-    elif not parts:
-        parts.append(max_turns(DEFAULT_MAX_TURNS))
+    conditions_given = bool(parts)
+    if time_limit_s is not None:
+        parts.append(timeout(time_limit_s))
+    if max_rounds is not None:
+        parts.append(max_turns(max_rounds))
+    elif not conditions_given:
+        parts.append(max_turns(DEFAULT_MAX_ROUNDS))
     condition = parts[0] if len(parts) == 1 else any_of(*parts)
     cap = hard_cap(condition)
     if cap is None:
         raise ValueError(
             f"termination ({describe_condition(condition)}) has no hard cap: every chat needs one; "
-            "add max_turns(N) with | (CLI: --max-turns N)"
+            "give max_rounds=N or add max_turns(N) with | (CLI: --rounds N)"
         )
     selector = make_selector(selection, names, first, max_in_a_row)
     return ChatSetup(
@@ -151,13 +182,16 @@ __all__ = [
     "BEGIN_NODE",
     "CHAT_STAGE",
     "CLOSE_TURN_NODE",
+    "DEFAULT_AGENTS",
     "DEFAULT_KEEP_LAST",
-    "DEFAULT_MAX_TURNS",
+    "DEFAULT_MAX_ROUNDS",
+    "DEFAULT_UNTIL",
     "JUDGE",
     "RESERVED_NAMES",
     "SELECTOR",
     "SELECT_NODE",
     "TASK_STAGE",
+    "AgentLike",
     "ChatSetup",
     "chat_setup",
 ]

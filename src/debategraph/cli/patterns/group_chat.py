@@ -1,0 +1,197 @@
+"""The ``chat`` command: its options, and how a group chat's progress and result read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.markup import escape
+
+from debategraph.cli.patterns.shared import (
+    TimeLimit,
+    fallback_note,
+    pausing,
+    renamed_option,
+    short,
+    time_limit_option,
+)
+from debategraph.datafiles import load_data
+from debategraph.errors import UsageError
+from debategraph.nodes.conversation import transcript_json
+from debategraph.nodes.group_chat.setup import (
+    BEGIN_NODE,
+    CLOSE_TURN_NODE,
+    DEFAULT_AGENTS,
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_UNTIL,
+    SELECT_NODE,
+)
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
+from debategraph.registry import Launch, Pattern, Values
+
+#: Nodes whose model output is not prose worth streaming (the selector, the judges).
+NOT_STREAMED = frozenset({BEGIN_NODE, OPEN_ROUND_NODE, SELECT_NODE, CLOSE_TURN_NODE, REVIEW_NODE})
+#: Fallback selections the result lists one by one (the rest are counted).
+SHOWN_FALLBACKS = 5
+#: Why a fallback selection happened, when its record gives no note.
+NO_AGENT = "the selector named no agent"
+
+
+def chat_command(
+    task: Annotated[str, typer.Argument(help="What the chat is about (its first message).")],
+    agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent",
+            help="'Name: instructions', once per agent (two or more) \\[default: a Writer "
+            "and a Reviewer until the Reviewer says APPROVED].",
+        ),
+    ] = None,
+    agents_file: Annotated[
+        str | None,
+        typer.Option(
+            "--agents-file",
+            help="YAML or JSON list of agents ({name, instructions} or 'Name: instructions').",
+        ),
+    ] = None,
+    select: Annotated[
+        Literal["sequential", "llm"],
+        typer.Option("--select", help="sequential (round-robin) or llm (a model picks)."),
+    ] = "sequential",
+    first: Annotated[
+        str | None, typer.Option("--first", help="Who speaks first \\[default: the first].")
+    ] = None,
+    until: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--until",
+            help="regex:PATTERN\\[@Agent], llm:QUESTION\\[@Agent] or timeout:DURATION; "
+            "any one ends the chat.",
+        ),
+    ] = None,
+    rounds: Annotated[
+        int, typer.Option("--rounds", help="The hard cap in turns (a round is one turn).")
+    ] = DEFAULT_MAX_ROUNDS,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", hidden=True, help="Deprecated: use --rounds.")
+    ] = None,
+    time_limit: TimeLimit = None,
+    max_in_a_row: Annotated[
+        int | None,
+        typer.Option("--max-in-a-row", help="Most turns one agent speaks in a row."),
+    ] = None,
+    keep_last: Annotated[
+        int, typer.Option("--keep-last", help="Messages each speaker reads (0: all).")
+    ] = 8,
+) -> Launch:
+    """Agents share one conversation; a strategy picks each speaker until a condition ends it."""
+    if not task.strip():
+        raise UsageError('task is empty: give what the chat is about, e.g. debategraph chat "..."')
+    cap, notes = renamed_option("--max-turns", "--rounds", max_turns, rounds)
+    members: list[Any] = list(agent or [])
+    if agents_file is not None:
+        members.extend(_agents_from_file(agents_file))
+    defaults = not members
+    settings: dict[str, Any] = {
+        "agents": list(DEFAULT_AGENTS) if defaults else members,
+        "selection": select,
+        "first": first,
+        "until": list(until or (DEFAULT_UNTIL if defaults else ())),
+        "max_rounds": cap,
+        "max_in_a_row": max_in_a_row,
+        "keep_last": keep_last,
+    }
+    seconds = time_limit_option(time_limit)
+    if seconds is not None:
+        settings["time_limit_s"] = seconds
+    return Launch(settings, {"task": task}, notes)
+
+
+def _agents_from_file(path: str) -> list[Any]:
+    data = load_data(path, "--agents-file")
+    if isinstance(data, Mapping) and "agents" in data:
+        data = data["agents"]
+    if not isinstance(data, list):
+        raise UsageError(
+            f"--agents-file {path}: expected a list of agents ({{name, instructions}} or "
+            f"'Name: instructions'), got {type(data).__name__}"
+        )
+    return data
+
+
+def _describe(settings: Values) -> str:
+    names = [
+        a.split(":", 1)[0].strip() if isinstance(a, str) else str(a.get("name"))
+        for a in settings["agents"]
+    ]
+    until = list(settings.get("until") or [])
+    if settings.get("time_limit_s") is not None:
+        until.append(f"timeout:{settings['time_limit_s']:g}s")
+    ends = f" until {' or '.join(until)}" if until else ""
+    guard = f", at most {settings['max_in_a_row']} in a row" if settings.get("max_in_a_row") else ""
+    return (
+        f"{', '.join(names)}, {settings['selection']} selection{guard}{ends}, "
+        f"at most {settings['max_rounds']} turns{pausing(settings)}"
+    )
+
+
+def _summary(values: Values) -> dict[str, Any]:
+    selections = values.get("selections") or []
+    fallbacks = sum(1 for s in selections if s.method == "fallback")
+    return {
+        "task": values.get("task"),
+        "transcript": transcript_json(values),
+        "turns": sum(1 for t in values.get("transcript") or () if t.role == "agent"),
+        "is_complete": bool(values.get("is_complete")),
+        "termination_detail": values.get("termination_detail") or "",
+        "selections": [s.model_dump(mode="json") for s in selections],
+        "fallbacks": fallbacks,
+    }
+
+
+def _headline(result: Values) -> list[str]:
+    lines = [f"{result['turns']} turns · {escape(result.get('termination_detail') or '')}"]
+    messages = [m for m in result.get("transcript") or [] if m["role"] == "agent"]
+    if messages:
+        last = messages[-1]
+        lines.append(
+            f"  last: [bold]{escape(last['agent'])}[/bold]: {escape(short(last['content'], 300))}"
+        )
+    fallbacks = [s for s in result.get("selections") or () if s["method"] == "fallback"]
+    lines += [
+        f"  speaker of turn {s['turn']}: {escape(s['agent'])}{fallback_note(s['note'] or NO_AGENT)}"
+        for s in fallbacks[:SHOWN_FALLBACKS]
+    ]
+    if len(fallbacks) > SHOWN_FALLBACKS:
+        more = len(fallbacks) - SHOWN_FALLBACKS
+        lines.append(f"  and {more} more speaker(s) picked by fallback (--json: selections)")
+    return lines
+
+
+def _progress(node: str, update: Values) -> list[str]:
+    lines = []
+    for record in update.get("selections") or ():
+        if record.method == "fallback":
+            why = fallback_note(record.note or NO_AGENT)
+            lines.append(f"  [dim]select: {escape(record.agent)}{why}[/dim]")
+        elif record.method == "guard":
+            lines.append(f"  [dim]select: {escape(record.note or record.method)}[/dim]")
+    if update.get("termination_detail"):
+        lines.append(f"  [dim]ends: {escape(update['termination_detail'])}[/dim]")
+    return lines
+
+
+PATTERN = Pattern(
+    name="group_chat",
+    command=chat_command,
+    title=lambda values: str(values.get("task") or ""),
+    summary=_summary,
+    describe=_describe,
+    agents_per_round=lambda s: 1,
+    headline=_headline,
+    progress=_progress,
+    streams=lambda node: node not in NOT_STREAMED,
+    streamed_stage="chat",
+    round_word="turn",
+)

@@ -1,0 +1,94 @@
+"""The group chat's selector node: the selection strategy picks each turn's speaker."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from debategraph.nodes.agent import Agent
+from debategraph.nodes.dual import agent_node
+from debategraph.nodes.group_chat.setup import SELECT_NODE, SELECTOR, ChatSetup
+from debategraph.state.group_chat import SelectionRecord
+from debategraph.strategies.selection import SelectionContext
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+    from langchain_core.runnables import Runnable
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding, Steps
+
+
+def selection_context(state: Mapping[str, Any], setup: ChatSetup) -> SelectionContext:
+    """What the selection strategy sees: the conversation since the chat began.
+
+    Args:
+        state: The chat state.
+        setup: The chat's settings.
+
+    Returns:
+        The context.
+    """
+    said = [t for t in state.get("transcript") or () if t.role in ("agent", "user")]
+    return SelectionContext(
+        names=setup.names,
+        turns=said,  # an empty message is a turn taken all the same
+        descriptions=tuple(a.instructions for a in setup.agents),
+        task=str(state.get("task") or ""),
+    )
+
+
+def make_select(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
+    """The node in which the selection strategy picks the turn's speaker.
+
+    A single-turn invocation's ``speaker`` is taken as it is (``named``). The
+    strategy's model calls, if any, are charged to ``selector``.
+
+    Args:
+        setup: The chat's settings.
+        model: The selector's model (``None``: the run's context).
+
+    Returns:
+        The node.
+    """
+    agent = Agent(SELECTOR, model)
+
+    def select(state: Mapping[str, Any], runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
+        rnd = int(state["round"])
+        if state.get("speaker"):
+            name = setup.find(str(state["speaker"])) or setup.names[0]
+            record = SelectionRecord(turn=rnd, agent=name, method="named")
+            return {"next_speaker": name, "selections": [record]}
+
+        def say(messages: list[BaseMessage]) -> Any:
+            return agent.say_steps(runtime, messages, max_attempts=1)
+
+        chosen = yield from setup.selector.select_steps(selection_context(state, setup), say)
+        record = SelectionRecord(
+            turn=rnd,
+            agent=chosen.agent,
+            method=chosen.method,
+            answer=chosen.answer,
+            note=chosen.note,
+        )
+        update: dict[str, Any] = {"next_speaker": chosen.agent, "selections": [record]}
+        if chosen.usage.calls:
+            update.update(usage=chosen.usage, usage_by_agent={SELECTOR: chosen.usage})
+        if chosen.note:
+            update["notes"] = [f"turn {rnd}: {chosen.note}"]
+        return update
+
+    return agent_node(select, SELECT_NODE)
+
+
+def route_speaker(state: Mapping[str, Any]) -> str:
+    """The node of the selected speaker.
+
+    Args:
+        state: The chat state.
+
+    Returns:
+        The agent's node name.
+    """
+    return str(state["next_speaker"])

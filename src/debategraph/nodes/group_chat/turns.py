@@ -1,0 +1,280 @@
+"""The group chat's turn loop: begin an invocation, close a turn, route, review.
+
+A turn is the chat's round: ``open_round`` (the shared one: it drains the thread's
+inbox) -> ``select`` (:mod:`~debategraph.nodes.group_chat.selection`) -> the chosen
+agent's node (:mod:`~debategraph.nodes.group_chat.speakers`) -> ``close_turn`` (the
+termination conditions, model judges included), then the next turn, the review point
+``human`` when the chat pauses after each turn, or the end.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langgraph.graph import END
+
+from debategraph.nodes.agent import Agent
+from debategraph.nodes.conversation import chat_messages
+from debategraph.nodes.dual import agent_node
+from debategraph.nodes.group_chat.setup import (
+    CLOSE_TURN_NODE,
+    JUDGE,
+    SELECT_NODE,
+    TASK_STAGE,
+    ChatSetup,
+)
+from debategraph.nodes.rounds import (
+    OPEN_ROUND_NODE,
+    REVIEW_NODE,
+    TIME_LIMIT,
+    past_deadline,
+    require_text,
+    review_payload,
+    start_clock,
+)
+from debategraph.state.records import USER, Turn, Usage
+from debategraph.strategies.termination import (
+    Fired,
+    RoundOutcome,
+    check_steps,
+    describe_condition,
+    time_limit,
+    timeout,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+    from langchain_core.runnables import Runnable
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding, Steps
+
+
+#: Refuses an empty task (the first thing an invocation does).
+require_task = require_text("task")
+
+
+def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The node that takes an invocation's input (once per invocation).
+
+    The task is the human's first message; a later ``message`` is another. ``reset``
+    re-opens a finished chat (its conditions count afresh from this turn); a single
+    turn's ``speaker`` is checked here. Each invocation starts the clock afresh: its
+    ``deadline`` is now plus the termination's time limit, if it has one
+    (:func:`~debategraph.strategies.termination.time_limit`).
+
+    Args:
+        setup: The chat's settings.
+
+    Returns:
+        The node function.
+
+    Raises:
+        ValueError: On an empty task or an unknown speaker (one line).
+    """
+
+    def begin_node(state: Mapping[str, Any]) -> dict[str, Any]:
+        require_task(state)
+        task = str(state["task"]).strip()
+        speaker = state.get("speaker")
+        if speaker is not None and setup.find(str(speaker)) is None:
+            raise ValueError(
+                f"speaker {speaker!r} is not an agent of this chat: use one of "
+                f"{', '.join(setup.names)}"
+            )
+        rnd = int(state.get("round") or 0)
+        update: dict[str, Any] = {"message": None, "reset": False, "next_speaker": None}
+        turns: list[Turn] = []
+        if not state.get("transcript"):
+            turns.append(_human(task, 0))
+            update.update(is_complete=False, termination_detail="", segment_start=0, usage=Usage())
+        if state.get("is_complete") and (state.get("reset") or state.get("message")):
+            update.update(
+                is_complete=False,
+                termination_reason=None,
+                termination_detail="",
+                segment_start=rnd,
+            )
+        elif state.get("is_complete"):
+            update["speaker"] = None  # nothing runs: the request is dropped, not kept
+            update["notes"] = [
+                f"the chat is complete ({state.get('termination_reason')}): invoke it with "
+                "reset=True or a new message to go on"
+            ]
+        if state.get("message"):
+            turns.append(_human(str(state["message"]), rnd))
+        if turns:
+            update["transcript"] = turns
+        update.update(start_clock(time_limit(setup.termination)))  # per invocation
+        return update
+
+    return begin_node
+
+
+def _human(text: str, after: int) -> Turn:
+    return Turn(
+        agent=USER, agent_id=USER, role="user", content=text.strip(), stage=TASK_STAGE, round=after
+    )
+
+
+def after_begin(state: Mapping[str, Any]) -> str:
+    """A finished chat invoked without ``reset`` (or a message) stays finished.
+
+    Args:
+        state: The chat state.
+
+    Returns:
+        ``open_round`` or ``END``.
+    """
+    return END if state.get("is_complete") else OPEN_ROUND_NODE
+
+
+def after_open(state: Mapping[str, Any]) -> str:
+    """A stop drained from the inbox skips the turn.
+
+    Args:
+        state: The chat state.
+
+    Returns:
+        ``select`` or ``close_turn``.
+    """
+    return CLOSE_TURN_NODE if state.get("termination_reason") else SELECT_NODE
+
+
+def stale_turns(turns: Sequence[Turn]) -> int:
+    """How many of the latest agent messages in a row repeat something said before.
+
+    Args:
+        turns: The conversation, oldest first.
+
+    Returns:
+        The count (0 when the latest message is new).
+    """
+    said = [_normal(t.content) for t in turns if t.role == "agent"]
+    count = 0
+    for i in range(len(said) - 1, -1, -1):
+        if said[i] and said[i] not in said[:i]:
+            break
+        count += 1
+    return count
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
+    """The node that checks the termination conditions after a turn.
+
+    A stop drained at the turn's start ends the chat (``stopped``); past the chat's
+    deadline it ends ``time_limit`` (the turn's call was cancelled or not made);
+    otherwise the conditions are checked in order (a model judge's call is charged to
+    ``judge``). A single-turn invocation returns after its turn with the chat still open.
+
+    Args:
+        setup: The chat's settings.
+        model: The judge's model (``None``: the run's context).
+
+    Returns:
+        The node.
+    """
+    agent = Agent(JUDGE, model)
+
+    def close_turn(state: Mapping[str, Any], runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
+        update: dict[str, Any] = {"next_speaker": None}
+        if state.get("termination_reason") == "stopped":
+            return {**update, "is_complete": True, "termination_detail": "a stop was requested"}
+        transcript = state.get("transcript") or ()
+        start = int(state.get("segment_start") or 0)
+        turns = chat_messages(transcript)
+        outcome = RoundOutcome(
+            round=int(state["round"]) - start,
+            usage=Usage.coerce(state.get("usage")),
+            elapsed_s=time.time() - float(state.get("started_at") or time.time()),
+            turns=turns,
+            stale=stale_turns([t for t in turns if t.round > start]),
+        )
+        judged: list[Usage] = []
+
+        def ask(schema: type[Any], messages: list[BaseMessage]) -> Any:
+            result = yield from agent.ask_steps(runtime, schema, messages)
+            judged.append(result.usage)
+            return result
+
+        fired: Fired | None
+        if past_deadline(state):  # the turn's call was cut short: no judge, the time is up
+            limit = time_limit(setup.termination)
+            fired = Fired(TIME_LIMIT, describe_condition(timeout(limit)) if limit else TIME_LIMIT)
+        else:
+            fired = yield from check_steps(setup.termination, outcome, ask)
+        if judged:
+            spent = Usage.total(judged)
+            update.update(usage=spent, usage_by_agent={JUDGE: spent})
+        if fired is not None:
+            update.update(
+                termination_reason=fired.reason, termination_detail=fired.detail, is_complete=True
+            )
+        elif state.get("speaker"):
+            update["speaker"] = None  # a single turn: return, the chat stays open
+        return update
+
+    return agent_node(close_turn, CLOSE_TURN_NODE)
+
+
+def after_turn(setup: ChatSetup) -> tuple[Callable[[Mapping[str, Any]], str], list[str]]:
+    """The edge after a turn: the end, the review point, or the next turn.
+
+    Args:
+        setup: The chat's settings.
+
+    Returns:
+        The routing function and the nodes it may pick.
+    """
+    again = REVIEW_NODE if setup.pause_after_round else OPEN_ROUND_NODE
+
+    def route(state: Mapping[str, Any]) -> str:
+        if state.get("is_complete"):
+            return END
+        if state.get("speaker") is None and _single_turn_done(state):
+            return END
+        return again
+
+    return route, [again, END]
+
+
+def _single_turn_done(state: Mapping[str, Any]) -> bool:
+    """Whether this turn was a single-turn invocation's (its record says ``named``)."""
+    selections = state.get("selections") or []
+    return (
+        bool(selections)
+        and selections[-1].method == "named"
+        and selections[-1].turn == state.get("round")
+    )
+
+
+def turn_review(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The payload of the pause after a turn.
+
+    Args:
+        setup: The chat's settings.
+
+    Returns:
+        Builds it from the state: the turn's speaker and message.
+    """
+
+    def payload(state: Mapping[str, Any]) -> dict[str, Any]:
+        rnd = int(state["round"])
+        said = [t for t in state.get("transcript") or () if t.round == rnd and t.role == "agent"]
+        return review_payload(
+            rnd - int(state.get("segment_start") or 0),
+            setup.cap,
+            "agent",
+            word="turn",
+            speaker=said[-1].agent if said else None,
+            message=said[-1].content if said else "",
+        )
+
+    return payload
