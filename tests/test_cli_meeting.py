@@ -98,7 +98,7 @@ def test_meeting_stages_file_and_pause(
         encoding="utf-8",
     )
     db = str(tmp_path / "m.sqlite")
-    args = ["meeting", TOPIC, "--stages", str(stages), "--max-rounds", "1"]
+    args = ["meeting", TOPIC, "--stages", str(stages), "--rounds", "1"]
     args += ["--pause-after-round", "--thread", "p", "--json"]
     code, out, err = run_cli([*args, *stub_args(server, db)], capsys)
     assert code == 0, err
@@ -149,6 +149,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
             ["--stages", "{tmp}/noname.yaml"],
             "stage 1 has no name",
         ),
+        ({}, ["--rounds", "0"], "max_rounds must be a whole number of at least 1, got 0"),
         ({}, ["--max-rounds", "0"], "max_rounds must be a whole number of at least 1, got 0"),
     ],
 )
@@ -176,3 +177,17 @@ def test_meeting_empty_topic(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert code == 2
     assert "topic is empty" in one_error_line(err)
     assert out == "" and not db.exists()
+
+
+def test_meeting_old_max_rounds_option_still_works(
+    server: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--max-rounds`` is a hidden, deprecated spelling of ``--rounds``."""
+    db = tmp_path / "m.sqlite"
+    args = ["meeting", TOPIC, "--max-rounds", "1", "--json"]
+    code, out, err = run_cli([*args, *stub_args(server, db)], capsys)
+    assert code == 0, err
+    assert "--max-rounds is deprecated: use --rounds" in err
+    assert [d["forced"] for d in json.loads(out)["controller"]] == [True, True, True]
+    code, out, _ = run_cli(["meeting", "--help"], capsys)
+    assert code == 0 and "--rounds" in out and "--max-rounds" not in out

@@ -20,28 +20,17 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
+from debategraph import build_meeting, recursion_limit
 from debategraph.checkpoints import open_checkpointer
 from debategraph.checkpoints.savers import serializer
+from debategraph.cli.patterns.meeting import PATTERN
 from debategraph.errors import UsageError
-from debategraph.graphs import build_meeting
-from debategraph.graphs.meeting import (
-    DEFAULT_STAGES,
-    GRAPH_NAME,
-    PATTERN,
-    meeting_setup,
-    recursion_limit,
-)
-from debategraph.graphs.pattern import Launch
+from debategraph.graphs.meeting import GRAPH_NAME
 from debategraph.nodes.conversation import agent_history
-from debategraph.state import (
-    FinalDecision,
-    Participant,
-    RoundDecision,
-    Stage,
-    Turn,
-    Usage,
-    record_types,
-)
+from debategraph.nodes.meeting.setup import DEFAULT_STAGES, meeting_setup
+from debategraph.registry import Launch, entry, record_types
+from debategraph.state.meeting import FinalDecision, RoundDecision, Stage
+from debategraph.state.records import Participant, Turn, Usage
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "meeting.mmd"
@@ -480,16 +469,29 @@ def test_speeches_stream_as_messages() -> None:
 
 
 def test_recursion_limit_is_enough_and_bounded() -> None:
-    assert recursion_limit([1, 2, 1], [1, 2, 1]) == 1 * 4 + 2 * 5 + 1 * 4 + 5
-    settings = PATTERN.command(TOPIC).settings
-    limit = PATTERN.recursion_limit(settings)
-    assert limit == recursion_limit([1, 2, 1], [1, 2, 1])
-    script = Script([go_on()])
-    graph = build_meeting(script.model, pause_after_round=False).compile()
-    assert graph.invoke({"topic": TOPIC}, {"recursion_limit": limit})["termination_reason"]
-    short = Script([go_on()])
+    """The graph's own limit runs its longest meeting; a 1-round graph's limit does not."""
+    assert recursion_limit(build_meeting(max_rounds=1)) < recursion_limit(build_meeting())
+    # Every stage to its cap (1, 5, 1 rounds), pausing after each round.
+    script = Script([go_on()] * 4)
+    graph = build_meeting(script.model, max_rounds=5, pause_after_round=True).compile(
+        checkpointer=InMemorySaver()
+    )
+    config = config_for("longest", recursion_limit(graph))
+    out = graph.invoke({"topic": TOPIC}, config)
+    while "__interrupt__" in out:
+        out = graph.invoke(Command(resume={"approve": True}), config)
+    assert out["termination_reason"] == "completed"
+    assert [d.stage_round for d in out["controller_decisions"]] == [1, 1, 2, 3, 4, 5, 1]
+    # The same meeting in one invocation, without the pauses.
+    script = Script([go_on()] * 4)
+    graph = build_meeting(script.model, max_rounds=5).compile()
+    out = graph.invoke({"topic": TOPIC}, {"recursion_limit": recursion_limit(graph)})
+    assert out["termination_reason"] == "completed" and len(out["controller_decisions"]) == 7
+    one_round = build_meeting(max_rounds=1)
     with pytest.raises(GraphRecursionError):
-        build_meeting(short.model).compile().invoke({"topic": TOPIC}, {"recursion_limit": 8})
+        build_meeting(Script([go_on()] * 4).model, max_rounds=5).compile().invoke(
+            {"topic": TOPIC}, {"recursion_limit": recursion_limit(one_round)}
+        )
 
 
 # --------------------------------------------------------------------------
@@ -582,13 +584,16 @@ def test_graph_for_studio() -> None:
     )
 
 
-def test_importing_the_pattern_loads_no_graph_runtime() -> None:
+def test_declaring_the_pattern_loads_no_model_client() -> None:
+    """The registry loads no LangGraph; the CLI declaration no model client."""
     code = (
-        "import sys, debategraph.graphs.meeting as m; m.PATTERN.describe; "
-        "print(sorted(n for n in ('langgraph', 'openai', 'langchain_openai') if n in sys.modules))"
+        "import sys, debategraph.registry as r; r.entry('meeting'); "
+        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
+        "import debategraph.cli.patterns.meeting as m; m.PATTERN.describe; "
+        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.strip() == "[]"
+    assert proc.stdout.split() == ["[]", "[]"]
 
 
 # --------------------------------------------------------------------------
@@ -611,18 +616,25 @@ def test_command_launches_with_the_factorys_settings(tmp_path: Path) -> None:
     file.write_text(
         "stages:\n  - name: pitch\n    participants: ['Ann: pitches']\n", encoding="utf-8"
     )
-    launch = PATTERN.command(TOPIC, stages=file, max_rounds=3, keep_last=0)
+    launch = PATTERN.command(TOPIC, stages=file, rounds=3, keep_last=0)
     assert launch.settings == {
         "stages": [{"name": "pitch", "participants": ["Ann: pitches"]}],
         "max_rounds": 3,
         "keep_last": 0,
     }
+    assert launch.notes == ()
     script = Script([go_on(), go_on()])
-    builder = PATTERN.build(script.model, **launch.settings, pause_after_round=False)
-    out = builder.compile().invoke(launch.input, {"recursion_limit": 50})
+    builder = entry("meeting").build()(script.model, **launch.settings, pause_after_round=False)
+    out = builder.compile().invoke(launch.input, {"recursion_limit": recursion_limit(builder)})
     assert script.order == ["Ann"] * 3
     assert out["termination_reason"] == "completed"
     assert PATTERN.agents_per_round(PATTERN.command(TOPIC).settings) == 2
+
+
+def test_command_takes_the_old_max_rounds_option_with_a_note() -> None:
+    launch = PATTERN.command(TOPIC, max_rounds=3)
+    assert launch.settings["max_rounds"] == 3
+    assert launch.notes == ("--max-rounds is deprecated: use --rounds",)
 
 
 @pytest.mark.parametrize("topic", ["", "  "])

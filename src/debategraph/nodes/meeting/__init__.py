@@ -3,7 +3,8 @@
 Every participant's message is a :class:`~debategraph.state.Turn` whose ``stage`` is its
 stage's name and whose ``round`` is the shared round counter. The modules:
 
-* :mod:`~debategraph.nodes.meeting.setup`: :class:`MeetingSetup`, stage parsing, node names;
+* :mod:`~debategraph.nodes.meeting.setup`: the settings checks (``meeting_setup``), the
+  default agenda, :class:`MeetingSetup`, stage parsing, node names;
 * :mod:`~debategraph.nodes.meeting.prompts`: the meeting's prompt templates;
 * :mod:`~debategraph.nodes.meeting.speakers`: ``open_round``, the speakers and their routing,
   on the shared loop of :mod:`debategraph.nodes.rounds`;

@@ -1,4 +1,4 @@
-"""The meeting's fixed settings, node names and stage parsing, shared by its nodes.
+"""The meeting's settings checks, default agenda, fixed settings, node names and stages.
 
 Stages come as :class:`~debategraph.state.meeting.Stage` records or as plain data (a
 stages file): ``{name, participants: ["Name: instructions" | {name, instructions}],
@@ -14,10 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from debategraph.nodes.conversation import DEFAULT_KEEP_LAST as DEFAULT_KEEP_LAST
 from debategraph.nodes.roster import check_roster, parse_participant, slug
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_time_limit
 from debategraph.state.meeting import MeetingState, Stage
 from debategraph.state.records import USER, Participant
+
+#: A stage as given: a record, or its data (``{name, participants, max_rounds?, goal?}``).
+StageLike = Stage | Mapping[str, Any]
 
 #: Node names besides the participants'.
 CONTROLLER_NODE = "controller"
@@ -45,6 +49,36 @@ RESERVED_NAMES = frozenset(
 
 #: The keys a stage given as data may have.
 STAGE_FIELDS = ("name", "participants", "max_rounds", "goal")
+
+#: The default agenda, as plain data (what a ``--stages`` file holds).
+DEFAULT_STAGES: tuple[Mapping[str, Any], ...] = (
+    {
+        "name": "presentation",
+        "participants": (
+            "Presenter: presents the topic clearly and neutrally: the background, the "
+            "options and the open questions",
+        ),
+        "max_rounds": 1,
+        "goal": "Lay out the topic: the facts, the options and what needs deciding.",
+    },
+    {
+        "name": "discussion",
+        "participants": (
+            "Advocate: argues for the opportunities: what could go right and why it is worth doing",
+            "Skeptic: probes the risks: what could go wrong, the costs and the hidden assumptions",
+        ),
+        "goal": "Weigh the opportunities against the risks; answer each other's points.",
+    },
+    {
+        "name": "summary",
+        "participants": (
+            "Summarizer: summarises the discussion faithfully: where the participants "
+            "agree, where they differ, and what they could decide",
+        ),
+        "max_rounds": 1,
+        "goal": "Sum up the meeting and propose a decision.",
+    },
+)
 
 
 def _check_cap(value: Any, what: str) -> int:
@@ -157,7 +191,7 @@ def parse_stages(stages: Any, max_rounds: int) -> tuple[Stage, ...]:
 
 @dataclass(frozen=True)
 class MeetingSetup:
-    """A meeting's fixed settings, shared by its nodes (validated by ``build_meeting``).
+    """A meeting's fixed settings, shared by its nodes (checked by :func:`meeting_setup`).
 
     Attributes:
         stages: The stages in order, each with its round cap.
@@ -230,3 +264,37 @@ class MeetingSetup:
         """Every node that may follow ``node`` (in any stage), for the drawn graph."""
         found = [self.after(s, node) for s in self.stages if node in map(slug, s.names)]
         return list(dict.fromkeys(found))
+
+
+def meeting_setup(
+    stages: Sequence[StageLike],
+    *,
+    max_rounds: int,
+    keep_last: int,
+    pause_after_round: bool,
+    time_limit_s: float | None = None,
+) -> MeetingSetup:
+    """Check a meeting's settings.
+
+    Args:
+        stages: As for :func:`~debategraph.graphs.meeting.build_meeting`.
+        max_rounds: As for ``build_meeting``.
+        keep_last: As for ``build_meeting``.
+        pause_after_round: As for ``build_meeting``.
+        time_limit_s: As for ``build_meeting``.
+
+    Returns:
+        The settings, every stage with its round cap.
+
+    Raises:
+        ValueError: On any bad setting, naming the value and what is allowed.
+    """
+    if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0:
+        raise ValueError(f"keep_last must be 0 (all) or more, got {keep_last!r}")
+    check_time_limit(time_limit_s)
+    return MeetingSetup(
+        stages=parse_stages(stages, max_rounds),
+        keep_last=keep_last,
+        pause_after_round=pause_after_round,
+        time_limit_s=time_limit_s,
+    )
