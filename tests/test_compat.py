@@ -26,7 +26,7 @@ from langgraph.types import Command, Send, interrupt
 from debategraph import compat
 from debategraph.checkpoints import open_checkpointer, thread_config
 from debategraph.checkpoints.savers import serializer
-from debategraph.state import Turn
+from debategraph.state.records import Turn
 from debategraph.state.reducers import transcript_channel
 
 THREAD = "t"
@@ -106,6 +106,14 @@ def latest(saver: Saver, thread_id: str = THREAD) -> CheckpointTuple:
     tup = saver.get_tuple(thread_config(thread_id))
     assert tup is not None
     return tup
+
+
+def test_state_like() -> None:
+    state_like = private("langgraph._internal._typing", "StateLike")
+    assert compat.StateLike is state_like
+    from langgraph.typing import InputT
+
+    assert InputT.__bound__ == state_like, "StateGraph's type parameters have another bound"
 
 
 def test_null_task_id(run: tuple[Graph, Saver]) -> None:
@@ -218,3 +226,59 @@ def test_task_path_str(run: tuple[Graph, Saver]) -> None:
             f"task_path_str gives {derived!r} where the saver stored {stored!r}"
             f" (task paths {[task.path for task in tasks]!r})"
         )
+
+
+# --------------------------------------------------------------------------
+# The savers' tables: every table and column our SQL names, in LangGraph's schema
+# --------------------------------------------------------------------------
+
+
+def test_sqlite_tables_are_langgraphs(tmp_path: Path) -> None:
+    """LangGraph's own ``SqliteSaver.setup()`` makes every column ``tables.py`` names,
+    and the lean saver's ``writes`` table has exactly LangGraph's columns and key."""
+    import sqlite3
+
+    from debategraph.checkpoints import savers
+    from debategraph.checkpoints.tables import SQLITE_COLUMNS
+
+    def schema(conn: sqlite3.Connection, table: str) -> dict[str, int]:
+        return {row[1]: row[5] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+    theirs = sqlite3.connect(tmp_path / "langgraph.sqlite", check_same_thread=False)
+    SqliteSaver(theirs).setup()
+    for table, columns in SQLITE_COLUMNS.items():
+        missing = columns - set(schema(theirs, table))
+        assert not missing, f"LangGraph's SQLite table {table} has no column(s) {missing}"
+    ours = sqlite3.connect(tmp_path / "ours.sqlite")
+    ours.executescript(savers._SETUP_SQL)
+    assert schema(ours, "writes") == schema(theirs, "writes")  # names and primary key
+
+
+def test_postgres_tables_are_langgraphs(tmp_path: Path) -> None:
+    """LangGraph's own ``PostgresSaver.setup()`` makes every column ``tables.py`` names."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from debategraph.checkpoints.tables import POSTGRES_COLUMNS
+    from tests.backends import drop_database, postgres_admin_url, with_database
+
+    admin = postgres_admin_url()  # skips without a server (fails where one is required)
+    name = f"debategraph_compat_{tmp_path.name[-12:].lower().replace('-', '_')}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with PostgresSaver.from_conn_string(with_database(admin, name)) as saver:
+            saver.setup()
+            with saver._cursor() as cur:
+                cur.execute(
+                    "SELECT table_name, column_name FROM information_schema.columns"
+                    " WHERE table_schema = current_schema()"
+                )
+                found: dict[str, set[str]] = {}
+                for row in cur.fetchall():
+                    found.setdefault(row["table_name"], set()).add(row["column_name"])
+        for table, columns in POSTGRES_COLUMNS.items():
+            missing = columns - found.get(table, set())
+            assert not missing, f"LangGraph's Postgres table {table} has no column(s) {missing}"
+    finally:
+        drop_database(admin, name)

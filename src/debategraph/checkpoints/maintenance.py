@@ -4,7 +4,7 @@ Everything goes through the :class:`~langgraph.checkpoint.base.BaseCheckpointSav
 (``list``, ``get_tuple``, ``put``, ``put_writes``) except what it has no operation for:
 reading the ``task_path`` of stored writes, deleting single checkpoints, and reclaiming
 space. Those use SQL on the tables of LangGraph's SQLite and Postgres savers, in
-:mod:`debategraph.checkpoints.stores`.
+:mod:`debategraph.checkpoints.tables`.
 
 The ``transcript`` and ``rounds`` channels are :class:`~langgraph.channels.delta.DeltaChannel`
 s: a checkpoint stores only what a step appended, and a value is rebuilt by replaying the
@@ -32,7 +32,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.pregel import Pregel
 
-from debategraph.checkpoints.stores import ROOT_NS, AnySaver, Store, store_for, stored_task_paths
+from debategraph.checkpoints.tables import ROOT_NS, AnySaver, Tables, stored_task_paths, tables_for
 from debategraph.checkpoints.threads import THREAD_STARTED, list_threads, thread_config
 from debategraph.compat import MISSING, NULL_TASK_ID, DeltaSnapshot, task_path_str
 from debategraph.errors import UsageError
@@ -365,37 +365,37 @@ def prune(
         )
     if keep_last is None and finished_older_than_days is None:
         raise UsageError("prune needs keep-last and/or finished-older-than days")
-    store = store_for(saver)
+    tables = tables_for(saver)
     keep = 1 if keep_last is None else keep_last
     cutoff: datetime | None = None
     if finished_older_than_days is not None:
         cutoff = _utc(now or datetime.now(UTC)) - timedelta(days=finished_older_than_days)
 
-    bytes_before = store.size()
+    bytes_before = tables.size()
     threads_pruned = checkpoints_deleted = 0
     for summary in list_threads(saver):
         graph = graph_for(summary.thread_id)
         if graph is None:
             continue
         thread_saver = _graphs_saver(graph, saver)
-        deleted = _prune_thread(graph, thread_saver, store, summary.thread_id, keep, cutoff)
+        deleted = _prune_thread(graph, thread_saver, tables, summary.thread_id, keep, cutoff)
         if deleted:
             threads_pruned += 1
             checkpoints_deleted += deleted
     if checkpoints_deleted:
-        store.vacuum()
+        tables.vacuum()
     return PruneReport(
         threads_pruned=threads_pruned,
         checkpoints_deleted=checkpoints_deleted,
         bytes_before=bytes_before,
-        bytes_after=store.size(),
+        bytes_after=tables.size(),
     )
 
 
 def _prune_thread(
     graph: AnyGraph,
     saver: AnySaver,
-    store: Store,
+    tables: Tables,
     thread_id: str,
     keep: int,
     cutoff: datetime | None,
@@ -432,7 +432,7 @@ def _prune_thread(
         graph, saver, thread_id, oldest, started=first
     ):
         return 0  # deleted meanwhile
-    store.delete(thread_id, doomed)
+    tables.delete(thread_id, doomed)
     return len(doomed)
 
 

@@ -5,7 +5,11 @@ reading the ``task_path`` of stored writes, deleting single checkpoints, or recl
 space. :mod:`debategraph.checkpoints.maintenance` needs all three; this module does them
 with SQL on the tables of :class:`~langgraph.checkpoint.sqlite.SqliteSaver` and
 :class:`~langgraph.checkpoint.postgres.PostgresSaver` (the latter only when psycopg is
-installed).
+installed). Like the private names in :mod:`debategraph.compat`, these tables are not
+LangGraph's public API: :data:`SQLITE_COLUMNS` and :data:`POSTGRES_COLUMNS` list every
+table and column used here, and ``tests/test_compat.py`` checks them against the schema
+LangGraph's own savers create. (Not to be confused with LangGraph's *stores*,
+``SqliteTables``/``PostgresTables``, which hold the threads' inboxes.)
 """
 
 from __future__ import annotations
@@ -26,16 +30,18 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.postgres import PostgresSaver
 
 __all__ = [
+    "POSTGRES_COLUMNS",
     "ROOT_NS",
+    "SQLITE_COLUMNS",
     "AnySaver",
-    "PostgresStore",
-    "SqliteStore",
-    "Store",
+    "PostgresTables",
+    "SqliteTables",
+    "Tables",
     "as_postgres",
     "pg_connection",
     "pg_cursor",
-    "store_for",
     "stored_task_paths",
+    "tables_for",
 ]
 
 #: Only the root graph's checkpoints are forked and pruned.
@@ -45,8 +51,26 @@ _CHUNK = 500
 
 AnySaver = BaseCheckpointSaver[Any]
 
+#: Every table and column of :class:`SqliteSaver` that this module's SQL names.
+SQLITE_COLUMNS: dict[str, frozenset[str]] = {
+    "checkpoints": frozenset(
+        {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id"}
+    ),
+    "writes": frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "task_path"}),
+}
+#: Every table and column of :class:`PostgresSaver` that this module's SQL names.
+POSTGRES_COLUMNS: dict[str, frozenset[str]] = {
+    "checkpoints": frozenset(
+        {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "checkpoint"}
+    ),
+    "checkpoint_writes": frozenset(
+        {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "task_path"}
+    ),
+    "checkpoint_blobs": frozenset({"thread_id", "checkpoint_ns", "channel", "version"}),
+}
 
-class Store(Protocol):
+
+class Tables(Protocol):
     """What pruning needs from a saver's tables, beyond the saver API."""
 
     def size(self) -> int:
@@ -62,22 +86,22 @@ class Store(Protocol):
         ...
 
 
-def store_for(saver: AnySaver) -> Store:
-    """The :class:`Store` over a saver's tables.
+def tables_for(saver: AnySaver) -> Tables:
+    """The :class:`Tables` of a saver.
 
     Args:
         saver: A SQLite or Postgres checkpointer.
 
     Returns:
-        A :class:`SqliteStore` or :class:`PostgresStore`.
+        A :class:`SqliteTables` or :class:`PostgresTables`.
 
     Raises:
         UsageError: If the saver is neither.
     """
     if isinstance(saver, SqliteSaver):
-        return SqliteStore(saver)
+        return SqliteTables(saver)
     if (pg := as_postgres(saver)) is not None:
-        return PostgresStore(pg)
+        return PostgresTables(pg)
     raise UsageError(f"prune works on SQLite and Postgres checkpoints, not {type(saver).__name__}")
 
 
@@ -123,7 +147,7 @@ def stored_task_paths(saver: AnySaver, thread_id: str) -> dict[str, dict[str, st
     return out
 
 
-class SqliteStore:
+class SqliteTables:
     """Tables ``checkpoints`` and ``writes`` of :class:`SqliteSaver`."""
 
     def __init__(self, saver: SqliteSaver) -> None:
@@ -171,7 +195,7 @@ class SqliteStore:
             conn.execute("VACUUM")
 
 
-class PostgresStore:
+class PostgresTables:
     """Tables ``checkpoints``, ``checkpoint_writes`` and ``checkpoint_blobs``."""
 
     def __init__(self, saver: PostgresSaver) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from debategraph.state.records import Turn, Usage
+from debategraph.strategies.names import match_speaker
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -235,8 +236,6 @@ class LLMSelector:
     def select_steps(  # noqa: D102
         self, context: SelectionContext, say: Say | None = None
     ) -> Generator[Any, Any, Selection]:
-        from debategraph.nodes.roster import match_speaker
-
         first = _initial(context, self.initial)
         if first is not None or say is None:
             return (yield from _done(first or Sequential().pick(context)))
