@@ -21,9 +21,8 @@ from typing import Any, TypeVar
 import pytest
 from langchain_core.messages import BaseMessage
 
+from debategraph import build_debate, build_solver_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer
-from debategraph.graphs.debate import build_debate
-from debategraph.graphs.solver_debate import build_solver_debate, recursion_limit
 from debategraph.models import ModelSpec, bind_model, call_limit, set_call_limit
 from debategraph.models.binding import for_running_loop
 from tests.conftest import run_cli, stub_args
@@ -63,7 +62,7 @@ def spec(server: StubOpenAIServer) -> ModelSpec:
 def config(rounds: int, **extra: Any) -> dict[str, Any]:
     return {
         "configurable": {"thread_id": uuid.uuid4().hex},
-        "recursion_limit": recursion_limit(rounds),
+        "recursion_limit": recursion_limit(build_solver_debate(agents=6, max_rounds=rounds)),
         **extra,
     }
 
@@ -81,7 +80,7 @@ def solver_model() -> ScriptedChatModel:
 
 
 def test_ainvoke_and_invoke_give_the_same_debate(checkpoint_url: str) -> None:
-    builder = build_solver_debate(solver_model(), agents=4, rounds=2)
+    builder = build_solver_debate(solver_model(), agents=4, max_rounds=2)
     with open_checkpointer(checkpoint_url) as saver:
         graph = builder.compile(checkpointer=saver, name="solver_debate")
         sync_config, async_config = config(2), config(2)
@@ -132,7 +131,7 @@ def test_prose_nodes_stream_their_tokens_async(tmp_path: Path) -> None:
 
 def test_a_rounds_calls_are_all_in_flight_at_once(slow: StubOpenAIServer, tmp_path: Path) -> None:
     with open_checkpointer(tmp_path / "c.sqlite") as saver:
-        graph = build_solver_debate(spec(slow), agents=6, rounds=1).compile(
+        graph = build_solver_debate(spec(slow), agents=6, max_rounds=1).compile(
             checkpointer=saver, name="solver_debate"
         )
 
@@ -156,7 +155,7 @@ def test_sync_invoke_runs_a_rounds_calls_concurrently(
     slow: StubOpenAIServer, tmp_path: Path
 ) -> None:
     with open_checkpointer(tmp_path / "c.sqlite") as saver:
-        graph = build_solver_debate(spec(slow), agents=4, rounds=1).compile(
+        graph = build_solver_debate(spec(slow), agents=4, max_rounds=1).compile(
             checkpointer=saver, name="solver_debate"
         )
         assert graph.invoke({"question": QUESTION}, config(1))["answer"] == "72"
@@ -165,7 +164,7 @@ def test_sync_invoke_runs_a_rounds_calls_concurrently(
 
 def test_max_concurrency_bounds_one_run(slow: StubOpenAIServer, tmp_path: Path) -> None:
     with open_checkpointer(tmp_path / "c.sqlite") as saver:
-        graph = build_solver_debate(spec(slow), agents=4, rounds=1).compile(
+        graph = build_solver_debate(spec(slow), agents=4, max_rounds=1).compile(
             checkpointer=saver, name="solver_debate"
         )
         out = run(graph.ainvoke({"question": QUESTION}, config(1, max_concurrency=2)))
@@ -179,7 +178,7 @@ def test_call_limit_bounds_every_run_of_the_process(
     set_call_limit(3)
     assert call_limit() == 3
     with open_checkpointer(tmp_path / "c.sqlite") as saver:
-        graph = build_solver_debate(spec(slow), agents=4, rounds=1).compile(
+        graph = build_solver_debate(spec(slow), agents=4, max_rounds=1).compile(
             checkpointer=saver, name="solver_debate"
         )
 
@@ -204,7 +203,7 @@ def test_call_limit_refuses_less_than_one(no_call_limit: None) -> None:
 def test_a_binding_works_from_a_second_event_loop() -> None:
     with StubOpenAIServer(lambda body: dict(REPLY)) as server:
         binding = bind_model(spec(server))
-        graph = build_solver_debate(binding, agents=2, rounds=1).compile(name="solver_debate")
+        graph = build_solver_debate(binding, agents=2, max_rounds=1).compile(name="solver_debate")
         for _ in range(2):  # each asyncio.run has its own loop; pooled connections do not
             assert run(graph.ainvoke({"question": QUESTION}, config(1)))["answer"] == "72"
         assert server.calls == 4

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from debategraph import build_solver_debate
 from debategraph.checkpoints import open_checkpointer, thread_config
-from debategraph.graphs.solver_debate import build_solver_debate
 from tests.backends import wait_for_saved_tasks
 from tests.conftest import answer_18, one_error_line, run_cli, solver_of, stub_args
 from tests.openai_stub import StubOpenAIServer
@@ -104,7 +104,7 @@ def test_interject_between_rounds_without_pausing(
         from debategraph.models import ModelSpec
 
         graph = build_solver_debate(
-            ModelSpec(model="s", base_url=server.url), agents=2, rounds=2
+            ModelSpec(model="s", base_url=server.url), agents=2, max_rounds=2
         ).compile(checkpointer=saver, interrupt_before=["open_round"])
         config = thread_config("b")
         graph.invoke({"question": QUESTION}, config)  # stops before round 1
@@ -117,7 +117,7 @@ def test_interject_between_rounds_without_pausing(
 
     with open_checkpointer(checkpoint_url) as saver, StubOpenAIServer(answer_18) as server:
         graph = build_solver_debate(
-            ModelSpec(model="s", base_url=server.url), agents=2, rounds=2
+            ModelSpec(model="s", base_url=server.url), agents=2, max_rounds=2
         ).compile(checkpointer=saver)
         state = thread_state(graph, "b", BOUNDARY_NODES)
         assert state.at_round_boundary

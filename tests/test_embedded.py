@@ -150,7 +150,7 @@ def test_discuss_on_embedded_model_writes_report(tmp_path: Path) -> None:
         "## Method\nAgents on a ring read their neighbours.\n\n## Results\nThe ring matches.\n"
     )
     report = tmp_path / "report.md"
-    args = ["discuss", str(paper), "--max-iterations", "1", "--report", str(report), "--json"]
+    args = ["discuss", str(paper), "--rounds", "1", "--report", str(report), "--json"]
     proc = subprocess.run(
         cli(*args, "--db", str(tmp_path / "d.sqlite")),
         capture_output=True,
@@ -165,7 +165,7 @@ def test_discuss_on_embedded_model_writes_report(tmp_path: Path) -> None:
 
 
 def test_chat_on_embedded_model(tmp_path: Path) -> None:
-    args = ["chat", "Write a slogan for a bakery.", "--max-turns", "2", "--json"]
+    args = ["chat", "Write a slogan for a bakery.", "--rounds", "2", "--json"]
     args += ["--select", "llm", "--max-in-a-row", "1"]
     proc = subprocess.run(
         cli(*args, "--db", str(tmp_path / "d.sqlite")), capture_output=True, text=True, timeout=600
@@ -223,7 +223,7 @@ def test_meeting_on_embedded_model(tmp_path: Path) -> None:
     )
     args = ["meeting", "Should we move to a four-day week?", "--stages", str(stages), "--json"]
     proc = subprocess.run(
-        cli(*args, "--max-rounds", "1", "--db", str(tmp_path / "d.sqlite")),
+        cli(*args, "--rounds", "1", "--db", str(tmp_path / "d.sqlite")),
         capture_output=True,
         text=True,
         timeout=600,

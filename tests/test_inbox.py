@@ -23,13 +23,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
+from debategraph import build_debate, build_discussion, build_solver_debate
 from debategraph.checkpoints import open_checkpointer, open_store, thread_config
 from debategraph.checkpoints.inbox import INTERJECT, STOP, InboxItem, aread, aremove, post, read
 from debategraph.checkpoints.inbox import remove as remove_items
 from debategraph.cli.human import close_inbox
-from debategraph.graphs.debate import build_debate
-from debategraph.graphs.discussion import build_discussion
-from debategraph.graphs.solver_debate import build_solver_debate
 from debategraph.models import ModelSpec
 from debategraph.nodes.rounds import drain, ended, open_round_node, round_router
 from debategraph.state.base import RunState
@@ -189,7 +187,7 @@ def stub_spec() -> Iterator[ModelSpec]:
 
 PATTERNS: dict[str, tuple[Callable[[ModelSpec], Any], dict[str, Any], str]] = {
     "solver_debate": (
-        lambda spec: build_solver_debate(spec, agents=2, rounds=4),
+        lambda spec: build_solver_debate(spec, agents=2, max_rounds=4),
         {"question": "What is 2 + 2?"},
         "open_round",
     ),
@@ -199,7 +197,7 @@ PATTERNS: dict[str, tuple[Callable[[ModelSpec], Any], dict[str, Any], str]] = {
         "open_round",
     ),
     "discussion": (
-        lambda spec: build_discussion(spec, personas=TWO, max_iterations=4, threshold=1.0),
+        lambda spec: build_discussion(spec, personas=TWO, max_rounds=4, threshold=1.0),
         {"document": PAPER},
         "open_iteration",
     ),

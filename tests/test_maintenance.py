@@ -15,11 +15,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
 
+from debategraph import build_solver_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer, thread_config
 from debategraph.checkpoints.maintenance import HistoryEntry, fork, history, prune
 from debategraph.checkpoints.savers import serializer
 from debategraph.errors import UsageError
-from debategraph.graphs.solver_debate import build_solver_debate, recursion_limit
 from tests.backends import checkpoint_url  # noqa: F401  (fixture)
 from tests.fake_model import ScriptedChatModel, tool_reply
 
@@ -67,8 +67,13 @@ class Model:
         return len(self.chat.prompts)
 
 
+def limit(rounds: int) -> int:
+    """The recursion limit of the three-solver debate these tests run."""
+    return recursion_limit(build_solver_debate(agents=3, max_rounds=rounds))
+
+
 def run_config(thread_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id}, "recursion_limit": recursion_limit(ROUNDS)}
+    return {"configurable": {"thread_id": thread_id}, "recursion_limit": limit(ROUNDS)}
 
 
 def at(thread_id: str, checkpoint_id: str) -> RunnableConfig:
@@ -115,7 +120,7 @@ def saver(checkpoint_url: str) -> Iterator[Saver]:  # noqa: F811
 
 @pytest.fixture
 def graph(model: Model, saver: Saver) -> Graph:
-    return build_solver_debate(model.chat, agents=3, rounds=ROUNDS).compile(checkpointer=saver)
+    return build_solver_debate(model.chat, agents=3, max_rounds=ROUNDS).compile(checkpointer=saver)
 
 
 def stop_in_round_2(thread_id: str, graph: Graph, model: Model) -> None:
@@ -266,7 +271,7 @@ def test_fork_errors(graph: Graph, saver: Saver) -> None:
 def test_fork_on_a_saver_without_sql(model: Model) -> None:
     """Any saver: task paths (the order of a step's writes) come from the graph."""
     saver = InMemorySaver(serde=serializer())
-    graph = build_solver_debate(model.chat, agents=3, rounds=ROUNDS).compile(checkpointer=saver)
+    graph = build_solver_debate(model.chat, agents=3, max_rounds=ROUNDS).compile(checkpointer=saver)
     debate("orig", graph)
     point = next(e for e in history(graph, "orig") if e.round == 2 and e.next == SOLVERS)
     fork(graph, saver, "orig", point.checkpoint_id, "copy")
@@ -404,12 +409,14 @@ def test_prune_shrinks_the_sqlite_file(tmp_path: Path) -> None:
     rounds = 5
     path = tmp_path / "big.sqlite"
     with open_checkpointer(path) as saver:
-        graph = build_solver_debate(model.chat, agents=3, rounds=rounds).compile(checkpointer=saver)
+        graph = build_solver_debate(model.chat, agents=3, max_rounds=rounds).compile(
+            checkpointer=saver
+        )
         threads = [f"t{i:02d}" for i in range(50)]
         for thread in threads:
             graph.invoke(
                 {"question": QUESTION},
-                {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(rounds)},
+                {"configurable": {"thread_id": thread}, "recursion_limit": limit(rounds)},
                 durability="sync",
             )
         sample = {t: graph.get_state(thread_config(t)).values for t in threads[::10]}

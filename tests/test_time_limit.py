@@ -99,7 +99,7 @@ def test_discuss_time_limit_cancels_calls_in_flight(
 ) -> None:
     paper = tmp_path / "paper.md"
     paper.write_text(PAPER)
-    argv = ["discuss", str(paper), "--max-iterations", "1", "--time-limit", "3s"]
+    argv = ["discuss", str(paper), "--rounds", "1", "--time-limit", "3s"]
     argv += ["--report", str(tmp_path / "report.md")]
     result, db, wall = _run_limited(argv, tmp_path, capsys)
     shown = _check_finished_on_time_limit(result, db, wall, capsys)
@@ -112,7 +112,7 @@ def test_discuss_time_limit_cancels_calls_in_flight(
 def test_chat_time_limit_cancels_calls_in_flight(
     limit: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["chat", "Write a haiku about tea.", "--max-turns", "4", *limit]
+    argv = ["chat", "Write a haiku about tea.", "--rounds", "4", *limit]
     result, db, wall = _run_limited(argv, tmp_path, capsys)
     _check_finished_on_time_limit(result, db, wall, capsys)
 

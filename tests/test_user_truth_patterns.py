@@ -117,7 +117,7 @@ def chat_reply(request: dict[str, Any]) -> Any:
 def test_selector_fallbacks_are_shown_with_the_speaker_they_picked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["chat", "Write a haiku", "--select", "llm", "--max-turns", "3"]
+    args = ["chat", "Write a haiku", "--select", "llm", "--rounds", "3"]
     with StubOpenAIServer(chat_reply) as server:
         out, err, shown = run_and_show(args, server, tmp_path / "c.sqlite", capsys)
     picked = "Writer (fallback: selector answered 'Zed', not an agent: Writer (next in sequence))"
