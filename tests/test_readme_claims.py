@@ -35,3 +35,30 @@ def test_the_archive_query_in_the_readme_reads_the_file_solve_wrote(
         rows = conn.execute(query).fetchall()
     assert len(rows) == 1
     assert rows[0][1] == "18"  # the stub's solvers all answer 18
+
+
+#: What the README's Python may import from debategraph: the package's own names and the
+#: documented modules (``docs/architecture.md``); everything else is internal.
+DOCUMENTED = {
+    "debategraph",
+    "debategraph.checkpoints",
+    "debategraph.models",
+    "debategraph.strategies.selection",
+    "debategraph.strategies.termination",
+}
+
+
+def test_readme_python_uses_the_public_api() -> None:
+    import ast
+
+    import debategraph
+
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    assert len(blocks) >= 4
+    for block in blocks:
+        for node in ast.walk(ast.parse(block)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("debategraph"):
+                assert node.module in DOCUMENTED, f"README imports {node.module}"
+                if node.module == "debategraph":
+                    missing = {a.name for a in node.names} - set(debategraph.__all__)
+                    assert not missing, f"README imports {missing} from debategraph"
