@@ -239,7 +239,7 @@ def baseline_run(server: StubOpenAIServer, rounds: int) -> float:
     transcript, as the graph runs them.
     """
     setup = debate_setup(
-        DEBATERS,
+        debaters=DEBATERS,
         max_rounds=rounds,
         first_speaker=None,
         words=WORDS,
@@ -248,6 +248,7 @@ def baseline_run(server: StubOpenAIServer, rounds: int) -> float:
         history="full",
         keep_last=KEEP_LAST,
         pause_after_round=False,
+        time_limit_s=None,
     )
     binding = bind_model(spec_for(server))
     nodes = [make_debater(name, setup, binding) for name in setup.names]

@@ -30,7 +30,7 @@ from debategraph.graphs.skeleton import PatternGraph, skeleton
 from debategraph.nodes import rounds as loop
 from debategraph.nodes.agent import Agent
 from debategraph.registry import Entry, Launch, Pattern, Values
-from debategraph.state.base import RunOutput, RunState, turn_update
+from debategraph.state.base import RunOutput, RunState, Schemas, turn_update
 from debategraph.state.records import Turn, Usage
 from debategraph.state.reducers import append_only
 from debategraph.strategies.termination import MaxRounds, RoundOutcome, first_fired
@@ -63,6 +63,9 @@ class PollState(PollOutput, RunState):
     pass
 
 
+SCHEMAS = Schemas(PollState, PollInput, PollOutput)
+
+
 def build_poll(
     model: Any = None, *, panellists: int = 2, rounds: int = 2, pause_after_round: bool = False
 ) -> PatternGraph[PollInput, PollOutput]:
@@ -70,7 +73,7 @@ def build_poll(
         raise ValueError(f"panellists must be at least 1, got {panellists}")
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
-    builder, binding = skeleton(model, PollState, PollInput, PollOutput, round_cap=rounds)
+    builder, binding = skeleton(model, SCHEMAS, None, round_cap=rounds)
     names = [f"panellist_{i + 1}" for i in range(panellists)]
     builder.add_node(loop.OPEN_ROUND_NODE, loop.make_open_round())
     for name in names:

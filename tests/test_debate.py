@@ -385,8 +385,8 @@ def test_close_round_conditions() -> None:
     assert not silence.fired(RoundOutcome(round=1, answers=[None, "x"]))
     assert not silence.fired(RoundOutcome(round=1))  # no arguments is no evidence
     setup = debate_setup(
-        PAIR, max_rounds=2, first_speaker=None, words=80, moderator=False, judge=False,
-        history="full", keep_last=4, pause_after_round=False,
+        debaters=PAIR, max_rounds=2, first_speaker=None, words=80, moderator=False, judge=False,
+        history="full", keep_last=4, pause_after_round=False, time_limit_s=None,
     )  # fmt: skip
     conditions = termination_conditions(setup)
     assert first_fired(conditions, RoundOutcome(round=1, answers=["a", "b"])) is None

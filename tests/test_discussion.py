@@ -597,7 +597,14 @@ def test_convergence_score_combines_metrics_and_agent_votes() -> None:
     ],
 )
 def test_termination_conditions_in_order(kwargs: dict[str, Any], expected: str | None) -> None:
-    setup = discussion_setup(None, max_rounds=5, threshold=0.75, time_limit_s=60, max_sections=3)
+    setup = discussion_setup(
+        personas=None,
+        max_rounds=5,
+        threshold=0.75,
+        time_limit_s=60,
+        max_sections=3,
+        pause_after_round=False,
+    )
     outcome = RoundOutcome(**{"round": 2, "score": 0.5, "changed": 1, "elapsed_s": 1.0, **kwargs})
     assert first_fired(termination_conditions(setup), outcome) == expected
 

@@ -557,7 +557,9 @@ def test_empty_topic_fails_when_invoked(topic: str) -> None:
 
 
 def test_setup_fills_in_the_caps() -> None:
-    setup = meeting_setup(TWO_STAGES, max_rounds=4, keep_last=8, pause_after_round=False)
+    setup = meeting_setup(
+        stages=TWO_STAGES, max_rounds=4, keep_last=8, pause_after_round=False, time_limit_s=None
+    )
     assert [(s.name, s.max_rounds) for s in setup.stages] == [("pitch", 1), ("debate", 4)]
     assert setup.nodes == ("ann", "bob", "cy")
     assert setup.total_rounds == 5
@@ -708,7 +710,9 @@ def test_describe_summary_headline_progress() -> None:
 
 def test_default_stages_are_plain_data() -> None:
     assert [s["name"] for s in DEFAULT_STAGES] == ["presentation", "discussion", "summary"]
-    setup = meeting_setup(DEFAULT_STAGES, max_rounds=2, keep_last=8, pause_after_round=False)
+    setup = meeting_setup(
+        stages=DEFAULT_STAGES, max_rounds=2, keep_last=8, pause_after_round=False, time_limit_s=None
+    )
     assert [s.names for s in setup.stages] == [
         ("Presenter",),
         ("Advocate", "Skeptic"),

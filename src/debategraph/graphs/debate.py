@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, skeleton
+from debategraph.graphs.skeleton import PatternGraph, settings_of, skeleton
 from debategraph.nodes import debate as nodes
 from debategraph.nodes.debate.setup import DEFAULT_DEBATERS, DebaterLike, debate_setup
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review
-from debategraph.state.debate import DebateInput, DebateOutput, DebateState, HistoryMode
+from debategraph.state.debate import SCHEMAS, DebateInput, DebateOutput, HistoryMode
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -109,24 +109,9 @@ def build_debate(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    setup = debate_setup(
-        debaters,
-        max_rounds=max_rounds,
-        first_speaker=first_speaker,
-        words=words,
-        moderator=moderator,
-        judge=judge,
-        history=history,
-        keep_last=keep_last,
-        pause_after_round=pause_after_round,
-    )
+    setup = debate_setup(**settings_of(locals()))
     builder, binding = skeleton(
-        model,
-        state_schema or DebateState,
-        DebateInput,
-        DebateOutput,
-        round_cap=setup.max_rounds,
-        time_limit_s=time_limit_s,
+        model, SCHEMAS, state_schema, round_cap=setup.max_rounds, time_limit_s=time_limit_s
     )
     builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(time_limit_s))
     previous = OPEN_ROUND_NODE

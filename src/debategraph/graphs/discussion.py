@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, renamed_settings, skeleton
+from debategraph.graphs.skeleton import PatternGraph, renamed_settings, settings_of, skeleton
 from debategraph.nodes.discussion.analysis import analyse, make_prepare
 from debategraph.nodes.discussion.answers import answer
 from debategraph.nodes.discussion.consensus import make_consensus
@@ -47,7 +47,7 @@ from debategraph.nodes.discussion.setup import (
 )
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.rounds import add_review, round_router
-from debategraph.state.discussion import DiscussionInput, DiscussionOutput, DiscussionState
+from debategraph.state.discussion import SCHEMAS, DiscussionInput, DiscussionOutput
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -126,21 +126,10 @@ def build_discussion(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    setup = discussion_setup(
-        personas,
-        max_rounds=max_rounds,
-        threshold=threshold,
-        time_limit_s=time_limit_s,
-        max_sections=max_sections,
-    )
+    setup = discussion_setup(**settings_of(locals()))
     # + 1: the analysis before the first iteration takes a round's steps at most.
     builder, binding = skeleton(
-        model,
-        state_schema or DiscussionState,
-        DiscussionInput,
-        DiscussionOutput,
-        round_cap=setup.max_rounds + 1,
-        time_limit_s=time_limit_s,
+        model, SCHEMAS, state_schema, round_cap=setup.max_rounds + 1, time_limit_s=time_limit_s
     )
     builder.add_node(PREPARE_NODE, loop_node(make_prepare(setup)))
     builder.add_node(OPEN_ITERATION_NODE, open_iteration_node())

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, renamed_settings, skeleton
+from debategraph.graphs.skeleton import PatternGraph, renamed_settings, settings_of, skeleton
 from debategraph.nodes import group_chat as nodes
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.group_chat.setup import DEFAULT_AGENTS, AgentLike, chat_setup
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node
-from debategraph.state.group_chat import GroupChatInput, GroupChatOutput, GroupChatState
+from debategraph.state.group_chat import SCHEMAS, GroupChatInput, GroupChatOutput
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -113,25 +113,9 @@ def build_group_chat(
             termination without a hard cap, a time limit that is not a positive number
             of seconds...), naming the value and what is allowed.
     """
-    setup = chat_setup(
-        agents,
-        selection=selection,
-        first=first,
-        termination=termination,
-        until=until,
-        max_rounds=max_rounds,
-        max_in_a_row=max_in_a_row,
-        keep_last=keep_last,
-        pause_after_round=pause_after_round,
-        time_limit_s=time_limit_s,
-    )
+    setup = chat_setup(**settings_of(locals()))
     builder, binding = skeleton(
-        model,
-        state_schema or GroupChatState,
-        GroupChatInput,
-        GroupChatOutput,
-        round_cap=setup.cap,
-        time_limit_s=time_limit_s,
+        model, SCHEMAS, state_schema, round_cap=setup.cap, time_limit_s=time_limit_s
     )
     builder.add_node(nodes.BEGIN_NODE, loop_node(nodes.begin(setup), name=nodes.BEGIN_NODE))
     builder.add_edge(START, nodes.BEGIN_NODE)

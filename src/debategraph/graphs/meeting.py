@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, skeleton
+from debategraph.graphs.skeleton import PatternGraph, settings_of, skeleton
 from debategraph.nodes import meeting as nodes
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.meeting.setup import (
@@ -31,7 +31,7 @@ from debategraph.nodes.meeting.setup import (
     meeting_setup,
 )
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, round_router
-from debategraph.state.meeting import MeetingInput, MeetingOutput, MeetingState
+from debategraph.state.meeting import SCHEMAS, MeetingInput, MeetingOutput
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -99,21 +99,10 @@ def build_meeting(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    setup = meeting_setup(
-        stages,
-        max_rounds=max_rounds,
-        keep_last=keep_last,
-        pause_after_round=pause_after_round,
-        time_limit_s=time_limit_s,
-    )
+    setup = meeting_setup(**settings_of(locals()))
     # The chair's decision after the last round fits in the skeleton's slack steps.
     builder, binding = skeleton(
-        model,
-        state_schema or MeetingState,
-        MeetingInput,
-        MeetingOutput,
-        round_cap=setup.total_rounds,
-        time_limit_s=time_limit_s,
+        model, SCHEMAS, state_schema, round_cap=setup.total_rounds, time_limit_s=time_limit_s
     )
     builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(setup))
     builder.add_edge(START, OPEN_ROUND_NODE)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from langgraph.graph import StateGraph
@@ -21,6 +21,7 @@ from debategraph.compat import StateLike
 from debategraph.context import Context
 from debategraph.nodes.agent import bind
 from debategraph.nodes.rounds import check_time_limit
+from debategraph.state.base import Schemas
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -47,9 +48,8 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
 
 def skeleton(
     model: BaseChatModel | ModelBinding | ModelSpec | None,
-    state: type[Any],
-    input_schema: type[InputT],
-    output_schema: type[OutputT],
+    schemas: Schemas[InputT, OutputT],
+    state_schema: type[Any] | None,
     *,
     round_cap: int,
     time_limit_s: float | None = None,
@@ -58,9 +58,9 @@ def skeleton(
 
     Args:
         model: The factory's ``model`` argument (``None``: each run's context names it).
-        state: The state schema (the pattern's, or a user's extension of it).
-        input_schema: What an invocation takes.
-        output_schema: What it returns.
+        schemas: The pattern's schemas (its state module's ``SCHEMAS``).
+        state_schema: The factory's ``state_schema`` argument: an extension of the
+            pattern's state, or ``None`` for the pattern's own.
         round_cap: The most rounds one invocation runs (for :func:`recursion_limit`).
         time_limit_s: The run's time limit, checked here (``None``: none).
 
@@ -72,10 +72,29 @@ def skeleton(
     """
     check_time_limit(time_limit_s)
     graph: PatternGraph[InputT, OutputT] = PatternGraph(
-        state, context_schema=Context, input_schema=input_schema, output_schema=output_schema
+        state_schema or schemas.state,
+        context_schema=Context,
+        input_schema=schemas.input,
+        output_schema=schemas.output,
     )
     graph.round_cap = round_cap
     return graph, bind(model)
+
+
+def settings_of(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A factory's settings: its arguments but the model and the state schema.
+
+    A factory calls its pattern's setup with ``**settings_of(locals())`` as its first
+    statement, so the setup (which checks them) takes exactly the factory's settings and
+    none is forwarded by hand.
+
+    Args:
+        arguments: The factory's ``locals()`` before anything else is bound.
+
+    Returns:
+        The settings, by name.
+    """
+    return {k: v for k, v in arguments.items() if k not in ("model", "state_schema")}
 
 
 def recursion_limit(graph: Any) -> int:

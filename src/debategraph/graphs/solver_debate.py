@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, renamed_settings, skeleton
+from debategraph.graphs.skeleton import PatternGraph, renamed_settings, settings_of, skeleton
 from debategraph.nodes import solver_debate as nodes
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node, round_router
@@ -25,11 +25,7 @@ from debategraph.nodes.solver_debate.setup import (
     TopologyLike,
     solver_setup,
 )
-from debategraph.state.solver_debate import (
-    SolverDebateInput,
-    SolverDebateOutput,
-    SolverDebateState,
-)
+from debategraph.state.solver_debate import SCHEMAS, SolverDebateInput, SolverDebateOutput
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -112,23 +108,9 @@ def build_solver_debate(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    setup = solver_setup(
-        agents,
-        max_rounds=max_rounds,
-        topology=topology,
-        neighbours=neighbours,
-        token_budget=token_budget,
-        stop_when_unanimous=stop_when_unanimous,
-        view_chars=view_chars,
-        pause_after_round=pause_after_round,
-    )
+    setup = solver_setup(**settings_of(locals()))
     builder, binding = skeleton(
-        model,
-        state_schema or SolverDebateState,
-        SolverDebateInput,
-        SolverDebateOutput,
-        round_cap=setup.max_rounds,
-        time_limit_s=time_limit_s,
+        model, SCHEMAS, state_schema, round_cap=setup.max_rounds, time_limit_s=time_limit_s
     )
     builder.add_node(
         OPEN_ROUND_NODE, open_round_node(nodes.check_question, time_limit_s=time_limit_s)

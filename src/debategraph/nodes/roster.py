@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from debategraph.state.records import Participant
 from debategraph.strategies.names import match_name, match_speaker, read_name
 
 __all__ = [
-    "check_roster",
+    "Roster",
     "match_name",
     "match_speaker",
     "parse_member",
@@ -27,6 +29,16 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class Named(Protocol):
+    """A roster member: a record with a name."""
+
+    @property
+    def name(self) -> str: ...
+
+
+N = TypeVar("N", bound=Named)
 
 #: Characters LangGraph reserves in node names.
 NODE_NAME_RESERVED = (":", "|")
@@ -90,54 +102,64 @@ def parse_member(
     raise ValueError(f"{what} {value!r} must be {kinds}")
 
 
-def check_roster(
-    members: Any,
-    parse: Callable[[Any], M],
-    *,
-    what: str,
-    group: str,
-    name_of: Callable[[M], str],
-    key: Callable[[str], str] = str.lower,
-    reserved: Collection[str] = (),
-    minimum: int = 2,
-    node_names: bool = False,
-) -> list[M]:
-    """Parse and validate a roster: a list of at least ``minimum`` uniquely named members.
+@dataclass(frozen=True)
+class Roster(Generic[N]):
+    """How a pattern's roster is checked: a list of at least ``minimum`` named members.
 
-    Args:
-        members: The members as given (a list).
-        parse: Parses one member (e.g. with :func:`parse_member`).
+    Each pattern declares its rule once (``Roster("debater", "a debate", parse_debater,
+    reserved=RESERVED_NAMES)``) and checks what it is given with :meth:`check`.
+
+    Attributes:
         what: What a member is called in errors (``debater``).
         group: What the roster makes, in errors (``a debate``).
-        name_of: A member's name.
+        parse: Parses one member (e.g. with :func:`parse_member`).
         key: The form in which two names count as the same (default: case-insensitive).
         reserved: Names (compared by ``key``) no member may take, besides ``user`` and
             names starting with ``__``.
         minimum: Fewest members.
-        node_names: The names name graph nodes: LangGraph's reserved characters
-            (``:``, ``|``) are refused.
-
-    Returns:
-        The parsed members, in order.
-
-    Raises:
-        ValueError: One line naming the bad value and what is allowed.
+        node_names: The names name graph nodes as they are: LangGraph's reserved
+            characters (``:``, ``|``) are refused (``False`` where ``key`` makes the
+            node names).
     """
-    if isinstance(members, str | Mapping | BaseModel) or not isinstance(members, Sequence):
-        count = "two" if minimum == 2 else str(minimum)
-        raise ValueError(f"{what}s must be a list of {count} or more {what}s, got {members!r}")
-    parsed = [parse(m) for m in members]
-    if len(parsed) < minimum:
-        raise ValueError(f"{group} needs at least {minimum} {what}s, got {len(parsed)}")
-    blocked = {key(n) for n in (*reserved, *ALWAYS_RESERVED)}
-    seen: dict[str, str] = {}
-    for member in parsed:
-        name = name_of(member)
-        k = key(name)
+
+    what: str
+    group: str
+    parse: Callable[[Any], N]
+    key: Callable[[str], str] = str.lower
+    reserved: Collection[str] = ()
+    minimum: int = 2
+    node_names: bool = True
+
+    def check(self, members: Any) -> list[N]:
+        """Parse and validate a roster.
+
+        Args:
+            members: The members as given (a list).
+
+        Returns:
+            The parsed members, in order.
+
+        Raises:
+            ValueError: One line naming the bad value and what is allowed.
+        """
+        what, minimum = self.what, self.minimum
+        if isinstance(members, str | Mapping | BaseModel) or not isinstance(members, Sequence):
+            count = "two" if minimum == 2 else str(minimum)
+            raise ValueError(f"{what}s must be a list of {count} or more {what}s, got {members!r}")
+        parsed = [self.parse(m) for m in members]
+        if len(parsed) < minimum:
+            raise ValueError(f"{self.group} needs at least {minimum} {what}s, got {len(parsed)}")
+        seen: dict[str, str] = {}
+        for member in parsed:
+            self._check_name(member.name, seen)
+        return parsed
+
+    def _check_name(self, name: str, seen: dict[str, str]) -> None:
+        what, k = self.what, self.key(name)
         if not k:
             raise ValueError(f"{what} name {name!r} needs at least one letter or digit")
-        if k in blocked or name.startswith("__"):
-            names = ", ".join(sorted({*reserved, *ALWAYS_RESERVED}))
+        if k in {self.key(n) for n in (*self.reserved, *ALWAYS_RESERVED)} or name.startswith("__"):
+            names = ", ".join(sorted({*self.reserved, *ALWAYS_RESERVED}))
             raise ValueError(
                 f"{what} name {name!r} is reserved: names may not be {names} or start with __"
             )
@@ -147,19 +169,18 @@ def check_roster(
                 f"{k!r}); give every {what} a different name"
             )
         seen[k] = name
-        bad = [c for c in NODE_NAME_RESERVED if c in name] if node_names else []
+        bad = [c for c in NODE_NAME_RESERVED if c in name] if self.node_names else []
         if bad:
             raise ValueError(
                 f"{what} name {name!r} contains {bad[0]!r}: ':' and '|' are not allowed"
             )
-    return parsed
 
 
 #: What a valid participant dict holds (for errors).
 PARTICIPANT_FIELDS = "a non-empty 'name' and optionally 'instructions'"
 
 
-def parse_participant(value: Any, what: str = "agent") -> Any:
+def parse_participant(value: Any, what: str = "agent") -> Participant:
     """A :class:`~debategraph.state.records.Participant` from one, a dict or a string.
 
     The string form is ``"Name: instructions"`` (``"Name"`` alone has no instructions); a
@@ -176,7 +197,6 @@ def parse_participant(value: Any, what: str = "agent") -> Any:
     Raises:
         ValueError: One line naming the bad value and what is allowed.
     """
-    from debategraph.state.records import Participant
 
     def from_text(text: str) -> Participant:
         name, _, instructions = text.partition(":")

@@ -83,6 +83,22 @@ def past_deadline(state: Mapping[str, Any]) -> bool:
     return isinstance(deadline, int | float) and time.time() >= deadline
 
 
+def check_max_rounds(max_rounds: int | None, *, optional: bool = False) -> None:
+    """Refuse a round cap below 1 (every pattern's ``max_rounds``).
+
+    Args:
+        max_rounds: The setting.
+        optional: Whether ``None`` (no cap given) is allowed.
+
+    Raises:
+        ValueError: One line naming the value and what is allowed.
+    """
+    if max_rounds is None and optional:
+        return
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+
+
 def check_time_limit(time_limit_s: float | None, option: str = "time_limit_s") -> None:
     """Refuse a time limit that is not a positive number of seconds (``None``: none).
 

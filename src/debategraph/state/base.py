@@ -9,12 +9,17 @@ and per agent (reducers that add, so agents of one round may write in the same s
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, Literal, get_args
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, Literal, TypeVar, get_args
 
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
+from debategraph.compat import StateLike
 from debategraph.state.records import Turn, Usage
 from debategraph.state.reducers import append_only, transcript_channel
+
+InputT = TypeVar("InputT", bound=StateLike)
+OutputT = TypeVar("OutputT", bound=StateLike)
 
 #: Why a run ended, one vocabulary for every pattern:
 #:
@@ -172,3 +177,18 @@ def turn_update(turn: Turn) -> dict[str, Any]:
         ``transcript``, ``usage`` and ``usage_by_agent`` writes.
     """
     return {"transcript": [turn], **charge_update([turn])}
+
+
+@dataclass(frozen=True)
+class Schemas(Generic[InputT, OutputT]):
+    """A pattern's three schemas, declared once in its state module as ``SCHEMAS``.
+
+    Attributes:
+        state: The full state (a user may pass an extension of it as ``state_schema``).
+        input: What an invocation takes.
+        output: What it returns (to a caller or a parent graph).
+    """
+
+    state: type[Any]
+    input: type[InputT]
+    output: type[OutputT]

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
-from debategraph.state.base import RunOutput, RunState
+from debategraph.state.base import RunOutput, RunState, Schemas
 from debategraph.state.records import Turn
 from debategraph.state.reducers import append_only
 
@@ -199,3 +199,6 @@ RECORD_TYPES: tuple[type[BaseModel], ...] = (
     StrongestArgument,
     Verdict,
 )
+
+#: The state, input and output schemas of the graph.
+SCHEMAS = Schemas(DebateState, DebateInput, DebateOutput)

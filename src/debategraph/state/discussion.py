@@ -16,7 +16,13 @@ from pydantic.json_schema import SkipJsonSchema
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.documents import Document, Section
-from debategraph.state.base import RunOutput, RunState, TerminationReason, termination_word
+from debategraph.state.base import (
+    RunOutput,
+    RunState,
+    Schemas,
+    TerminationReason,
+    termination_word,
+)
 from debategraph.state.reducers import append_only
 
 QuestionType = Literal["clarification", "challenge", "extension"]
@@ -280,3 +286,6 @@ RECORD_TYPES: tuple[type[BaseModel], ...] = (
     DivergentView,
     ConsensusReport,
 )
+
+#: The state, input and output schemas of the graph.
+SCHEMAS = Schemas(DiscussionState, DiscussionInput, DiscussionOutput)

@@ -7,7 +7,7 @@ from typing import Annotated, NotRequired
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypedDict
 
-from debategraph.state.base import RunOutput, RunState
+from debategraph.state.base import RunOutput, RunState, Schemas
 from debategraph.state.reducers import append_only
 
 
@@ -84,3 +84,6 @@ class GroupChatState(GroupChatOutput, RunState):
 
 #: Record types of this graph that checkpoints may deserialize.
 RECORD_TYPES: tuple[type[BaseModel], ...] = (SelectionRecord,)
+
+#: The state, input and output schemas of the graph.
+SCHEMAS = Schemas(GroupChatState, GroupChatInput, GroupChatOutput)

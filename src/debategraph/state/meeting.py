@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
-from debategraph.state.base import RunOutput, RunState
+from debategraph.state.base import RunOutput, RunState, Schemas
 from debategraph.state.records import Participant
 from debategraph.state.reducers import append_only
 
@@ -125,3 +125,6 @@ class MeetingState(MeetingOutput, RunState):
 
 #: Record types of this graph that checkpoints may deserialize (see ``RECORD_TYPES``).
 RECORD_TYPES: tuple[type[BaseModel], ...] = (Stage, RoundDecision, FinalDecision)
+
+#: The state, input and output schemas of the graph.
+SCHEMAS = Schemas(MeetingState, MeetingInput, MeetingOutput)

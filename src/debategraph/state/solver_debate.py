@@ -6,7 +6,7 @@ from typing import Annotated, NotRequired
 
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
-from debategraph.state.base import RunOutput, RunState
+from debategraph.state.base import RunOutput, RunState, Schemas
 from debategraph.state.records import RoundRecord, Turn
 from debategraph.state.reducers import append_only
 
@@ -57,3 +57,7 @@ class SolverView(TypedDict):
     own: Turn | None
     peers: list[Turn]
     interjections: list[Turn]
+
+
+#: The state, input and output schemas of the graph.
+SCHEMAS = Schemas(SolverDebateState, SolverDebateInput, SolverDebateOutput)

@@ -8,8 +8,8 @@ from typing import Any
 
 from langgraph.graph import END
 
-from debategraph.nodes.roster import check_roster, parse_member
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
+from debategraph.nodes.roster import Roster, parse_member
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
 from debategraph.state.debate import TIE, Debater, HistoryMode
 from debategraph.state.records import USER
 
@@ -67,6 +67,7 @@ class DebateSetup:
         moderator: Whether a moderator may stop the debate after a round.
         judge: Whether a judge gives a verdict at the end.
         pause_after_round: Whether a human reviews each round.
+        time_limit_s: Seconds the debate may take (``None``: no limit).
     """
 
     debaters: tuple[Debater, ...]
@@ -77,6 +78,7 @@ class DebateSetup:
     moderator: bool
     judge: bool
     pause_after_round: bool
+    time_limit_s: float | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -162,9 +164,13 @@ def parse_debater(value: DebaterLike) -> Debater:
     return parse_member(value, Debater, "debater", DEBATER_FIELDS, from_text=_debater_from_text)
 
 
+#: How a debate's debaters are checked.
+DEBATERS = Roster("debater", "a debate", parse_debater, reserved=RESERVED_NAMES)
+
+
 def debate_setup(
-    debaters: Sequence[DebaterLike],
     *,
+    debaters: Sequence[DebaterLike],
     max_rounds: int,
     first_speaker: str | None,
     words: int,
@@ -173,19 +179,11 @@ def debate_setup(
     history: str,
     keep_last: int,
     pause_after_round: bool,
+    time_limit_s: float | None,
 ) -> DebateSetup:
     """Check a debate's settings and fix the speaking order.
 
-    Args:
-        debaters: As for :func:`~debategraph.graphs.debate.build_debate`.
-        max_rounds: As for ``build_debate``.
-        first_speaker: As for ``build_debate``.
-        words: As for ``build_debate``.
-        moderator: As for ``build_debate``.
-        judge: As for ``build_debate``.
-        history: As for ``build_debate``.
-        keep_last: As for ``build_debate``.
-        pause_after_round: As for ``build_debate``.
+    The settings are :func:`~debategraph.graphs.debate.build_debate`'s, documented there.
 
     Returns:
         The settings, debaters in speaking order (``first_speaker`` first, then the
@@ -194,23 +192,14 @@ def debate_setup(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    if max_rounds < 1:
-        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+    check_max_rounds(max_rounds)
     if words < MIN_WORDS:
         raise ValueError(f"words must be at least {MIN_WORDS}, got {words}")
     if history not in HISTORY_MODES:
         raise ValueError(f"history must be 'full' or 'window', got {history!r}")
     if keep_last < 1:
         raise ValueError(f"keep_last must be at least 1, got {keep_last}")
-    parsed = check_roster(
-        debaters,
-        parse_debater,
-        what="debater",
-        group="a debate",
-        name_of=lambda d: d.name,
-        reserved=RESERVED_NAMES,
-        node_names=True,
-    )
+    parsed = DEBATERS.check(debaters)
     start = 0
     if first_speaker is not None:
         lowered = [d.name.lower() for d in parsed]
@@ -230,4 +219,5 @@ def debate_setup(
         moderator=moderator,
         judge=judge,
         pause_after_round=pause_after_round,
+        time_limit_s=time_limit_s,
     )

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from debategraph.nodes.roster import check_roster, parse_member, slug
-from debategraph.nodes.rounds import check_time_limit
+from debategraph.nodes.roster import Roster, parse_member, slug
+from debategraph.nodes.rounds import check_max_rounds, check_time_limit
 from debategraph.state.discussion import Persona
 
 PREPARE_NODE = "prepare"
@@ -95,6 +95,7 @@ class DiscussionSetup:
         time_limit_s: Wall-clock seconds the run may take (its deadline: calls in flight
             then are cancelled, and the run ends ``time_limit``).
         max_sections: Sections each agent may read.
+        pause_after_round: Whether a human reviews each iteration.
     """
 
     personas: tuple[Persona, ...]
@@ -102,6 +103,7 @@ class DiscussionSetup:
     threshold: float
     time_limit_s: float
     max_sections: int
+    pause_after_round: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -138,25 +140,28 @@ def parse_persona(value: PersonaLike) -> Persona:
     )
 
 
+#: How a discussion's personas are checked (their slugs name their nodes).
+PERSONAS = Roster(
+    "persona", "a discussion", parse_persona, key=slug, reserved=JOIN_NODES, node_names=False
+)
+
+
 def discussion_setup(
-    personas: Sequence[PersonaLike] | None,
     *,
+    personas: Sequence[PersonaLike] | None,
     max_rounds: int,
     threshold: float,
     time_limit_s: float,
     max_sections: int,
+    pause_after_round: bool,
 ) -> DiscussionSetup:
     """Check a discussion's settings.
 
+    The settings are :func:`~debategraph.graphs.discussion.build_discussion`'s,
+    documented there.
+
     Persona names are unique ignoring case and punctuation (they name the personas'
     nodes); the graph's own node names and ``user`` are reserved.
-
-    Args:
-        personas: As for :func:`~debategraph.graphs.discussion.build_discussion`.
-        max_rounds: Cap on rounds: iterations of questions, answers and revisions (>= 1).
-        threshold: Convergence score (0-1) that ends the discussion.
-        time_limit_s: Seconds the run may take (> 0).
-        max_sections: Sections each agent may read (>= 1).
 
     Returns:
         The settings.
@@ -164,8 +169,7 @@ def discussion_setup(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    if max_rounds < 1:
-        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+    check_max_rounds(max_rounds)
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
     check_time_limit(time_limit_s)
@@ -173,19 +177,12 @@ def discussion_setup(
         raise ValueError(f"max_sections must be at least 1, got {max_sections}")
     parsed = list(DEFAULT_PERSONAS)
     if personas is not None:
-        parsed = check_roster(
-            personas,
-            parse_persona,
-            what="persona",
-            group="a discussion",
-            name_of=lambda p: p.name,
-            key=slug,
-            reserved=JOIN_NODES,
-        )
+        parsed = PERSONAS.check(personas)
     return DiscussionSetup(
         personas=tuple(parsed),
         max_rounds=max_rounds,
         threshold=threshold,
         time_limit_s=time_limit_s,
         max_sections=max_sections,
+        pause_after_round=pause_after_round,
     )

@@ -7,8 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from debategraph.nodes.conversation import DEFAULT_KEEP_LAST
-from debategraph.nodes.roster import check_roster, parse_participant, slug
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_time_limit
+from debategraph.nodes.roster import Roster, parse_participant, slug
+from debategraph.nodes.rounds import (
+    OPEN_ROUND_NODE,
+    REVIEW_NODE,
+    check_max_rounds,
+    check_time_limit,
+)
 from debategraph.state.records import Participant
 from debategraph.strategies.selection import Selector, make_selector
 from debategraph.strategies.termination import (
@@ -101,32 +106,27 @@ class ChatSetup:
         return lowered.get(name.strip().lower())
 
 
+#: How a group chat's agents are checked.
+AGENTS = Roster("agent", "a group chat", parse_participant, key=slug, reserved=RESERVED_NAMES)
+
+
 def chat_setup(
-    agents: Sequence[AgentLike],
     *,
+    agents: Sequence[AgentLike],
     selection: str | Selector,
     first: str | None,
-    termination: Condition | None,
     until: Sequence[str | Condition],
+    termination: Condition | None,
     max_rounds: int | None,
     max_in_a_row: int | None,
     keep_last: int,
     pause_after_round: bool,
-    time_limit_s: float | None = None,
+    time_limit_s: float | None,
 ) -> ChatSetup:
-    """Validate a group chat's settings and combine its termination conditions.
+    """Check a group chat's settings and combine its termination conditions.
 
-    Args:
-        agents: As for :func:`~debategraph.graphs.group_chat.build_group_chat`.
-        selection: As for ``build_group_chat``.
-        first: As for ``build_group_chat``.
-        termination: As for ``build_group_chat``.
-        until: As for ``build_group_chat``.
-        max_rounds: As for ``build_group_chat``.
-        max_in_a_row: As for ``build_group_chat``.
-        keep_last: As for ``build_group_chat``.
-        pause_after_round: As for ``build_group_chat``.
-        time_limit_s: As for ``build_group_chat`` (a ``timeout`` condition).
+    The settings are :func:`~debategraph.graphs.group_chat.build_group_chat`'s,
+    documented there.
 
     Returns:
         The settings.
@@ -134,21 +134,11 @@ def chat_setup(
     Raises:
         ValueError: One line naming the bad value and what is allowed.
     """
-    parsed = check_roster(
-        agents,
-        parse_participant,
-        what="agent",
-        group="a group chat",
-        name_of=lambda a: a.name,
-        key=slug,
-        reserved=RESERVED_NAMES,
-        node_names=True,
-    )
+    parsed = AGENTS.check(agents)
     names = [a.name for a in parsed]
     if keep_last < 0:
         raise ValueError(f"keep_last must be 0 (all) or more, got {keep_last}")
-    if max_rounds is not None and max_rounds < 1:
-        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+    check_max_rounds(max_rounds, optional=True)
     check_time_limit(time_limit_s)
     parts: list[Condition] = [parse_until(u, names) if isinstance(u, str) else u for u in until]
     if termination is not None:

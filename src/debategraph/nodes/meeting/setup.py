@@ -9,13 +9,13 @@ its name; a participant of several stages is one agent (one node) that speaks in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel
 
 from debategraph.nodes.conversation import DEFAULT_KEEP_LAST as DEFAULT_KEEP_LAST
-from debategraph.nodes.roster import check_roster, parse_participant, slug
+from debategraph.nodes.roster import Roster, parse_participant, slug
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_time_limit
 from debategraph.state.meeting import MeetingState, Stage
 from debategraph.state.records import USER, Participant
@@ -81,6 +81,22 @@ DEFAULT_STAGES: tuple[Mapping[str, Any], ...] = (
 )
 
 
+def _participant(value: Any) -> Participant:
+    return parse_participant(value, "participant")
+
+
+#: How a stage's participants are checked (the group is named per stage).
+PARTICIPANTS = Roster(
+    "participant",
+    "a stage",
+    _participant,
+    key=slug,
+    reserved=RESERVED_NAMES,
+    minimum=1,
+    node_names=False,
+)
+
+
 def _check_cap(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{what} must be a whole number of at least 1, got {value!r}")
@@ -124,16 +140,7 @@ def parse_stage(value: Any, position: int) -> Stage:
             "or {name, instructions}"
         )
     try:
-        parsed: list[Participant] = check_roster(
-            participants,
-            lambda v: parse_participant(v, "participant"),
-            what="participant",
-            group=f"stage {name!r}",
-            name_of=lambda p: p.name,
-            key=slug,
-            reserved=RESERVED_NAMES,
-            minimum=1,
-        )
+        parsed = replace(PARTICIPANTS, group=f"stage {name!r}").check(participants)
     except ValueError as exc:
         raise ValueError(f"stage {name!r}: {exc}") from None
     cap = value.get("max_rounds")
@@ -267,21 +274,16 @@ class MeetingSetup:
 
 
 def meeting_setup(
-    stages: Sequence[StageLike],
     *,
+    stages: Sequence[StageLike],
     max_rounds: int,
     keep_last: int,
     pause_after_round: bool,
-    time_limit_s: float | None = None,
+    time_limit_s: float | None,
 ) -> MeetingSetup:
     """Check a meeting's settings.
 
-    Args:
-        stages: As for :func:`~debategraph.graphs.meeting.build_meeting`.
-        max_rounds: As for ``build_meeting``.
-        keep_last: As for ``build_meeting``.
-        pause_after_round: As for ``build_meeting``.
-        time_limit_s: As for ``build_meeting``.
+    The settings are :func:`~debategraph.graphs.meeting.build_meeting`'s, documented there.
 
     Returns:
         The settings, every stage with its round cap.

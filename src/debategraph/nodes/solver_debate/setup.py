@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from debategraph.nodes.roster import check_roster
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
+from debategraph.nodes.roster import Roster
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
 from debategraph.state.records import Participant
 from debategraph.strategies.topology import SINGLE, Topology, make_topology, solver_names
 
@@ -42,6 +42,7 @@ class SolverSetup:
         stop_when_unanimous: Stop after a round in which every solver gave the same answer.
         view_chars: How much of each neighbour's reasoning a solver reads (``None``: all).
         pause_after_round: Whether a human reviews each round.
+        time_limit_s: Seconds the debate may take (``None``: no limit).
     """
 
     topology: Topology
@@ -50,6 +51,7 @@ class SolverSetup:
     stop_when_unanimous: bool
     view_chars: int | None
     pause_after_round: bool
+    time_limit_s: float | None = None
 
     @property
     def solvers(self) -> list[str]:
@@ -76,16 +78,8 @@ def check_solver_names(names: Sequence[str], *, minimum: int = 2) -> list[str]:
     Raises:
         ValueError: One line naming the bad value and what is allowed.
     """
-    solvers = check_roster(
-        names,
-        _solver,
-        what="solver",
-        group="a solver debate",
-        name_of=lambda solver: solver.name,
-        reserved=RESERVED_NAMES,
-        minimum=minimum,
-        node_names=True,
-    )
+    rule = Roster("solver", "a solver debate", _solver, reserved=RESERVED_NAMES, minimum=minimum)
+    solvers = rule.check(names)
     return [solver.name for solver in solvers]
 
 
@@ -139,27 +133,21 @@ def make_solvers(agents: AgentsLike, topology: TopologyLike, neighbours: int | N
 
 
 def solver_setup(
-    agents: AgentsLike,
     *,
+    agents: AgentsLike,
     max_rounds: int,
     topology: TopologyLike,
     neighbours: int | None,
     token_budget: int | None,
     stop_when_unanimous: bool,
-    view_chars: int | None,
     pause_after_round: bool,
+    view_chars: int | None,
+    time_limit_s: float | None,
 ) -> SolverSetup:
     """Check a solver debate's settings and build its topology.
 
-    Args:
-        agents: As for :func:`~debategraph.graphs.solver_debate.build_solver_debate`.
-        max_rounds: As for ``build_solver_debate``.
-        topology: As for ``build_solver_debate``.
-        neighbours: As for ``build_solver_debate``.
-        token_budget: As for ``build_solver_debate``.
-        stop_when_unanimous: As for ``build_solver_debate``.
-        view_chars: As for ``build_solver_debate``.
-        pause_after_round: As for ``build_solver_debate``.
+    The settings are :func:`~debategraph.graphs.solver_debate.build_solver_debate`'s,
+    documented there.
 
     Returns:
         The settings.
@@ -167,8 +155,7 @@ def solver_setup(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    if max_rounds < 1:
-        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+    check_max_rounds(max_rounds)
     if token_budget is not None and token_budget < 1:
         raise ValueError(f"token budget must be a positive number of tokens, got {token_budget}")
     if view_chars is not None and view_chars < MIN_VIEW_CHARS:
@@ -182,4 +169,5 @@ def solver_setup(
         stop_when_unanimous=stop_when_unanimous,
         view_chars=view_chars,
         pause_after_round=pause_after_round,
+        time_limit_s=time_limit_s,
     )
