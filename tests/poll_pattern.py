@@ -13,6 +13,7 @@ A real pattern would put these parts in ``graphs/``, ``nodes/``, ``state/`` and
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -66,6 +67,14 @@ class PollState(PollOutput, RunState):
 SCHEMAS = Schemas(PollState, PollInput, PollOutput)
 
 
+@dataclass(frozen=True)
+class PollSetup:
+    """The poll's checked settings, as the skeleton reads them."""
+
+    round_cap: int
+    time_limit_s: float | None = None
+
+
 def build_poll(
     model: Any = None, *, panellists: int = 2, rounds: int = 2, pause_after_round: bool = False
 ) -> PatternGraph[PollInput, PollOutput]:
@@ -73,7 +82,7 @@ def build_poll(
         raise ValueError(f"panellists must be at least 1, got {panellists}")
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
-    builder, binding = skeleton(model, SCHEMAS, None, round_cap=rounds)
+    builder, binding = skeleton(model, SCHEMAS, None, PollSetup(round_cap=rounds))
     names = [f"panellist_{i + 1}" for i in range(panellists)]
     builder.add_node(loop.OPEN_ROUND_NODE, loop.make_open_round())
     for name in names:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from debategraph.checkpoints.savers import DEFAULT_DB, is_postgres_url, open_postgres, open_sqlite
+from debategraph.checkpoints.savers import DEFAULT_DB, open_database
 
 if TYPE_CHECKING:  # imported where used: the CLI's --help loads none of LangGraph
     from langgraph.store.base import BaseStore, Item
@@ -204,11 +204,6 @@ def open_store(db: str | os.PathLike[str] = DEFAULT_DB) -> Iterator[BaseStore]:
     Raises:
         UsageError: If the database cannot be opened.
     """
-    text = os.fspath(db)
-    if is_postgres_url(text):
-        with open_postgres(text, _postgres_store_class) as store:
-            yield store
-        return
 
     def make(conn: Any) -> BaseStore:
         conn.isolation_level = None  # autocommit: the store issues its own BEGIN/COMMIT
@@ -218,7 +213,7 @@ def open_store(db: str | os.PathLike[str] = DEFAULT_DB) -> Iterator[BaseStore]:
     # The checkpointer of this process may have the file open already: reading its header
     # now would drop that connection's locks (see check_sqlite_file); SQLite itself
     # refuses a file that is not a database.
-    with open_sqlite(text, make, read_header=False) as store:
+    with open_database(db, _postgres_store_class, make, read_header=False) as store:
         yield store
 
 

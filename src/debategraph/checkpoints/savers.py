@@ -348,14 +348,39 @@ def open_checkpointer(
     Raises:
         UsageError: If the database cannot be opened.
     """
-    text = os.fspath(url)
-    if is_postgres_url(text):
-        with open_postgres(text, _postgres_saver_class) as saver:
-            saver.serde = serializer()
-            yield saver
-        return
-    with open_sqlite(text, lambda conn: _sqlite_saver_class()(conn, serde=serializer())) as saver:
+    with open_database(
+        url, _postgres_saver_class, lambda conn: _sqlite_saver_class()(conn)
+    ) as saver:
+        saver.serde = serializer()
         yield saver
+
+
+@contextlib.contextmanager
+def open_database(
+    db: str | os.PathLike[str],
+    postgres: Callable[[], type[Any]],
+    sqlite: Callable[[sqlite3.Connection], T],
+    *,
+    read_header: bool = True,
+) -> Iterator[T]:
+    """Open a ``--db`` value for a LangGraph saver or store: a Postgres URL or a SQLite file.
+
+    Args:
+        db: A SQLite file path (``sqlite:///`` prefix allowed) or a Postgres URL.
+        postgres: Returns the Postgres class (see :func:`open_postgres`).
+        sqlite: Makes the SQLite one on a connection (see :func:`open_sqlite`).
+        read_header: For SQLite: check the file's header first (see :func:`open_sqlite`).
+
+    Yields:
+        The saver or store, set up; closed on exit.
+    """
+    text = os.fspath(db)
+    if is_postgres_url(text):
+        with open_postgres(text, postgres) as made:
+            yield made
+    else:
+        with open_sqlite(text, sqlite, read_header=read_header) as made:
+            yield made
 
 
 @contextlib.contextmanager

@@ -17,27 +17,22 @@ the order inside routing code).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, settings_of, skeleton
+from debategraph.graphs.skeleton import ModelLike, PatternGraph, settings_of, skeleton
 from debategraph.nodes import debate as nodes
 from debategraph.nodes.debate.setup import DEFAULT_DEBATERS, DebaterLike, debate_setup
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review
 from debategraph.state.debate import SCHEMAS, DebateInput, DebateOutput, HistoryMode
 
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-
-    from debategraph.models import ModelBinding, ModelSpec
-
 GRAPH_NAME = "debate"
 
 
 def build_debate(
-    model: BaseChatModel | ModelBinding | ModelSpec | None = None,
+    model: ModelLike = None,
     *,
     debaters: Sequence[DebaterLike] = DEFAULT_DEBATERS,
     max_rounds: int = 3,
@@ -110,9 +105,7 @@ def build_debate(
         ValueError: On any bad setting, naming the value and what is allowed.
     """
     setup = debate_setup(**settings_of(locals()))
-    builder, binding = skeleton(
-        model, SCHEMAS, state_schema, round_cap=setup.max_rounds, time_limit_s=time_limit_s
-    )
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
     builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(time_limit_s))
     previous = OPEN_ROUND_NODE
     for name in setup.names:

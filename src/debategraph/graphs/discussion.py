@@ -21,11 +21,17 @@ between iterations) reaches every later prompt of every persona and the consensu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, renamed_settings, settings_of, skeleton
+from debategraph.graphs.skeleton import (
+    ModelLike,
+    PatternGraph,
+    renamed_settings,
+    settings_of,
+    skeleton,
+)
 from debategraph.nodes.discussion.analysis import analyse, make_prepare
 from debategraph.nodes.discussion.answers import answer
 from debategraph.nodes.discussion.consensus import make_consensus
@@ -49,17 +55,12 @@ from debategraph.nodes.dual import loop_node
 from debategraph.nodes.rounds import add_review, round_router
 from debategraph.state.discussion import SCHEMAS, DiscussionInput, DiscussionOutput
 
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-
-    from debategraph.models import ModelBinding, ModelSpec
-
 GRAPH_NAME = "discussion"
 
 
 @renamed_settings(GRAPH_NAME)
 def build_discussion(
-    model: BaseChatModel | ModelBinding | ModelSpec | None = None,
+    model: ModelLike = None,
     *,
     personas: Sequence[PersonaLike] | None = None,
     max_rounds: int = 5,
@@ -73,18 +74,14 @@ def build_discussion(
 
     Example:
         ```python
-        from langchain_openai import ChatOpenAI
+        from debategraph import Context, Persona, build_discussion, recursion_limit
 
-        from debategraph import build_discussion, recursion_limit
-
-        model = ChatOpenAI(model="gpt-4o-mini", timeout=60)
         personas = [
-            {"name": "Critic", "focus": "methods and limitations"},
-            {"name": "Builder", "focus": "applications"},
+            Persona(name="Critic", focus="methods and limitations"),
+            Persona(name="Builder", focus="applications"),
         ]
-        graph = build_discussion(model, personas=personas, max_rounds=1).compile(
-            name="discussion"
-        )
+        # No model here: each run's context names it (as LangGraph Studio's run form does).
+        graph = build_discussion(personas=personas, max_rounds=1).compile(name="discussion")
         paper = '''# Sparse debate
 
         ## Abstract
@@ -95,7 +92,11 @@ def build_discussion(
 
         Each agent reads only its two neighbours.
         '''
-        result = graph.invoke({"document": paper}, {"recursion_limit": recursion_limit(graph)})
+        result = graph.invoke(
+            {"document": paper},
+            {"recursion_limit": recursion_limit(graph)},
+            context=Context(model="gpt-4o-mini", timeout_s=60),
+        )
         print(result["termination_reason"], result["report"].overall_confidence)
         ```
 
@@ -127,10 +128,7 @@ def build_discussion(
         ValueError: On any bad setting, naming the value and what is allowed.
     """
     setup = discussion_setup(**settings_of(locals()))
-    # + 1: the analysis before the first iteration takes a round's steps at most.
-    builder, binding = skeleton(
-        model, SCHEMAS, state_schema, round_cap=setup.max_rounds + 1, time_limit_s=time_limit_s
-    )
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
     builder.add_node(PREPARE_NODE, loop_node(make_prepare(setup)))
     builder.add_node(OPEN_ITERATION_NODE, open_iteration_node())
     builder.add_node(QUESTIONS_DONE_NODE, loop_node(join))

@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, renamed_settings, settings_of, skeleton
+from debategraph.graphs.skeleton import (
+    ModelLike,
+    PatternGraph,
+    renamed_settings,
+    settings_of,
+    skeleton,
+)
 from debategraph.nodes import group_chat as nodes
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.group_chat.setup import DEFAULT_AGENTS, AgentLike, chat_setup
@@ -29,9 +35,6 @@ from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_nod
 from debategraph.state.group_chat import SCHEMAS, GroupChatInput, GroupChatOutput
 
 if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-
-    from debategraph.models import ModelBinding, ModelSpec
     from debategraph.strategies.selection import Selector
     from debategraph.strategies.termination import Condition
 
@@ -40,7 +43,7 @@ GRAPH_NAME = "group_chat"
 
 @renamed_settings(GRAPH_NAME)
 def build_group_chat(
-    model: BaseChatModel | ModelBinding | ModelSpec | None = None,
+    model: ModelLike = None,
     *,
     agents: Sequence[AgentLike] = DEFAULT_AGENTS,
     selection: Literal["sequential", "llm"] | Selector = "sequential",
@@ -59,16 +62,21 @@ def build_group_chat(
     Example:
         ```python
         from langchain_openai import ChatOpenAI
+        from langgraph.checkpoint.memory import InMemorySaver
 
-        from debategraph import build_group_chat, recursion_limit
+        from debategraph import Participant, build_group_chat, recursion_limit
 
-        model = ChatOpenAI(model="gpt-4o-mini", timeout=60)
+        writer = Participant(name="Writer", instructions="drafts and revises the haiku")
+        reviewer = Participant(name="Reviewer", instructions="says APPROVED when it is good")
         graph = build_group_chat(
-            model, until=["regex:APPROVED@Reviewer"], max_rounds=4
-        ).compile(name="group_chat")
+            ChatOpenAI(model="gpt-4o-mini", timeout=60),
+            agents=[writer, reviewer],
+            until=["regex:APPROVED@Reviewer"],
+            max_rounds=4,
+        ).compile(checkpointer=InMemorySaver(), name="group_chat")
         result = graph.invoke(
             {"task": "Write a haiku about rain"},
-            {"recursion_limit": recursion_limit(graph)},
+            {"configurable": {"thread_id": "haiku"}, "recursion_limit": recursion_limit(graph)},
         )
         print(result["termination_reason"], [s.agent for s in result["selections"]])
         ```
@@ -114,9 +122,7 @@ def build_group_chat(
             of seconds...), naming the value and what is allowed.
     """
     setup = chat_setup(**settings_of(locals()))
-    builder, binding = skeleton(
-        model, SCHEMAS, state_schema, round_cap=setup.cap, time_limit_s=time_limit_s
-    )
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
     builder.add_node(nodes.BEGIN_NODE, loop_node(nodes.begin(setup), name=nodes.BEGIN_NODE))
     builder.add_edge(START, nodes.BEGIN_NODE)
     builder.add_conditional_edges(

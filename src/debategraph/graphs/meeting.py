@@ -17,11 +17,11 @@ ran (``completed``), a stop was requested (``stopped``) or a whole round came ba
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, settings_of, skeleton
+from debategraph.graphs.skeleton import ModelLike, PatternGraph, settings_of, skeleton
 from debategraph.nodes import meeting as nodes
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.meeting.setup import (
@@ -33,16 +33,11 @@ from debategraph.nodes.meeting.setup import (
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, round_router
 from debategraph.state.meeting import SCHEMAS, MeetingInput, MeetingOutput
 
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-
-    from debategraph.models import ModelBinding, ModelSpec
-
 GRAPH_NAME = "meeting"
 
 
 def build_meeting(
-    model: BaseChatModel | ModelBinding | ModelSpec | None = None,
+    model: ModelLike = None,
     *,
     stages: Sequence[StageLike] = DEFAULT_STAGES,
     max_rounds: int = 2,
@@ -59,8 +54,16 @@ def build_meeting(
 
         from debategraph import build_meeting, recursion_limit
 
-        model = ChatOpenAI(model="gpt-4o-mini", timeout=60)
-        graph = build_meeting(model, max_rounds=1).compile(name="meeting")
+        stages = [
+            {"name": "Pitch", "participants": ["Presenter: lays out the proposal"]},
+            {
+                "name": "Debate",
+                "participants": ["Advocate: argues for it", "Skeptic: argues against it"],
+                "max_rounds": 2,
+            },
+        ]
+        model = ChatOpenAI(model="gpt-4o-mini", timeout=60, max_retries=1)
+        graph = build_meeting(model, stages=stages, max_rounds=1).compile(name="meeting")
         result = graph.invoke(
             {"topic": "Should our team move to a four-day week?"},
             {"recursion_limit": recursion_limit(graph)},
@@ -100,10 +103,7 @@ def build_meeting(
         ValueError: On any bad setting, naming the value and what is allowed.
     """
     setup = meeting_setup(**settings_of(locals()))
-    # The chair's decision after the last round fits in the skeleton's slack steps.
-    builder, binding = skeleton(
-        model, SCHEMAS, state_schema, round_cap=setup.total_rounds, time_limit_s=time_limit_s
-    )
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
     builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(setup))
     builder.add_edge(START, OPEN_ROUND_NODE)
     route, targets = nodes.open_router(setup)

@@ -12,21 +12,22 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, Protocol, TypeAlias, TypeVar, cast
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.graph import StateGraph
 
 from debategraph import registry
 from debategraph.compat import StateLike
 from debategraph.context import Context
+from debategraph.models import ModelBinding, ModelSpec
 from debategraph.nodes.agent import bind
 from debategraph.nodes.rounds import check_time_limit
 from debategraph.state.base import Schemas
 
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-
-    from debategraph.models import ModelBinding, ModelSpec
+#: What a factory's ``model`` may be: a LangChain chat model, a binding, a spec, or
+#: ``None`` (each run's :class:`~debategraph.context.Context` names the model).
+ModelLike: TypeAlias = BaseChatModel | ModelBinding | ModelSpec | None
 
 F = TypeVar("F", bound=Callable[..., Any])
 InputT = TypeVar("InputT", bound=StateLike)
@@ -46,13 +47,23 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
     round_cap: int = 1
 
 
+class Setup(Protocol):
+    """What the skeleton reads of a pattern's checked settings (``nodes/<p>/setup.py``)."""
+
+    @property
+    def round_cap(self) -> int:
+        """The most rounds (turns, iterations, stage rounds) one invocation runs."""
+
+    @property
+    def time_limit_s(self) -> float | None:
+        """Seconds a run may take (``None``: no limit)."""
+
+
 def skeleton(
-    model: BaseChatModel | ModelBinding | ModelSpec | None,
+    model: ModelLike,
     schemas: Schemas[InputT, OutputT],
     state_schema: type[Any] | None,
-    *,
-    round_cap: int,
-    time_limit_s: float | None = None,
+    setup: Setup,
 ) -> tuple[PatternGraph[InputT, OutputT], ModelBinding | None]:
     """An empty pattern graph and the model its agents call.
 
@@ -61,8 +72,8 @@ def skeleton(
         schemas: The pattern's schemas (its state module's ``SCHEMAS``).
         state_schema: The factory's ``state_schema`` argument: an extension of the
             pattern's state, or ``None`` for the pattern's own.
-        round_cap: The most rounds one invocation runs (for :func:`recursion_limit`).
-        time_limit_s: The run's time limit, checked here (``None``: none).
+        setup: The pattern's checked settings: their round cap is recorded for
+            :func:`recursion_limit`, their time limit checked.
 
     Returns:
         ``(graph, binding)``: add the pattern's nodes to the graph.
@@ -70,14 +81,14 @@ def skeleton(
     Raises:
         ValueError: If the time limit is not a positive number of seconds.
     """
-    check_time_limit(time_limit_s)
+    check_time_limit(setup.time_limit_s)
     graph: PatternGraph[InputT, OutputT] = PatternGraph(
         state_schema or schemas.state,
         context_schema=Context,
         input_schema=schemas.input,
         output_schema=schemas.output,
     )
-    graph.round_cap = round_cap
+    graph.round_cap = setup.round_cap
     return graph, bind(model)
 
 

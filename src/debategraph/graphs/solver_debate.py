@@ -11,11 +11,17 @@ Graph: ``START -> open_round -> <one node per solver> -> close_round``, then bac
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.graph import END, START
 
-from debategraph.graphs.skeleton import PatternGraph, renamed_settings, settings_of, skeleton
+from debategraph.graphs.skeleton import (
+    ModelLike,
+    PatternGraph,
+    renamed_settings,
+    settings_of,
+    skeleton,
+)
 from debategraph.nodes import solver_debate as nodes
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node, round_router
@@ -27,17 +33,12 @@ from debategraph.nodes.solver_debate.setup import (
 )
 from debategraph.state.solver_debate import SCHEMAS, SolverDebateInput, SolverDebateOutput
 
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-
-    from debategraph.models import ModelBinding, ModelSpec
-
 GRAPH_NAME = "solver_debate"
 
 
 @renamed_settings(GRAPH_NAME)
 def build_solver_debate(
-    model: BaseChatModel | ModelBinding | ModelSpec | None = None,
+    model: ModelLike = None,
     *,
     agents: AgentsLike = 4,
     max_rounds: int = 3,
@@ -54,12 +55,11 @@ def build_solver_debate(
 
     Example:
         ```python
-        from langchain_openai import ChatOpenAI
+        from debategraph import ModelSpec, build_solver_debate, recursion_limit
 
-        from debategraph import build_solver_debate, recursion_limit
-
-        model = ChatOpenAI(model="gpt-4o-mini", timeout=60)
-        graph = build_solver_debate(model, agents=3, max_rounds=2).compile(
+        # Any OpenAI-compatible endpoint (base_url: OPENAI_BASE_URL or OpenAI's).
+        spec = ModelSpec(model="gpt-4o-mini", timeout_s=60, temperature=0.7)
+        graph = build_solver_debate(spec, agents=["ann", "bob", "cy"], max_rounds=2).compile(
             name="solver_debate"
         )
         result = graph.invoke(
@@ -109,9 +109,7 @@ def build_solver_debate(
         ValueError: On any bad setting, naming the value and what is allowed.
     """
     setup = solver_setup(**settings_of(locals()))
-    builder, binding = skeleton(
-        model, SCHEMAS, state_schema, round_cap=setup.max_rounds, time_limit_s=time_limit_s
-    )
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
     builder.add_node(
         OPEN_ROUND_NODE, open_round_node(nodes.check_question, time_limit_s=time_limit_s)
     )

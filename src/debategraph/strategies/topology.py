@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 TOPOLOGY_NAMES = ("ring", "full", "star", "single")
@@ -81,6 +81,14 @@ def _validate(neighbours: Mapping[str, Sequence[str]], minimum: int = 2) -> None
         raise ValueError(f"topology is disconnected: {cut} cannot hear or be heard by {names[0]}")
 
 
+def _over(kind: str, n: int, hears: Callable[[int, list[str]], Sequence[str]]) -> Topology:
+    """Topology ``kind`` over ``solver_1..n``, solver ``i`` hearing ``hears(i, names)``."""
+    if n < 2:
+        raise ValueError(f"agents must be at least 2, got {n}")
+    names = solver_names(n)
+    return Topology(kind, {name: tuple(hears(i, names)) for i, name in enumerate(names)})
+
+
 def ring(n: int, k: int = 2) -> Topology:
     """Neighbour-connected ring: each solver hears its ``k`` nearest solvers on a circle.
 
@@ -96,52 +104,24 @@ def ring(n: int, k: int = 2) -> Topology:
     Raises:
         ValueError: If ``n`` or ``k`` is out of range.
     """
-    _check_n(n)
-    if not 1 <= k <= n - 1:
+    if n >= 2 and not 1 <= k <= n - 1:
         raise ValueError(f"neighbours k={k} is out of range: with {n} solvers use 1..{n - 1}")
-    names = solver_names(n)
-    out: dict[str, tuple[str, ...]] = {}
-    for i, name in enumerate(names):
-        picked: list[str] = []
-        step = 1
-        while len(picked) < k:
-            for j in ((i + step) % n, (i - step) % n):
-                if len(picked) < k and names[j] not in picked and j != i:
-                    picked.append(names[j])
-            step += 1
-        out[name] = tuple(picked)
-    return Topology("ring", out)
+
+    def nearest(i: int, names: list[str]) -> list[str]:
+        sides = ((i + step) % n for d in range(1, n) for step in (d, -d))
+        return list(dict.fromkeys(names[j] for j in sides if j != i))[:k]
+
+    return _over("ring", n, nearest)
 
 
 def full(n: int) -> Topology:
-    """Every solver hears every other solver.
-
-    Args:
-        n: Number of solvers (>= 2).
-
-    Returns:
-        The topology.
-    """
-    _check_n(n)
-    names = solver_names(n)
-    return Topology("full", {a: tuple(b for b in names if b != a) for a in names})
+    """Every one of ``n`` solvers (>= 2) hears every other solver."""
+    return _over("full", n, lambda i, names: names[:i] + names[i + 1 :])
 
 
 def star(n: int) -> Topology:
-    """The first solver is the hub: it hears everyone and everyone hears it.
-
-    Args:
-        n: Number of solvers (>= 2).
-
-    Returns:
-        The topology.
-    """
-    _check_n(n)
-    names = solver_names(n)
-    hub, leaves = names[0], names[1:]
-    out = {hub: tuple(leaves)}
-    out.update({leaf: (hub,) for leaf in leaves})
-    return Topology("star", out)
+    """Of ``n`` solvers (>= 2), the first is the hub: it hears everyone, everyone hears it."""
+    return _over("star", n, lambda i, names: names[1:] if i == 0 else names[:1])
 
 
 def single() -> Topology:
@@ -203,8 +183,3 @@ def make_topology(
     raise ValueError(
         f"unknown topology {kind!r}: use one of {', '.join(TOPOLOGY_NAMES)} or an adjacency mapping"
     )
-
-
-def _check_n(n: int) -> None:
-    if n < 2:
-        raise ValueError(f"agents must be at least 2, got {n}")

@@ -81,6 +81,11 @@ class DebateSetup:
     time_limit_s: float | None = None
 
     @property
+    def round_cap(self) -> int:
+        """The most rounds a run takes: the round cap."""
+        return self.max_rounds
+
+    @property
     def names(self) -> tuple[str, ...]:
         """Debater names in speaking order."""
         return tuple(d.name for d in self.debaters)

@@ -106,6 +106,11 @@ class DiscussionSetup:
     pause_after_round: bool = False
 
     @property
+    def round_cap(self) -> int:
+        """The most rounds a run takes: the cap, and the analysis before the first."""
+        return self.max_rounds + 1
+
+    @property
     def names(self) -> tuple[str, ...]:
         """Persona names."""
         return tuple(p.name for p in self.personas)

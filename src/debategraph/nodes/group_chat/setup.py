@@ -68,6 +68,8 @@ class ChatSetup:
         cap: The turn cap that alone ends it.
         keep_last: Messages a speaker reads (0: all).
         pause_after_round: Pause after every turn for a human.
+        time_limit_s: Seconds an invocation may take (``None``: no limit; the
+            termination holds the same ``timeout``).
     """
 
     agents: tuple[Participant, ...]
@@ -76,6 +78,12 @@ class ChatSetup:
     cap: int
     keep_last: int
     pause_after_round: bool
+    time_limit_s: float | None = None
+
+    @property
+    def round_cap(self) -> int:
+        """The most rounds (turns) an invocation takes: the cap."""
+        return self.cap
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -165,6 +173,7 @@ def chat_setup(
         cap=cap,
         keep_last=keep_last,
         pause_after_round=pause_after_round,
+        time_limit_s=time_limit_s,
     )
 
 

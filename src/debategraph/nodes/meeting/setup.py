@@ -219,6 +219,14 @@ class MeetingSetup:
         return tuple(dict.fromkeys(slug(n) for s in self.stages for n in s.names))
 
     @property
+    def round_cap(self) -> int:
+        """The most rounds a run takes: :attr:`total_rounds`.
+
+        The chair's decision after the last one fits in the skeleton's slack steps.
+        """
+        return self.total_rounds
+
+    @property
     def total_rounds(self) -> int:
         """The most rounds the meeting may run (every stage to its cap)."""
         return sum(self.cap(s) for s in self.stages)

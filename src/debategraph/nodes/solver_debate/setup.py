@@ -54,6 +54,11 @@ class SolverSetup:
     time_limit_s: float | None = None
 
     @property
+    def round_cap(self) -> int:
+        """The most rounds a run takes: the round cap."""
+        return self.max_rounds
+
+    @property
     def solvers(self) -> list[str]:
         """The solvers' names, in order."""
         return self.topology.solvers
