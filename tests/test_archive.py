@@ -17,14 +17,9 @@ from typing_extensions import TypedDict
 
 from debategraph.checkpoints import archive as archive_module
 from debategraph.checkpoints import open_checkpointer, thread_config
-from debategraph.checkpoints.archive import (
-    ArchiveSummary,
-    archive_debate,
-    export_json,
-    jsonable,
-    render_markdown,
-)
-from debategraph.checkpoints.markdown import summary_markdown
+from debategraph.checkpoints.archive import ArchiveSummary, archive_debate, export_json
+from debategraph.checkpoints.markdown import render_markdown, summary_markdown
+from debategraph.checkpoints.thread_values import jsonable
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.solver_debate import votes_markdown
 from debategraph.errors import UsageError

@@ -9,8 +9,8 @@ import pytest
 
 from debategraph.models.calls import CallResult, TextResult
 from debategraph.models.steps import run_steps
-from debategraph.nodes.roster import match_speaker
 from debategraph.state.records import Turn, Usage
+from debategraph.strategies.names import match_speaker
 from debategraph.strategies.selection import (
     LLMSelector,
     MaxInARow,

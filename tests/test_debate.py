@@ -29,7 +29,6 @@ from debategraph.errors import UsageError
 from debategraph.graphs.debate import GRAPH_NAME
 from debategraph.nodes.debate import ARGUE_STAGE, termination_conditions
 from debategraph.nodes.debate.setup import DEFAULT_DEBATERS, debate_setup
-from debategraph.nodes.roster import match_name, read_name
 from debategraph.registry import Launch, entry
 from debategraph.state.debate import (
     TIE,
@@ -39,6 +38,7 @@ from debategraph.state.debate import (
     WordCount,
 )
 from debategraph.state.records import Turn, Usage
+from debategraph.strategies.names import match_name, read_name
 from debategraph.strategies.termination import RoundOutcome, Silence, first_fired
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
-from debategraph.checkpoints.markdown import render_markdown
 from debategraph.checkpoints.savers import BUSY_TIMEOUT_MS, check_sqlite_file, sqlite_path
 from debategraph.checkpoints.thread_values import (
     json_text,
@@ -41,16 +40,6 @@ from debategraph.state.records import Turn, Usage
 if TYPE_CHECKING:
     from debategraph.registry import Pattern
 
-__all__ = [
-    "DEBATES",
-    "MESSAGES",
-    "USAGE",
-    "ArchiveSummary",
-    "archive_debate",
-    "export_json",
-    "jsonable",
-    "render_markdown",
-]
 
 DEBATES = "debates"
 MESSAGES = "messages"

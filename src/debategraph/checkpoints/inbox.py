@@ -31,19 +31,6 @@ from debategraph.checkpoints.savers import DEFAULT_DB, open_database
 if TYPE_CHECKING:  # imported where used: the CLI's --help loads none of LangGraph
     from langgraph.store.base import BaseStore, Item
 
-__all__ = [
-    "INTERJECT",
-    "KINDS",
-    "STOP",
-    "InboxItem",
-    "aread",
-    "aremove",
-    "inbox_namespace",
-    "open_store",
-    "post",
-    "read",
-    "remove",
-]
 
 #: The kinds of inbox item: a human message to every agent, and a request to stop.
 INTERJECT = "interject"

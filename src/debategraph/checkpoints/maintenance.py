@@ -37,8 +37,6 @@ from debategraph.checkpoints.threads import THREAD_STARTED, list_threads, thread
 from debategraph.compat import MISSING, NULL_TASK_ID, DeltaSnapshot, task_path_str
 from debategraph.errors import UsageError
 
-__all__ = ["HistoryEntry", "PruneReport", "fork", "history", "prune", "resolve_checkpoint"]
-
 AnyGraph = Pregel[Any, Any, Any, Any]
 
 

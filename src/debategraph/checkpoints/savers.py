@@ -19,18 +19,6 @@ if TYPE_CHECKING:  # imported where used: the CLI's --help loads none of LangGra
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-__all__ = [
-    "DEFAULT_DB",
-    "check_sqlite_file",
-    "connect_sqlite",
-    "is_postgres_url",
-    "next_version",
-    "open_checkpointer",
-    "open_postgres",
-    "open_sqlite",
-    "serializer",
-    "sqlite_path",
-]
 
 DEFAULT_DB = "debates.sqlite"
 #: How long a writer waits for another process's lock before failing (milliseconds).

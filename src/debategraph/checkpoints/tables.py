@@ -29,20 +29,6 @@ if TYPE_CHECKING:
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
 
-__all__ = [
-    "POSTGRES_COLUMNS",
-    "ROOT_NS",
-    "SQLITE_COLUMNS",
-    "AnySaver",
-    "PostgresTables",
-    "SqliteTables",
-    "Tables",
-    "as_postgres",
-    "pg_connection",
-    "pg_cursor",
-    "stored_task_paths",
-    "tables_for",
-]
 
 #: Only the root graph's checkpoints are forked and pruned.
 ROOT_NS = ""

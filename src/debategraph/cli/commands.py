@@ -280,8 +280,8 @@ def history(
     json_output: JsonOpt = False,
 ) -> None:
     """List a thread's checkpoints, newest first (ids to fork from)."""
-    from debategraph.checkpoints.archive import jsonable
     from debategraph.checkpoints.maintenance import history as thread_history
+    from debategraph.checkpoints.thread_values import jsonable
 
     with open_checkpointer(db) as saver:
         graph = compile_graph(saver, require_run(saver, thread, db))
@@ -366,8 +366,8 @@ def prune(
     json_output: JsonOpt = False,
 ) -> None:
     """Remove old checkpoints of finished threads (kept ones stay resumable), then reclaim space."""
-    from debategraph.checkpoints.archive import jsonable
     from debategraph.checkpoints.maintenance import prune as prune_threads
+    from debategraph.checkpoints.thread_values import jsonable
 
     known = set(names())
     with open_checkpointer(db) as saver:
@@ -408,7 +408,8 @@ def export(
     db: DbOpt = DEFAULT_DB,
 ) -> None:
     """Write a readable transcript of a thread (Markdown or JSON)."""
-    from debategraph.checkpoints.archive import export_json, render_markdown
+    from debategraph.checkpoints.archive import export_json
+    from debategraph.checkpoints.markdown import render_markdown
 
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)

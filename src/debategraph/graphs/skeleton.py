@@ -12,22 +12,24 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.graph import StateGraph
 
 from debategraph import registry
 from debategraph.compat import StateLike
 from debategraph.context import Context
-from debategraph.models import ModelBinding, ModelSpec
 from debategraph.nodes.agent import bind
 from debategraph.nodes.rounds import check_time_limit
 from debategraph.state.base import Schemas
 
+if TYPE_CHECKING:  # the model stack loads when a graph first calls a model, not here
+    from langchain_core.language_models import BaseChatModel
+
+    from debategraph.models import ModelBinding, ModelSpec
 #: What a factory's ``model`` may be: a LangChain chat model, a binding, a spec, or
 #: ``None`` (each run's :class:`~debategraph.context.Context` names the model).
-ModelLike: TypeAlias = BaseChatModel | ModelBinding | ModelSpec | None
+ModelLike: TypeAlias = "BaseChatModel | ModelBinding | ModelSpec | None"
 
 F = TypeVar("F", bound=Callable[..., Any])
 InputT = TypeVar("InputT", bound=StateLike)

@@ -3,7 +3,7 @@
 One place for what every pattern with named agents needs: turning a dict (or a string) into
 the pattern's agent record with a one-line error, and checking a roster (enough agents,
 unique names, none reserved). Reading the agent a model meant by a misspelt name is
-:mod:`debategraph.strategies.names` (re-exported here).
+:mod:`debategraph.strategies.names`.
 """
 
 from __future__ import annotations
@@ -16,17 +16,6 @@ from typing import Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from debategraph.state.records import Participant
-from debategraph.strategies.names import match_name, match_speaker, read_name
-
-__all__ = [
-    "Roster",
-    "match_name",
-    "match_speaker",
-    "parse_member",
-    "parse_participant",
-    "read_name",
-    "slug",
-]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -35,7 +24,8 @@ class Named(Protocol):
     """A roster member: a record with a name."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The member's name."""
 
 
 N = TypeVar("N", bound=Named)

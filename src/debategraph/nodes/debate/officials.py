@@ -36,11 +36,11 @@ from debategraph.nodes.debate.setup import (
 )
 from debategraph.nodes.debate.views import is_public, officials_view, summary_view, turn_lines
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.roster import read_name
 from debategraph.nodes.rounds import ended
 from debategraph.state.base import turn_update
 from debategraph.state.debate import TIE, DebateState, ModeratorDecision, Verdict
 from debategraph.state.records import Turn
+from debategraph.strategies.names import read_name
 from debategraph.strategies.termination import RoundOutcome, Settled, first_fired
 
 if TYPE_CHECKING:

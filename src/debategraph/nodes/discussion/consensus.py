@@ -27,10 +27,10 @@ from debategraph.nodes.discussion.views import (
     prompt_slots,
 )
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.roster import read_name
 from debategraph.state.base import TerminationReason, termination_word, turn_update
 from debategraph.state.discussion import ConsensusReport, DiscussionState
 from debategraph.state.records import Turn
+from debategraph.strategies.names import read_name
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable

@@ -24,11 +24,12 @@ from debategraph.nodes.discussion.views import (
     prompt_slots,
     render_question,
 )
-from debategraph.nodes.roster import read_name, slug
+from debategraph.nodes.roster import slug
 from debategraph.nodes.rounds import make_open_round, open_round_node
 from debategraph.state.base import turn_update
 from debategraph.state.discussion import DiscussionState, Inquiry, Insight, Question
 from debategraph.state.records import Turn
+from debategraph.strategies.names import read_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from debategraph.nodes.conversation import DEFAULT_KEEP_LAST
 from debategraph.nodes.roster import Roster, parse_participant, slug
 from debategraph.nodes.rounds import (
     OPEN_ROUND_NODE,
@@ -175,22 +174,3 @@ def chat_setup(
         pause_after_round=pause_after_round,
         time_limit_s=time_limit_s,
     )
-
-
-__all__ = [
-    "BEGIN_NODE",
-    "CHAT_STAGE",
-    "CLOSE_TURN_NODE",
-    "DEFAULT_AGENTS",
-    "DEFAULT_KEEP_LAST",
-    "DEFAULT_MAX_ROUNDS",
-    "DEFAULT_UNTIL",
-    "JUDGE",
-    "RESERVED_NAMES",
-    "SELECTOR",
-    "SELECT_NODE",
-    "TASK_STAGE",
-    "AgentLike",
-    "ChatSetup",
-    "chat_setup",
-]
