@@ -1,4 +1,15 @@
-"""Checkpointers from a URL, and reading the threads they hold."""
+"""Checkpointers from a URL, and reading the threads they hold.
+
+:func:`open_checkpointer` opens a SQLite file or a Postgres URL the way the CLI does
+(compressed blobs, settings stored once, the records of every registered pattern
+allowed); the names exported here are the documented API. The modules: ``savers``
+(opening, the lean SQLite saver), ``serde`` (the serializer), ``threads`` and
+``thread_values`` (a thread's run, status and values), ``inbox`` (interjections and stop
+requests, in LangGraph's store), ``maintenance`` (history, fork, prune), ``tables``
+(the SQL on LangGraph's checkpoint tables, see :mod:`debategraph.compat`), ``archive``
+and ``markdown`` (plain tables and exports of finished threads), ``threaded`` (async
+methods on a thread of their own).
+"""
 
 from debategraph.checkpoints.inbox import open_store
 from debategraph.checkpoints.savers import (

@@ -6,11 +6,14 @@ endpoint leave a thread that ``debategraph resume THREAD`` continues. Errors pri
 line (exit 2 for usage errors, 1 for runtime failures, 130 when interrupted).
 
 Modules: :mod:`~debategraph.cli.app` (the app, one command per registered pattern),
-:mod:`~debategraph.cli.commands` (the thread tools), :mod:`~debategraph.cli.runner`
-(running a thread), :mod:`~debategraph.cli.render` (what is printed),
-:mod:`~debategraph.cli.options` (shared options), :mod:`~debategraph.cli.interrupts`
-(Ctrl-C and SIGTERM). The app (``debategraph.cli.app.app``) is imported when
-:func:`main` runs, so an interrupt during its imports already ends with one line.
+:mod:`~debategraph.cli.patterns` (each pattern's command, titles and rendering: its
+:class:`~debategraph.registry.Pattern`), :mod:`~debategraph.cli.commands` (the thread
+tools, which name no pattern), :mod:`~debategraph.cli.runner` (running a thread),
+:mod:`~debategraph.cli.render` (what is printed), :mod:`~debategraph.cli.options`
+(shared options), :mod:`~debategraph.cli.evaluate` (``debategraph eval``),
+:mod:`~debategraph.cli.interrupts` (Ctrl-C and SIGTERM). The app
+(``debategraph.cli.app.app``) is imported when :func:`main` runs, so an interrupt during
+its imports already ends with one line.
 """
 
 from __future__ import annotations

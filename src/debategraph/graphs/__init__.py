@@ -1,6 +1,10 @@
 """One module per pattern: ``build_<pattern>(...)`` returns an uncompiled ``StateGraph``.
 
-Every factory starts from :func:`~debategraph.graphs.skeleton.skeleton` and its graph's
-:func:`~debategraph.graphs.skeleton.recursion_limit` comes from there; which patterns
-exist is :mod:`debategraph.registry`'s list. The public names are ``debategraph``'s.
+A factory module holds only its factory: it checks its settings with its pattern's
+``nodes/<pattern>/setup.py``, starts from :func:`~debategraph.graphs.skeleton.skeleton`
+(context schema, the pattern's schemas, the model bound once, the round cap recorded)
+and adds its nodes. :func:`~debategraph.graphs.skeleton.recursion_limit` reads any of
+their graphs' limit back. :mod:`~debategraph.graphs.studio` compiles every registered
+pattern for LangGraph Studio. Which patterns exist is :mod:`debategraph.registry`'s list;
+the public names are ``debategraph``'s.
 """
