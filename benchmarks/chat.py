@@ -38,7 +38,7 @@ from typing import Any
 
 from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
 
-from debategraph.graphs.group_chat import build_group_chat, recursion_limit
+from debategraph import build_group_chat, recursion_limit
 from debategraph.models import ModelSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -89,9 +89,9 @@ async def run_chats(spec: ModelSpec, chats: int) -> tuple[list[dict[str, Any]], 
         agents=AGENTS,
         selection="llm",
         until=[r"regex:\bAPPROVED\b@Reviewer"],
-        max_turns=MAX_TURNS,
+        max_rounds=MAX_TURNS,
     ).compile(name="group_chat")
-    config = {"recursion_limit": recursion_limit(MAX_TURNS)}
+    config = {"recursion_limit": recursion_limit(graph)}
     gate = asyncio.Semaphore(AT_ONCE)
     errors: list[str] = []
 
@@ -194,7 +194,7 @@ def one_interjection(workdir: Path, trial: int, rng: random.Random) -> int | Non
             cli(
                 "chat",
                 "Write a slogan.",
-                "--max-turns",
+                "--rounds",
                 "200",
                 "--thread",
                 thread,

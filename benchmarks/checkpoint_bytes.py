@@ -56,9 +56,10 @@ from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from solver_debate import ANSWER, QUESTION, REPO_ROOT
 
+from debategraph import build_solver_debate
 from debategraph.checkpoints import open_checkpointer, read_run, thread_config
 from debategraph.checkpoints.savers import serializer
-from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate
+from debategraph.graphs.solver_debate import GRAPH_NAME
 
 if TYPE_CHECKING:
     from tests.openai_stub import StubOpenAIServer
@@ -210,9 +211,9 @@ def read_back(db: Path, thread_id: str, rounds: int) -> tuple[int, int]:
     """
     with open_checkpointer(db) as saver:
         run = read_run(saver, thread_id)
-        if run is None or run.settings.get("rounds") != rounds:
+        if run is None or run.settings.get("max_rounds") != rounds:
             raise RuntimeError(f"read_run did not find the run's settings: {run}")
-        graph = build_solver_debate(None, agents=AGENTS, rounds=rounds).compile(
+        graph = build_solver_debate(None, agents=AGENTS, max_rounds=rounds).compile(
             checkpointer=saver, name=GRAPH_NAME
         )
         transcript = graph.get_state(thread_config(thread_id)).values["transcript"]

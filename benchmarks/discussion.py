@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 # benchmarks/ is on sys.path when run as a script
 from harness import Figure, base_parser, fmt_runs, run_benchmark
 
-from debategraph.graphs.discussion import GRAPH_NAME, build_discussion, recursion_limit
+from debategraph import build_discussion, recursion_limit
+from debategraph.graphs.discussion import GRAPH_NAME
 from debategraph.models import ModelSpec
 from debategraph.nodes.discussion import (
     CHECK_NODE,
@@ -184,9 +185,9 @@ def spec_for(server: StubOpenAIServer) -> ModelSpec:
     return ModelSpec(model="sim", base_url=server.url, timeout_s=30, max_retries=0)
 
 
-def run_config(iterations: int) -> dict[str, Any]:
+def run_config(graph: Any) -> dict[str, Any]:
     """Invoke config: the graph's recursion limit, four calls at once."""
-    return {"recursion_limit": recursion_limit(iterations), "max_concurrency": CONCURRENCY}
+    return {"recursion_limit": recursion_limit(graph), "max_concurrency": CONCURRENCY}
 
 
 # --------------------------------------------------------------------------
@@ -204,14 +205,14 @@ PHASES: dict[str, tuple[str, str, int]] = {
 }
 
 
-def phase_walls(graph: Any, iterations: int) -> dict[str, list[float]]:
+def phase_walls(graph: Any) -> dict[str, list[float]]:
     """Stream one discussion; each phase's wall time per occurrence, in seconds.
 
     A phase's wall time runs from the update of the node its step follows to the update
     of its last agent node (updates are streamed as each task finishes).
     """
     stamps: list[tuple[str, float]] = []
-    for chunk in graph.stream({"document": PAPER}, run_config(iterations), stream_mode="updates"):
+    for chunk in graph.stream({"document": PAPER}, run_config(graph), stream_mode="updates"):
         now = time.perf_counter()
         stamps.extend((node, now) for node in chunk)
     walls: dict[str, list[float]] = {name: [] for name in PHASES}
@@ -233,12 +234,12 @@ def phase_walls(graph: Any, iterations: int) -> dict[str, list[float]]:
 def figure_wall(workdir: Path, *, iterations: int, quick: bool) -> Figure:
     """Each phase's wall time against its critical path, 200 ms per call."""
     with stub_server(LATENCY_S) as server:
-        graph = build_discussion(
-            spec_for(server), max_iterations=iterations, threshold=1.0
-        ).compile(name=GRAPH_NAME)
-        phase_walls(graph, iterations)  # warm-up: connections, schemas
+        graph = build_discussion(spec_for(server), max_rounds=iterations, threshold=1.0).compile(
+            name=GRAPH_NAME
+        )
+        phase_walls(graph)  # warm-up: connections, schemas
         server.reset_stats()
-        walls = phase_walls(graph, iterations)
+        walls = phase_walls(graph)
         in_flight = server.max_in_flight
     rows: list[tuple[str, str]] = []
     ratios: dict[str, float] = {}
@@ -295,9 +296,9 @@ def figure_tokens(workdir: Path, *, iterations: int) -> Figure:
     _cls, count_prompt_tokens = repo_imports()
     with stub_server(0.0) as server:
         graph: Any = build_discussion(
-            spec_for(server), max_iterations=iterations, threshold=1.0
+            spec_for(server), max_rounds=iterations, threshold=1.0
         ).compile(name=GRAPH_NAME)
-        out = graph.invoke({"document": PAPER}, run_config(iterations))
+        out = graph.invoke({"document": PAPER}, run_config(graph))
         per_iteration: dict[int, int] = {}
         for body in server.requests:
             it = iteration_of(body)

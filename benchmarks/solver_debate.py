@@ -44,16 +44,13 @@ from typing import TYPE_CHECKING, Any
 from harness import Figure, base_parser, fmt_runs, overhead_figure, run_benchmark
 from langgraph.constants import TASKS
 
+from debategraph import build_solver_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer
 from debategraph.checkpoints.savers import serializer
-from debategraph.graphs.solver_debate import (
-    DEFAULT_VIEW_CHARS,
-    GRAPH_NAME,
-    build_solver_debate,
-    recursion_limit,
-)
+from debategraph.graphs.solver_debate import GRAPH_NAME
 from debategraph.models import ModelSpec, bind_model
-from debategraph.nodes.solver import make_solver
+from debategraph.nodes.solver_debate import make_solver
+from debategraph.nodes.solver_debate.setup import DEFAULT_VIEW_CHARS
 from debategraph.state import Turn
 from debategraph.strategies import make_topology
 
@@ -134,18 +131,18 @@ def spec_for(server: StubOpenAIServer) -> ModelSpec:
     return ModelSpec(model="sim", base_url=server.url, timeout_s=30, max_retries=0)
 
 
-def run_config(rounds: int, concurrency: int, thread_id: str | None = None) -> dict[str, Any]:
+def run_config(graph: Any, concurrency: int, thread_id: str | None = None) -> dict[str, Any]:
     """Invoke config: fresh thread, the graph's recursion limit, explicit concurrency."""
     return {
         "configurable": {"thread_id": thread_id or uuid.uuid4().hex},
-        "recursion_limit": recursion_limit(rounds),
+        "recursion_limit": recursion_limit(graph),
         "max_concurrency": concurrency,
     }
 
 
 def timed_debate(graph: Any, rounds: int, concurrency: int) -> tuple[float, dict[str, Any]]:
     """Run one debate on a fresh thread; wall seconds and the output."""
-    config = run_config(rounds, concurrency)
+    config = run_config(graph, concurrency)
     started = time.perf_counter()
     out = graph.invoke({"question": QUESTION}, config)
     wall = time.perf_counter() - started
@@ -196,7 +193,7 @@ def figure_wall_time(workdir: Path, *, runs: int, quick: bool) -> Figure:
         stub_server(REASONING_CHARS, latency_s=latency) as server,
         open_checkpointer(workdir / "wall_time.sqlite") as saver,
     ):
-        graph = build_solver_debate(spec_for(server), agents=solvers, rounds=rounds).compile(
+        graph = build_solver_debate(spec_for(server), agents=solvers, max_rounds=rounds).compile(
             checkpointer=saver, name=GRAPH_NAME
         )
         timed_debate(graph, rounds, solvers)  # warm-up: imports, connections, caches
@@ -259,7 +256,7 @@ def prompt_tokens(
     with stub_server(chars) as server, open_checkpointer(path) as saver:
         for topology in ("ring", "full"):
             graph = build_solver_debate(
-                spec_for(server), agents=solvers, rounds=rounds, topology=topology, neighbours=k
+                spec_for(server), agents=solvers, max_rounds=rounds, topology=topology, neighbours=k
             ).compile(checkpointer=saver, name=GRAPH_NAME)
             server.reset_stats()
             _wall, result = timed_debate(graph, rounds, solvers)
@@ -372,7 +369,7 @@ def figure_overhead(workdir: Path, *, solvers: int, rounds: int, runs: int, quic
         stub_server(REASONING_CHARS) as server,
         open_checkpointer(workdir / "overhead.sqlite") as saver,
     ):
-        builder = build_solver_debate(spec_for(server), agents=solvers, rounds=rounds)
+        builder = build_solver_debate(spec_for(server), agents=solvers, max_rounds=rounds)
         graph = builder.compile(checkpointer=saver, name=GRAPH_NAME)
         bare = builder.compile(name=GRAPH_NAME)
         # Warm-up of every variant, then interleaved measured runs.
@@ -475,9 +472,9 @@ def storage_run(path: Path, solvers: int, rounds: int) -> StorageRun:
     with stub_server(STORAGE_REASONING_CHARS) as server:
         with open_checkpointer(path) as saver:
             graph = build_solver_debate(
-                spec_for(server), agents=solvers, rounds=rounds, token_budget=None
+                spec_for(server), agents=solvers, max_rounds=rounds, token_budget=None
             ).compile(checkpointer=saver, name=GRAPH_NAME)
-            config = run_config(rounds, solvers)
+            config = run_config(graph, solvers)
             started = time.perf_counter()
             out = graph.invoke({"question": QUESTION}, config)
             wall = time.perf_counter() - started

@@ -59,21 +59,21 @@ def debategraph_runner(
     url: str, db: str | None, agents: int, rounds: int, topology: str, sync: bool
 ) -> Runner:
     """Debates through the public API: ``build_solver_debate`` on ``open_checkpointer``."""
+    from debategraph import build_solver_debate, recursion_limit
     from debategraph.checkpoints import open_checkpointer
-    from debategraph.graphs.solver_debate import build_solver_debate, recursion_limit
     from debategraph.models import ModelSpec
 
     spec = ModelSpec(model="stub", base_url=url, timeout_s=60, max_retries=0)
     # Open for the life of this process (none for db=None).
     saver = _OPEN.enter_context(open_checkpointer(db)) if db is not None else None
-    graph = build_solver_debate(spec, agents=agents, rounds=rounds, topology=topology).compile(
+    graph = build_solver_debate(spec, agents=agents, max_rounds=rounds, topology=topology).compile(
         checkpointer=saver, name="solver_debate"
     )
 
     def config() -> dict[str, Any]:
         return {
             "configurable": {"thread_id": uuid.uuid4().hex},
-            "recursion_limit": recursion_limit(rounds),
+            "recursion_limit": recursion_limit(graph),
             "max_concurrency": agents,
         }
 
