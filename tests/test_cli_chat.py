@@ -103,8 +103,12 @@ def test_default_chat_is_a_writer_and_a_reviewer(
         (["chat", TASK, "--until", "regex:(@Reviewer"], "does not compile"),
         (["chat", TASK, "--until", "regex:x@Nobody"], "'Nobody' is not an agent"),
         (["chat", TASK, "--until", "nope"], "must be regex:PATTERN"),
-        (["chat", TASK, "--rounds", "0"], "max_rounds must be at least 1"),
-        (["chat", TASK, "--max-turns", "0"], "max_rounds must be at least 1"),
+        (["chat", TASK, "--rounds", "0"], "--rounds must be at least 1"),
+        (["chat", TASK, "--max-turns", "0"], "--rounds must be at least 1"),
+        (
+            ["chat", TASK, "--rounds", "2", "--max-turns", "3"],
+            "--max-turns is the old name of --rounds: give only --rounds",
+        ),
         (["chat", TASK, "--time-limit", "0"], "--time-limit"),
         (["chat", TASK, "--max-in-a-row", "0"], "max in a row must be at least 1"),
         (["chat", TASK, "--select", "random"], "random"),
@@ -222,7 +226,7 @@ def test_command_launches_with_the_factorys_settings() -> None:
 def test_max_turns_is_a_hidden_deprecated_alias_of_rounds(
     server: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    launch = PATTERN.command(TASK, rounds=10, max_turns=2)
+    launch = PATTERN.command(TASK, max_turns=2)
     assert launch.settings["max_rounds"] == 2
     assert launch.notes == ("--max-turns is deprecated: use --rounds",)
     args = ["chat", TASK, "--until", "regex:NEVER@Reviewer", "--max-turns", "2", "--json"]

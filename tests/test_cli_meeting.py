@@ -149,8 +149,9 @@ def write(tmp_path: Path, name: str, text: str) -> str:
             ["--stages", "{tmp}/noname.yaml"],
             "stage 1 has no name",
         ),
-        ({}, ["--rounds", "0"], "max_rounds must be a whole number of at least 1, got 0"),
-        ({}, ["--max-rounds", "0"], "max_rounds must be a whole number of at least 1, got 0"),
+        ({}, ["--rounds", "0"], "--rounds must be a whole number of at least 1, got 0"),
+        ({}, ["--max-rounds", "0"], "--rounds must be a whole number of at least 1, got 0"),
+        ({}, ["--rounds", "1", "--max-rounds", "1"], "give only --rounds"),
     ],
 )
 def test_meeting_bad_input(

@@ -211,7 +211,12 @@ def test_llm_selection_with_fallback_recorded() -> None:
 def test_first_speaker_and_the_in_a_row_guard() -> None:
     chat = Chat(approve_at=99, selector=lambda n: "Writer")
     graph = build_group_chat(
-        chat.model, agents=PAIR, selection="llm", first="Reviewer", max_rounds=5, max_in_a_row=2
+        chat.model,
+        agents=PAIR,
+        selection="llm",
+        first_speaker="Reviewer",
+        max_rounds=5,
+        max_in_a_row=2,
     ).compile()
     out = graph.invoke({"task": "Write"}, config())
     assert chat.order == ["Reviewer", "Writer", "Writer", "Reviewer", "Writer"]
@@ -356,7 +361,7 @@ def test_graph_drawing_snapshot() -> None:
         ({"agents": ["Ann: a", "ann: b"]}, "duplicate agent name 'ann'"),
         ({"agents": ["A|B: a", "C: c"]}, "contains '|'"),
         ({"agents": ["select: a", "C: c"]}, "agent name 'select' is reserved"),
-        ({"first": "Nobody"}, "initial agent 'Nobody' is not an agent"),
+        ({"first_speaker": "Nobody"}, "initial agent 'Nobody' is not an agent"),
         ({"until": ["regex:([@Reviewer"]}, "does not compile"),
         ({"termination": regex("x")}, "has no hard cap"),
         ({"termination": regex("x") & max_turns(3)}, "has no hard cap"),

@@ -21,20 +21,30 @@ from typing import TYPE_CHECKING, Any
 
 from debategraph.registry import factories
 
-if TYPE_CHECKING:
-    from debategraph.context import Context
-    from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
-    from debategraph.graphs.debate import build_debate
-    from debategraph.graphs.discussion import build_discussion
-    from debategraph.graphs.group_chat import build_group_chat
-    from debategraph.graphs.meeting import build_meeting
-    from debategraph.graphs.skeleton import recursion_limit
-    from debategraph.graphs.solver_debate import build_solver_debate
-    from debategraph.models.spec import ModelSpec
-    from debategraph.state.debate import Debater
-    from debategraph.state.discussion import Persona
-    from debategraph.state.meeting import Stage
-    from debategraph.state.records import Participant, Turn, Usage
+if TYPE_CHECKING:  # for type checkers (redundant aliases re-export); at run time: below
+    from debategraph.context import Context as Context
+    from debategraph.errors import (
+        DebategraphError as DebategraphError,
+    )
+    from debategraph.errors import (
+        ModelUnavailableError as ModelUnavailableError,
+    )
+    from debategraph.errors import (
+        UsageError as UsageError,
+    )
+    from debategraph.graphs.debate import build_debate as build_debate
+    from debategraph.graphs.discussion import build_discussion as build_discussion
+    from debategraph.graphs.group_chat import build_group_chat as build_group_chat
+    from debategraph.graphs.meeting import build_meeting as build_meeting
+    from debategraph.graphs.skeleton import recursion_limit as recursion_limit
+    from debategraph.graphs.solver_debate import build_solver_debate as build_solver_debate
+    from debategraph.models.spec import ModelSpec as ModelSpec
+    from debategraph.state.debate import Debater as Debater
+    from debategraph.state.discussion import Persona as Persona
+    from debategraph.state.meeting import Stage as Stage
+    from debategraph.state.records import Participant as Participant
+    from debategraph.state.records import Turn as Turn
+    from debategraph.state.records import Usage as Usage
 
 #: Where each name lives besides the factories, which come from the registry's lines.
 _HOMES: dict[str, str] = {
@@ -52,25 +62,8 @@ _HOMES: dict[str, str] = {
     "recursion_limit": "debategraph.graphs.skeleton",
 }
 
-__all__ = [
-    "Context",
-    "DebategraphError",
-    "Debater",
-    "ModelSpec",
-    "ModelUnavailableError",
-    "Participant",
-    "Persona",
-    "Stage",
-    "Turn",
-    "Usage",
-    "UsageError",
-    "build_debate",
-    "build_discussion",
-    "build_group_chat",
-    "build_meeting",
-    "build_solver_debate",
-    "recursion_limit",
-]
+#: The public API: the registry's factories and the names above.
+__all__ = sorted([*factories(), *_HOMES])
 
 
 def __getattr__(name: str) -> Any:

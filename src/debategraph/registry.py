@@ -148,7 +148,7 @@ BUILTIN: tuple[Entry, ...] = (
         state="debategraph.state.group_chat",
         cli="debategraph.cli.patterns.group_chat:PATTERN",
         studio={"until": [r"regex:\bAPPROVED\b@Reviewer"], "max_rounds": 10, "max_in_a_row": 2},
-        renamed={"max_turns": "max_rounds"},
+        renamed={"max_turns": "max_rounds", "first": "first_speaker"},
         description="A group chat: a Writer and a Reviewer share one conversation, taking "
         "turns until the Reviewer says APPROVED (at most 10 turns, no one twice in a row). "
         "Input: {task}; later invocations may pass {message}, {speaker} (one turn of that "
@@ -263,6 +263,24 @@ def record_types() -> tuple[type[Any], ...]:
     return common + tuple(t for e in entries() for t in e.record_types() if t not in common)
 
 
+def renamed(name: str) -> Mapping[str, str]:
+    """The settings of pattern ``name`` renamed since threads were first saved.
+
+    Reads the built-in and registered lines first, so a factory of this package works
+    whatever ``DEBATEGRAPH_PATTERNS`` holds.
+
+    Args:
+        name: The pattern's name.
+
+    Returns:
+        ``{old: new}`` (empty for an unknown pattern).
+    """
+    for known in (*BUILTIN, *_registered.values()):
+        if known.name == name:
+            return known.renamed
+    return next((e.renamed for e in _plugins() if e.name == name), {})
+
+
 def current_settings(name: str, settings: Values) -> dict[str, Any]:
     """A saved thread's settings under today's names (see :attr:`Entry.renamed`).
 
@@ -273,8 +291,8 @@ def current_settings(name: str, settings: Values) -> dict[str, Any]:
     Returns:
         The settings, renamed keys under their new names.
     """
-    renamed = next((e.renamed for e in entries() if e.name == name), {})
-    return {renamed.get(key, key): value for key, value in settings.items()}
+    new = renamed(name)
+    return {new.get(key, key): value for key, value in settings.items()}
 
 
 def factories() -> dict[str, str]:

@@ -79,6 +79,10 @@ def check_concurrency(value: int | None) -> None:
         raise UsageError(f"--max-concurrency {value} must be at least 1")
 
 
+#: Settings whose CLI option is spelled otherwise: a factory's message names the option.
+OPTION_OF = {"max_rounds": "--rounds"}
+
+
 def validate_settings(pattern: Pattern, settings: Mapping[str, Any]) -> None:
     """Build (not compile) the pattern's graph once, so bad settings fail before a thread.
 
@@ -92,7 +96,11 @@ def validate_settings(pattern: Pattern, settings: Mapping[str, Any]) -> None:
     try:
         registry.entry(pattern.name).build()(None, **settings)
     except ValueError as exc:
-        raise UsageError(str(exc)) from exc
+        message = str(exc)
+        for setting, option in OPTION_OF.items():
+            if message.startswith(f"{setting} "):
+                message = option + message.removeprefix(setting)
+        raise UsageError(message) from exc
 
 
 def compile_graph(

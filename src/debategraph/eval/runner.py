@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from debategraph import registry
 from debategraph.checkpoints.threads import RunInfo, thread_config, writer_elsewhere
 from debategraph.errors import ModelUnavailableError, UsageError
 from debategraph.eval.modes import mode_settings
@@ -35,14 +36,15 @@ if TYPE_CHECKING:
 #: Prefix of every eval thread's id (``debategraph threads`` lists them beside the rest).
 THREAD_PREFIX = "eval"
 
-#: Settings renamed since eval threads were first saved, ``{new: old}``: a thread's id
-#: hashes the old spelling, so a rerun after the rename finds the threads it started.
-HASHED_NAMES = {"max_rounds": "rounds"}
-
 
 def _hashed(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """``settings`` as thread ids hash them: under the names they had when first saved."""
-    return {HASHED_NAMES.get(key, key): value for key, value in settings.items()}
+    """``settings`` as thread ids hash them: under the names they had when first saved.
+
+    A solver-debate setting renamed since (the registry line's ``renamed``) is hashed under
+    its old spelling, so a rerun after the rename finds the threads it started.
+    """
+    old = {new: was for was, new in registry.renamed("solver_debate").items()}
+    return {old.get(key, key): value for key, value in settings.items()}
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ A factory module holds only its factory: it checks its settings with its pattern
 ``nodes/<pattern>/setup.py``, starts from :func:`~debategraph.graphs.skeleton.skeleton`
 (context schema, the pattern's schemas, the model bound once, the round cap recorded)
 and adds its nodes. :func:`~debategraph.graphs.skeleton.recursion_limit` reads any of
-their graphs' limit back. :mod:`~debategraph.graphs.studio` compiles every registered
+their graphs' limit back. :mod:`~debategraph.graphs.studio` compiles every built-in
 pattern for LangGraph Studio. Which patterns exist is :mod:`debategraph.registry`'s list;
 the public names are ``debategraph``'s.
 """

@@ -68,7 +68,7 @@ def build_debate(
     Args:
         model: Chat model, binding or spec every agent calls. ``None`` reads the model
             from the run's :class:`~debategraph.context.Context` (embedded model by default).
-        debaters: Two or more debaters: :class:`~debategraph.state.Debater` objects,
+        debaters: Two or more debaters: :class:`~debategraph.Debater` objects,
             dicts (``name``, ``side``, optional ``persona``) or ``"Name:side"`` strings.
             Names are unique (case-insensitively) and name the debaters' graph nodes.
             Default :data:`DEFAULT_DEBATERS`.
@@ -79,7 +79,7 @@ def build_debate(
             lengths are recorded in ``word_counts``.
         moderator: After each round but the last, a moderator decides whether the debate
             is settled (ends it with ``termination_reason="settled"``) and who leads.
-        judge: At the end, a judge gives a :class:`~debategraph.state.Verdict`.
+        judge: At the end, a judge gives a :class:`~debategraph.state.debate.Verdict`.
         history: ``full``: debaters read every argument addressed to them. ``window``:
             they read at most ``keep_last`` of them verbatim plus a running ``summary``
             of older ones (a summarizer call after a round once arguments leave the
@@ -95,7 +95,7 @@ def build_debate(
         time_limit_s: Seconds the debate may take (``None``: no limit). At the
             deadline the call in flight is cancelled (recorded with the reason), none
             starts after it, and the debate ends ``time_limit``.
-        state_schema: State schema; may extend :class:`~debategraph.state.DebateState`
+        state_schema: State schema; may extend :class:`~debategraph.state.debate.DebateState`
             (the default).
 
     Returns:

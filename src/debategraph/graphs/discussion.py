@@ -41,6 +41,7 @@ from debategraph.nodes.discussion.questions import ask, open_iteration_node
 from debategraph.nodes.discussion.setup import (
     CHECK_NODE,
     CONSENSUS_NODE,
+    DEFAULT_MAX_ROUNDS,
     DEFAULT_TIME_LIMIT_S,
     OPEN_ITERATION_NODE,
     PHASES,
@@ -63,7 +64,7 @@ def build_discussion(
     model: ModelLike = None,
     *,
     personas: Sequence[PersonaLike] | None = None,
-    max_rounds: int = 5,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
     threshold: float = 0.75,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     max_sections: int = 3,

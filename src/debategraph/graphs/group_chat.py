@@ -47,7 +47,7 @@ def build_group_chat(
     *,
     agents: Sequence[AgentLike] = DEFAULT_AGENTS,
     selection: Literal["sequential", "llm"] | Selector = "sequential",
-    first: str | None = None,
+    first_speaker: str | None = None,
     until: Sequence[str | Condition] = (),
     termination: Condition | None = None,
     max_rounds: int | None = None,
@@ -84,7 +84,7 @@ def build_group_chat(
     Args:
         model: Chat model, binding or spec every agent (and the selector and judges)
             calls; ``None`` reads it from the run's :class:`~debategraph.context.Context`.
-        agents: Two or more agents: :class:`~debategraph.state.Participant` objects,
+        agents: Two or more agents: :class:`~debategraph.Participant` objects,
             dicts (``name``, ``instructions``) or ``"Name: instructions"`` strings, with
             unique names (they name the agents' nodes). Default: a Writer and a Reviewer
             (:data:`~debategraph.nodes.group_chat.setup.DEFAULT_AGENTS`).
@@ -92,7 +92,8 @@ def build_group_chat(
             reading a reduced history; unknown answers are retried once, then the next
             agent in sequence speaks, recorded), or any
             :class:`~debategraph.strategies.selection.Selector` (``Rules``...).
-        first: The first speaker (for ``sequential`` and ``llm``).
+        first_speaker: The first speaker (for ``sequential`` and ``llm``); the old
+            name ``first`` still works, with a ``DeprecationWarning``.
         until: Termination conditions, as objects or the CLI's strings
             (``regex:PATTERN@Agent``, ``llm:QUESTION@Agent``, ``timeout:90s``); any one
             ends the chat. A time limit (``timeout``) bounds each invocation's wall time,

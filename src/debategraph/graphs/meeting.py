@@ -26,6 +26,7 @@ from debategraph.nodes import meeting as nodes
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.meeting.setup import (
     DEFAULT_KEEP_LAST,
+    DEFAULT_MAX_ROUNDS,
     DEFAULT_STAGES,
     StageLike,
     meeting_setup,
@@ -40,7 +41,7 @@ def build_meeting(
     model: ModelLike = None,
     *,
     stages: Sequence[StageLike] = DEFAULT_STAGES,
-    max_rounds: int = 2,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
     keep_last: int = DEFAULT_KEEP_LAST,
     pause_after_round: bool = False,
     time_limit_s: float | None = None,

@@ -156,12 +156,11 @@ def renamed_settings(pattern: str) -> Callable[[F], F]:
     Returns:
         A decorator for the factory.
     """
-    renamed = dict(registry.entry(pattern).renamed)
 
     def decorate(factory: F) -> F:
         @functools.wraps(factory)
         def build(*args: Any, **settings: Any) -> Any:
-            for old, new in renamed.items():
+            for old, new in registry.renamed(pattern).items():
                 if old not in settings:
                     continue
                 if new in settings:

@@ -191,7 +191,7 @@ class DebaterView(TypedDict):
     interjections: list[Turn]
 
 
-#: Record types of this graph that checkpoints may deserialize (see ``RECORD_TYPES``).
+#: Record types of this graph that checkpoints may deserialize (``registry.record_types``).
 RECORD_TYPES: tuple[type[BaseModel], ...] = (
     WordCount,
     ModeratorDecision,

@@ -271,7 +271,7 @@ class DiscussionState(DiscussionOutput, RunState):
     iteration: int
 
 
-#: Record types of this graph that checkpoints may deserialize (see ``RECORD_TYPES``).
+#: Record types of this graph that checkpoints may deserialize (``registry.record_types``).
 RECORD_TYPES: tuple[type[BaseModel], ...] = (
     Document,
     Section,

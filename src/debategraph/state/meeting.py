@@ -123,7 +123,7 @@ class MeetingState(MeetingOutput, RunState):
     """
 
 
-#: Record types of this graph that checkpoints may deserialize (see ``RECORD_TYPES``).
+#: Record types of this graph that checkpoints may deserialize (``registry.record_types``).
 RECORD_TYPES: tuple[type[BaseModel], ...] = (Stage, RoundDecision, FinalDecision)
 
 #: The state, input and output schemas of the graph.

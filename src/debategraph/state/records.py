@@ -176,5 +176,6 @@ class RoundRecord(BaseModel):
     usage: Usage
 
 
-#: Record types that checkpoints may deserialize (the msgpack allowlist of our savers).
+#: Record types every pattern's checkpoints may hold (``registry.record_types`` adds each
+#: pattern's own to make the msgpack allowlist of our savers).
 RECORD_TYPES: tuple[type[BaseModel], ...] = (Usage, Turn, RoundRecord, Participant)

@@ -7,7 +7,7 @@ chosen. Strategies compose: :class:`MaxInARow` guards any other.
 
 - :class:`Sequential`: round-robin in roster order, from an optional initial agent.
 - :class:`LLMSelector`: a model picks from the allowed names, reading a reduced
-  history; its answer is read forgivingly (:func:`~debategraph.nodes.roster.match_speaker`);
+  history; its answer is read forgivingly (:func:`~debategraph.strategies.names.match_speaker`);
   an unknown or empty answer is asked again once, then the next agent in sequence speaks
   and the fallback is recorded.
 - :class:`Rules`: a function of the history picks (``None``: the next in sequence).

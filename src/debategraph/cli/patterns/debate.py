@@ -15,11 +15,16 @@ from debategraph.cli.patterns.shared import (
     time_limit_option,
 )
 from debategraph.errors import UsageError
-from debategraph.nodes.debate.setup import DEFAULT_DEBATERS
+from debategraph.nodes.debate.setup import (
+    DEFAULT_DEBATERS,
+    JUDGE_NODE,
+    MODERATOR_NODE,
+    SUMMARIZER_NODE,
+)
 from debategraph.registry import Launch, Pattern, Values
 
 #: Nodes whose model output is not prose worth streaming (structured, or a summary).
-NOT_STREAMED = frozenset({"moderator", "judge", "summarizer"})
+NOT_STREAMED = frozenset({MODERATOR_NODE, JUDGE_NODE, SUMMARIZER_NODE})
 
 
 def debate_command(

@@ -24,6 +24,7 @@ from debategraph.nodes.discussion.markdown import (
 )
 from debategraph.nodes.discussion.setup import (
     CHECK_NODE,
+    DEFAULT_MAX_ROUNDS,
     DEFAULT_PERSONAS,
     DEFAULT_TIME_LIMIT_S,
     OPEN_ITERATION_NODE,
@@ -46,9 +47,13 @@ UNSYNTHESISED = (
 def discuss_command(
     paper: Annotated[Path, typer.Argument(help="The document: Markdown or plain text.")],
     rounds: Annotated[
-        int,
-        typer.Option("--rounds", help="Iterations of questions, answers and revisions at most."),
-    ] = 5,
+        int | None,
+        typer.Option(
+            "--rounds",
+            help="Iterations of questions, answers and revisions at most "
+            f"\\[default: {DEFAULT_MAX_ROUNDS}].",
+        ),
+    ] = None,
     threshold: Annotated[
         float, typer.Option("--threshold", help="Convergence (0-1) that ends the discussion.")
     ] = 0.75,
@@ -67,7 +72,9 @@ def discuss_command(
         text = paper.read_text(encoding="utf-8")
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise UsageError(str(exc)) from exc
-    max_rounds, notes = renamed_option("--max-iterations", "--rounds", max_iterations, rounds)
+    max_rounds, notes = renamed_option(
+        "--max-iterations", "--rounds", max_iterations, rounds, DEFAULT_MAX_ROUNDS
+    )
     seconds = time_limit_option(time_limit)
     settings: dict[str, Any] = {
         "personas": read_personas(persona) if persona is not None else None,

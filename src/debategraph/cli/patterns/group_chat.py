@@ -71,8 +71,12 @@ def chat_command(
         ),
     ] = None,
     rounds: Annotated[
-        int, typer.Option("--rounds", help="The hard cap in turns (a round is one turn).")
-    ] = DEFAULT_MAX_ROUNDS,
+        int | None,
+        typer.Option(
+            "--rounds",
+            help=f"The hard cap in turns (a round is one turn) \\[default: {DEFAULT_MAX_ROUNDS}].",
+        ),
+    ] = None,
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", hidden=True, help="Deprecated: use --rounds.")
     ] = None,
@@ -88,7 +92,7 @@ def chat_command(
     """Agents share one conversation; a strategy picks each speaker until a condition ends it."""
     if not task.strip():
         raise UsageError('task is empty: give what the chat is about, e.g. debategraph chat "..."')
-    cap, notes = renamed_option("--max-turns", "--rounds", max_turns, rounds)
+    cap, notes = renamed_option("--max-turns", "--rounds", max_turns, rounds, DEFAULT_MAX_ROUNDS)
     members: list[Any] = list(agent or [])
     if agents_file is not None:
         members.extend(_agents_from_file(agents_file))
@@ -96,7 +100,7 @@ def chat_command(
     settings: dict[str, Any] = {
         "agents": list(DEFAULT_AGENTS) if defaults else members,
         "selection": select,
-        "first": first,
+        "first_speaker": first,
         "until": list(until or (DEFAULT_UNTIL if defaults else ())),
         "max_rounds": cap,
         "max_in_a_row": max_in_a_row,

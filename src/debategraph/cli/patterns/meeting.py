@@ -24,10 +24,14 @@ from debategraph.nodes.conversation import transcript_json
 from debategraph.nodes.meeting.prompts import CHAIR_FALLBACK
 from debategraph.nodes.meeting.setup import (
     CHAIR_AGENT,
+    CONTROLLER_NODE,
+    DECIDE_NODE,
     DECISION_STAGE,
     DEFAULT_KEEP_LAST,
+    DEFAULT_MAX_ROUNDS,
     DEFAULT_STAGES,
 )
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Turn
 
@@ -35,7 +39,7 @@ from debategraph.state.records import Turn
 CONTROLLER_GAVE_NOTHING = "the controller gave no usable decision"
 #: Nodes whose model output is not prose worth streaming (the round loop's, and the
 #: controller's and the chair's structured calls).
-NOT_STREAMED = frozenset({"open_round", "human", "controller", "decide"})
+NOT_STREAMED = frozenset({OPEN_ROUND_NODE, REVIEW_NODE, CONTROLLER_NODE, DECIDE_NODE})
 
 
 def _stages_of(settings: Values) -> list[Mapping[str, Any]]:
@@ -68,8 +72,12 @@ def meeting_command(
         ),
     ] = None,
     rounds: Annotated[
-        int, typer.Option("--rounds", help="Round cap of a stage that sets none.")
-    ] = 2,
+        int | None,
+        typer.Option(
+            "--rounds",
+            help=f"Round cap of a stage that sets none \\[default: {DEFAULT_MAX_ROUNDS}].",
+        ),
+    ] = None,
     max_rounds: Annotated[
         int | None, typer.Option("--max-rounds", hidden=True, help="Deprecated: use --rounds.")
     ] = None,
@@ -89,7 +97,7 @@ def meeting_command(
         data = load_data(stages, "--stages")
         if isinstance(data, Mapping) and set(data) == {"stages"}:
             data = data["stages"]
-    cap, notes = renamed_option("--max-rounds", "--rounds", max_rounds, rounds)
+    cap, notes = renamed_option("--max-rounds", "--rounds", max_rounds, rounds, DEFAULT_MAX_ROUNDS)
     settings: dict[str, Any] = {"stages": data, "max_rounds": cap, "keep_last": keep_last}
     seconds = time_limit_option(time_limit)
     if seconds is not None:

@@ -91,19 +91,27 @@ def time_limit_option(value: str | None) -> float | None:
     return None if value is None else parse_time_limit(value)
 
 
-def renamed_option(old: str, new: str, given: T | None, value: T) -> tuple[T, tuple[str, ...]]:
-    """An option's value when it may come under its old, deprecated name.
+def renamed_option(
+    old: str, new: str, given_old: T | None, given_new: T | None, default: T
+) -> tuple[T, tuple[str, ...]]:
+    """An option's value when it may also come under its old, deprecated name.
 
     Args:
         old: The old option (``--max-turns``), kept as a hidden alias.
         new: The option now (``--rounds``).
-        given: What the old option got (``None``: not given).
-        value: What the new option got (or its default).
+        given_old: What the old option got (``None``: not given).
+        given_new: What the new option got (``None``: not given).
+        default: The value when neither is given.
 
     Returns:
-        ``(value, notes)``: the old option's value and a note for the user when it was
-        given, else the new option's value and no note.
+        ``(value, notes)``: the value, and a note for the user when it came under the
+        old name.
+
+    Raises:
+        UsageError: If both are given.
     """
-    if given is None:
-        return value, ()
-    return given, (f"{old} is deprecated: use {new}",)
+    if given_old is None:
+        return (default if given_new is None else given_new), ()
+    if given_new is not None:
+        raise UsageError(f"{old} is the old name of {new}: give only {new}")
+    return given_old, (f"{old} is deprecated: use {new}",)

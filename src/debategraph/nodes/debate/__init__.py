@@ -1,6 +1,6 @@
 """Nodes of the debate: open a round, speak, close a round, moderate, summarise, judge.
 
-Every debater argument is a :class:`~debategraph.state.Turn` of stage ``argue`` addressed
+Every debater argument is a :class:`~debategraph.Turn` of stage ``argue`` addressed
 to the other debaters. The modules:
 
 * :mod:`~debategraph.nodes.debate.setup`: :class:`DebateSetup`, node names, stages;
@@ -13,7 +13,6 @@ to the other debaters. The modules:
 
 from __future__ import annotations
 
-from debategraph.nodes.conversation import may_read as addressed_to
 from debategraph.nodes.debate.officials import (
     MODERATOR_FALLBACK,
     make_judge,
@@ -67,7 +66,6 @@ __all__ = [
     "SUMMARY_STAGE",
     "TIE_WORDS",
     "DebateSetup",
-    "addressed_to",
     "check_topic",
     "debater_prompt",
     "debater_view",

@@ -63,7 +63,7 @@ def read_leader(value: str, names: Sequence[str], what: str, notes: list[str]) -
         notes: Where normalisations are recorded.
 
     Returns:
-        The debater's name, or :data:`~debategraph.state.TIE`.
+        The debater's name, or :data:`~debategraph.state.debate.TIE`.
     """
     if value.strip().lower() in TIE_WORDS:
         return TIE

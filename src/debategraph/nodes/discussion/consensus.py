@@ -1,7 +1,7 @@
 """Phase 5: one call writes the consensus report from the final state.
 
 The report's agent names are read as real personas (one fuzzy matcher,
-:func:`~debategraph.nodes.roster.read_name`); with no usable reply the report is built
+:func:`~debategraph.strategies.names.read_name`); with no usable reply the report is built
 from state, so a discussion always ends with one, marked as not written by a model. A
 discussion whose scores said ``converged`` but whose report has no consensus point did not
 converge: its ending is corrected here, with a note.

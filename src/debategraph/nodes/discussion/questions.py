@@ -116,7 +116,7 @@ def normalise_questions(
 
     A question about an unknown agent, an unknown insight of that agent, or the asker's
     own insight is dropped with a note; a misspelt agent name is read as the closest one
-    (:func:`~debategraph.nodes.roster.read_name`, noted).
+    (:func:`~debategraph.strategies.names.read_name`, noted).
 
     Args:
         inquiry: What the model returned (``None`` if nothing usable).

@@ -44,6 +44,8 @@ CONSENSUS_STAGE = "consensus"
 
 #: Seconds a discussion may take when no time limit is given (30 minutes).
 DEFAULT_TIME_LIMIT_S = 1800.0
+#: Iterations of questions, answers and revisions at most, when none is given.
+DEFAULT_MAX_ROUNDS = 5
 
 PersonaLike = Persona | Mapping[str, Any]
 

@@ -121,7 +121,7 @@ def chat_setup(
     *,
     agents: Sequence[AgentLike],
     selection: str | Selector,
-    first: str | None,
+    first_speaker: str | None,
     until: Sequence[str | Condition],
     termination: Condition | None,
     max_rounds: int | None,
@@ -164,7 +164,7 @@ def chat_setup(
             f"termination ({describe_condition(condition)}) has no hard cap: every chat needs one; "
             "give max_rounds=N or add max_turns(N) with | (CLI: --rounds N)"
         )
-    selector = make_selector(selection, names, first, max_in_a_row)
+    selector = make_selector(selection, names, first_speaker, max_in_a_row)
     return ChatSetup(
         agents=tuple(parsed),
         selector=selector,

@@ -1,6 +1,6 @@
 """Nodes of the staged meeting: open a round, speak, control the round, decide.
 
-Every participant's message is a :class:`~debategraph.state.Turn` whose ``stage`` is its
+Every participant's message is a :class:`~debategraph.Turn` whose ``stage`` is its
 stage's name and whose ``round`` is the shared round counter. The modules:
 
 * :mod:`~debategraph.nodes.meeting.setup`: the settings checks (``meeting_setup``), the

@@ -51,6 +51,9 @@ RESERVED_NAMES = frozenset(
 STAGE_FIELDS = ("name", "participants", "max_rounds", "goal")
 
 #: The default agenda, as plain data (what a ``--stages`` file holds).
+#: The round cap of a stage that sets none, when none is given.
+DEFAULT_MAX_ROUNDS = 2
+
 DEFAULT_STAGES: tuple[Mapping[str, Any], ...] = (
     {
         "name": "presentation",
