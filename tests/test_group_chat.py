@@ -20,6 +20,7 @@ from debategraph import build_group_chat, recursion_limit
 from debategraph.checkpoints.savers import open_checkpointer
 from debategraph.checkpoints.serde import serializer
 from debategraph.nodes.conversation import agent_history
+from debategraph.nodes.group_chat.setup import DEFAULT_UNTIL
 from debategraph.registry import entry
 from debategraph.state.records import Turn
 from debategraph.strategies.selection import Rules
@@ -411,6 +412,7 @@ def test_max_turns_is_the_deprecated_name_of_max_rounds() -> None:
 
 def test_the_studio_graph_builds_with_its_registry_settings() -> None:
     line = entry("group_chat")
+    assert tuple(line.studio["until"]) == DEFAULT_UNTIL  # the default chat the CLI runs
     graph = line.build()(**line.studio).compile(name=line.name)
     assert {"Writer", "Reviewer", "select", "close_turn"} <= set(graph.get_graph().nodes)
     assert recursion_limit(graph) == recursion_limit(build_group_chat(max_rounds=10))

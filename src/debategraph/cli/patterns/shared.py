@@ -68,27 +68,24 @@ def short(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def parse_time_limit(value: str) -> float:
-    """``--time-limit``: ``30m`` / ``90s`` / ``1h`` / ``120`` -> seconds.
+def time_limit_option(value: str | None) -> float | None:
+    """``--time-limit`` in seconds: ``30m`` / ``90s`` / ``1h`` / ``120``, or ``None``.
 
     Args:
-        value: The option's value.
+        value: The option's value (``None``: not given).
 
     Returns:
-        Seconds (> 0).
+        Seconds (> 0), or ``None``.
 
     Raises:
         UsageError: One line naming the value and the allowed form.
     """
+    if value is None:
+        return None
     try:
         return parse_duration(value)
     except ValueError as exc:
         raise UsageError(f"--time-limit {exc}") from None
-
-
-def time_limit_option(value: str | None) -> float | None:
-    """An optional ``--time-limit`` in seconds (see :func:`parse_time_limit`), or ``None``."""
-    return None if value is None else parse_time_limit(value)
 
 
 def renamed_option(
