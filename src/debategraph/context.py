@@ -7,6 +7,7 @@ their model from the run's context, so a Studio user picks the endpoint per run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from debategraph.models import ModelSpec
 
@@ -17,4 +18,12 @@ class Context(ModelSpec):
 
     The defaults run the embedded SmolLM2 model; set ``model`` and ``base_url`` to use
     any OpenAI-compatible endpoint.
+
+    Attributes:
+        agent_models: Agent name -> its own model for this run (a spec string or
+            mapping, see :func:`~debategraph.models.parse_model`), for the agents of a
+            graph built without models of their own (as LangGraph Studio serves them).
+            A model given to an agent when the graph was built comes first.
     """
+
+    agent_models: dict[str, Any] | None = None

@@ -29,3 +29,8 @@ SELECTOR_TASK = (
 )
 
 SELECTOR_RETRY = "That is not one of the participants. Answer with exactly one of: {names}."
+
+EXTRACT_FIELDS = (
+    "Below is an agent's reply. Fill in the requested fields from what it says; add nothing "
+    "it does not say."
+)

@@ -40,6 +40,10 @@ class ModelBinding(NamedTuple):
             has, so a failed call names the crash rather than an unreachable endpoint.
         rebuild: Builds the same chat model with an async HTTP client of its own (see
             :func:`for_running_loop`); ``None`` for a model the caller built.
+        name: The model as one string, recorded on turns and usage
+            (:attr:`ModelSpec.label <debategraph.models.ModelSpec.label>`; never a key).
+        tool_calls: Whether the model can call tools (the embedded SmolLM2's chat
+            template cannot).
     """
 
     chat: BaseChatModel
@@ -47,6 +51,8 @@ class ModelBinding(NamedTuple):
     endpoint: str
     diagnose: Callable[[], str | None] | None = None
     rebuild: Callable[[], BaseChatModel] | None = None
+    name: str = ""
+    tool_calls: bool = True
 
 
 #: Per event loop: id of a binding's chat model -> (that model, the binding for the loop,
@@ -124,7 +130,10 @@ async def _close_with_loop(client: Any) -> AsyncIterator[None]:
 def _openai_binding(
     method: StructuredMethod,
     endpoint: str,
+    name: str,
     diagnose: Callable[[], str | None] | None = None,
+    *,
+    tool_calls: bool = True,
     **settings: Any,
 ) -> ModelBinding:
     """A binding of a ``ChatOpenAI`` with ``settings``, rebuilt per event loop."""
@@ -132,7 +141,9 @@ def _openai_binding(
     def rebuild() -> BaseChatModel:
         return ChatOpenAI(**settings, http_async_client=_async_http_client())
 
-    return ModelBinding(ChatOpenAI(**settings), method, endpoint, diagnose, rebuild)
+    return ModelBinding(
+        ChatOpenAI(**settings), method, endpoint, diagnose, rebuild, name, tool_calls
+    )
 
 
 def _pick_method(choice: MethodChoice, base_url: str | None) -> StructuredMethod:
@@ -167,10 +178,11 @@ def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:  # noqa: B008
 @functools.lru_cache(maxsize=32)
 def _remote_binding(spec: ModelSpec) -> ModelBinding:
     spec = spec.validated()
-    api_key = spec.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+    api_key = spec.key() or os.environ.get("OPENAI_API_KEY") or "not-needed"
     return _openai_binding(
         _pick_method(spec.structured_method, spec.base_url),
         spec.base_url or "https://api.openai.com/v1",
+        spec.label,
         model=spec.model,
         base_url=spec.base_url,
         api_key=SecretStr(api_key),
@@ -205,7 +217,9 @@ def _local_binding(spec: ModelSpec) -> ModelBinding:
         binding = _openai_binding(
             method,
             server.base_url,
+            spec.model,
             lambda: server.failure(1.0),
+            tool_calls=False,
             model=server.model.name,
             base_url=server.base_url,
             api_key=SecretStr("not-needed"),
@@ -234,5 +248,7 @@ def bind_model(model: BaseChatModel | ModelBinding | ModelSpec | None) -> ModelB
         return model
     if isinstance(model, BaseChatModel):
         endpoint = str(getattr(model, "openai_api_base", None) or type(model).__name__)
-        return ModelBinding(model, "function_calling", endpoint)
+        name = str(getattr(model, "model_name", None) or type(model).__name__)
+        label = name if endpoint == type(model).__name__ else f"{name}@{endpoint}"
+        return ModelBinding(model, "function_calling", endpoint, name=label)
     return get_chat_model(model or ModelSpec())

@@ -37,7 +37,7 @@ from debategraph.models.binding import ModelBinding, for_running_loop
 from debategraph.models.output import S, _cut_off_reply, _try_repair
 from debategraph.models.spec import StructuredMethod
 from debategraph.models.steps import Steps, TimeLimitReached, arun_steps, run_steps
-from debategraph.state.records import Usage
+from debategraph.state.records import Turn, Usage
 
 #: Characters per token when an endpoint reports no usage and its count is estimated.
 CHARS_PER_TOKEN = 4
@@ -57,12 +57,16 @@ class CallResult(Generic[S]):
         usage: Tokens and latency summed over all attempts.
         attempts: How many model calls were made.
         reason: Why ``value`` is ``None`` (or what was repaired), else ``None``.
+        model: The model that answered (its :attr:`ModelBinding.name`).
+        records: The tool calls the agent made first (see :mod:`debategraph.models.loops`).
     """
 
     value: S | None
     usage: Usage
     attempts: int
     reason: str | None = None
+    model: str | None = None
+    records: tuple[Turn, ...] = ()
 
 
 #: Endpoints seen rejecting ``json_schema``; they get ``function_calling`` from then on.
@@ -209,12 +213,16 @@ class TextResult:
         usage: Tokens and latency summed over all attempts.
         attempts: How many model calls were made.
         reason: Why ``text`` is empty, else ``None``.
+        model: The model that answered (its :attr:`ModelBinding.name`).
+        records: The tool calls the agent made first (see :mod:`debategraph.models.loops`).
     """
 
     text: str
     usage: Usage
     attempts: int
     reason: str | None = None
+    model: str | None = None
+    records: tuple[Turn, ...] = ()
 
 
 def text_call(

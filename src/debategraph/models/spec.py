@@ -9,8 +9,10 @@ embedded model is validated.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from debategraph.errors import UsageError
@@ -29,7 +31,10 @@ class ModelSpec:
             ``DEBATEGRAPH_GGUF``), ``local:PATH.gguf`` for another GGUF file served the
             same way, else the endpoint's model name.
         base_url: OpenAI-compatible base URL; ``None`` uses ``OPENAI_BASE_URL`` or OpenAI.
-        api_key: API key; ``None`` uses ``OPENAI_API_KEY`` (or a placeholder).
+        api_key: API key; ``None`` uses ``api_key_env``, else ``OPENAI_API_KEY`` (or a
+            placeholder). Never stored with a thread.
+        api_key_env: The name of the environment variable that holds the API key (what
+            an agent's model names instead of a key; stored, the key never is).
         temperature: Sampling temperature.
         max_tokens: Completion token cap (``None``: endpoint default; local: 320).
         timeout_s: Per-request timeout in seconds (``None``: 60, local: 300).
@@ -44,12 +49,20 @@ class ModelSpec:
     model: str = LOCAL
     base_url: str | None = None
     api_key: str | None = None
+    api_key_env: str | None = None
     temperature: float = 0.7
     max_tokens: int | None = None
     timeout_s: float | None = None
     max_retries: int = 2
     structured_method: MethodChoice = "auto"
     slots: int | None = None
+
+    @property
+    def label(self) -> str:
+        """The spec as one string, without a key: ``local``, ``NAME`` or ``NAME@BASE_URL``."""
+        if self.is_local or not self.base_url:
+            return self.model
+        return f"{self.model}@{self.base_url}"
 
     @property
     def is_local(self) -> bool:
@@ -70,6 +83,26 @@ class ModelSpec:
             raise UsageError(f"max retries {self.max_retries} must be >= 0")
         if self.is_local and self.base_url:
             raise UsageError(f"--base-url {self.base_url} needs --model NAME (the model it serves)")
+        if self.api_key_env is not None and not ENV_NAME.fullmatch(self.api_key_env):
+            raise UsageError(
+                f"api_key_env {self.api_key_env!r} is not an environment variable's name "
+                "(letters, digits and _; give the variable's name, never the key)"
+            )
+
+    def key(self) -> str | None:
+        """The API key: ``api_key``, else the variable ``api_key_env`` names, else ``None``.
+
+        Raises:
+            UsageError: If ``api_key_env`` names a variable that is not set.
+        """
+        if self.api_key is not None or self.api_key_env is None:
+            return self.api_key
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise UsageError(
+                f"model {self.label}: its API key variable {self.api_key_env} is not set"
+            )
+        return value
 
     def validated(self) -> ModelSpec:
         """Check the values, the embedded model's file and slots, and fill in defaults.
@@ -94,6 +127,119 @@ class ModelSpec:
             if parsed.scheme not in ("http", "https") or not parsed.netloc:
                 raise UsageError(f"base URL {base_url!r} is not an http(s) URL")
         return replace(self, base_url=base_url)
+
+
+#: An environment variable's name.
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+#: The keys a model mapping may hold, and the :class:`ModelSpec` field each sets.
+MODEL_KEYS: Mapping[str, str] = {
+    "model": "model",
+    "base_url": "base_url",
+    "api_key_env": "api_key_env",
+    "temperature": "temperature",
+    "max_tokens": "max_tokens",
+    "timeout": "timeout_s",
+    "timeout_s": "timeout_s",
+    "max_retries": "max_retries",
+    "structured_method": "structured_method",
+}
+
+#: What a model spec may be, for errors.
+MODEL_FORMS = (
+    "'local', 'local:PATH.gguf', 'NAME', 'NAME@BASE_URL' or 'openai:NAME', a mapping "
+    f"({', '.join(k for k in MODEL_KEYS if k != 'timeout_s')}), a ModelSpec or a "
+    "LangChain chat model"
+)
+
+
+def parse_model(value: Any, who: str = "model") -> Any:
+    """What an agent's ``model`` names: a :class:`ModelSpec`, or the chat model given.
+
+    The string form names the model and its endpoint at once, close to LangChain's
+    ``init_chat_model`` strings: ``local`` (the embedded model), ``local:PATH.gguf``
+    (another GGUF file served the same way), ``NAME`` (that model at the run's
+    endpoint: ``OPENAI_BASE_URL`` or OpenAI), ``NAME@BASE_URL`` (that model at that
+    OpenAI-compatible endpoint), ``openai:NAME`` (the ``openai`` provider prefix is
+    the only one: every endpoint is reached as OpenAI-compatible). A mapping holds
+    :data:`MODEL_KEYS`; the key itself is never given, only ``api_key_env``, the name
+    of the variable that holds it.
+
+    Args:
+        value: The spec as given.
+        who: Whose model it is, for errors (``agent 'ann'``).
+
+    Returns:
+        A :class:`ModelSpec`, or the LangChain chat model given (any ``BaseChatModel``).
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    if isinstance(value, ModelSpec):
+        return value
+    if isinstance(value, str):
+        return _from_text(value.strip(), who)
+    if isinstance(value, Mapping):
+        return _from_mapping(value, who)
+    from langchain_core.language_models import BaseChatModel
+
+    if isinstance(value, BaseChatModel):
+        return value
+    raise ValueError(f"{who}: model {value!r} is not a model spec: give {MODEL_FORMS}")
+
+
+def _from_text(text: str, who: str) -> ModelSpec:
+    if not text:
+        raise ValueError(f"{who}: model is empty: give {MODEL_FORMS}")
+    if is_local(text):
+        return ModelSpec(model=text)
+    name, at, base_url = text.partition("@")
+    if name.startswith("openai:"):
+        name = name.removeprefix("openai:")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"{who}: model {text!r} names no model: give {MODEL_FORMS}")
+    if at:
+        _check_url(base_url.strip(), who)
+        return ModelSpec(model=name, base_url=base_url.strip())
+    return ModelSpec(model=name)
+
+
+def _from_mapping(value: Mapping[Any, Any], who: str) -> ModelSpec:
+    if "api_key" in value:
+        raise ValueError(
+            f"{who}: model has an 'api_key': give 'api_key_env', the name of the environment "
+            "variable that holds it (keys are never written down)"
+        )
+    unknown = sorted(str(k) for k in value if k not in MODEL_KEYS)
+    if unknown:
+        allowed = ", ".join(k for k in MODEL_KEYS if k != "timeout_s")
+        raise ValueError(f"{who}: unknown model field {unknown[0]!r}: allowed are {allowed}")
+    fields = {MODEL_KEYS[str(k)]: v for k, v in value.items()}
+    name = fields.get("model")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{who}: model mapping needs 'model', a model name, got {name!r}")
+    if "base_url" in fields:
+        _check_url(fields["base_url"], who)
+    try:
+        spec = ModelSpec(**fields)
+        spec.check_values()
+    except (TypeError, UsageError) as exc:
+        raise ValueError(f"{who}: {exc}") from None
+    bad = [k for k in ("temperature", "max_tokens", "timeout_s") if not _number(getattr(spec, k))]
+    if bad:
+        raise ValueError(f"{who}: model field {bad[0]!r} must be a number, got {fields[bad[0]]!r}")
+    return spec
+
+
+def _number(value: Any) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def _check_url(url: Any, who: str) -> None:
+    parsed = urlparse(url) if isinstance(url, str) else None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(f"{who}: base URL {url!r} is not an http(s) URL")
 
 
 def is_local(model: str) -> bool:

@@ -1,13 +1,17 @@
 """The one agent-node helper: which model an agent calls, the call itself, its usage.
 
-Every pattern's agent nodes call the model through an :class:`Agent`: it finds the model
-(the one the graph was built with, else the run's :class:`~debategraph.context.Context`,
-as in LangGraph Studio), makes the structured or text call through
+Every pattern's agent nodes call the model through an :class:`Agent`, made from the
+agent's record (:func:`agent_of`: its own model, tools or agent, checked when the graph
+is built): it finds the model (the agent's own, else the one the graph was built with,
+else the run's :class:`~debategraph.context.Context`, as in LangGraph Studio, whose
+``agent_models`` may name one per agent), runs the agent's tool loop or its own agent
+first (:mod:`debategraph.models.loops`), makes the structured or text call through
 :mod:`debategraph.models` (validation, repair, retry, fallback, usage), blocking
 (:meth:`Agent.ask`), awaited (:meth:`Agent.aask`) or as steps a node body yields from
 (:meth:`Agent.ask_steps`, see :mod:`debategraph.nodes.dual`). Nodes turn the result into
-a transcript record and write it with :func:`~debategraph.state.base.turn_update`, which
-charges its usage.
+a transcript record, and :func:`recorded` puts the agent's tool calls before it and
+stamps it with the model that answered; :func:`~debategraph.state.base.turn_update`
+writes them and charges the usage (per agent and per model).
 
 The model stack (``openai``, ``langchain-openai``) is imported on the first call, not when
 a graph module is imported: declaring or validating a graph stays quick.
@@ -15,19 +19,30 @@ a graph module is imported: declaring or validating a graph stays quick.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from debategraph.errors import ModelUnavailableError
+from debategraph.models.spec import ModelSpec, parse_model
+from debategraph.nodes.tools import import_ref, resolve_tools
+from debategraph.prompts import EXTRACT_FIELDS
+from debategraph.state.records import DEFAULT_MAX_TOOL_CALLS, AgentSpec, Turn
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
+    from langchain_core.runnables import Runnable
+    from langchain_core.tools import BaseTool
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
-    from debategraph.models import CallResult, ModelBinding, ModelSpec, Steps, TextResult
+    from debategraph.models import CallResult, ModelBinding, Steps, TextResult
+    from debategraph.models.loops import Work
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -51,15 +66,26 @@ def bind(model: BaseChatModel | ModelBinding | ModelSpec | None) -> ModelBinding
 
 @dataclass(frozen=True)
 class Agent:
-    """One agent of a graph: its name and the model it calls.
+    """One agent of a graph: its name, the model it calls, its tools or its own agent.
+
+    Made with :func:`agent_of` from the agent's record; ``Agent(name, model)`` is an
+    agent with nothing of its own.
 
     Attributes:
         name: The agent's name (as recorded on its turns and usage).
         model: The model the graph was built with; ``None`` reads the run's context.
+        own: Its own model (a spec or a chat model), before the graph's.
+        tools: Its tools: each turn first runs a tool loop of at most ``max_tool_calls``.
+        runnable: Its own agent (messages in, messages out), which makes its turns.
+        max_tool_calls: The tool loop's cap per turn.
     """
 
     name: str
     model: ModelBinding | None = None
+    own: ModelSpec | BaseChatModel | None = None
+    tools: tuple[BaseTool, ...] = ()
+    runnable: Runnable[Any, Any] | None = None
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
 
     def binding(self, runtime: Runtime[Context] | None) -> ModelBinding:
         """The model this agent calls in this run.
@@ -70,11 +96,19 @@ class Agent:
         Returns:
             The bound model.
         """
-        if self.model is not None:
-            return self.model
         from debategraph.models import bind_model
 
-        return bind_model(runtime.context if runtime is not None else None)
+        if self.own is not None:
+            return bind_model(self.own)
+        if self.model is not None:
+            return self.model
+        context = runtime.context if runtime is not None else None
+        if context is None:
+            return bind_model(None)
+        named = (context.agent_models or {}).get(self.name)
+        if named is not None:
+            return bind_model(parse_model(named, f"agent {self.name!r}"))
+        return bind_model(dataclasses.replace(context, agent_models=None))
 
     def ask_steps(
         self,
@@ -85,7 +119,10 @@ class Agent:
     ) -> Steps[CallResult[S]]:
         """The steps of a structured reply, for a node body (``yield from`` them).
 
-        See :func:`~debategraph.models.structured_call` and
+        An agent with tools runs its tool loop first; an agent of its own answers in
+        prose, from which the fields are read (as JSON if it wrote JSON, else with one
+        structured call on this agent's model). See
+        :func:`~debategraph.models.structured_call` and
         :func:`~debategraph.nodes.dual.agent_node`.
 
         Args:
@@ -95,19 +132,54 @@ class Agent:
             **kwargs: Passed on (``max_attempts``).
 
         Returns:
-            The steps; they return the validated value (or ``None`` with a reason) and
-            its usage.
+            The steps; they return the validated value (or ``None`` with a reason), its
+            usage, the model and the tool calls made.
+
+        Raises:
+            ModelUnavailableError: If the agent's endpoint fails (the line names the agent).
         """
         from debategraph.models import structured_steps
+        from debategraph.models.calls import CallResult, parse_reply
 
-        return structured_steps(self.binding(runtime), schema, messages, **kwargs)
+        try:
+            work = yield from self._work_steps(runtime, messages)
+            if work is None:
+                binding = self.binding(runtime)
+                result = yield from structured_steps(binding, schema, messages, **kwargs)
+                return dataclasses.replace(result, model=binding.name)
+            records = tuple(work.records)
+            if self.runnable is not None:
+                label = self._runnable_label()
+                if not work.text:
+                    return CallResult(None, work.usage, 0, work.reason, label, records)
+                from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+                parsed, _ = parse_reply(schema, AIMessage(work.text), "json_schema")
+                if parsed is not None:
+                    return CallResult(parsed, work.usage, 0, None, label, records)
+                prompt = [SystemMessage(EXTRACT_FIELDS), HumanMessage(work.text)]
+            else:
+                prompt = work.messages
+            binding = self.binding(runtime)
+            result = yield from structured_steps(binding, schema, prompt, **kwargs)
+            return dataclasses.replace(
+                result,
+                usage=work.usage + result.usage,
+                model=binding.name if self.runnable is None else self._runnable_label(),
+                records=records,
+                reason=result.reason or work.reason,
+            )
+        except ModelUnavailableError as exc:
+            raise ModelUnavailableError(f"agent {self.name}: {exc}") from exc
 
     def say_steps(
         self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage], **kwargs: Any
     ) -> Steps[TextResult]:
         """The steps of a prose reply, for a node body; its tokens stream.
 
-        See :func:`~debategraph.models.text_call`; taken as :meth:`ask_steps` are.
+        See :func:`~debategraph.models.text_call`; taken as :meth:`ask_steps` are. An
+        agent with tools answers with the reply that asks for no tool; an agent of its
+        own, with its last message.
 
         Args:
             runtime: The node's runtime.
@@ -115,11 +187,55 @@ class Agent:
             **kwargs: Passed on (``max_attempts``).
 
         Returns:
-            The steps; they return the text (or ``""`` with a reason) and its usage.
+            The steps; they return the text (or ``""`` with a reason), its usage, the
+            model and the tool calls made.
+
+        Raises:
+            ModelUnavailableError: If the agent's endpoint fails (the line names the agent).
         """
         from debategraph.models import text_steps
+        from debategraph.models.calls import TextResult
 
-        return text_steps(self.binding(runtime), messages, **kwargs)
+        try:
+            work = yield from self._work_steps(runtime, messages)
+            if work is not None and (work.text or self.runnable is not None):
+                label = self._runnable_label() if self.runnable else self.binding(runtime).name
+                records = tuple(work.records)
+                return TextResult(work.text, work.usage, 0, work.reason, label, records)
+            binding = self.binding(runtime)
+            prompt = messages if work is None else work.messages
+            result = yield from text_steps(binding, prompt, **kwargs)
+            if work is None:
+                return dataclasses.replace(result, model=binding.name)
+            return dataclasses.replace(
+                result,
+                usage=work.usage + result.usage,
+                model=binding.name,
+                records=tuple(work.records),
+                reason=result.reason or work.reason,
+            )
+        except ModelUnavailableError as exc:
+            raise ModelUnavailableError(f"agent {self.name}: {exc}") from exc
+
+    def _work_steps(
+        self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage]
+    ) -> Steps[Work | None]:
+        """The agent's own agent or its tool loop, if it has one (``None``: neither)."""
+        from debategraph.models.loops import agent_steps, tool_steps
+
+        if self.runnable is not None:
+            return (yield from agent_steps(self.runnable, messages))
+        if self.tools:
+            binding = self.binding(runtime)
+            return (
+                yield from tool_steps(binding, messages, self.tools, self.max_tool_calls, self.name)
+            )
+        return None
+
+    def _runnable_label(self) -> str:
+        """What a user's agent is recorded as, in place of a model: ``agent:NAME``."""
+        name = getattr(self.runnable, "name", None) or type(self.runnable).__name__
+        return f"agent:{name}"
 
     def ask(
         self,
@@ -166,3 +282,117 @@ class Agent:
         from debategraph.models import arun_steps
 
         return await arun_steps(self.say_steps(runtime, messages, **kwargs))
+
+
+def agent_of(
+    member: AgentSpec | str | None, model: ModelBinding | None, name: str | None = None
+) -> Agent:
+    """The :class:`Agent` an agent's record makes, checked now (when the graph is built).
+
+    Its model is parsed (:func:`~debategraph.models.parse_model`; a key named by
+    ``api_key_env`` must be set), its tools resolved
+    (:func:`~debategraph.nodes.tools.resolve_tools`), its agent checked to be a
+    ``Runnable``; an embedded model of its own cannot take tools.
+
+    Args:
+        member: The agent's record, or its name alone (nothing of its own).
+        model: The graph's model (``None``: the run's context).
+        name: The agent's name, if not the record's (an official's node name).
+
+    Returns:
+        The agent.
+
+    Raises:
+        ValueError: One line naming the agent and what is wrong.
+    """
+    if member is None or isinstance(member, str):
+        return Agent(name or member or "", model)
+    who = f"agent {(name or member.name)!r}"
+    own = None if member.model is None else parse_model(member.model, who)
+    if isinstance(own, ModelSpec):
+        _check_key(own, who)
+    tools = resolve_tools(member.tools, who)
+    if tools and isinstance(own, ModelSpec) and own.is_local:
+        raise ValueError(
+            f"{who} has tools, but its model {own.label} cannot call tools (the embedded "
+            "SmolLM2's chat template has none): give it a model with tool calls"
+        )
+    runnable = member.agent
+    if isinstance(runnable, str):
+        runnable = import_ref(runnable, who, "agent")
+    if runnable is not None:
+        from langchain_core.runnables import Runnable
+
+        if not isinstance(runnable, Runnable):
+            raise ValueError(
+                f"{who}: agent {runnable!r} is not a LangChain Runnable or compiled graph "
+                "(messages in, messages out)"
+            )
+        if tools:
+            raise ValueError(f"{who} has both tools and an agent: give its agent the tools")
+    return Agent(name or member.name, model, own, tools, runnable, member.max_tool_calls)
+
+
+def _check_key(spec: ModelSpec, who: str) -> None:
+    if spec.api_key_env is not None and not os.environ.get(spec.api_key_env):
+        raise ValueError(
+            f"{who}: its model's API key variable {spec.api_key_env} is not set "
+            f"(model {spec.label})"
+        )
+
+
+def recorded(result: CallResult[Any] | TextResult, turn: Turn) -> list[Turn]:
+    """The transcript records of one agent turn: its tool calls, then the turn itself.
+
+    The tool calls get the turn's agent and round; the turn gets the model that
+    answered (:attr:`Turn.model <debategraph.state.records.Turn.model>`).
+
+    Args:
+        result: The call's result.
+        turn: The node's record of the turn.
+
+    Returns:
+        The records, in order, for ``transcript`` (or
+        :func:`~debategraph.state.base.turn_update`).
+    """
+    calls = [
+        r.model_copy(update={"agent": turn.agent, "agent_id": turn.agent_id, "round": turn.round})
+        for r in result.records
+    ]
+    return [*calls, turn.model_copy(update={"model": result.model})]
+
+
+def officials_of(
+    officials: Sequence[Any], allowed: Mapping[str, str], group: str
+) -> dict[str, AgentSpec]:
+    """A pattern's officials, by name: who may have a model, tools or agent of its own.
+
+    Args:
+        officials: The records given (``AgentSpec`` s or dicts), each naming an official.
+        allowed: The pattern's officials: name -> what it does (for errors).
+        group: The pattern, for errors (``a debate``).
+
+    Returns:
+        Official name -> its record.
+
+    Raises:
+        ValueError: One line naming the bad value and the officials allowed.
+    """
+    from debategraph.nodes.roster import parse_member
+
+    if isinstance(officials, str | Mapping) or not isinstance(officials, Sequence):
+        raise ValueError(f"officials must be a list of agent records, got {officials!r}")
+    out: dict[str, AgentSpec] = {}
+    names = ", ".join(allowed)
+    for value in officials:
+        spec = parse_member(
+            value, AgentSpec, "official", "a 'name' and 'model', 'tools' or 'agent'"
+        )
+        key = spec.name.lower()
+        if key not in allowed:
+            raise ValueError(f"{group} has no official {spec.name!r}: its officials are {names}")
+        if key in out:
+            raise ValueError(f"official {spec.name!r} is given twice: give each official once")
+        agent_of(spec, None, key)  # checked now
+        out[key] = spec
+    return out

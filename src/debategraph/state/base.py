@@ -118,12 +118,15 @@ class RunOutput(TypedDict):
         termination_reason: Why the run ended (:data:`TerminationReason`).
         usage: Tokens and calls of the whole run.
         usage_by_agent: The same per agent.
+        usage_by_model: The same per model (:attr:`Turn.model
+            <debategraph.state.records.Turn.model>`, never a key).
         notes: What the graph normalised or noticed along the way.
     """
 
     termination_reason: TerminationReason
     usage: Annotated[Usage, add_usage]
     usage_by_agent: Annotated[dict[str, Usage], add_usage_by_agent]
+    usage_by_model: Annotated[dict[str, Usage], add_usage_by_agent]
     notes: Annotated[list[str], append_only()]
 
 
@@ -162,21 +165,47 @@ def charge_update(turns: Iterable[Turn]) -> dict[str, Any]:
         ``usage`` and ``usage_by_agent`` writes.
     """
     by_agent: dict[str, Usage] = {}
+    by_model: dict[str, Usage] = {}
     for turn in turns:
         by_agent[turn.agent] = by_agent.get(turn.agent, Usage()) + turn.usage
-    return {"usage": Usage.total(by_agent.values()), "usage_by_agent": by_agent}
+        if turn.model is not None:
+            by_model[turn.model] = by_model.get(turn.model, Usage()) + turn.usage
+    update: dict[str, Any] = {"usage": Usage.total(by_agent.values()), "usage_by_agent": by_agent}
+    if by_model:
+        update["usage_by_model"] = by_model
+    return update
 
 
-def turn_update(turn: Turn) -> dict[str, Any]:
-    """The state update that records ``turn`` and charges its usage to its agent.
+def usage_update(agent: str, usage: Usage, model: str | None) -> dict[str, Any]:
+    """The state update that charges ``usage`` to ``agent`` and ``model`` (no record).
+
+    For calls whose result is not a transcript record (a selector's pick).
 
     Args:
-        turn: A transcript record.
+        agent: Who made the calls.
+        usage: Their usage.
+        model: The model that answered (``None``: not known).
 
     Returns:
-        ``transcript``, ``usage`` and ``usage_by_agent`` writes.
+        ``usage``, ``usage_by_agent`` and (with a model) ``usage_by_model`` writes.
     """
-    return {"transcript": [turn], **charge_update([turn])}
+    update: dict[str, Any] = {"usage": usage, "usage_by_agent": {agent: usage}}
+    if model is not None:
+        update["usage_by_model"] = {model: usage}
+    return update
+
+
+def turn_update(*turns: Turn) -> dict[str, Any]:
+    """The state update that records ``turns`` and charges their usage to their agents.
+
+    Args:
+        turns: Transcript records (an agent's tool calls and turn, see
+            :func:`debategraph.nodes.agent.recorded`).
+
+    Returns:
+        ``transcript``, ``usage``, ``usage_by_agent`` and ``usage_by_model`` writes.
+    """
+    return {"transcript": list(turns), **charge_update(turns)}
 
 
 @dataclass(frozen=True)

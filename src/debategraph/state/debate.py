@@ -17,7 +17,7 @@ from pydantic.json_schema import SkipJsonSchema
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.state.base import RunOutput, RunState, Schemas
-from debategraph.state.records import Turn
+from debategraph.state.records import AgentSpec, Turn
 from debategraph.state.reducers import append_only
 
 HistoryMode = Literal["full", "window"]
@@ -26,7 +26,7 @@ HistoryMode = Literal["full", "window"]
 TIE = "tie"
 
 
-class Debater(BaseModel):
+class Debater(AgentSpec):
     """A named debater and the side it argues.
 
     Attributes:
@@ -35,9 +35,6 @@ class Debater(BaseModel):
         persona: Optional character notes added to its system prompt.
     """
 
-    model_config = ConfigDict(frozen=True, str_strip_whitespace=True)
-
-    name: str = Field(min_length=1)
     side: str = Field(min_length=1)
     persona: str | None = None
 

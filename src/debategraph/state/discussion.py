@@ -23,13 +23,14 @@ from debategraph.state.base import (
     TerminationReason,
     termination_word,
 )
+from debategraph.state.records import AgentSpec
 from debategraph.state.reducers import append_only
 
 QuestionType = Literal["clarification", "challenge", "extension"]
 Stance = Literal["agree", "disagree", "clarify", "revise"]
 
 
-class Persona(BaseModel):
+class Persona(AgentSpec):
     """A discussion agent's character.
 
     Attributes:
@@ -38,9 +39,6 @@ class Persona(BaseModel):
         description: One or two sentences of character for its system prompt.
     """
 
-    model_config = ConfigDict(frozen=True, str_strip_whitespace=True)
-
-    name: str = Field(min_length=1)
     focus: str = Field(min_length=1)
     description: str = ""
 

@@ -7,9 +7,13 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Role = Literal["agent", "user", "system"]
+Role = Literal["agent", "user", "system", "tool"]
+
+#: The stage of a tool call's record (:data:`Turn.tool`): an agent's turn is preceded by
+#: one such record per tool call it made.
+TOOL_STAGE = "tool"
 
 
 class Usage(BaseModel):
@@ -90,7 +94,8 @@ class Turn(BaseModel):
         id: Unique id of the record.
         agent: Who produced it (a solver/debater name, or ``user`` for a human).
         agent_id: A stable id of the agent (its slug) where a pattern records one.
-        role: ``agent`` for model output, ``user`` for a human interjection.
+        role: ``agent`` for model output, ``user`` for a human interjection, ``tool``
+            for a tool call an agent made (stage :data:`TOOL_STAGE`).
         content: The text the agent produced (its reasoning or argument).
         stage: The phase that produced it (``solve``, ``interject``...).
         round: The round (1-based) it belongs to.
@@ -100,7 +105,12 @@ class Turn(BaseModel):
         usage: Tokens and latency of the model calls that produced it.
         answer: The extracted final answer, if the stage asks for one.
         confidence: The agent's stated confidence in ``answer`` (0-1).
-        reason: Why there is no answer (abstention or fallback), if so.
+        reason: Why there is no answer (abstention or fallback), if so; for a tool
+            call, the error it raised.
+        model: The model that produced it (its spec, e.g. ``local`` or
+            ``gpt-4o-mini@http://host/v1``; never a key), where an agent's call did.
+        tool: For a tool call: the tool's name (``content`` is its result).
+        arguments: For a tool call: its arguments, as JSON text.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -119,6 +129,9 @@ class Turn(BaseModel):
     answer: str | None = None
     confidence: float | None = None
     reason: str | None = None
+    model: str | None = None
+    tool: str | None = None
+    arguments: str | None = None
 
 
 INTERJECT_STAGE = "interject"
@@ -152,17 +165,65 @@ def interjection(text: str, after_round: int, *, id: str | None = None) -> Turn:
     )
 
 
-class Participant(BaseModel):
-    """A named agent of a chat or a meeting, with its instructions.
+#: The most tool calls an agent with tools makes in one turn, by default.
+DEFAULT_MAX_TOOL_CALLS = 4
+#: The most any agent may be allowed.
+MAX_TOOL_CALLS = 32
+
+
+class AgentSpec(BaseModel):
+    """The one agent record: what every agent of every pattern may have.
+
+    Each pattern's record (:class:`Participant`, ``Debater``, ``Persona``) adds its own
+    fields to these; a pattern's officials (a judge, a moderator, a chair, a selector)
+    are given as these alone, by their names. Unknown fields are refused.
+
+    Attributes:
+        name: The agent's name, unique within its roster.
+        model: Its own model (default: the run's): a spec string (``local``,
+            ``local:PATH.gguf``, ``NAME``, ``NAME@BASE_URL``, ``openai:NAME``), a
+            mapping (``model``, ``base_url``, ``api_key_env``, ``temperature``,
+            ``max_tokens``, ``timeout``), a :class:`~debategraph.models.ModelSpec` or
+            any LangChain chat model. See :func:`debategraph.models.parse_model`.
+        tools: LangChain tools, or built-in tool names (``calculator``): the agent runs
+            a tool loop of at most ``max_tool_calls`` calls before each answer.
+        agent: Bring your own agent: any LangChain ``Runnable`` or compiled LangGraph
+            graph taking ``{"messages": [...]}`` and returning ``{"messages": [...]}``;
+            its last message is its turn.
+        max_tool_calls: The tool loop's cap per turn.
+    """
+
+    model_config = ConfigDict(
+        frozen=True, str_strip_whitespace=True, extra="forbid", arbitrary_types_allowed=True
+    )
+
+    name: str = Field(min_length=1)
+    model: Any = None
+    tools: tuple[Any, ...] = ()
+    agent: Any = None
+    max_tool_calls: int = Field(default=DEFAULT_MAX_TOOL_CALLS, ge=1, le=MAX_TOOL_CALLS)
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _one_tool_or_many(cls, value: Any) -> Any:
+        if value is None:
+            return ()
+        return tuple(value) if isinstance(value, list | tuple | set | frozenset) else (value,)
+
+    @property
+    def is_plain(self) -> bool:
+        """Whether it has no model, tools or agent of its own (the run's model alone)."""
+        return self.model is None and not self.tools and self.agent is None
+
+
+class Participant(AgentSpec):
+    """A named agent of a chat or a meeting (or a solver), with its instructions.
 
     Attributes:
         name: Unique name within its chat (case-insensitively).
         instructions: What it does and how (its system prompt's core).
     """
 
-    model_config = ConfigDict(frozen=True, str_strip_whitespace=True)
-
-    name: str = Field(min_length=1)
     instructions: str = ""
 
 
@@ -178,4 +239,4 @@ class RoundRecord(BaseModel):
 
 #: Record types every pattern's checkpoints may hold (``registry.record_types`` adds each
 #: pattern's own to make the msgpack allowlist of our savers).
-RECORD_TYPES: tuple[type[BaseModel], ...] = (Usage, Turn, RoundRecord, Participant)
+RECORD_TYPES: tuple[type[BaseModel], ...] = (Usage, Turn, RoundRecord, AgentSpec, Participant)
