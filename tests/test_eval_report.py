@@ -92,7 +92,8 @@ def test_write_results(tmp_path: Path, results: Results) -> None:
     assert len(rows) == 1 + len(outcomes)
     abstained = next(row for row in rows[1:] if row[1] == "7")
     assert abstained[3] == ""
-    assert abstained[-1] == "eval-single-7"
+    assert abstained[rows[0].index("thread_id")] == "eval-single-7"
+    assert rows[0][-2:] == ["usage_by_agent", "usage_by_model"]
 
     png = paths["png"].read_bytes()
     assert png.startswith(PNG_MAGIC)

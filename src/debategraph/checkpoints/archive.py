@@ -75,6 +75,9 @@ _MESSAGES_COLUMNS: dict[str, type] = {
     "answer": str,
     "confidence": float,
     "reason": str,
+    "model": str,
+    "tool": str,
+    "arguments": str,
     "reply_to": str,
     "recipients": str,
     "timestamp": str,
@@ -317,6 +320,9 @@ def _message_row(thread_id: str, seq: int, turn: Turn) -> dict[str, Any]:
         "answer": turn.answer,
         "confidence": turn.confidence,
         "reason": turn.reason,
+        "model": turn.model,
+        "tool": turn.tool,
+        "arguments": turn.arguments,
         "reply_to": json.dumps(list(turn.reply_to)),
         "recipients": json.dumps(list(turn.recipients)),
         "timestamp": _iso(turn.timestamp),
@@ -332,6 +338,7 @@ def _usage_rows(
     thread_id: str, values: Mapping[str, Any], transcript: Sequence[Turn]
 ) -> list[dict[str, Any]]:
     rows = [_usage_row(thread_id, "total", "", total_usage(values, transcript))]
-    for scope in ("agent", "round"):
-        rows += [_usage_row(thread_id, scope, k, u) for k, u in usage_by(transcript, scope).items()]
+    for scope in ("agent", "model", "round"):
+        by_scope = usage_by(transcript, scope).items()
+        rows += [_usage_row(thread_id, scope, k, u) for k, u in by_scope if scope != "model" or k]
     return rows

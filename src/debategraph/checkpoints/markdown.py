@@ -22,7 +22,7 @@ from debategraph.checkpoints.thread_values import (
     turns,
     usage_by,
 )
-from debategraph.state.records import Turn, Usage
+from debategraph.state.records import Turn, Usage, tool_call_text
 
 if TYPE_CHECKING:
     from debategraph.registry import Pattern
@@ -163,6 +163,8 @@ def _turn_markdown(turn: Turn) -> list[str]:
     if turn.role == "user":
         body = "  \n".join(line.strip() for line in turn.content.strip().splitlines())
         return [f"**{turn.agent}** (interjection): {body}"]
+    if turn.role == "tool":
+        return [f"**{turn.agent}** _(tool)_ `{inline(tool_call_text(turn))}`"]
     head = f"**{turn.agent}** _({turn.stage})_"
     if turn.answer is not None:
         head += f" — answer: **{inline(turn.answer)}**"
@@ -184,16 +186,18 @@ def _outcome_markdown(
     if wall_s is not None:
         lines += [f"Wall time: {wall_s:.1f} s", ""]
     lines += [f"Usage: {_tokens(total_usage(values, transcript))}", ""]
-    by_agent = {a: u for a, u in usage_by(transcript, "agent").items() if u.calls}
-    if by_agent:
+    for key in ("agent", "model"):
+        by_key = {a: u for a, u in usage_by(transcript, key).items() if u.calls}
+        if not by_key or (key == "model" and list(by_key) == [""]):
+            continue
         lines += [
-            "| agent | prompt | completion | calls | model time, sum of calls (s) |",
+            f"| {key} | prompt | completion | calls | model time, sum of calls (s) |",
             "| --- | ---: | ---: | ---: | ---: |",
         ]
         lines += [
-            f"| {inline(a)} | {u.prompt_tokens:,} | {u.completion_tokens:,} | {u.calls} | "
+            f"| {inline(a or '?')} | {u.prompt_tokens:,} | {u.completion_tokens:,} | {u.calls} | "
             f"{u.latency_s:.1f} |"
-            for a, u in by_agent.items()
+            for a, u in by_key.items()
         ]
         lines.append("")
     return lines

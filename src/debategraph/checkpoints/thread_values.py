@@ -83,18 +83,20 @@ def total_usage(values: Mapping[str, Any], transcript: Sequence[Turn]) -> Usage:
 
 
 def usage_by(transcript: Iterable[Turn], key: str) -> dict[str, Usage]:
-    """Sum turn usage by agent (``key="agent"``) or by round (``key="round"``).
+    """Sum turn usage by agent, by model or by round (``key``).
 
     Args:
         transcript: The turns.
-        key: ``agent`` or ``round``.
+        key: ``agent``, ``model`` (turns of no model: ``""``) or ``round``.
 
     Returns:
-        Agent name (or round number as text) -> usage, in order of first appearance.
+        Agent name (model, round number as text) -> usage, in order of first appearance.
     """
     out: dict[str, Usage] = {}
     for turn in transcript:
-        name = turn.agent if key == "agent" else str(turn.round)
+        if key == "model" and turn.role == "tool":
+            continue  # a tool's time is its agent's, not a model's
+        name = {"agent": turn.agent, "model": turn.model or "", "round": str(turn.round)}[key]
         out[name] = out.get(name, Usage()) + turn.usage
     return out
 

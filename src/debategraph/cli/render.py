@@ -92,6 +92,10 @@ def turn_line(turn: Turn, *, with_round: bool = True) -> str:
     head = f"[dim]r{turn.round}[/dim] " if with_round else ""
     if turn.role == "user":
         return f"{head}{_user_head(turn)}: {escape(short(turn.content, 200))}"
+    if turn.role == "tool":
+        from debategraph.state.records import tool_call_text  # pydantic: not for --help
+
+        return f"{head}{turn.agent:<10} [dim]tool[/dim] {escape(short(tool_call_text(turn), 300))}"
     cost = _cost(turn)
     if turn.answer is not None:
         return f"{head}{turn.agent:<10} → [bold]{escape(turn.answer)}[/bold]  {cost}"
@@ -119,6 +123,10 @@ def turn_block(turn: Turn, choices: Sequence[str] | None = None) -> list[str]:
     head = f"[dim]r{turn.round}[/dim] "
     if turn.role == "user":
         return [f"{head}{_user_head(turn)}", *_body(turn.content)]
+    if turn.role == "tool":
+        from debategraph.state.records import tool_call_text  # pydantic: not for --help
+
+        return [f"{head}[bold]{escape(turn.agent)}[/bold] (tool) {escape(tool_call_text(turn))}"]
     head += f"[bold]{escape(turn.agent)}[/bold] ({escape(turn.stage)})"
     if turn.answer is None:
         if turn.reason:
@@ -143,7 +151,8 @@ def _user_head(turn: Turn) -> str:
 
 
 def _cost(turn: Turn) -> str:
-    return f"[dim]{turn.usage.latency_s:.1f}s {turn.usage.total_tokens} tok[/dim]"
+    model = f" · {escape(turn.model)}" if turn.model else ""
+    return f"[dim]{turn.usage.latency_s:.1f}s {turn.usage.total_tokens} tok{model}[/dim]"
 
 
 def _body(text: str, *, label: str = "") -> list[str]:

@@ -183,8 +183,16 @@ def result_of(
         **pattern.summary(values),
         "termination_reason": termination_word(values.get("termination_reason")),
         "usage": usage.model_dump(include=_usage_fields(usage)),
+        "usage_by_agent": _usage_table(values.get("usage_by_agent")),
+        "usage_by_model": _usage_table(values.get("usage_by_model")),
         "wall_s": round(wall_s, 3),
     }
+
+
+def _usage_table(raw: Any) -> dict[str, Any]:
+    """Agent (or model) -> its tokens, calls and model time (the sum of its calls')."""
+    table = {k: Usage.coerce(v) for k, v in (raw or {}).items()} if isinstance(raw, Mapping) else {}
+    return {k: u.model_dump(include=_usage_fields(u) | {"latency_s"}) for k, u in table.items()}
 
 
 def spec_record(spec: ModelSpec) -> dict[str, Any]:

@@ -274,4 +274,16 @@ def _outcome(
         calls=usage.calls,
         wall_s=round(wall_s, 3),
         thread_id=thread_id,
+        usage_by_agent=_usage_json(values.get("usage_by_agent")),
+        usage_by_model=_usage_json(values.get("usage_by_model")),
     )
+
+
+def _usage_json(raw: Any) -> str:
+    """``{name: [prompt tokens, completion tokens, calls]}`` as compact JSON text."""
+    table = raw if isinstance(raw, Mapping) else {}
+    rows = {}
+    for name, value in table.items():
+        usage = Usage.coerce(value)
+        rows[str(name)] = [usage.prompt_tokens, usage.completion_tokens, usage.calls]
+    return json.dumps(rows, separators=(",", ":"))

@@ -134,6 +134,19 @@ class Turn(BaseModel):
     arguments: str | None = None
 
 
+def tool_call_text(turn: Turn) -> str:
+    """A tool call's record on one line: ``calculator({"expression": "6*7"}) -> 42``.
+
+    Args:
+        turn: A record with ``role="tool"``.
+
+    Returns:
+        The tool, its arguments and its result (or ``error: ...``).
+    """
+    outcome = f"error: {turn.reason}" if turn.reason else turn.content
+    return f"{turn.tool}({turn.arguments or ''}) -> {outcome}"
+
+
 INTERJECT_STAGE = "interject"
 USER = "user"
 
