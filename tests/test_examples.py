@@ -38,6 +38,7 @@ def test_the_public_api_is_small() -> None:
             "Debater",
             "Persona",
             "Participant",
+            "AgentSpec",
             "Stage",
             "Turn",
             "Usage",

@@ -176,3 +176,19 @@ def test_context_per_slot(gguf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(local_server.CTX_ENV, "lots")
     with pytest.raises(UsageError, match="DEBATEGRAPH_CTX_PER_SLOT='lots' must be"):
         local_server.slot_context(info)
+
+
+def test_a_second_embedded_model_that_does_not_fit_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from debategraph.local import server
+
+    second = write_gguf(tmp_path / "second.gguf")
+    monkeypatch.setattr(server, "available_memory", lambda: 64 << 20)
+    with pytest.raises(
+        UsageError, match=r"embedded model second.gguf needs .* beside first.gguf"
+    ) as err:
+        server.check_room(second, 4, [tmp_path / "first.gguf"])
+    assert "\n" not in str(err.value)
+    monkeypatch.setattr(server, "available_memory", lambda: 64 << 30)
+    server.check_room(second, 4, [tmp_path / "first.gguf"])  # fits: no error

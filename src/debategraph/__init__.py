@@ -42,12 +42,14 @@ if TYPE_CHECKING:  # for type checkers (redundant aliases re-export); at run tim
     from debategraph.state.debate import Debater as Debater
     from debategraph.state.discussion import Persona as Persona
     from debategraph.state.meeting import Stage as Stage
+    from debategraph.state.records import AgentSpec as AgentSpec
     from debategraph.state.records import Participant as Participant
     from debategraph.state.records import Turn as Turn
     from debategraph.state.records import Usage as Usage
 
 #: Where each name lives besides the factories, which come from the registry's lines.
 _HOMES: dict[str, str] = {
+    "AgentSpec": "debategraph.state.records",
     "Context": "debategraph.context",
     "DebategraphError": "debategraph.errors",
     "Debater": "debategraph.state.debate",

@@ -209,6 +209,27 @@ def spec_record(spec: ModelSpec) -> dict[str, Any]:
     return record
 
 
+def own_agents(settings: Any) -> list[str]:
+    """The agents in a run's settings with a model or an agent of their own.
+
+    Any record (a mapping with a ``name``) at any depth of the settings counts: a
+    roster, a stage's participants, the officials.
+
+    Args:
+        settings: The run's settings (as stored with the thread).
+
+    Returns:
+        Their names.
+    """
+    if isinstance(settings, Mapping):
+        if "name" in settings and (settings.get("model") or settings.get("agent")):
+            return [str(settings["name"])]
+        return [n for v in settings.values() for n in own_agents(v)]
+    if isinstance(settings, list | tuple):
+        return [n for v in settings for n in own_agents(v)]
+    return []
+
+
 def _interactive(json_output: bool) -> bool:
     return not json_output and sys.stdin.isatty() and sys.stderr.isatty()
 
@@ -245,8 +266,10 @@ class Runner:
         self.db = db
         self.pattern = get_pattern(run.pattern)
         self.max_concurrency = max_concurrency or self.pattern.agents_per_round(run.settings)
-        # The embedded model serves as many requests at once as the run makes.
-        self.spec = replace(spec, slots=self.max_concurrency).validated() if spec.is_local else spec
+        # The embedded model serves as many requests at once as the run makes of it: the
+        # agents with models (or agents) of their own call elsewhere.
+        slots = max(1, self.max_concurrency - len(own_agents(run.settings)))
+        self.spec = replace(spec, slots=slots).validated() if spec.is_local else spec
         self.json_output = json_output
         self.archive = archive or default_archive(db)
         self.graph = compile_graph(saver, run)

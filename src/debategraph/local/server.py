@@ -25,6 +25,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -302,5 +303,35 @@ def shared_server(model_path: Path, slots: int = DEFAULT_SLOTS) -> LocalModelSer
         if server is None or not server.running:
             if server is not None:
                 server.stop()
+            others = [k.path for k, s in _servers.items() if s.running and k != key]
+            if others:
+                check_room(model_path, slots, others)
             server = _servers[key] = LocalModelServer(model_path, slots=slots).start()
         return server
+
+
+def check_room(model_path: Path, slots: int, running: Sequence[Path]) -> None:
+    """Refuse a second embedded model that this machine's free memory cannot hold.
+
+    A run whose agents name two GGUF files (``local`` and ``local:PATH``) starts a
+    server for each; the second is checked against the memory free while the first
+    runs: its file plus its slots' KV cache must fit in :data:`MEMORY_SHARE` of it.
+
+    Args:
+        model_path: The GGUF file about to be served.
+        slots: Its parallel slots.
+        running: The files already served by this process.
+
+    Raises:
+        UsageError: One line naming both models and the memory each needs.
+    """
+    info = check_gguf(model_path)
+    needed = info.size + slots * info.kv_bytes_per_token * slot_context(info)
+    free = available_memory() * MEMORY_SHARE
+    if needed > free:
+        served = ", ".join(p.name for p in running)
+        raise UsageError(
+            f"embedded model {model_path.name} needs {needed / 2**30:.1f} GiB with {slots} "
+            f"slots, but only {free / 2**30:.1f} GiB is free beside {served} (already served): "
+            "give those agents one model file, or a remote model"
+        )

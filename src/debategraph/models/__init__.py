@@ -27,7 +27,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from debategraph.models.spec import LOCAL, MethodChoice, ModelSpec, StructuredMethod, is_local
+from debategraph.models.spec import (
+    LOCAL,
+    MethodChoice,
+    ModelSpec,
+    StructuredMethod,
+    is_local,
+    parse_model,
+)
 
 if TYPE_CHECKING:
     from debategraph.models.binding import (
@@ -83,6 +90,7 @@ __all__ = [
     "is_local",
     "json_schema_rejected",
     "one_line",
+    "parse_model",
     "repair",
     "run_steps",
     "set_call_limit",
