@@ -59,6 +59,7 @@ OUTPUT_KEYS = {
     "summary",
     "usage",
     "usage_by_agent",
+    "usage_by_model",
     "notes",
 }
 FILLER = "because the evidence on learning outcomes points this way"

@@ -93,6 +93,7 @@ OUTPUT_KEYS = {
     "iterations_completed",
     "usage",
     "usage_by_agent",
+    "usage_by_model",
 }
 TWO = [
     {"name": "Alice", "focus": "methods"},

@@ -23,7 +23,12 @@ from langgraph.graph import END, START
 
 from debategraph.graphs.skeleton import ModelLike, PatternGraph, settings_of, skeleton
 from debategraph.nodes import debate as nodes
-from debategraph.nodes.debate.setup import DEFAULT_DEBATERS, DebaterLike, debate_setup
+from debategraph.nodes.debate.setup import (
+    DEFAULT_DEBATERS,
+    DebaterLike,
+    OfficialLike,
+    debate_setup,
+)
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review
 from debategraph.state.debate import SCHEMAS, DebateInput, DebateOutput, HistoryMode
@@ -44,6 +49,7 @@ def build_debate(
     keep_last: int = 4,
     pause_after_round: bool = False,
     time_limit_s: float | None = None,
+    officials: Sequence[OfficialLike] = (),
     state_schema: type[Any] | None = None,
 ) -> PatternGraph[DebateInput, DebateOutput]:
     """Build the debate graph (uncompiled).
@@ -71,7 +77,14 @@ def build_debate(
         debaters: Two or more debaters: :class:`~debategraph.Debater` objects,
             dicts (``name``, ``side``, optional ``persona``) or ``"Name:side"`` strings.
             Names are unique (case-insensitively) and name the debaters' graph nodes.
-            Default :data:`DEFAULT_DEBATERS`.
+            A record or dict may also give the debater its own ``model`` (a spec string
+            such as ``NAME@BASE_URL``, a mapping, a ``ModelSpec`` or a chat model),
+            ``tools`` (LangChain tools or built-in names such as ``calculator``: a
+            bounded tool loop before each argument, every call a ``role="tool"``
+            transcript record before the argument) or ``agent`` (a Runnable or compiled
+            graph, messages in and out, whose last message is the argument; one that
+            fails or returns nothing loses that turn, recorded with the reason, and the
+            debate goes on). Default :data:`DEFAULT_DEBATERS`.
         max_rounds: Round cap (>= 1); in a round every debater speaks once.
         first_speaker: Who opens each round (default the first debater); the others
             follow in list order, wrapping around.
@@ -95,6 +108,12 @@ def build_debate(
         time_limit_s: Seconds the debate may take (``None``: no limit). At the
             deadline the call in flight is cancelled (recorded with the reason), none
             starts after it, and the debate ends ``time_limit``.
+        officials: Records (:class:`~debategraph.state.records.AgentSpec` or dicts) giving the
+            ``moderator``, the ``summarizer`` or the ``judge`` (by name) a ``model``,
+            ``tools`` or ``agent`` of its own, e.g. ``[{"name": "judge", "model":
+            "gpt-4o@https://api.openai.com/v1"}]``; the others use ``model``. Each
+            official given must be on (``moderator=True``, ``history="window"``,
+            ``judge=True``).
         state_schema: State schema; may extend :class:`~debategraph.state.debate.DebateState`
             (the default).
 

@@ -16,6 +16,11 @@ calls run concurrently (bounded by the run config's ``max_concurrency``).
 
 A human's interjection (at the pause, or a ``user`` record added with ``update_state``
 between iterations) reaches every later prompt of every persona and the consensus.
+
+Agents are open: each persona may have its own model, tools or agent (its record's
+``model``, ``tools``, ``agent``), and so may the consensus writer (``officials=``); a
+tool call is a transcript record (``role`` ``tool``) just before the turn it served, and
+usage is counted per agent and per model.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from debategraph.nodes.discussion.setup import (
     PREPARE_NODE,
     QUESTIONS_DONE_NODE,
     RESPONSES_DONE_NODE,
+    OfficialLike,
     PersonaLike,
     discussion_setup,
     node_name,
@@ -69,6 +75,7 @@ def build_discussion(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     max_sections: int = 3,
     pause_after_round: bool = False,
+    officials: Sequence[OfficialLike] = (),
     state_schema: type[Any] | None = None,
 ) -> PatternGraph[DiscussionInput, DiscussionOutput]:
     """Build the discussion graph (uncompiled).
@@ -79,7 +86,8 @@ def build_discussion(
 
         personas = [
             Persona(name="Critic", focus="methods and limitations"),
-            Persona(name="Builder", focus="applications"),
+            # Its own model (a spec string, a mapping or any LangChain chat model).
+            Persona(name="Builder", focus="applications", model="gpt-4o"),
         ]
         # No model here: each run's context names it (as LangGraph Studio's run form does).
         graph = build_discussion(personas=personas, max_rounds=1).compile(name="discussion")
@@ -102,12 +110,18 @@ def build_discussion(
         ```
 
     Args:
-        model: Chat model, binding or spec every agent calls. ``None`` reads the model
-            from the run's :class:`~debategraph.context.Context` (embedded model by default).
+        model: Chat model, binding or spec every agent calls unless it has its own.
+            ``None`` reads the model from the run's
+            :class:`~debategraph.context.Context` (embedded model by default).
         personas: Two or more :class:`~debategraph.state.discussion.Persona` objects or
             dicts (``name``, ``focus``, optional ``description``); default
             :data:`~debategraph.nodes.discussion.setup.DEFAULT_PERSONAS`. Names are unique
-            ignoring case and punctuation.
+            ignoring case and punctuation. Each may also have what every agent may
+            (:class:`~debategraph.state.records.AgentSpec`): ``model`` (its own model for
+            every call it makes: section choice, analysis, questions, answers and its
+            convergence vote), ``tools`` (a bounded tool loop before each of those calls,
+            at most ``max_tool_calls``) or ``agent`` (a Runnable or compiled graph, messages
+            in and out, whose reply's fields are read with a structured call).
         max_rounds: Cap on rounds: a round is one iteration of questions, answers and
             revisions (>= 1). Formerly ``max_iterations`` (still accepted, deprecated).
         threshold: Convergence score (0-1) that ends the discussion as ``converged``.
@@ -119,6 +133,11 @@ def build_discussion(
             ``interrupt()`` with its convergence; resume with
             ``Command(resume={"approve": True})`` or ``Command(resume={"interject": "text"})``
             (the text reaches every later prompt of every persona). Needs a checkpointer.
+        officials: Records (:class:`~debategraph.state.records.AgentSpec` objects or
+            dicts) giving the discussion's officials a model, tools or agent of their
+            own, by name: its one official is ``consensus``, which writes the report
+            (:data:`~debategraph.nodes.discussion.setup.OFFICIALS`). Default: the graph's
+            model.
         state_schema: State schema; may extend
             :class:`~debategraph.state.discussion.DiscussionState` (the default).
 
@@ -126,7 +145,9 @@ def build_discussion(
         The uncompiled graph; ``compile(checkpointer=..., name=...)`` it.
 
     Raises:
-        ValueError: On any bad setting, naming the value and what is allowed.
+        ValueError: On any bad setting (an unknown official, a persona's or official's
+            bad model, unknown tool or agent that is no Runnable included), naming the
+            value and what is allowed.
     """
     setup = discussion_setup(**settings_of(locals()))
     builder, binding = skeleton(model, SCHEMAS, state_schema, setup)

@@ -29,6 +29,10 @@ TIE = "tie"
 class Debater(AgentSpec):
     """A named debater and the side it argues.
 
+    Besides these, it may have what every agent may have
+    (:class:`~debategraph.state.records.AgentSpec`): its own ``model``, ``tools`` (a
+    bounded tool loop before each argument) or ``agent`` (which makes its arguments).
+
     Attributes:
         name: Unique name (also the name of its graph node).
         side: The stance it argues, e.g. ``for the motion``.

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
+from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
+from debategraph.cli.agents_file import AgentsFile, read_agents_file
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -19,9 +21,11 @@ from debategraph.nodes.debate.setup import (
     DEFAULT_DEBATERS,
     JUDGE_NODE,
     MODERATOR_NODE,
+    OFFICIALS,
     SUMMARIZER_NODE,
 )
 from debategraph.registry import Launch, Pattern, Values
+from debategraph.state.debate import Debater
 
 #: Nodes whose model output is not prose worth streaming (structured, or a summary).
 NOT_STREAMED = frozenset({MODERATOR_NODE, JUDGE_NODE, SUMMARIZER_NODE})
@@ -33,7 +37,7 @@ def debate_command(
         list[str] | None,
         typer.Option(
             "--debater",
-            help="'Name:side', once per debater (two or more) "
+            help="'Name:side', once per debater (two or more; or --agents-file) "
             f"\\[default: {' and '.join(repr(d) for d in DEFAULT_DEBATERS)}].",
         ),
     ] = None,
@@ -54,14 +58,36 @@ def debate_command(
         int, typer.Option("--keep-last", help="Turns kept verbatim with --history window.")
     ] = 4,
     time_limit: TimeLimit = None,
+    agents_file: AgentsFile = None,
 ) -> Launch:
-    """Named debaters argue a motion turn by turn; optional moderator and judge."""
+    """Named debaters argue a motion turn by turn; optional moderator and judge.
+
+    The debaters come from ``--debater`` (name and side) or from ``--agents-file`` (each
+    entry a debater's ``name``, ``side`` and optional ``persona``, ``model``, ``tools``,
+    ``agent``; entries named ``moderator``, ``summarizer`` or ``judge`` give that official
+    its own model, tools or agent), not both.
+    """
     if not topic.strip():
         raise UsageError(
             'topic is empty: give the motion, e.g. debategraph debate "Cats beat dogs"'
         )
+    debaters: list[Any] = list(debater or DEFAULT_DEBATERS)
+    officials: list[dict[str, Any]] = []
+    if agents_file is not None:
+        if debater:
+            raise UsageError(
+                f"give the debaters with --debater or with {AGENTS_FILE_OPTION}, not both: "
+                f"put every debater in {agents_file}"
+            )
+        roster = read_agents_file(agents_file, Debater, OFFICIALS)
+        if not roster.agents:
+            raise UsageError(
+                f"{AGENTS_FILE_OPTION} {agents_file}: it names no debater (each needs a "
+                "'name' and a 'side')"
+            )
+        debaters, officials = list(roster.agents), roster.officials
     settings: dict[str, Any] = {
-        "debaters": list(debater or DEFAULT_DEBATERS),
+        "debaters": debaters,
         "max_rounds": rounds,
         "first_speaker": first,
         "words": words,
@@ -70,6 +96,8 @@ def debate_command(
         "history": history,
         "keep_last": keep_last,
     }
+    if officials:
+        settings["officials"] = officials
     seconds = time_limit_option(time_limit)
     if seconds is not None:
         settings["time_limit_s"] = seconds

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
+from debategraph.cli.agents_file import AgentsFile, read_agents_file
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -27,6 +29,7 @@ from debategraph.nodes.discussion.setup import (
     DEFAULT_MAX_ROUNDS,
     DEFAULT_PERSONAS,
     DEFAULT_TIME_LIMIT_S,
+    OFFICIALS,
     OPEN_ITERATION_NODE,
     PREPARE_NODE,
     QUESTIONS_DONE_NODE,
@@ -34,6 +37,7 @@ from debategraph.nodes.discussion.setup import (
 )
 from debategraph.nodes.rounds import REVIEW_NODE
 from debategraph.registry import Launch, Pattern, Report, Values
+from debategraph.state.discussion import Persona
 
 #: ``--time-limit`` when not given: the factory's default, as the option reads it (``30m``).
 DEFAULT_TIME_LIMIT = f"{DEFAULT_TIME_LIMIT_S / 60:g}m"
@@ -60,13 +64,29 @@ def discuss_command(
     time_limit: TimeLimit = DEFAULT_TIME_LIMIT,
     persona: Annotated[
         Path | None,
-        typer.Option("--persona", help="JSON file: a list of {name, focus, description} personas."),
+        typer.Option(
+            "--persona",
+            help="JSON file: a list of {name, focus, description} personas (or "
+            f"{AGENTS_FILE_OPTION}).",
+        ),
     ] = None,
+    agents_file: AgentsFile = None,
     max_iterations: Annotated[
         int | None, typer.Option("--max-iterations", hidden=True, help="Deprecated: --rounds.")
     ] = None,
 ) -> Launch:
-    """Four personas analyse a paper, question each other and write a consensus report."""
+    """Four personas analyse a paper, question each other and write a consensus report.
+
+    ``--agents-file`` lists personas (``name``, ``focus``, ``description``) with a model,
+    tools or agent of their own; an entry named ``consensus`` gives the report's writer
+    its own model. Its entries are stored with the thread as given (specs, never keys),
+    so a resumed or forked discussion calls the same models.
+    """
+    if persona is not None and agents_file is not None:
+        raise UsageError(
+            f"--persona and {AGENTS_FILE_OPTION} both list the personas: give only one "
+            f"({AGENTS_FILE_OPTION} takes the same entries, and models and tools)"
+        )
     try:
         document = load_document(paper)
         text = paper.read_text(encoding="utf-8")
@@ -76,12 +96,21 @@ def discuss_command(
         "--max-iterations", "--rounds", max_iterations, rounds, DEFAULT_MAX_ROUNDS
     )
     seconds = time_limit_option(time_limit)
+    personas: list[dict[str, Any]] | None = None
+    officials: list[dict[str, Any]] = []
+    if persona is not None:
+        personas = read_personas(persona)
+    elif agents_file is not None:
+        roster = read_agents_file(agents_file, Persona, officials=OFFICIALS)
+        personas, officials = roster.agents or None, roster.officials
     settings: dict[str, Any] = {
-        "personas": read_personas(persona) if persona is not None else None,
+        "personas": personas,
         "max_rounds": max_rounds,
         "threshold": threshold,
         "time_limit_s": DEFAULT_TIME_LIMIT_S if seconds is None else seconds,
     }
+    if officials:
+        settings["officials"] = officials
     return Launch(settings, {"document": text}, notes=(*notes, *document.notes))
 
 

@@ -47,6 +47,7 @@ from debategraph.nodes.debate.setup import (
 from debategraph.nodes.debate.views import (
     debater_prompt,
     debater_view,
+    is_argument,
     is_public,
     officials_view,
     unsummarized,
@@ -69,6 +70,7 @@ __all__ = [
     "check_topic",
     "debater_prompt",
     "debater_view",
+    "is_argument",
     "is_public",
     "make_close_round",
     "make_debater",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.debate.prompts import (
     JUDGE_CRITERIA,
     JUDGE_SYSTEM,
@@ -24,7 +24,6 @@ from debategraph.nodes.debate.prompts import (
     SUMMARIZER_SYSTEM,
 )
 from debategraph.nodes.debate.setup import (
-    ARGUE_STAGE,
     JUDGE_NODE,
     JUDGE_STAGE,
     MODERATE_STAGE,
@@ -34,7 +33,13 @@ from debategraph.nodes.debate.setup import (
     TIE_WORDS,
     DebateSetup,
 )
-from debategraph.nodes.debate.views import is_public, officials_view, summary_view, turn_lines
+from debategraph.nodes.debate.views import (
+    is_argument,
+    is_public,
+    officials_view,
+    summary_view,
+    turn_lines,
+)
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.rounds import ended
 from debategraph.state.base import turn_update
@@ -174,13 +179,14 @@ def make_moderator(setup: DebateSetup, model: ModelBinding | None) -> Runnable[A
 
     Args:
         setup: The debate's settings.
-        model: The model to call; ``None`` reads it from the run's context.
+        model: The model to call (unless the official's record in ``setup.officials``
+            gives it its own); ``None`` reads it from the run's context.
 
     Returns:
         The node function.
     """
     system = SystemMessage(MODERATOR_SYSTEM.format(roster=setup.roster))
-    agent = Agent(MODERATOR_NODE, model)
+    agent = agent_of(setup.officials.get(MODERATOR_NODE), model, MODERATOR_NODE)
     conditions = [Settled()]
 
     def moderate(state: DebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
@@ -201,7 +207,10 @@ def make_moderator(setup: DebateSetup, model: ModelBinding | None) -> Runnable[A
             answer=decision.leading,
             reason=decision.fallback,
         )
-        update: dict[str, Any] = {**turn_update(turn), "moderator_decisions": [decision]}
+        update: dict[str, Any] = {
+            **turn_update(*recorded(result, turn)),
+            "moderator_decisions": [decision],
+        }
         outcome = RoundOutcome(round=rnd, settled=decision.settled)
         reason = ended(state, first_fired(conditions, outcome))
         if reason is not None:
@@ -222,19 +231,18 @@ def make_summarizer(setup: DebateSetup, model: ModelBinding | None) -> Runnable[
 
     Args:
         setup: The debate's settings.
-        model: The model to call; ``None`` reads it from the run's context.
+        model: The model to call (unless the official's record in ``setup.officials``
+            gives it its own); ``None`` reads it from the run's context.
 
     Returns:
         The node function.
     """
     system = SystemMessage(SUMMARIZER_SYSTEM)
-    agent = Agent(SUMMARIZER_NODE, model)
+    agent = agent_of(setup.officials.get(SUMMARIZER_NODE), model, SUMMARIZER_NODE)
 
     def summarize(state: DebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         public = [
-            t
-            for t in state.get("transcript", [])
-            if t.stage == ARGUE_STAGE and is_public(t, setup.names)
+            t for t in state.get("transcript", []) if is_argument(t) and is_public(t, setup.names)
         ]
         done = state.get("summarized", 0)
         target = len(public) - setup.keep_after_summary
@@ -258,7 +266,7 @@ def make_summarizer(setup: DebateSetup, model: ModelBinding | None) -> Runnable[
             usage=result.usage,
             reason=result.reason,
         )
-        update = turn_update(turn)
+        update = turn_update(*recorded(result, turn))
         if result.text:
             update.update(summary=result.text, summarized=target)
         return update
@@ -271,13 +279,14 @@ def make_judge(setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, 
 
     Args:
         setup: The debate's settings.
-        model: The model to call; ``None`` reads it from the run's context.
+        model: The model to call (unless the official's record in ``setup.officials``
+            gives it its own); ``None`` reads it from the run's context.
 
     Returns:
         The node function.
     """
     system = SystemMessage(JUDGE_SYSTEM.format(roster=setup.roster))
-    agent = Agent(JUDGE_NODE, model)
+    agent = agent_of(setup.officials.get(JUDGE_NODE), model, JUDGE_NODE)
 
     def judge(state: DebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         task = JUDGE_TASK.format(**officials_view(state, setup), criteria=JUDGE_CRITERIA)
@@ -292,6 +301,6 @@ def make_judge(setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, 
             answer=verdict.winner,
             reason=verdict.fallback,
         )
-        return {**turn_update(turn), "verdict": verdict}
+        return {**turn_update(*recorded(result, turn)), "verdict": verdict}
 
     return agent_node(judge, JUDGE_NODE)

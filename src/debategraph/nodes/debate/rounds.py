@@ -11,9 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.debate.setup import ARGUE_STAGE, DebateSetup
-from debategraph.nodes.debate.views import debater_prompt, debater_view, word_count
+from debategraph.nodes.debate.views import (
+    debater_prompt,
+    debater_view,
+    is_argument,
+    word_count,
+)
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.rounds import (
     ended,
@@ -85,8 +90,10 @@ def make_open_round(time_limit_s: float | None = None) -> Runnable[Any, Any]:
 def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node in which one debater speaks (its own step: turns are sequential).
 
-    The reply is prose (:meth:`Agent.say`), so its tokens stream with
-    ``stream_mode="messages"``. Its length is recorded as a :class:`WordCount`.
+    The reply is prose (:meth:`~debategraph.nodes.agent.Agent.say_steps`), so its tokens
+    stream with ``stream_mode="messages"``. The debater's own model, tools or agent (its
+    record, see :func:`~debategraph.nodes.agent.agent_of`) make it; its tool calls are
+    recorded before its argument. Its length is recorded as a :class:`WordCount`.
 
     Args:
         name: The debater (also the node's name).
@@ -97,7 +104,7 @@ def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> R
         The node function.
     """
     recipients = setup.others(name)
-    agent = Agent(name, model)
+    agent = agent_of(setup.debater(name), model, name)
 
     def speak(state: DebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         view = debater_view(state, name, setup)
@@ -120,7 +127,7 @@ def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> R
             words=word_count(result.text),
             limit=setup.words,
         )
-        return {**turn_update(turn), "word_counts": [count]}
+        return {**turn_update(*recorded(result, turn)), "word_counts": [count]}
 
     return agent_node(speak, name)
 
@@ -154,7 +161,7 @@ def make_close_round(setup: DebateSetup) -> Callable[..., dict[str, Any]]:
         this_round = [
             t
             for t in state.get("transcript", [])
-            if t.stage == ARGUE_STAGE and t.round == rnd and t.agent in setup.names
+            if is_argument(t) and t.round == rnd and t.agent in setup.names
         ]
         outcome = RoundOutcome(
             round=rnd,
@@ -200,7 +207,7 @@ def round_review(setup: DebateSetup) -> Callable[[Mapping[str, Any]], dict[str, 
         rnd: int = state["round"]
         transcript: Sequence[Turn] = state.get("transcript", [])
         this_round = [t for t in transcript if t.round == rnd and t.role == "agent"]
-        arguments = {t.agent: t.content for t in this_round if t.stage == ARGUE_STAGE}
+        arguments = {t.agent: t.content for t in this_round if is_argument(t)}
         decisions = [d for d in state.get("moderator_decisions", []) if d.round == rnd]
         return review_payload(
             rnd,

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.graph import END
 
+from debategraph.nodes.agent import officials_of
 from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
 from debategraph.state.debate import TIE, Debater, HistoryMode
-from debategraph.state.records import USER
+from debategraph.state.records import USER, AgentSpec
 
 DebaterLike = Debater | Mapping[str, Any] | str
+OfficialLike = AgentSpec | Mapping[str, Any]
 
 HISTORY_MODES: tuple[str, ...] = ("full", "window")
 MIN_WORDS = 10
 #: What a valid debater dict holds (for errors).
-DEBATER_FIELDS = "a non-empty 'name' and 'side', and optionally 'persona'"
+DEBATER_FIELDS = (
+    "a non-empty 'name' and 'side', and optionally 'persona', 'model', 'tools', 'agent' "
+    "and 'max_tool_calls'"
+)
 #: The debaters when none are given.
 DEFAULT_DEBATERS: tuple[str, ...] = ("Affirmative:for the motion", "Negative:against the motion")
 
@@ -35,6 +40,14 @@ CLOSE_ROUND_NODE = "close_round"
 MODERATOR_NODE = "moderator"
 SUMMARIZER_NODE = "summarizer"
 JUDGE_NODE = "judge"
+
+#: The debate's officials (agents that are not debaters), by their node names, with the
+#: setting that turns each on: an official's record gives it a model, tools or an agent.
+OFFICIALS: dict[str, str] = {
+    MODERATOR_NODE: "moderator=True (--moderator)",
+    SUMMARIZER_NODE: "history='window' (--history window)",
+    JUDGE_NODE: "judge=True (--judge)",
+}
 
 #: Names a debater may not take: the graph's other nodes, the human, and the tie verdict.
 RESERVED_NAMES = frozenset(
@@ -68,6 +81,8 @@ class DebateSetup:
         judge: Whether a judge gives a verdict at the end.
         pause_after_round: Whether a human reviews each round.
         time_limit_s: Seconds the debate may take (``None``: no limit).
+        officials: The records of the officials that have a model, tools or an agent of
+            their own, by node name (``moderator``, ``summarizer``, ``judge``).
     """
 
     debaters: tuple[Debater, ...]
@@ -79,6 +94,7 @@ class DebateSetup:
     judge: bool
     pause_after_round: bool
     time_limit_s: float | None = None
+    officials: Mapping[str, AgentSpec] = field(default_factory=dict)
 
     @property
     def round_cap(self) -> int:
@@ -185,6 +201,7 @@ def debate_setup(
     keep_last: int,
     pause_after_round: bool,
     time_limit_s: float | None,
+    officials: Sequence[OfficialLike] = (),
 ) -> DebateSetup:
     """Check a debate's settings and fix the speaking order.
 
@@ -215,6 +232,14 @@ def debate_setup(
                 f"{', '.join(d.name for d in parsed)}"
             )
         start = lowered.index(key)
+    records = officials_of(officials, OFFICIALS, "a debate")
+    on = {MODERATOR_NODE: moderator, SUMMARIZER_NODE: history == "window", JUDGE_NODE: judge}
+    for name in records:
+        if not on[name]:
+            raise ValueError(
+                f"official {name!r} is given a record, but this debate has no {name}: "
+                f"set {OFFICIALS[name]}, or drop the {name}'s record"
+            )
     return DebateSetup(
         debaters=tuple(parsed[start:] + parsed[:start]),
         max_rounds=max_rounds,
@@ -225,4 +250,5 @@ def debate_setup(
         judge=judge,
         pause_after_round=pause_after_round,
         time_limit_s=time_limit_s,
+        officials=records,
     )

@@ -3,7 +3,9 @@
 A debater reads the arguments addressed to it and its own (never a message addressed only
 to someone else), the human's interjections after the previous round, and with
 ``history="window"`` a running summary in place of older arguments. The moderator and the
-judge read the summary and every argument not yet summarised.
+judge read the summary and every argument not yet summarised. The records of an agent's
+tool calls (``role="tool"``, before its argument) are shown to no other agent and count
+as no argument.
 """
 
 from __future__ import annotations
@@ -29,6 +31,18 @@ from debategraph.state.debate import DebaterView, DebateState
 from debategraph.state.records import Turn
 
 
+def is_argument(turn: Turn) -> bool:
+    """Whether ``turn`` is a debater's argument (not a tool call's record, not an official's).
+
+    Args:
+        turn: A transcript record.
+
+    Returns:
+        True for a record of stage ``argue`` that is not a tool call.
+    """
+    return turn.stage == ARGUE_STAGE and turn.role != "tool"
+
+
 def is_public(turn: Turn, names: Sequence[str]) -> bool:
     """Whether every debater may read ``turn`` (only such arguments are summarised).
 
@@ -43,7 +57,7 @@ def is_public(turn: Turn, names: Sequence[str]) -> bool:
 
 
 def unsummarized(transcript: Sequence[Turn], names: Sequence[str], summarized: int) -> list[Turn]:
-    """Arguments not folded into the summary, oldest first.
+    """Arguments not folded into the summary, oldest first (tool-call records left out).
 
     The summary folds public arguments in transcript order, so the first ``summarized``
     of them are out; arguments addressed to only some debaters are never summarised (a
@@ -60,7 +74,7 @@ def unsummarized(transcript: Sequence[Turn], names: Sequence[str], summarized: i
     out: list[Turn] = []
     seen = 0
     for turn in transcript:
-        if turn.stage != ARGUE_STAGE:
+        if not is_argument(turn):
             continue
         if is_public(turn, names):
             seen += 1

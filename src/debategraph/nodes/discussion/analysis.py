@@ -23,7 +23,6 @@ from debategraph.nodes.discussion.views import (
 )
 from debategraph.nodes.roster import slug
 from debategraph.nodes.rounds import start_clock
-from debategraph.state.base import turn_update
 from debategraph.state.discussion import Analysis, DiscussionState, Insight, SectionChoice
 from debategraph.state.records import Turn
 
@@ -112,7 +111,7 @@ def analyse(me: Speaker, state: DiscussionState) -> Steps[dict[str, Any]]:
         reason=reason,
     )
     return {
-        **turn_update(turn),
+        **me.turn_update(turn, chosen, result),
         "section_choices": [choice],
         "insights": {me.name: insights},
         "notes": [*choice.notes, *notes],

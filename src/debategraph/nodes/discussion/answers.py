@@ -21,7 +21,6 @@ from debategraph.nodes.discussion.views import (
     render_question,
     this_iteration,
 )
-from debategraph.state.base import turn_update
 from debategraph.state.discussion import (
     DiscussionState,
     Insight,
@@ -73,7 +72,11 @@ def answer(me: Speaker, state: DiscussionState) -> Steps[dict[str, Any]]:
         usage=result.usage,
         reason=result.reason,
     )
-    update: dict[str, Any] = {**turn_update(turn), "responses": responses, "notes": notes}
+    update: dict[str, Any] = {
+        **me.turn_update(turn, result),
+        "responses": responses,
+        "notes": notes,
+    }
     if revised != own:
         update["insights"] = {me.name: revised}
     return update

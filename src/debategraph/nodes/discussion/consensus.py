@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.discussion.analysis import MAX_INSIGHTS
 from debategraph.nodes.discussion.convergence import ending_without_consensus
 from debategraph.nodes.discussion.markdown import NOT_CONVERGED, NOT_WRITTEN
@@ -159,14 +159,18 @@ def consensus_messages(setup: DiscussionSetup, state: DiscussionState) -> list[B
 def make_consensus(setup: DiscussionSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Phase 5 node: one call writes the consensus report from the final state.
 
+    The writer is the discussion's official ``consensus``: its record in
+    ``setup.officials`` (if given) gives it a model, tools or agent of its own; its tool
+    calls are recorded before its turn.
+
     Args:
         setup: The discussion's settings.
-        model: The model to call; ``None`` reads it from the run's context.
+        model: The graph's model; ``None`` reads it from the run's context.
 
     Returns:
         The node function.
     """
-    agent = Agent(CONSENSUS_NODE, model)
+    agent = agent_of(setup.official(CONSENSUS_NODE), model, CONSENSUS_NODE)
 
     def consensus(state: DiscussionState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         result = yield from agent.ask_steps(
@@ -185,7 +189,11 @@ def make_consensus(setup: DiscussionSetup, model: ModelBinding | None) -> Runnab
             confidence=None if report.fallback else report.overall_confidence,
             reason=report.fallback,
         )
-        update = {**turn_update(turn), "report": report, "notes": list(report.notes)}
+        update = {
+            **turn_update(*recorded(result, turn)),
+            "report": report,
+            "notes": list(report.notes),
+        }
         if ending is not None:
             update["termination_reason"] = ending
             update["notes"] = [*update["notes"], f"ended {ending}, {NOT_CONVERGED}"]

@@ -25,7 +25,7 @@ from debategraph.nodes.discussion.views import (
     this_iteration,
 )
 from debategraph.nodes.rounds import ended, review_payload
-from debategraph.state.base import TerminationReason, turn_update
+from debategraph.state.base import TerminationReason
 from debategraph.state.discussion import (
     ConvergenceRecord,
     ConvergenceVote,
@@ -71,7 +71,7 @@ def assess(me: Speaker, state: DiscussionState) -> Steps[dict[str, Any]]:
         confidence=vote.score if vote else None,
         reason=result.reason,
     )
-    return turn_update(turn)
+    return me.turn_update(turn, result)
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,10 @@ def make_check(setup: DiscussionSetup) -> Callable[..., dict[str, Any]]:
         votes = {
             t.agent: t.confidence
             for t in transcript
-            if t.stage == CONVERGENCE_STAGE and t.round == iteration and t.confidence is not None
+            if t.role == "agent"
+            and t.stage == CONVERGENCE_STAGE
+            and t.round == iteration
+            and t.confidence is not None
         }
         score = convergence_score(metrics, votes)
         outcome = RoundOutcome(

@@ -5,8 +5,11 @@ Every persona has one node per parallel phase (``analyse_<slug>``, ``ask_<slug>`
 their calls run concurrently (bounded by ``max_concurrency``), and a join waits for all
 of them. A phase module supplies only its :data:`PhaseBody`: what the persona asks and
 what it records. :func:`persona_node` makes the node: the persona's
-:class:`~debategraph.nodes.agent.Agent`, and a :class:`Speaker` through which the body
-asks the model with the persona's system prompt.
+:class:`~debategraph.nodes.agent.Agent` (made from its record by
+:func:`~debategraph.nodes.agent.agent_of`: its own model, tools or agent), and a
+:class:`Speaker` through which the body asks the model with the persona's system prompt.
+A body writes its turn with :meth:`Speaker.turn_update`: the tool calls its calls made
+first, then the turn, stamped with the model that answered.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import Agent, agent_of, recorded
 from debategraph.nodes.discussion.setup import DiscussionSetup
 from debategraph.nodes.discussion.views import system_message
 from debategraph.nodes.dual import agent_node
+from debategraph.state.base import turn_update
 from debategraph.state.discussion import DiscussionState
 
 if TYPE_CHECKING:
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
 
     from debategraph.context import Context
     from debategraph.models import CallResult, ModelBinding, Steps
+    from debategraph.state.records import Turn
 
     AgentNode: TypeAlias = Runnable[Any, Any]
 
@@ -65,6 +70,26 @@ class Speaker:
         messages = [system_message(self.setup, self.name), HumanMessage(task)]
         return self.agent.ask_steps(self.runtime, schema, messages)
 
+    @staticmethod
+    def turn_update(turn: Turn, *results: CallResult[Any]) -> dict[str, Any]:
+        """The update that records ``turn`` after the calls that made it.
+
+        The tool calls of each call (in call order) come first, then the turn, stamped
+        with the model of the last call
+        (:func:`~debategraph.nodes.agent.recorded`); their usage is charged to the
+        persona and its model (:func:`~debategraph.state.base.turn_update`).
+
+        Args:
+            turn: The persona's record of its turn (its usage: every call's).
+            *results: The calls' results, in the order they were made (at least one).
+
+        Returns:
+            ``transcript``, ``usage``, ``usage_by_agent`` and ``usage_by_model`` writes.
+        """
+        *earlier, last = results
+        calls = [record for result in earlier for record in recorded(result, turn)[:-1]]
+        return turn_update(*calls, *recorded(last, turn))
+
 
 #: A phase's persona body: ``(speaker, state)`` -> the steps of its calls, returning the
 #: node's update. Its ``__name__`` names the node in traces.
@@ -76,16 +101,23 @@ def persona_node(
 ) -> AgentNode:
     """The node of persona ``name`` in the phase whose body is ``body``.
 
+    The persona's agent is made now from its record (its own model, tools or agent,
+    else ``model``), so a bad one fails when the graph is built.
+
     Args:
         body: The phase's body (e.g. :func:`~debategraph.nodes.discussion.questions.ask`).
         name: The persona.
         setup: The discussion's settings.
-        model: The model to call; ``None`` reads it from the run's context (Studio).
+        model: The graph's model; ``None`` reads it from the run's context (Studio).
 
     Returns:
         The node runnable.
+
+    Raises:
+        ValueError: One line naming the persona and what is wrong with its model,
+            tools or agent.
     """
-    agent = Agent(name, model)
+    agent = agent_of(setup.persona(name), model)
 
     def node(state: DiscussionState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         return (yield from body(Speaker(name, setup, agent, runtime), state))

@@ -26,7 +26,6 @@ from debategraph.nodes.discussion.views import (
 )
 from debategraph.nodes.roster import slug
 from debategraph.nodes.rounds import make_open_round, open_round_node
-from debategraph.state.base import turn_update
 from debategraph.state.discussion import DiscussionState, Inquiry, Insight, Question
 from debategraph.state.records import Turn
 from debategraph.strategies.names import read_name
@@ -102,7 +101,7 @@ def ask(me: Speaker, state: DiscussionState) -> Steps[dict[str, Any]]:
             usage=result.usage,
             reason=result.reason,
         )
-    return {**turn_update(turn), "questions": questions, "notes": notes}
+    return {**me.turn_update(turn, result), "questions": questions, "notes": notes}
 
 
 def normalise_questions(

@@ -1,19 +1,23 @@
 """The discussion's settings checks, fixed settings, personas, node names and stages.
 
 A discussion's personas are parsed and checked with the shared roster helpers
-(:mod:`debategraph.nodes.roster`); its fixed settings travel to every node in one
+(:mod:`debategraph.nodes.roster`); each may have a model, tools or an agent of its own
+(:class:`~debategraph.state.records.AgentSpec`). Its one official, the consensus writer
+(:data:`OFFICIALS`), may too. Its fixed settings travel to every node in one
 :class:`DiscussionSetup`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from debategraph.nodes.agent import officials_of
 from debategraph.nodes.roster import Roster, parse_member, slug
 from debategraph.nodes.rounds import check_max_rounds, check_time_limit
 from debategraph.state.discussion import Persona
+from debategraph.state.records import AgentSpec
 
 PREPARE_NODE = "prepare"
 #: The node that opens an iteration (the shared ``open_round``, under the name threads
@@ -31,6 +35,10 @@ JOIN_NODES = (
     CHECK_NODE,
     CONSENSUS_NODE,
 )
+#: The discussion's officials (model-calling agents that are not personas), by name: an
+#: official's record (``officials=`` of the factory, or an ``--agents-file`` entry so
+#: named) gives it a model, tools or an agent of its own.
+OFFICIALS: Mapping[str, str] = {CONSENSUS_NODE: "writes the consensus report"}
 #: The parallel phases, in order: each persona has one node per phase.
 PHASES = ("analyse", "ask", "answer", "assess")
 
@@ -48,6 +56,7 @@ DEFAULT_TIME_LIMIT_S = 1800.0
 DEFAULT_MAX_ROUNDS = 5
 
 PersonaLike = Persona | Mapping[str, Any]
+OfficialLike = AgentSpec | Mapping[str, Any]
 
 DEFAULT_PERSONAS: tuple[Persona, ...] = (
     Persona(
@@ -98,6 +107,8 @@ class DiscussionSetup:
             then are cancelled, and the run ends ``time_limit``).
         max_sections: Sections each agent may read.
         pause_after_round: Whether a human reviews each iteration.
+        officials: The officials given a record of their own, by name (lower case, see
+            :data:`OFFICIALS`).
     """
 
     personas: tuple[Persona, ...]
@@ -106,6 +117,7 @@ class DiscussionSetup:
     time_limit_s: float
     max_sections: int
     pause_after_round: bool = False
+    officials: Mapping[str, AgentSpec] = field(default_factory=dict)
 
     @property
     def round_cap(self) -> int:
@@ -126,9 +138,16 @@ class DiscussionSetup:
         """The persona called ``name``."""
         return next(p for p in self.personas if p.name == name)
 
+    def official(self, name: str) -> AgentSpec | None:
+        """The record given for the official ``name`` (``None``: the graph's model alone)."""
+        return self.officials.get(name.lower())
+
 
 def parse_persona(value: PersonaLike) -> Persona:
-    """A :class:`Persona` from one or from a dict (``name``, ``focus``, ``description``).
+    """A :class:`Persona` from one or from a dict.
+
+    A dict holds ``name``, ``focus`` and optionally ``description``, and what every
+    agent may have: ``model``, ``tools``, ``agent``, ``max_tool_calls``.
 
     Args:
         value: The persona as given.
@@ -143,7 +162,8 @@ def parse_persona(value: PersonaLike) -> Persona:
         value,
         Persona,
         "persona",
-        "a non-empty 'name' and 'focus', and optionally 'description'",
+        "a non-empty 'name' and 'focus', and optionally 'description', 'model', 'tools', "
+        "'agent' and 'max_tool_calls'",
     )
 
 
@@ -161,6 +181,7 @@ def discussion_setup(
     time_limit_s: float,
     max_sections: int,
     pause_after_round: bool,
+    officials: Sequence[OfficialLike] = (),
 ) -> DiscussionSetup:
     """Check a discussion's settings.
 
@@ -168,7 +189,10 @@ def discussion_setup(
     documented there.
 
     Persona names are unique ignoring case and punctuation (they name the personas'
-    nodes); the graph's own node names and ``user`` are reserved.
+    nodes); the graph's own node names and ``user`` are reserved. The officials are
+    checked here (:func:`~debategraph.nodes.agent.officials_of`), the personas' models,
+    tools and agents when their nodes are made
+    (:func:`~debategraph.nodes.discussion.personas.persona_node`): both before a run.
 
     Returns:
         The settings.
@@ -185,6 +209,7 @@ def discussion_setup(
     parsed = list(DEFAULT_PERSONAS)
     if personas is not None:
         parsed = PERSONAS.check(personas)
+    given = officials_of(officials, OFFICIALS, "a discussion")
     return DiscussionSetup(
         personas=tuple(parsed),
         max_rounds=max_rounds,
@@ -192,4 +217,5 @@ def discussion_setup(
         time_limit_s=time_limit_s,
         max_sections=max_sections,
         pause_after_round=pause_after_round,
+        officials=given,
     )
