@@ -35,8 +35,9 @@ AgentsFile = Annotated[
     typer.Option(
         OPTION,
         help="YAML or JSON list of agents: each the pattern's fields plus model (e.g. "
-        "NAME@BASE_URL), tools (e.g. [calculator]) and agent (module:attribute); an entry "
-        "named after an official (judge, moderator, selector, chair...) sets its model.",
+        "NAME@BASE_URL), tools (e.g. \\[calculator]) and agent (module:attribute); an entry "
+        "named after an official (judge, moderator, summarizer, selector, controller, chair, "
+        "consensus) sets that official.",
     ),
 ]
 

@@ -185,6 +185,7 @@ class Progress:
         self.stream_text = stream_text and pattern.streams is not None
         self.speaking: str | None = None
         self.boundary = boundary_nodes(pattern)
+        self.spoke: set[str] = set()  # nodes whose tokens were printed since their update
 
     def show(self, mode: str, chunk: Any) -> None:
         """Print one streamed chunk.
@@ -201,7 +202,9 @@ class Progress:
                     self._update(node, update or {})
 
     def _token(self, message: Any, metadata: Mapping[str, Any]) -> None:
-        node = str(metadata.get("langgraph_node", ""))
+        # A token of a graph inside a node (an agent of the user's) belongs to that node.
+        namespace = str(metadata.get("langgraph_checkpoint_ns", ""))
+        node = namespace.split("|")[0].split(":")[0] or str(metadata.get("langgraph_node", ""))
         text = getattr(message, "content", "")
         speaks = self.pattern.streams
         if not isinstance(text, str) or not text or speaks is None or not speaks(node):
@@ -210,10 +213,12 @@ class Progress:
             self._end_speech()
             err.print(f"  [bold]{escape(node)}[/bold]: ", end="")
             self.speaking = node
+            self.spoke.add(node)
         err.print(escape(text), end="")
 
     def _streamed(self, node: str, turn: Turn) -> bool:
-        return self.stream_text and _streamed_turn(self.pattern, node, turn)
+        """Whether ``turn`` was printed token by token (else its update prints it)."""
+        return self.stream_text and node in self.spoke and _streamed_turn(self.pattern, node, turn)
 
     def _end_speech(self) -> None:
         if self.speaking is not None:
@@ -233,6 +238,7 @@ class Progress:
             if self._streamed(node, turn):
                 continue  # already streamed token by token
             err.print("  " + turn_line(turn, with_round=False))
+        self.spoke.discard(node)
 
 
 def _streamed_turn(pattern: Pattern, node: str, turn: Turn) -> bool:

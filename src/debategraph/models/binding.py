@@ -172,7 +172,7 @@ def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:  # noqa: B008
     """
     if is_local(spec.model):
         return _local_binding(spec)
-    return _remote_binding(spec)
+    return _remote_binding(spec.validated())  # cached by the endpoint it resolves to
 
 
 @functools.lru_cache(maxsize=32)
