@@ -134,7 +134,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
         ("- 'Writer: w'\n- Reviewer: says: no\n", ".yaml", "not valid YAML at line 2"),
         ('[{"name": "A"},\n {"name": }]', ".json", "not valid JSON at line 2"),
         ("just a string", ".yaml", "expected a list of agents"),
-        ("- {instructions: x}\n- B: y\n", ".yaml", "is not valid (bad or missing: name)"),
+        ("- {instructions: x}\n- B: y\n", ".yaml", "line 1: field 'name' is missing"),
     ],
 )
 def test_bad_agents_file(

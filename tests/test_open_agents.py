@@ -84,7 +84,7 @@ def test_a_model_mapping_takes_its_fields_and_names_its_key_by_variable() -> Non
     ],
 )
 def test_a_bad_model_spec_gets_one_line_naming_the_agent(given: Any, says: str) -> None:
-    with pytest.raises(ValueError, match="^agent 'ann'") as err:
+    with pytest.raises(ValueError, match=r"^agent 'ann'") as err:
         parse_model(given, "agent 'ann'")
     assert says in str(err.value)
     assert "\n" not in str(err.value)
@@ -94,7 +94,7 @@ def test_a_bad_model_spec_gets_one_line_naming_the_agent(given: Any, says: str) 
 def test_a_missing_key_variable_is_named_with_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DG_TEST_KEY", raising=False)
     member = Participant(name="ann", model={"model": "m", "api_key_env": "DG_TEST_KEY"})
-    with pytest.raises(ValueError, match="agent 'ann'.*DG_TEST_KEY is not set"):
+    with pytest.raises(ValueError, match=r"agent 'ann'.*DG_TEST_KEY is not set"):
         agent_of(member, None)
     monkeypatch.setenv("DG_TEST_KEY", "sk-live-123")
     agent = agent_of(member, None)
@@ -112,7 +112,7 @@ def test_tools_on_an_embedded_model_are_refused_when_the_graph_is_built() -> Non
 
 
 def test_unknown_tools_and_agents_are_refused_in_one_line() -> None:
-    with pytest.raises(ValueError, match="unknown tool 'abacus'.*calculator"):
+    with pytest.raises(ValueError, match=r"unknown tool 'abacus'.*calculator"):
         agent_of(Participant(name="ann", tools=["abacus"]), None)
     with pytest.raises(ValueError, match="agent 'ann': agent 42 is not a LangChain Runnable"):
         agent_of(Participant(name="ann", agent=42), None)
@@ -124,7 +124,7 @@ def test_officials_are_checked_by_name() -> None:
     allowed = {"judge": "gives the verdict", "moderator": "keeps order"}
     got = officials_of([{"name": "Judge", "model": "m@http://h:1/v1"}], allowed, "a debate")
     assert list(got) == ["judge"]
-    with pytest.raises(ValueError, match="a debate has no official 'referee'.*judge, moderator"):
+    with pytest.raises(ValueError, match=r"a debate has no official 'referee'.*judge, moderator"):
         officials_of([{"name": "referee"}], allowed, "a debate")
     with pytest.raises(ValueError, match="official 'judge' is given twice"):
         officials_of([{"name": "judge"}, {"name": "judge"}], allowed, "a debate")
@@ -175,7 +175,9 @@ def test_the_calculator_refuses_what_has_no_value(expression: str, says: str) ->
 
 
 def tools_agent(model: ScriptedChatModel, cap: int = 4, tools: Any = ("calculator",)) -> Agent:
-    return agent_of(Participant(name="ann", tools=list(tools), max_tool_calls=cap), bind_model(model))
+    return agent_of(
+        Participant(name="ann", tools=list(tools), max_tool_calls=cap), bind_model(model)
+    )
 
 
 def test_a_tool_loop_runs_the_calls_then_answers_with_their_results() -> None:
@@ -222,9 +224,7 @@ def test_a_tool_that_raises_gives_the_agent_its_error() -> None:
     assert "Error: RuntimeError: disk on fire" in [m.content for m in model.prompts[1]]
 
 
-def test_a_tool_loop_that_hits_its_cap_is_recorded_and_the_agent_answers_without_tools() -> (
-    None
-):
+def test_a_tool_loop_that_hits_its_cap_is_recorded_and_the_agent_answers_without_tools() -> None:
     model = ScriptedChatModel(
         responses=[
             call("calculator", {"expression": "1+1"}),
@@ -334,3 +334,36 @@ def test_a_tool_loop_on_a_model_without_tool_calls_is_refused_in_one_line() -> N
 def test_agent_spec_takes_one_tool_or_many() -> None:
     assert AgentSpec(name="a", tools="calculator").tools == ("calculator",)
     assert AgentSpec(name="a", tools=None).tools == ()
+
+
+# -- the agents file -----------------------------------------------------------------
+
+
+def test_one_agents_file_reader_splits_officials_and_names_lines(tmp_path: Any) -> None:
+    from debategraph.cli.agents_file import read_agents_file
+
+    path = tmp_path / "roster.yaml"
+    path.write_text(
+        "agents:\n"
+        "  - Writer: drafts the text\n"
+        "  - name: Reviewer\n"
+        "    model: m@http://127.0.0.1:9/v1\n"
+        "    tools: [calculator]\n"
+        "  - name: Selector\n"
+        "    model: {model: big, base_url: 'http://127.0.0.1:9/v1'}\n",
+        encoding="utf-8",
+    )
+    roster = read_agents_file(str(path), Participant, {"selector"}, text_form=True)
+    assert roster.agents[0] == "Writer: drafts the text"
+    assert roster.agents[1]["tools"] == ["calculator"]
+    assert [o["name"] for o in roster.officials] == ["Selector"]
+    path.write_text("- name: a\n- name: b\n  colour: red\n- name: A\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"roster.yaml line 2: unknown field 'colour'"):
+        read_agents_file(str(path), Participant)
+    path.write_text("- name: a\n- name: b\n- name: A\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"line 3: two agents are named 'A' \(also line 1\)"):
+        read_agents_file(str(path), Participant)
+    path.write_text("- name: a\n  model: {model: m, api_key: sk-x}\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"line 1: agent 'a'.*api_key_env") as err:
+        read_agents_file(str(path), Participant)
+    assert "sk-x" not in str(err.value)

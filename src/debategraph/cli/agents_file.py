@@ -95,6 +95,10 @@ def read_agents_file(
     seen: dict[str, int] = {}
     for index, entry in enumerate(data):
         where = f"{OPTION} {path} line {lines[index] if index < len(lines) else '?'}"
+        if text_form and isinstance(entry, Mapping) and len(entry) == 1:
+            ((key, text),) = entry.items()  # YAML's `- Writer: writes the text`
+            if key not in record.model_fields and isinstance(text, str | None):
+                entry = f"{key}: {text}" if text else str(key)
         if isinstance(entry, str) and text_form:
             roster.agents.append(entry)  # type: ignore[arg-type]  # the pattern parses it
             continue

@@ -9,6 +9,11 @@ invocation with ``reset`` (or a new ``message``); ``speaker`` runs one turn of a
 agent. A human interjects at the review point (``pause_after_round``: after every turn)
 or, while it runs, through the thread's inbox (``debategraph interject``).
 
+Every agent may have a model, tools or an agent of its own (a
+:class:`~debategraph.Participant`'s ``model``, ``tools`` and ``agent``); so may the
+LLM selector and the LLM termination judge (``officials=``). An agent's tool calls are
+transcript records before its message; no other agent reads them.
+
 Graph: ``START -> begin -> open_round -> select -> <the chosen agent> -> close_turn``,
 then ``open_round`` again (through ``human`` when pausing) or ``END``. One node per agent,
 so Studio shows who spoke when, and each agent's tokens stream as they come.
@@ -30,7 +35,12 @@ from debategraph.graphs.skeleton import (
 )
 from debategraph.nodes import group_chat as nodes
 from debategraph.nodes.dual import loop_node
-from debategraph.nodes.group_chat.setup import DEFAULT_AGENTS, AgentLike, chat_setup
+from debategraph.nodes.group_chat.setup import (
+    DEFAULT_AGENTS,
+    AgentLike,
+    OfficialLike,
+    chat_setup,
+)
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node
 from debategraph.state.group_chat import SCHEMAS, GroupChatInput, GroupChatOutput
 
@@ -55,6 +65,7 @@ def build_group_chat(
     keep_last: int = 8,
     pause_after_round: bool = False,
     time_limit_s: float | None = None,
+    officials: Sequence[OfficialLike] = (),
     state_schema: type[Any] | None = None,
 ) -> PatternGraph[GroupChatInput, GroupChatOutput]:
     """Build the group chat graph (uncompiled).
@@ -83,11 +94,19 @@ def build_group_chat(
 
     Args:
         model: Chat model, binding or spec every agent (and the selector and judges)
-            calls; ``None`` reads it from the run's :class:`~debategraph.context.Context`.
+            calls unless it has one of its own; ``None`` reads it from the run's
+            :class:`~debategraph.context.Context`.
         agents: Two or more agents: :class:`~debategraph.Participant` objects,
             dicts (``name``, ``instructions``) or ``"Name: instructions"`` strings, with
             unique names (they name the agents' nodes). Default: a Writer and a Reviewer
-            (:data:`~debategraph.nodes.group_chat.setup.DEFAULT_AGENTS`).
+            (:data:`~debategraph.nodes.group_chat.setup.DEFAULT_AGENTS`). A record or
+            dict may give the agent its own ``model`` (a spec such as
+            ``"gpt-4o-mini@http://host/v1"``, a mapping, a ``ModelSpec`` or a chat
+            model), ``tools`` (LangChain tools or built-in names such as
+            ``"calculator"``; its tool calls are recorded before its message) or
+            ``agent`` (a Runnable or compiled graph, messages in and out: its last
+            message is the agent's; one that fails or returns no message loses that
+            turn, with the reason, and the chat goes on).
         selection: ``sequential`` (round-robin), ``llm`` (a model picks from the names,
             reading a reduced history; unknown answers are retried once, then the next
             agent in sequence speaks, recorded), or any
@@ -110,6 +129,13 @@ def build_group_chat(
         time_limit_s: Seconds each invocation may take (``None``: no limit): the same
             condition as ``until=["timeout:..."]``. At the deadline the call in flight is
             cancelled, none starts after it, and the chat ends ``time_limit``.
+        officials: Records (:class:`~debategraph.state.records.AgentSpec` or dicts)
+            giving the ``selector`` (the model that picks with ``selection="llm"``)
+            or the ``judge`` (the model that checks the ``llm:`` conditions) a
+            ``model``, ``tools`` or ``agent`` of its own, e.g. ``[{"name": "selector",
+            "model": "gpt-4o-mini@https://api.openai.com/v1"}]``; the others use
+            ``model``. Each official given must be on (``selection`` not
+            ``sequential``; an ``llm:`` condition for the judge).
         state_schema: State schema; may extend
             :class:`~debategraph.state.group_chat.GroupChatState` (the default).
 
@@ -120,7 +146,8 @@ def build_group_chat(
         ValueError: On any bad setting (fewer than two agents, duplicate names, an
             unknown first speaker or selection, a regex that does not compile, a
             termination without a hard cap, a time limit that is not a positive number
-            of seconds...), naming the value and what is allowed.
+            of seconds, an agent's bad model, tools or agent, an unknown official...),
+            naming the value and what is allowed.
     """
     setup = chat_setup(**settings_of(locals()))
     builder, binding = skeleton(model, SCHEMAS, state_schema, setup)

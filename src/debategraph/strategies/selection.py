@@ -49,6 +49,8 @@ class SelectionContext:
         names: The agents, in roster order.
         descriptions: Each agent's instructions (for a model that picks).
         turns: The conversation so far (agents' and a human's messages), oldest first.
+            Tool-call records (``role="tool"``) are no messages: the chat leaves them
+            out, and a strategy given them skips them (they are no speaker's turn).
         task: What the chat is about.
     """
 
@@ -339,7 +341,8 @@ def selector_prompt(context: SelectionContext, keep_last: int) -> list[BaseMessa
             context.names, context.descriptions or ("",) * len(context.names), strict=False
         )
     )
-    recent = context.turns[-keep_last:] if keep_last > 0 else context.turns
+    said = [t for t in context.turns if t.role != "tool"]
+    recent = said[-keep_last:] if keep_last > 0 else said
     lines = "\n".join(f"{t.agent}: {_short(t.content, SELECTOR_MESSAGE_CHARS)}" for t in recent)
     return [
         SystemMessage(content=SELECTOR_SYSTEM.format(roster=roster)),

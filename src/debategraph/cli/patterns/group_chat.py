@@ -1,4 +1,12 @@
-"""The ``chat`` command: its options, and how a group chat's progress and result read."""
+"""The ``chat`` command: its options, and how a group chat's progress and result read.
+
+``--agents-file`` is the roster input every pattern shares
+(:func:`~debategraph.cli.agents_file.read_agents_file`): each entry is a participant
+(``name``, ``instructions``) with a ``model``, ``tools`` or ``agent`` of its own, or a
+``'Name: instructions'`` string; an entry named ``selector`` or ``judge`` gives that
+official its own model. The entries are stored with the thread as given (specs, never
+keys), so a resumed or forked chat calls the same models.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
+from debategraph.cli.agents_file import AgentsFile, Roster, read_agents_file
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -16,7 +25,6 @@ from debategraph.cli.patterns.shared import (
     short,
     time_limit_option,
 )
-from debategraph.datafiles import load_data
 from debategraph.errors import UsageError
 from debategraph.nodes.conversation import transcript_json
 from debategraph.nodes.group_chat.setup import (
@@ -25,10 +33,12 @@ from debategraph.nodes.group_chat.setup import (
     DEFAULT_AGENTS,
     DEFAULT_MAX_ROUNDS,
     DEFAULT_UNTIL,
+    OFFICIALS,
     SELECT_NODE,
 )
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.registry import Launch, Pattern, Values
+from debategraph.state.records import Participant
 
 #: Nodes whose model output is not prose worth streaming (the selector, the judges).
 NOT_STREAMED = frozenset({BEGIN_NODE, OPEN_ROUND_NODE, SELECT_NODE, CLOSE_TURN_NODE, REVIEW_NODE})
@@ -48,13 +58,7 @@ def chat_command(
             "and a Reviewer until the Reviewer says APPROVED].",
         ),
     ] = None,
-    agents_file: Annotated[
-        str | None,
-        typer.Option(
-            "--agents-file",
-            help="YAML or JSON list of agents ({name, instructions} or 'Name: instructions').",
-        ),
-    ] = None,
+    agents_file: AgentsFile = None,
     select: Annotated[
         Literal["sequential", "llm"],
         typer.Option("--select", help="sequential (round-robin) or llm (a model picks)."),
@@ -94,8 +98,11 @@ def chat_command(
         raise UsageError('task is empty: give what the chat is about, e.g. debategraph chat "..."')
     cap, notes = renamed_option("--max-turns", "--rounds", max_turns, rounds, DEFAULT_MAX_ROUNDS)
     members: list[Any] = list(agent or [])
+    officials: list[dict[str, Any]] = []
     if agents_file is not None:
-        members.extend(_agents_from_file(agents_file))
+        roster = read_roster(agents_file)
+        members.extend(roster.agents)
+        officials = roster.officials
     defaults = not members
     settings: dict[str, Any] = {
         "agents": list(DEFAULT_AGENTS) if defaults else members,
@@ -109,26 +116,45 @@ def chat_command(
     seconds = time_limit_option(time_limit)
     if seconds is not None:
         settings["time_limit_s"] = seconds
+    if officials:
+        settings["officials"] = officials
     return Launch(settings, {"task": task}, notes)
 
 
-def _agents_from_file(path: str) -> list[Any]:
-    data = load_data(path, "--agents-file")
-    if isinstance(data, Mapping) and "agents" in data:
-        data = data["agents"]
-    if not isinstance(data, list):
-        raise UsageError(
-            f"--agents-file {path}: expected a list of agents ({{name, instructions}} or "
-            f"'Name: instructions'), got {type(data).__name__}"
-        )
-    return data
+def read_roster(path: str) -> Roster:
+    """The chat's agents and officials from an ``--agents-file``.
+
+    Each entry is checked before anything runs (one line naming the file, the entry's
+    line and the field): a participant (``name``, ``instructions``, ``model``,
+    ``tools``, ``agent``, ``max_tool_calls``), a ``'Name: instructions'`` string (or
+    YAML's unquoted ``- Name: instructions``), or an official (``selector``, ``judge``)
+    with its own model, tools or agent.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The agents (dicts and strings, as the factory takes them) and the officials.
+
+    Raises:
+        UsageError: On a missing, unreadable or malformed file (one line).
+    """
+    return read_agents_file(path, Participant, officials=OFFICIALS, text_form=True)
+
+
+def agent_name(entry: Any) -> str:
+    """An agent's name as the settings give it (a record's, a dict's or a string's)."""
+    if isinstance(entry, str):
+        return entry.split(":", 1)[0].strip()
+    if isinstance(entry, Mapping):
+        if "name" not in entry and len(entry) == 1:
+            return str(next(iter(entry)))
+        return str(entry.get("name"))
+    return str(getattr(entry, "name", entry))
 
 
 def _describe(settings: Values) -> str:
-    names = [
-        a.split(":", 1)[0].strip() if isinstance(a, str) else str(a.get("name"))
-        for a in settings["agents"]
-    ]
+    names = [agent_name(a) for a in settings["agents"]]
     until = list(settings.get("until") or [])
     if settings.get("time_limit_s") is not None:
         until.append(f"timeout:{settings['time_limit_s']:g}s")
@@ -143,7 +169,7 @@ def _describe(settings: Values) -> str:
 def _summary(values: Values) -> dict[str, Any]:
     selections = values.get("selections") or []
     fallbacks = sum(1 for s in selections if s.method == "fallback")
-    return {
+    summary: dict[str, Any] = {
         "task": values.get("task"),
         "transcript": transcript_json(values),
         "turns": sum(1 for t in values.get("transcript") or () if t.role == "agent"),
@@ -152,6 +178,20 @@ def _summary(values: Values) -> dict[str, Any]:
         "selections": [s.model_dump(mode="json") for s in selections],
         "fallbacks": fallbacks,
     }
+    calls = [t for t in values.get("transcript") or () if t.role == "tool"]
+    if calls:
+        summary["tool_calls"] = [
+            {
+                "agent": t.agent,
+                "round": t.round,
+                "tool": t.tool,
+                "arguments": t.arguments,
+                "result": t.content,
+                "error": t.reason,
+            }
+            for t in calls
+        ]
+    return summary
 
 
 def _headline(result: Values) -> list[str]:

@@ -1,14 +1,20 @@
-"""The group chat's selector node: the selection strategy picks each turn's speaker."""
+"""The group chat's selector node: the selection strategy picks each turn's speaker.
+
+The strategy reads the conversation (agents' and a human's messages, never the tool-call
+records); a model that picks is the ``selector`` official's own, if it has one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import agent_of
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.group_chat.setup import SELECT_NODE, SELECTOR, ChatSetup
+from debategraph.state.base import usage_update
 from debategraph.state.group_chat import SelectionRecord
+from debategraph.state.records import Turn
 from debategraph.strategies.selection import SelectionContext
 
 if TYPE_CHECKING:
@@ -17,11 +23,14 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
-    from debategraph.models import ModelBinding, Steps
+    from debategraph.models import ModelBinding, Steps, TextResult
 
 
 def selection_context(state: Mapping[str, Any], setup: ChatSetup) -> SelectionContext:
     """What the selection strategy sees: the conversation since the chat began.
+
+    Agents' and a human's messages only: an agent's tool-call records are not turns of
+    the conversation (they count for no speaker, and no one reads them as messages).
 
     Args:
         state: The chat state.
@@ -43,16 +52,18 @@ def make_select(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, A
     """The node in which the selection strategy picks the turn's speaker.
 
     A single-turn invocation's ``speaker`` is taken as it is (``named``). The
-    strategy's model calls, if any, are charged to ``selector``.
+    strategy's model calls, if any, are made by the ``selector`` official (its own
+    model, tools or agent, if given: :attr:`ChatSetup.officials`) and charged to it and
+    its model; its tool calls, if any, are recorded in the transcript.
 
     Args:
         setup: The chat's settings.
-        model: The selector's model (``None``: the run's context).
+        model: The chat's model (``None``: the run's context).
 
     Returns:
         The node.
     """
-    agent = Agent(SELECTOR, model)
+    agent = agent_of(setup.officials.get(SELECTOR), model, SELECTOR)
 
     def select(state: Mapping[str, Any], runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         rnd = int(state["round"])
@@ -61,8 +72,12 @@ def make_select(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, A
             record = SelectionRecord(turn=rnd, agent=name, method="named")
             return {"next_speaker": name, "selections": [record]}
 
-        def say(messages: list[BaseMessage]) -> Any:
-            return agent.say_steps(runtime, messages, max_attempts=1)
+        answers: list[TextResult] = []
+
+        def say(messages: list[BaseMessage]) -> Steps[TextResult]:
+            result = yield from agent.say_steps(runtime, messages, max_attempts=1)
+            answers.append(result)
+            return result
 
         chosen = yield from setup.selector.select_steps(selection_context(state, setup), say)
         record = SelectionRecord(
@@ -74,12 +89,35 @@ def make_select(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, A
         )
         update: dict[str, Any] = {"next_speaker": chosen.agent, "selections": [record]}
         if chosen.usage.calls:
-            update.update(usage=chosen.usage, usage_by_agent={SELECTOR: chosen.usage})
+            label = answers[-1].model if answers else None
+            update.update(usage_update(SELECTOR, chosen.usage, label))
+        calls = official_calls(answers, SELECTOR, rnd)
+        if calls:
+            update["transcript"] = calls
         if chosen.note:
             update["notes"] = [f"turn {rnd}: {chosen.note}"]
         return update
 
     return agent_node(select, SELECT_NODE)
+
+
+def official_calls(results: Sequence[Any], name: str, rnd: int) -> list[Turn]:
+    """The tool-call records of an official's calls (a selector's, a judge's) in a turn.
+
+    Args:
+        results: The calls' results (each with its ``records``).
+        name: The official.
+        rnd: The turn.
+
+    Returns:
+        The records, with the official's name and the turn (charged with the calls'
+        usage, not again).
+    """
+    return [
+        r.model_copy(update={"agent": name, "agent_id": name, "round": rnd})
+        for result in results
+        for r in result.records
+    ]
 
 
 def route_speaker(state: Mapping[str, Any]) -> str:

@@ -1,11 +1,18 @@
-"""The group chat's settings checks and defaults: the agents, the selector, the termination."""
+"""The group chat's settings checks and defaults: the agents, the selector, the termination.
+
+A participant may have a model, tools or an agent of its own (the
+:class:`~debategraph.state.records.AgentSpec` fields of its record); so may the chat's
+officials (:data:`OFFICIALS`: the LLM selector and the LLM termination judge), given by
+name in ``officials=``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from debategraph.nodes.agent import officials_of
 from debategraph.nodes.roster import Roster, parse_participant, slug
 from debategraph.nodes.rounds import (
     OPEN_ROUND_NODE,
@@ -13,7 +20,7 @@ from debategraph.nodes.rounds import (
     check_max_rounds,
     check_time_limit,
 )
-from debategraph.state.records import Participant
+from debategraph.state.records import AgentSpec, Participant
 from debategraph.strategies.selection import Selector, make_selector
 from debategraph.strategies.termination import (
     Condition,
@@ -24,9 +31,13 @@ from debategraph.strategies.termination import (
     parse_until,
     timeout,
 )
+from debategraph.strategies.termination.chat import has_judge
 
-#: An agent as given: a participant, a dict (``name``, ``instructions``) or ``"Name: ..."``.
+#: An agent as given: a participant, a dict (``name``, ``instructions``, and ``model``,
+#: ``tools``, ``agent``, ``max_tool_calls``) or ``"Name: ..."``.
 AgentLike = Participant | Mapping[str, Any] | str
+#: An official as given to ``officials=``: a record, or its data (``{name, model?, ...}``).
+OfficialLike = AgentSpec | Mapping[str, Any]
 
 #: The stage of every agent message (a human's are ``interject``/``task``).
 CHAT_STAGE = "chat"
@@ -39,6 +50,12 @@ CLOSE_TURN_NODE = "close_turn"
 #: Whom the selector's and the judge's calls are charged to.
 SELECTOR = "selector"
 JUDGE = "judge"
+#: The chat's officials (``officials=``, an agents file's entries so named): name -> what
+#: it does.
+OFFICIALS: Mapping[str, str] = {
+    SELECTOR: "picks each speaker (selection='llm')",
+    JUDGE: "judges the llm: termination conditions",
+}
 
 #: Node names and accounting names no agent may take.
 RESERVED_NAMES = frozenset(
@@ -69,6 +86,8 @@ class ChatSetup:
         pause_after_round: Pause after every turn for a human.
         time_limit_s: Seconds an invocation may take (``None``: no limit; the
             termination holds the same ``timeout``).
+        officials: The officials given a model, tools or agent of their own, by name
+            (:data:`SELECTOR`, :data:`JUDGE`); the others call the chat's model.
     """
 
     agents: tuple[Participant, ...]
@@ -78,6 +97,7 @@ class ChatSetup:
     keep_last: int
     pause_after_round: bool
     time_limit_s: float | None = None
+    officials: Mapping[str, AgentSpec] = field(default_factory=dict)
 
     @property
     def round_cap(self) -> int:
@@ -129,6 +149,7 @@ def chat_setup(
     keep_last: int,
     pause_after_round: bool,
     time_limit_s: float | None,
+    officials: Sequence[OfficialLike] = (),
 ) -> ChatSetup:
     """Check a group chat's settings and combine its termination conditions.
 
@@ -165,6 +186,17 @@ def chat_setup(
             "give max_rounds=N or add max_turns(N) with | (CLI: --rounds N)"
         )
     selector = make_selector(selection, names, first_speaker, max_in_a_row)
+    given = officials_of(officials, OFFICIALS, "a group chat")
+    if SELECTOR in given and selection == "sequential":
+        raise ValueError(
+            "official 'selector' is given, but selection is 'sequential' (no model picks): "
+            "use selection='llm' (CLI: --select llm) or drop the selector"
+        )
+    if JUDGE in given and not has_judge(condition):
+        raise ValueError(
+            "official 'judge' is given, but no llm: termination asks a judge: add one "
+            "(CLI: --until llm:QUESTION) or drop the judge"
+        )
     return ChatSetup(
         agents=tuple(parsed),
         selector=selector,
@@ -173,4 +205,5 @@ def chat_setup(
         keep_last=keep_last,
         pause_after_round=pause_after_round,
         time_limit_s=time_limit_s,
+        officials=given,
     )

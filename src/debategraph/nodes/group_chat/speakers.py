@@ -1,4 +1,10 @@
-"""The group chat's agents: one node per agent, reading the shared conversation."""
+"""The group chat's agents: one node per agent, reading the shared conversation.
+
+An agent with a model, tools or an agent of its own speaks with them
+(:func:`~debategraph.nodes.agent.agent_of`): its tool calls are recorded before its
+message, and no other agent reads them (they are no messages of the conversation; the
+speaker itself saw them in its own prompt during its turn).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.conversation import as_messages, visible
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.group_chat.prompts import CHAT_AGENT_SYSTEM, CHAT_AGENT_TURN, NO_INSTRUCTIONS
@@ -58,17 +64,24 @@ def make_speaker(name: str, setup: ChatSetup, model: ModelBinding | None) -> Run
     """The node in which one agent speaks (its prose streams).
 
     Its message records the ids of what it read (``reply_to``), so what it has seen is
-    readable from state (:func:`~debategraph.nodes.conversation.agent_history`).
+    readable from state (:func:`~debategraph.nodes.conversation.agent_history`), and the
+    model that wrote it. Its tool calls, if it made any, are recorded just before it. An
+    agent of its own that fails (raises, returns no message) loses its turn: an empty
+    message with the reason, and the chat goes on.
 
     Args:
         name: The agent (also the node's name).
         setup: The chat's settings.
-        model: The model (``None``: the run's context).
+        model: The chat's model (``None``: the run's context), for an agent without
+            one of its own.
 
     Returns:
         The node.
+
+    Raises:
+        ValueError: If the agent's model, tools or agent are bad (one line).
     """
-    agent = Agent(name, model)
+    agent = agent_of(setup.agent(name), model)
 
     def speak(state: Mapping[str, Any], runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         messages, seen = speaker_prompt(state, setup, name)
@@ -83,7 +96,7 @@ def make_speaker(name: str, setup: ChatSetup, model: ModelBinding | None) -> Run
             usage=result.usage,
             reason=result.reason,
         )
-        return turn_update(turn)
+        return turn_update(*recorded(result, turn))
 
     return agent_node(speak, name)
 

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import agent_of
 from debategraph.nodes.conversation import chat_messages
 from debategraph.nodes.dual import agent_node
+from debategraph.nodes.group_chat.selection import official_calls
 from debategraph.nodes.group_chat.setup import (
     CLOSE_TURN_NODE,
     JUDGE,
@@ -34,6 +35,7 @@ from debategraph.nodes.rounds import (
     review_payload,
     start_clock,
 )
+from debategraph.state.base import usage_update
 from debategraph.state.records import USER, Turn, Usage
 from debategraph.strategies.termination import (
     Fired,
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
-    from debategraph.models import ModelBinding, Steps
+    from debategraph.models import CallResult, ModelBinding, Steps
 
 
 #: Refuses an empty task (the first thing an invocation does).
@@ -171,17 +173,19 @@ def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[An
 
     A stop drained at the turn's start ends the chat (``stopped``); past the chat's
     deadline it ends ``time_limit`` (the turn's call was cancelled or not made);
-    otherwise the conditions are checked in order (a model judge's call is charged to
-    ``judge``). A single-turn invocation returns after its turn with the chat still open.
+    otherwise the conditions are checked in order, on the conversation (agents' and a
+    human's messages: tool-call records are none). A model judge's call is made by the
+    ``judge`` official (its own model, tools or agent, if given) and charged to it and
+    its model. A single-turn invocation returns after its turn with the chat still open.
 
     Args:
         setup: The chat's settings.
-        model: The judge's model (``None``: the run's context).
+        model: The chat's model (``None``: the run's context).
 
     Returns:
         The node.
     """
-    agent = Agent(JUDGE, model)
+    agent = agent_of(setup.officials.get(JUDGE), model, JUDGE)
 
     def close_turn(state: Mapping[str, Any], runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         update: dict[str, Any] = {"next_speaker": None}
@@ -197,11 +201,11 @@ def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[An
             turns=turns,
             stale=stale_turns([t for t in turns if t.round > start]),
         )
-        judged: list[Usage] = []
+        judged: list[CallResult[Any]] = []
 
         def ask(schema: type[Any], messages: list[BaseMessage]) -> Any:
             result = yield from agent.ask_steps(runtime, schema, messages)
-            judged.append(result.usage)
+            judged.append(result)
             return result
 
         fired: Fired | None
@@ -211,8 +215,11 @@ def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[An
         else:
             fired = yield from check_steps(setup.termination, outcome, ask)
         if judged:
-            spent = Usage.total(judged)
-            update.update(usage=spent, usage_by_agent={JUDGE: spent})
+            spent = Usage.total(r.usage for r in judged)
+            update.update(usage_update(JUDGE, spent, judged[-1].model))
+            calls = official_calls(judged, JUDGE, int(state["round"]))
+            if calls:
+                update["transcript"] = calls
         if fired is not None:
             update.update(
                 termination_reason=fired.reason, termination_detail=fired.detail, is_complete=True

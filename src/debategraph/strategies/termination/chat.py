@@ -2,7 +2,11 @@
 
 :func:`check_steps` checks any condition (a combination, model judges included) as a
 node's steps and says what fired; :func:`has_hard_cap` tells whether a condition is sure
-to end a chat.
+to end a chat, :func:`has_judge` whether it asks a model.
+
+A chat's conditions read its conversation: agents' and a human's messages. Tool-call
+records (``role="tool"``) are no messages: the latest message is the latest such, and a
+judge reads none of them.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ class Regex(Combinable):
         object.__setattr__(self, "agents", tuple(self.agents))
 
     def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
-        last = outcome.last
+        last = last_message(outcome.turns)
         if last is None or last.role != "agent" or not _by(last, self.agents):
             return False
         return self._compiled.search(last.content) is not None
@@ -122,7 +126,7 @@ class LLMJudge(Combinable):
         Returns:
             True if it should be asked.
         """
-        last = outcome.last
+        last = last_message(outcome.turns)
         return last is not None and last.role == "agent" and _by(last, self.agents)
 
     def judge_steps(self, outcome: RoundOutcome, ask: Ask) -> Generator[Any, Any, str | None]:
@@ -139,7 +143,8 @@ class LLMJudge(Combinable):
 
         from debategraph.prompts import JUDGE_SYSTEM, JUDGE_TASK
 
-        lines = "\n".join(f"{t.agent}: {t.content}" for t in outcome.turns[-self.keep_last :])
+        said = messages_of(outcome.turns)[-self.keep_last :]
+        lines = "\n".join(f"{t.agent}: {t.content}" for t in said)
         messages = [
             SystemMessage(content=JUDGE_SYSTEM),
             HumanMessage(content=JUDGE_TASK.format(conversation=lines, question=self.prompt)),
@@ -152,6 +157,33 @@ class LLMJudge(Combinable):
 
     def describe(self) -> str:  # noqa: D102
         return f"a model judged {self.prompt!r}{_of(self.agents, 'after')}"
+
+
+def messages_of(turns: Sequence[Turn]) -> list[Turn]:
+    """A chat's messages among ``turns``: its tool-call records left out.
+
+    Args:
+        turns: Transcript records, oldest first.
+
+    Returns:
+        The messages (agents' and a human's), oldest first.
+    """
+    return [t for t in turns if t.role != "tool"]
+
+
+def last_message(turns: Sequence[Turn]) -> Turn | None:
+    """The latest message among ``turns`` (a tool-call record is none), if any.
+
+    Args:
+        turns: Transcript records, oldest first.
+
+    Returns:
+        The message, or ``None``.
+    """
+    for turn in reversed(turns):
+        if turn.role != "tool":
+            return turn
+    return None
 
 
 def _by(turn: Turn, agents: Sequence[str]) -> bool:
@@ -279,3 +311,17 @@ def has_hard_cap(condition: Condition) -> bool:
         True if it has one.
     """
     return hard_cap(condition) is not None
+
+
+def has_judge(condition: Condition) -> bool:
+    """Whether a condition (or a part of a combination) asks a model judge.
+
+    Args:
+        condition: The condition.
+
+    Returns:
+        True if an :class:`LLMJudge` is part of it.
+    """
+    if isinstance(condition, AnyOf | AllOf):
+        return any(has_judge(c) for c in condition.conditions)
+    return isinstance(condition, LLMJudge)
