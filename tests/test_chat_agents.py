@@ -23,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from debategraph import Participant, build_group_chat, recursion_limit
 from debategraph.cli.patterns.group_chat import PATTERN
+from debategraph.cli.runner import result_of
 from debategraph.state.records import TOOL_STAGE, Turn
 from debategraph.strategies.selection import SelectionContext, selector_prompt
 from debategraph.strategies.termination import RoundOutcome, check_steps, llm, regex
@@ -570,7 +571,8 @@ def test_cli_result_lists_the_tool_calls() -> None:
         tool="calculator",
         arguments='{"expression": "5 * 7"}',
     )
-    summary = PATTERN.summary({"task": TASK, "transcript": [call, said("Writer", "35 in all")]})
+    values = {"task": TASK, "transcript": [call, said("Writer", "35 in all")]}
+    summary = result_of(PATTERN, "t1", values, 1.0)
     assert summary["turns"] == 1
     assert [m["content"] for m in summary["transcript"]] == ["35 in all"]
     assert summary["tool_calls"] == [
@@ -583,4 +585,4 @@ def test_cli_result_lists_the_tool_calls() -> None:
             "error": None,
         }
     ]
-    assert "tool_calls" not in PATTERN.summary({"task": TASK, "transcript": []})
+    assert "tool_calls" not in result_of(PATTERN, "t1", {"task": TASK, "transcript": []}, 1.0)

@@ -720,7 +720,7 @@ def test_solvers_by_name_on_a_named_topology() -> None:
         (["Ada", "__x"], {}, "solver name '__x' is reserved"),
         (["Ada", "a:b"], {}, "solver name 'a:b' contains ':'"),
         (["Ada"], {}, "a solver debate needs at least 2 solvers, got 1"),
-        ("Ada,Bo", {}, "agents must be a count or a list of solver names, got 'Ada,Bo'"),
+        ("Ada,Bo", {}, "agents must be a count or a list of solver names or records, got 'Ada,Bo'"),
         (["Ada", "Bo"], {"topology": "single"}, "topology 'single' has one solver"),
         (
             ["Ada", "Bo"],

@@ -36,8 +36,8 @@ from debategraph.errors import DebategraphError, ModelUnavailableError, UsageErr
 from debategraph.graphs.skeleton import recursion_limit
 from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
-from debategraph.registry import Launch, Pattern
-from debategraph.state.records import Usage
+from debategraph.registry import Launch, Pattern, Values
+from debategraph.state.records import AgentSpec, Usage
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -185,7 +185,30 @@ def result_of(
         "usage": usage.model_dump(include=_usage_fields(usage)),
         "usage_by_agent": _usage_table(values.get("usage_by_agent")),
         "usage_by_model": _usage_table(values.get("usage_by_model")),
+        **_tool_calls(values),
         "wall_s": round(wall_s, 3),
+    }
+
+
+def _tool_calls(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``tool_calls``: the agents' tool calls, where there were any."""
+    from debategraph.checkpoints.thread_values import turns
+
+    calls = [t for t in turns(values) if t.role == "tool"]
+    if not calls:
+        return {}
+    return {
+        "tool_calls": [
+            {
+                "agent": t.agent,
+                "round": t.round,
+                "tool": t.tool,
+                "arguments": t.arguments,
+                "result": t.content,
+                "error": t.reason,
+            }
+            for t in calls
+        ]
     }
 
 
@@ -207,6 +230,57 @@ def spec_record(spec: ModelSpec) -> dict[str, Any]:
     record = asdict(spec)
     record.pop("api_key", None)
     return record
+
+
+def refuse_tools_on_embedded(settings: Values) -> None:
+    """Refuse a run on the embedded model in which an agent would call tools on it.
+
+    An agent calls the run's model unless it has a model or an agent of its own, and
+    the embedded SmolLM2's chat template has no tool calls. The agents are the records
+    (mappings or ``AgentSpec`` s with a ``name``) at any depth of the settings; a
+    ``tools`` setting (``solve --tools``) gives tools to every agent of the ``agents``
+    setting without tools or an agent of its own.
+
+    Args:
+        settings: The run's settings.
+
+    Raises:
+        UsageError: One line naming the first such agent.
+    """
+    shared = bool(settings.get("tools"))
+    users = [name for name, record in _records(settings) if _field(record, "tools")]
+    if shared:
+        agents = settings.get("agents")
+        if isinstance(agents, int):
+            users.append("every agent")
+        for entry in agents if isinstance(agents, list | tuple) else ():
+            record = {"name": entry} if isinstance(entry, str) else entry
+            if _field(record, "agent") is None and _field(record, "model") is None:
+                users.append(str(_field(record, "name")))
+    if users:
+        who = users[0] if users[0] == "every agent" else f"agent {users[0]!r}"
+        raise UsageError(
+            f"{who} has tools, but the embedded model (--model local) has no tool calls: "
+            "tools need a model with tool calls (give --model NAME --base-url URL, or a model "
+            "per agent in --agents-file)"
+        )
+
+
+def _records(settings: Any) -> list[tuple[str, Any]]:
+    """The agent records at any depth of the settings that call the run's model."""
+    if isinstance(settings, Mapping | AgentSpec) and _field(settings, "name") is not None:
+        own = _field(settings, "model") is not None or _field(settings, "agent") is not None
+        return [] if own else [(str(_field(settings, "name")), settings)]
+    if isinstance(settings, Mapping):
+        return [r for v in settings.values() for r in _records(v)]
+    if isinstance(settings, list | tuple):
+        return [r for v in settings for r in _records(v)]
+    return []
+
+
+def _field(record: Any, key: str) -> Any:
+    """A field of an agent record: a dict (as files give them) or an ``AgentSpec``."""
+    return record.get(key) if isinstance(record, Mapping) else getattr(record, key, None)
 
 
 def own_agents(settings: Any) -> list[str]:
@@ -503,6 +577,8 @@ def launch(
         raise UsageError("--thread is empty: give a thread id or leave it out")
     check_concurrency(max_concurrency)
     settings = {**launched.settings, "pause_after_round": pause_after_round}
+    if spec.is_local:
+        refuse_tools_on_embedded(settings)
     validate_settings(pattern, settings)
     for note in launched.notes:
         err.print(f"note: {escape(note)}")

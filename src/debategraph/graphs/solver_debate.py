@@ -11,6 +11,7 @@ Graph: ``START -> open_round -> <one node per solver> -> close_round``, then bac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.graph import END, START
@@ -41,6 +42,7 @@ def build_solver_debate(
     model: ModelLike = None,
     *,
     agents: AgentsLike = 4,
+    tools: Sequence[Any] = (),
     max_rounds: int = 3,
     topology: TopologyLike = "ring",
     neighbours: int | None = None,
@@ -55,11 +57,16 @@ def build_solver_debate(
 
     Example:
         ```python
-        from debategraph import ModelSpec, build_solver_debate, recursion_limit
+        from debategraph import ModelSpec, Participant, build_solver_debate, recursion_limit
 
         # Any OpenAI-compatible endpoint (base_url: OPENAI_BASE_URL or OpenAI's).
         spec = ModelSpec(model="gpt-4o-mini", timeout_s=60, temperature=0.7)
-        graph = build_solver_debate(spec, agents=["ann", "bob", "cy"], max_rounds=2).compile(
+        solvers = [
+            "ann",  # a name alone: the graph's model
+            Participant(name="bob", model="gpt-4o"),  # a model of its own (NAME@BASE_URL too)
+            {"name": "cy", "tools": ["calculator"]},  # a tool loop before each answer
+        ]
+        graph = build_solver_debate(spec, agents=solvers, max_rounds=2).compile(
             name="solver_debate"
         )
         result = graph.invoke(
@@ -72,12 +79,31 @@ def build_solver_debate(
     Args:
         model: Chat model, binding or spec the solvers call. ``None`` reads the model
             from the run's :class:`~debategraph.context.Context` (embedded model by default).
-        agents: The solvers: how many (>= 2; named ``solver_1..n``), or their names
-            (two or more unique, non-empty names, none a node name of the graph:
-            ``open_round``, ``close_round``, ``aggregate``, ``human``, nor ``user``; each
-            names its solver's node). A count is ignored when ``topology`` is a mapping
-            or :class:`~debategraph.strategies.topology.Topology`, which name their own
-            solvers; names must then be the same solvers.
+        agents: The solvers: how many (>= 2; named ``solver_1..n``), or a list of two or
+            more solvers, each its name or its record, mixed: a
+            :class:`~debategraph.state.records.Participant` (any
+            :class:`~debategraph.state.records.AgentSpec`) or its dict ``{"name": ...,
+            "model": ..., "tools": [...], "agent": ..., "max_tool_calls": ...,
+            "instructions": ...}`` (all but ``name`` optional). ``model`` is the solver's
+            own model (a spec string such as ``local`` or ``NAME@BASE_URL``, a mapping
+            with ``api_key_env``, a ``ModelSpec`` or a LangChain chat model; default:
+            ``model`` below); ``tools`` LangChain tools or built-in tool names
+            (``calculator``): the solver runs a tool loop of at most ``max_tool_calls``
+            calls before each answer, each call recorded before its turn; ``agent`` a
+            Runnable or compiled graph of its own (messages in, messages out) whose
+            answer is read with one structured call; ``instructions`` are added to its
+            system prompt. Names are unique and non-empty, none a node name of the
+            graph: ``open_round``, ``close_round``, ``aggregate``, ``human``, nor
+            ``user``; each names its solver's node, and the topology is over the names.
+            A count is ignored when ``topology`` is a mapping or
+            :class:`~debategraph.strategies.topology.Topology`, which name their own
+            solvers; names must then be the same solvers. Records given as dicts keep
+            the settings JSON-serialisable (stored with a thread, so ``resume`` and
+            ``fork`` use each solver's model; keys only by ``api_key_env``).
+        tools: Tools of every solver that has no tools nor agent of its own (LangChain
+            tools or built-in tool names, e.g. ``["calculator"]``). Tools need a model
+            with tool calls: the embedded model has none (a run on it stops at the
+            first call, with one line).
         max_rounds: Round cap (>= 1): rounds of answering; round 1 is independent
             answers. ``rounds`` is its deprecated old name.
         topology: ``ring``, ``full``, ``star``, ``single`` (one solver alone: a count
@@ -114,8 +140,9 @@ def build_solver_debate(
         OPEN_ROUND_NODE, open_round_node(nodes.check_question, time_limit_s=time_limit_s)
     )
     for solver in setup.solvers:
+        record = setup.record(solver)
         builder.add_node(
-            solver, nodes.make_solver(solver, setup.topology, binding, setup.view_chars)
+            solver, nodes.make_solver(record, setup.topology, binding, setup.view_chars)
         )
         builder.add_edge(OPEN_ROUND_NODE, solver)
     conditions = nodes.termination_conditions(

@@ -178,19 +178,6 @@ def _summary(values: Values) -> dict[str, Any]:
         "selections": [s.model_dump(mode="json") for s in selections],
         "fallbacks": fallbacks,
     }
-    calls = [t for t in values.get("transcript") or () if t.role == "tool"]
-    if calls:
-        summary["tool_calls"] = [
-            {
-                "agent": t.agent,
-                "round": t.round,
-                "tool": t.tool,
-                "arguments": t.arguments,
-                "result": t.content,
-                "error": t.reason,
-            }
-            for t in calls
-        ]
     return summary
 
 

@@ -11,17 +11,33 @@ import typer
 from rich.markup import escape
 
 from debategraph.checkpoints.markdown import inline, ranked_table
+from debategraph.cli.agents_file import AgentsFile, read_agents_file
 from debategraph.cli.patterns.shared import TimeLimit, pausing, time_limit_option
 from debategraph.errors import UsageError
 from debategraph.nodes.solver_debate.setup import CLOSE_ROUND_NODE, DEFAULT_VIEW_CHARS
 from debategraph.registry import Launch, Pattern, Values
+from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.topology import SINGLE, TOPOLOGY_NAMES
+
+#: Solvers when neither ``--agents`` nor ``--agents-file`` is given.
+DEFAULT_AGENTS = 4
 
 
 def solve_command(
     question: Annotated[str, typer.Argument(help="The problem to solve.")],
-    agents: Annotated[int, typer.Option("--agents", help="Number of solvers.")] = 4,
+    agents: Annotated[
+        int | None, typer.Option("--agents", help="Number of solvers \\[default: 4].")
+    ] = None,
+    agents_file: AgentsFile = None,
+    tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools",
+            help="A built-in tool (e.g. calculator) for every solver without tools of its "
+            "own (repeat for more); needs a model with tool calls.",
+        ),
+    ] = None,
     rounds: Annotated[int, typer.Option("--rounds", help="Rounds of answering.")] = 3,
     topology: Annotated[
         str,
@@ -62,7 +78,7 @@ def solve_command(
     if not question.strip():
         raise UsageError('question is empty: give the problem text, e.g. debategraph solve "2+3?"')
     settings: dict[str, Any] = {
-        "agents": agents,
+        "agents": solvers_option(agents, agents_file),
         "max_rounds": rounds,
         "topology": parse_topology(topology),
         "neighbours": neighbours,
@@ -73,12 +89,60 @@ def solve_command(
     seconds = time_limit_option(time_limit)
     if seconds is not None:
         settings["time_limit_s"] = seconds
+    if tools:
+        settings["tools"] = tools_option(tools)
     graph_input: dict[str, Any] = {"question": question}
     if choices:
         if not valid_choices(choices):
             raise UsageError(f"--choice: give {CHOICES_RULE}, got {len(choices)}: {choices}")
         graph_input["choices"] = list(choices)
     return Launch(settings, graph_input)
+
+
+def solvers_option(agents: int | None, agents_file: str | None) -> int | list[dict[str, Any]]:
+    """The ``agents`` setting: ``--agents N``, or the records of ``--agents-file FILE``.
+
+    Args:
+        agents: ``--agents`` (``None``: not given).
+        agents_file: ``--agents-file`` (``None``: not given).
+
+    Returns:
+        The count, or the solvers' records as dicts (as the file gives them: the
+        settings stay JSON, stored with the thread).
+
+    Raises:
+        UsageError: If both are given, or the file is not a valid list of solvers
+            (naming the file, the entry's line and the field).
+    """
+    if agents_file is None:
+        return DEFAULT_AGENTS if agents is None else agents
+    if agents is not None:
+        raise UsageError(
+            f"give --agents {agents} or --agents-file {agents_file}, not both: the file "
+            "names the solvers"
+        )
+    return read_agents_file(agents_file, Participant).agents
+
+
+def tools_option(tools: list[str]) -> list[str]:
+    """``--tools``: built-in tool names (or ``module:attribute`` references), checked.
+
+    Args:
+        tools: The names given.
+
+    Returns:
+        The names, in order.
+
+    Raises:
+        UsageError: On an unknown tool, naming the built-in ones.
+    """
+    from debategraph.nodes.tools import check_tool_names
+
+    try:
+        check_tool_names(tools, "--tools")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return list(tools)
 
 
 def parse_topology(value: str) -> str | dict[str, list[str]]:
@@ -124,7 +188,7 @@ def _summary(values: Values) -> dict[str, Any]:
 
 
 def _solvers(settings: Values) -> int:
-    """How many solvers the settings name: a count, names, or a custom topology's."""
+    """How many solvers the settings name: a count, names or records, or a custom topology's."""
     topo = settings["topology"]
     if topo == SINGLE:
         return 1
@@ -146,7 +210,9 @@ def _describe(settings: Values) -> str:
         shape = f"{n} solvers, ring k={k}"
     else:
         shape = f"{n} solvers, {topo}"
-    return f"{shape}, {settings['max_rounds']} rounds{pausing(settings)}"
+    tools = settings.get("tools")
+    extra = f", tools {', '.join(map(str, tools))}" if tools else ""
+    return f"{shape}, {settings['max_rounds']} rounds{extra}{pausing(settings)}"
 
 
 def _tally(answers: Mapping[str, str | None]) -> str:

@@ -1,6 +1,8 @@
 """Nodes of the solver debate: solve, close a round, aggregate.
 
-Every answer is a :class:`~debategraph.state.records.Turn` of stage ``solve``. The modules:
+Every answer is a :class:`~debategraph.state.records.Turn` of stage ``solve``; a solver
+with tools records each tool call it made (stage ``tool``) just before its answer, and
+those are never read as answers. The modules:
 
 * :mod:`~debategraph.nodes.solver_debate.setup`: the settings checks, :class:`SolverSetup`,
   node names, the stage;
@@ -32,6 +34,7 @@ from debategraph.nodes.solver_debate.setup import (
     SOLVE_STAGE,
     SolverSetup,
     check_solver_names,
+    check_solvers,
     solver_setup,
 )
 from debategraph.nodes.solver_debate.views import (
@@ -55,6 +58,7 @@ __all__ = [
     "aggregate",
     "check_question",
     "check_solver_names",
+    "check_solvers",
     "gist",
     "latest_turns",
     "make_close_round",

@@ -9,6 +9,9 @@ SOLVER_SYSTEM = (
     "Reason briefly, step by step; answer with one number."
 )
 
+#: A solver's own instructions (its record's ``instructions``), after its system prompt.
+SOLVER_INSTRUCTIONS = "{system}\n\n{instructions}"
+
 SOLVER_SYSTEM_CHOICE = (
     "You are {solver}, one of {n_solvers} agents answering a multiple-choice question. "
     "Reason briefly, step by step; answer with the letter of one choice."

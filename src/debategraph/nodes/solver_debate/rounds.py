@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.rounds import ended, require_text, review_payload
 from debategraph.nodes.solver_debate.setup import SOLVE_STAGE
 from debategraph.nodes.solver_debate.views import solver_prompt, solver_view
 from debategraph.state.base import charge_update
-from debategraph.state.records import RoundRecord, Turn, Usage
+from debategraph.state.records import TOOL_STAGE, AgentSpec, RoundRecord, Turn, Usage
 from debategraph.state.solver_debate import SolverDebateState
 from debategraph.strategies import Topology, extract_answer
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
@@ -98,7 +98,7 @@ def check_question(state: Mapping[str, Any]) -> None:
 
 
 def make_solver(
-    solver: str,
+    solver: str | AgentSpec,
     topology: Topology,
     model: ModelBinding | None,
     view_chars: int | None,
@@ -111,21 +111,31 @@ def make_solver(
     packets are stored in checkpoints (twice), which made storage grow with the number
     of peers each solver hears.
 
+    The solver's agent is made from its record (:func:`~debategraph.nodes.agent.agent_of`,
+    checked now): its own model, its tools (a tool loop before each answer, whose calls
+    are recorded before its turn) or its own agent. Its turn's usage includes the tool
+    loop's model calls.
+
     Args:
-        solver: The solver's name (also the node's name).
+        solver: The solver's record, or its name alone (also the node's name).
         topology: Who hears whom.
         model: The model to call; ``None`` reads it from the run's context (Studio).
         view_chars: How much of each neighbour's reasoning the solver reads.
 
     Returns:
         The node.
+
+    Raises:
+        ValueError: If the record's model, tools or agent are not valid (one line).
     """
     n_solvers = len(topology.solvers)
-    agent = Agent(solver, model)
+    agent = agent_of(solver, model)
+    instructions = str(getattr(solver, "instructions", "") or "")
+    name = agent.name
 
     def solve(state: SolverDebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
-        task = solver_view(state, solver, topology)
-        prompt = solver_prompt(task, n_solvers, view_chars)
+        task = solver_view(state, name, topology)
+        prompt = solver_prompt(task, n_solvers, view_chars, instructions)
         choices = task["choices"] or None
         schema: type[SolverReply | ChoiceReply] = ChoiceReply if choices else SolverReply
         result = yield from agent.ask_steps(runtime, schema, prompt)
@@ -133,15 +143,15 @@ def make_solver(
         reply_to = tuple(t.id for t in ([task["own"]] if task["own"] else []) + task["peers"])
         if reply is None:
             turn = Turn(
-                agent=solver, content="", stage=SOLVE_STAGE, round=task["round"],
+                agent=name, content="", stage=SOLVE_STAGE, round=task["round"],
                 reply_to=reply_to, usage=result.usage, reason=result.reason,
             )  # fmt: skip
-            return {"transcript": [turn]}
+            return {"transcript": recorded(result, turn)}
         answer = extract_answer(reply.answer, loose=True, choices=choices) or extract_answer(
             reply.reasoning, choices=choices
         )
         turn = Turn(
-            agent=solver,
+            agent=name,
             content=reply.reasoning,
             stage=SOLVE_STAGE,
             round=task["round"],
@@ -153,9 +163,10 @@ def make_solver(
             if answer
             else f"no {'choice' if choices else 'number'} in answer {reply.answer[:80]!r}",
         )
-        return {"transcript": [turn]}  # its usage is charged by close_round
+        # its tool calls, then its turn; their usage is charged by close_round
+        return {"transcript": recorded(result, turn)}
 
-    return agent_node(solve, solver)
+    return agent_node(solve, name)
 
 
 def termination_conditions(
@@ -182,6 +193,10 @@ def termination_conditions(
 def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str, Any]]:
     """Node that records the round, charges its turns' usage and decides whether to end.
 
+    Only the solvers' turns (stage ``solve``) are answers: the tool calls recorded
+    before them (stage ``tool``) count in no tally, answer or unanimity; their usage
+    (a tool's time, no model call) is charged with their solver's turn.
+
     Args:
         conditions: The termination conditions (see :func:`termination_conditions`).
 
@@ -191,13 +206,17 @@ def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str,
 
     def close_round(state: SolverDebateState) -> dict[str, Any]:
         rnd = state["round"]
-        solved = [t for t in state.get("transcript", []) if t.stage == SOLVE_STAGE]
+        transcript = state.get("transcript", [])
+        solved = [t for t in transcript if t.stage == SOLVE_STAGE]
         this_round = [t for t in solved if t.round == rnd]
-        charge = charge_update(_uncharged(this_round, solved, state.get("usage_by_agent")))
+        tools = [t for t in transcript if t.stage == TOOL_STAGE and t.round == rnd]
+        uncharged = _uncharged(this_round, solved, state.get("usage_by_agent"))
+        charging = {t.agent for t in uncharged}
+        charge = charge_update([*(t for t in tools if t.agent in charging), *uncharged])
         record = RoundRecord(
             round=rnd,
             answers={t.agent: t.answer for t in this_round},
-            usage=Usage.total(t.usage for t in this_round),
+            usage=Usage.total(t.usage for t in [*tools, *this_round]),
         )
         outcome = RoundOutcome(
             round=rnd,
@@ -218,7 +237,8 @@ def _uncharged(
 ) -> list[Turn]:
     """The round's turns whose usage is not in ``usage_by_agent`` yet.
 
-    Solvers of this version write only their turn, so that is all of them. A solver of
+    ``this_round`` and ``solved`` are solver turns only (no tool-call records). Solvers
+    of this version write only their turn, so that is all of them. A solver of
     the previous version charged its own usage; a thread it left in the middle of a round
     and this version resumes has such turns, which must not be charged twice. A turn is
     charged when its solver's charged calls already cover every call of its turns.

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from debategraph.nodes.roster import Roster
+from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
-from debategraph.state.records import Participant
+from debategraph.state.records import AgentSpec, Participant
 from debategraph.strategies.topology import SINGLE, Topology, make_topology, solver_names
 
-#: The solvers as given: how many (named ``solver_1..n``), or their names.
-AgentsLike = int | Sequence[str]
+#: One solver as given: its name, or its record (a :class:`Participant` or its dict:
+#: ``name`` and optionally ``model``, ``tools``, ``agent``, ``max_tool_calls``,
+#: ``instructions``).
+SolverLike = str | AgentSpec | Mapping[str, Any]
+#: The solvers as given: how many (named ``solver_1..n``), or each one's name or record.
+AgentsLike = int | Sequence[SolverLike]
+#: What a solver record holds (for errors).
+SOLVER_FIELDS = (
+    "a non-empty 'name' and optionally 'model', 'tools', 'agent', 'max_tool_calls', 'instructions'"
+)
 #: The topology as given: a name, an adjacency mapping, or a topology.
 TopologyLike = str | Mapping[str, Sequence[str]] | Topology
 
@@ -43,6 +52,9 @@ class SolverSetup:
         view_chars: How much of each neighbour's reasoning a solver reads (``None``: all).
         pause_after_round: Whether a human reviews each round.
         time_limit_s: Seconds the debate may take (``None``: no limit).
+        members: The solvers given as records, by name (a solver given by count or
+            name alone has none: it is a plain agent on the graph's model).
+        tools: The tools of every solver that has no tools (nor agent) of its own.
     """
 
     topology: Topology
@@ -52,6 +64,8 @@ class SolverSetup:
     view_chars: int | None
     pause_after_round: bool
     time_limit_s: float | None = None
+    members: Mapping[str, AgentSpec] = field(default_factory=dict)
+    tools: tuple[Any, ...] = ()
 
     @property
     def round_cap(self) -> int:
@@ -63,11 +77,48 @@ class SolverSetup:
         """The solvers' names, in order."""
         return self.topology.solvers
 
+    def record(self, solver: str) -> AgentSpec:
+        """The record a solver's agent is made from: its own, with the shared tools.
 
-def _solver(value: object) -> Participant:
+        Args:
+            solver: The solver's name.
+
+        Returns:
+            Its record (a plain one for a solver given by count or name); without tools
+            or an agent of its own, it has :attr:`tools`.
+        """
+        member = self.members.get(solver) or Participant(name=solver)
+        if self.tools and not member.tools and member.agent is None:
+            member = member.model_copy(update={"tools": self.tools})
+        return member
+
+
+def _solver(value: object) -> AgentSpec:
+    if isinstance(value, AgentSpec):
+        return value
+    if isinstance(value, Mapping):
+        return parse_member(value, Participant, "solver", SOLVER_FIELDS)
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"solver name {value!r} must be a non-empty string")
     return Participant(name=value)  # a named agent: its name stripped
+
+
+def check_solvers(agents: Sequence[Any], *, minimum: int = 2) -> list[AgentSpec]:
+    """Check solvers given by name or record: names unique, none a reserved node name.
+
+    Args:
+        agents: Each solver's name, or its record (an ``AgentSpec`` such as a
+            :class:`~debategraph.state.records.Participant`, or its dict).
+        minimum: Fewest solvers.
+
+    Returns:
+        Their records, in order (a name alone makes a plain record).
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    rule = Roster("solver", "a solver debate", _solver, reserved=RESERVED_NAMES, minimum=minimum)
+    return rule.check(agents)
 
 
 def check_solver_names(names: Sequence[str], *, minimum: int = 2) -> list[str]:
@@ -83,9 +134,7 @@ def check_solver_names(names: Sequence[str], *, minimum: int = 2) -> list[str]:
     Raises:
         ValueError: One line naming the bad value and what is allowed.
     """
-    rule = Roster("solver", "a solver debate", _solver, reserved=RESERVED_NAMES, minimum=minimum)
-    solvers = rule.check(names)
-    return [solver.name for solver in solvers]
+    return [solver.name for solver in check_solvers(names, minimum=minimum)]
 
 
 def _named(topology: Topology, names: Sequence[str]) -> Topology:
@@ -97,8 +146,10 @@ def _named(topology: Topology, names: Sequence[str]) -> Topology:
     )
 
 
-def make_solvers(agents: AgentsLike, topology: TopologyLike, neighbours: int | None) -> Topology:
-    """The topology over the solvers: counted (``solver_1..n``) or named.
+def make_solvers(
+    agents: AgentsLike, topology: TopologyLike, neighbours: int | None
+) -> tuple[Topology, dict[str, AgentSpec]]:
+    """The topology over the solvers (counted ``solver_1..n``, or named), and their records.
 
     Args:
         agents: As for :func:`~debategraph.graphs.solver_debate.build_solver_debate`.
@@ -106,21 +157,31 @@ def make_solvers(agents: AgentsLike, topology: TopologyLike, neighbours: int | N
         neighbours: As for ``build_solver_debate``.
 
     Returns:
-        The topology; its solvers name the solver nodes.
+        The topology (its solvers name the solver nodes), and the records of the
+        solvers given as records (with a model, tools, an agent or instructions), by name.
 
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
     single = isinstance(topology, str) and topology == SINGLE
     names: list[str] | None = None
+    members: dict[str, AgentSpec] = {}
     if isinstance(agents, int):
         count = agents
         if isinstance(topology, str) and not single and count < 2:
             raise ValueError(f"agents must be at least 2, got {count}")
-    elif isinstance(agents, str | bytes | Mapping) or not isinstance(agents, Sequence):
-        raise ValueError(f"agents must be a count or a list of solver names, got {agents!r}")
+    elif isinstance(agents, str | bytes | Mapping | AgentSpec) or not isinstance(agents, Sequence):
+        raise ValueError(
+            f"agents must be a count or a list of solver names or records, got {agents!r}"
+        )
     else:
-        names = check_solver_names(agents, minimum=1 if single else 2)
+        records = check_solvers(agents, minimum=1 if single else 2)
+        names = [record.name for record in records]
+        members = {
+            r.name: r
+            for r, given in zip(records, agents, strict=True)
+            if not isinstance(given, str)
+        }
         if single and len(names) != 1:
             raise ValueError(f"topology 'single' has one solver: give one name, got {names!r}")
         count = len(names)
@@ -134,7 +195,7 @@ def make_solvers(agents: AgentsLike, topology: TopologyLike, neighbours: int | N
             "name them in the topology only"
         )
     check_solver_names(topo.solvers, minimum=1)
-    return topo
+    return topo, members
 
 
 def solver_setup(
@@ -148,6 +209,7 @@ def solver_setup(
     pause_after_round: bool,
     view_chars: int | None,
     time_limit_s: float | None,
+    tools: Sequence[Any] = (),
 ) -> SolverSetup:
     """Check a solver debate's settings and build its topology.
 
@@ -167,8 +229,13 @@ def solver_setup(
         raise ValueError(
             f"view_chars must be at least {MIN_VIEW_CHARS} (or None for all), got {view_chars}"
         )
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
+        raise ValueError(f"tools must be a list of tools or built-in tool names, got {tools!r}")
+    topo, members = make_solvers(agents, topology, neighbours)
     return SolverSetup(
-        topology=make_solvers(agents, topology, neighbours),
+        topology=topo,
+        members=members,
+        tools=tuple(tools),
         max_rounds=max_rounds,
         token_budget=token_budget,
         stop_when_unanimous=stop_when_unanimous,

@@ -13,6 +13,7 @@ from debategraph.nodes.solver_debate.prompts import (
     NO_ANSWER,
     SOLUTION_VIEW,
     SOLVER_FIRST_ROUND,
+    SOLVER_INSTRUCTIONS,
     SOLVER_REFINE,
     SOLVER_SYSTEM,
     SOLVER_SYSTEM_CHOICE,
@@ -44,6 +45,8 @@ def question_text(question: str, choices: Sequence[str]) -> str:
 
 def latest_turns(transcript: Sequence[Turn], stage: str = SOLVE_STAGE) -> dict[str, Turn]:
     """Each agent's latest record of ``stage``.
+
+    A tool call's record (stage ``tool``) is never a solver's answer: it is not read.
 
     Args:
         transcript: The transcript.
@@ -87,7 +90,9 @@ def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> So
     )
 
 
-def solver_prompt(task: SolverView, n_solvers: int, view_chars: int | None) -> list[BaseMessage]:
+def solver_prompt(
+    task: SolverView, n_solvers: int, view_chars: int | None, instructions: str = ""
+) -> list[BaseMessage]:
     """The messages a solver sees: the question, and after round 1 the answers so far.
 
     After round 1 a solver reads its own previous answer and, of each neighbour, the
@@ -98,12 +103,17 @@ def solver_prompt(task: SolverView, n_solvers: int, view_chars: int | None) -> l
         task: The solver's view.
         n_solvers: How many solvers debate.
         view_chars: How much of each neighbour's reasoning to show (``None``: all).
+        instructions: The solver's own instructions (its record's), after the system
+            prompt; ``""``: none.
 
     Returns:
         The prompt.
     """
     template = SOLVER_SYSTEM_CHOICE if task["choices"] else SOLVER_SYSTEM
-    system = SystemMessage(template.format(solver=task["solver"], n_solvers=n_solvers))
+    text = template.format(solver=task["solver"], n_solvers=n_solvers)
+    if instructions.strip():
+        text = SOLVER_INSTRUCTIONS.format(system=text, instructions=instructions.strip())
+    system = SystemMessage(text)
     human = interjection_prompt(task["interjections"])
     question = question_text(task["question"], task["choices"])
     own = task["own"]
