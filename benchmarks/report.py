@@ -30,6 +30,7 @@ SCRIPTS = (
     ("solver_debate.py", "Solver debate in-process (stub server)", ()),
     ("checkpoint_bytes.py", "Checkpoint size", ()),
     ("chat.py", "Group chat (stub server)", ()),
+    ("open_agents.py", "Open agents: per-agent models and tools (stub servers)", ()),
     ("eval.py", "Eval harness (stub server at 200 ms per call; embedded model)", ()),
     ("embedded.py", "Embedded model (llama.cpp server, SmolLM2-135M)", ()),
 )

@@ -75,6 +75,17 @@ def check_eval_embedded(figures: dict[str, dict[str, Any]], output: str) -> None
     assert values["docs"] is None, output  # --quick leaves docs/eval alone
 
 
+def check_open_agents(figures: dict[str, dict[str, Any]], output: str) -> None:
+    endpoints = figures["Two endpoints, CLI"]["values"]
+    assert endpoints["count_problems"] == [], output  # counted, whatever the timing
+    calls = {label[0]: s["calls"] for label, s in endpoints["endpoints"].items()}
+    assert calls == {"A": 4, "B": 4, "C": 0}, output  # 2 solvers x 2 rounds each, C none
+    assert figures["Tool loop in-process"]["values"]["tool_calls"] == 4, output
+    tools = figures["Tool loop, CLI"]["values"]
+    assert tools["tool_calls"] == 4 * 2 * 4, output  # 4 solvers x 2 rounds x 4 calls
+    assert tools["calls"] == {"tools": 48, "plain": 8}, output
+
+
 def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert set(figures["One debate"]["values"]["ratios"]) == {"debategraph", "langgraph"}, output
     in_flight = figures["10 debates at once"]["values"]["max_in_flight"]
@@ -197,6 +208,15 @@ CASES = [
         check=check_eval_embedded,
         embedded=True,
         args=("--only", "embedded"),
+    ),
+    # The CLI figures (two endpoints, --tools calculator) and the in-process tool loop.
+    Case(
+        "open_agents.py",
+        ("Two endpoints, CLI", "Tool loop in-process", "Tool loop, CLI"),
+        timeout_s=60,
+        test_timeout_s=90,
+        check=check_open_agents,
+        args=("--only", "1,3,5"),
     ),
     Case(
         "embedded.py",

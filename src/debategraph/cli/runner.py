@@ -367,6 +367,8 @@ class Runner:
             thread_id: The new thread's id.
             graph_input: The graph's input.
         """
+        import debategraph.models.calls  # noqa: F401  # the model stack loads before the clock starts
+
         try:
             self.graph.invoke(graph_input, self._config(thread_id), interrupt_before="*")
         except KeyboardInterrupt:

@@ -9,6 +9,7 @@ agent of one's own the same way (:func:`import_ref`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
 
+@functools.cache  # one tool for every agent: it holds no state
 def _calculator() -> BaseTool:
     from langchain_core.tools import StructuredTool
 
