@@ -52,6 +52,7 @@ OUTPUT_KEYS = {
     "termination_reason",
     "usage",
     "usage_by_agent",
+    "usage_by_model",
     "notes",
 }
 TWO_STAGES = [

@@ -12,6 +12,10 @@ Graph: ``START -> open_round -> <the stage's first speaker> -> ... -> controller
 ``[human] -> open_round`` while stages remain, or on to ``decide -> END`` once every stage
 ran (``completed``), a stop was requested (``stopped``) or a whole round came back empty
 (``error``). One node per participant (named by the slug of its name), routed by stage.
+
+Each participant, the controller and the chair may have a model, tools or an agent of its
+own (``agents=``, ``officials=``); an agent's tool calls are ``role="tool"`` records in the
+transcript before its turn, which no other agent reads as part of the conversation.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from debategraph.nodes.meeting.setup import (
     DEFAULT_KEEP_LAST,
     DEFAULT_MAX_ROUNDS,
     DEFAULT_STAGES,
+    AgentLike,
+    OfficialLike,
     StageLike,
     meeting_setup,
 )
@@ -45,6 +51,8 @@ def build_meeting(
     keep_last: int = DEFAULT_KEEP_LAST,
     pause_after_round: bool = False,
     time_limit_s: float | None = None,
+    agents: Sequence[AgentLike] = (),
+    officials: Sequence[OfficialLike] = (),
     state_schema: type[Any] | None = None,
 ) -> PatternGraph[MeetingInput, MeetingOutput]:
     """Build the meeting graph (uncompiled).
@@ -64,7 +72,15 @@ def build_meeting(
             },
         ]
         model = ChatOpenAI(model="gpt-4o-mini", timeout=60, max_retries=1)
-        graph = build_meeting(model, stages=stages, max_rounds=1).compile(name="meeting")
+        graph = build_meeting(
+            model,
+            stages=stages,
+            max_rounds=1,
+            # the skeptic on a model of its own (any NAME@BASE_URL), the chair on a
+            # stronger one; the others on the meeting's model
+            agents=[{"name": "Skeptic", "model": {"model": "gpt-4o-mini", "temperature": 0}}],
+            officials=[{"name": "chair", "model": "gpt-4o"}],
+        ).compile(name="meeting")
         result = graph.invoke(
             {"topic": "Should our team move to a four-day week?"},
             {"recursion_limit": recursion_limit(graph)},
@@ -80,7 +96,13 @@ def build_meeting(
             participants are ``"Name: instructions"`` strings, dicts or
             :class:`~debategraph.state.records.Participant` records. Stage names are
             unique (case-insensitively), and so are participant names within a stage; a
-            name in several stages is one agent. Default
+            name in several stages is one agent. A participant may have its own
+            ``model`` (a spec string such as ``NAME@BASE_URL``, a mapping, a
+            ``ModelSpec`` or a LangChain chat model), ``tools`` (LangChain tools or
+            built-in names such as ``calculator``: a bounded tool loop before each
+            turn, every call a ``role="tool"`` record in the transcript) or ``agent``
+            (a Runnable or compiled graph, messages in, messages out), given in one of
+            its stages or in ``agents``. Default
             :data:`~debategraph.nodes.meeting.setup.DEFAULT_STAGES`.
         max_rounds: Round cap (>= 1) of a stage that sets none.
         keep_last: Latest messages a speaker and the controller read (0: all); the chair
@@ -94,6 +116,17 @@ def build_meeting(
             deadline the call in flight is cancelled (recorded with the reason), none
             starts after it, and the meeting ends ``time_limit`` (the chair's decision
             then falls back without a call).
+        agents: Per-name records (:class:`~debategraph.state.records.Participant` or
+            dicts ``{name, model?, tools?, agent?, max_tool_calls?, instructions?}``)
+            that give the stages' participants of that name (case-insensitively; each
+            must be a participant of some stage) their model, tools or agent, so that
+            a participant of several stages is described once. Instructions given here
+            replace the participant's in every stage it speaks in. What a stage's
+            participant sets itself must agree with its record here.
+        officials: The round controller (``controller``) and the chair (``chair``)
+            with a model, tools or agent of their own (``AgentSpec`` records or dicts
+            ``{name, model?, tools?, agent?, max_tool_calls?}``); default: the
+            meeting's model.
         state_schema: State schema; may extend
             :class:`~debategraph.state.meeting.MeetingState` (the default).
 
@@ -101,7 +134,9 @@ def build_meeting(
         The uncompiled graph; ``compile(checkpointer=..., name=...)`` it.
 
     Raises:
-        ValueError: On any bad setting, naming the value and what is allowed.
+        ValueError: On any bad setting (an unknown participant in ``agents``, an unknown
+            official, a model, tool or agent that is not one), in one line naming the
+            value and what is allowed.
     """
     setup = meeting_setup(**settings_of(locals()))
     builder, binding = skeleton(model, SCHEMAS, state_schema, setup)

@@ -28,9 +28,14 @@ StageAction = Literal["continue", "next_stage"]
 class Stage(BaseModel):
     """One stage of a meeting: who speaks in it, to what end, for how many rounds.
 
+    A stage lives in a graph's settings, never in its state: its participants may hold
+    Python objects (a chat model, tools, an agent of their own) that no checkpoint could
+    store; the transcript records each speaker's name and the label of its model.
+
     Attributes:
         name: Unique name (case-insensitively), recorded as the ``stage`` of its messages.
-        participants: Who speaks, in order, once per round.
+        participants: Who speaks, in order, once per round (each may have a model, tools
+            or an agent of its own).
         max_rounds: Round cap of the stage (``None``: the meeting's default cap).
         goal: What the stage is for, shown to its speakers and the controller.
     """
@@ -101,9 +106,9 @@ class MeetingOutput(RunOutput):
 
     Besides the base outputs (``termination_reason``: ``completed`` when every stage ran,
     ``stopped`` when a stop was requested, ``error`` when a whole round came back empty;
-    ``usage``, ``usage_by_agent``, ``notes``): the topic, the final decision (``None``
-    when the chair gave nothing usable, with a note), the controller's decisions, and
-    the stage and stage-local round reached.
+    ``usage``, ``usage_by_agent``, ``usage_by_model``, ``notes``): the topic, the final
+    decision (``None`` when the chair gave nothing usable, with a note), the
+    controller's decisions, and the stage and stage-local round reached.
     """
 
     topic: str

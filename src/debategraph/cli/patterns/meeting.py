@@ -10,6 +10,8 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
+from debategraph.cli.agents_file import AgentsFile, read_agents_file
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -30,10 +32,13 @@ from debategraph.nodes.meeting.setup import (
     DEFAULT_KEEP_LAST,
     DEFAULT_MAX_ROUNDS,
     DEFAULT_STAGES,
+    OFFICIALS,
+    parse_stages,
+    stage_agents,
 )
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.registry import Launch, Pattern, Values
-from debategraph.state.records import Turn
+from debategraph.state.records import Participant, Turn
 
 #: How a controller decision that fell back is explained on screen.
 CONTROLLER_GAVE_NOTHING = "the controller gave no usable decision"
@@ -71,6 +76,7 @@ def meeting_command(
             "\\[default: presentation, discussion (Advocate, Skeptic), summary].",
         ),
     ] = None,
+    agents_file: AgentsFile = None,
     rounds: Annotated[
         int | None,
         typer.Option(
@@ -86,7 +92,12 @@ def meeting_command(
     ] = DEFAULT_KEEP_LAST,
     time_limit: TimeLimit = None,
 ) -> Launch:
-    """Staged meeting: presenter, discussion, summary; a round controller and a decision."""
+    """Staged meeting: presenter, discussion, summary; a round controller and a decision.
+
+    ``--agents-file`` gives the stages' participants (by name) their models, tools or
+    agents, and the officials (``controller``, ``chair``) theirs; its entries are stored
+    with the thread as given, so ``resume`` and ``fork`` rebuild the same agents.
+    """
     if not topic.strip():
         raise UsageError(
             'topic is empty: give what to decide, e.g. debategraph meeting "Adopt a 4-day week?"'
@@ -102,7 +113,29 @@ def meeting_command(
     seconds = time_limit_option(time_limit)
     if seconds is not None:
         settings["time_limit_s"] = seconds
+    if agents_file is not None:
+        roster = read_agents_file(agents_file, Participant, OFFICIALS)
+        _check_names(agents_file, data, cap, roster.agents)
+        if roster.agents:
+            settings["agents"] = roster.agents
+        if roster.officials:
+            settings["officials"] = roster.officials
     return Launch(settings, {"topic": topic}, notes)
+
+
+def _check_names(path: str, stages: Any, cap: int, agents: list[dict[str, Any]]) -> None:
+    """Refuse, naming the file, an agent that is no participant of the stages.
+
+    Bad stages are left to the factory's checks (its line names the stage).
+    """
+    try:
+        parsed = parse_stages(stages, cap)
+    except ValueError:
+        return
+    try:
+        stage_agents(parsed, agents)
+    except ValueError as exc:
+        raise UsageError(f"{AGENTS_FILE_OPTION} {path}: {exc}") from None
 
 
 def _describe(settings: Values) -> str:

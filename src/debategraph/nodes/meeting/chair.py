@@ -3,7 +3,9 @@
 After each round the controller decides whether the stage gets another round
 (:class:`~debategraph.state.meeting.RoundDecision`); at the stage's round cap it moves on
 without a call, and an unusable reply moves on too, so the loop always ends. At the end
-the chair gives the typed :class:`~debategraph.state.meeting.FinalDecision`.
+the chair gives the typed :class:`~debategraph.state.meeting.FinalDecision`. Either may
+have a model, tools or agent of its own (``officials=``); like the speakers, each records
+its tool calls before its turn.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.conversation import as_messages, visible
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.meeting.prompts import (
@@ -124,12 +126,13 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
 
     Args:
         setup: The meeting's settings.
-        model: The model to call; ``None`` reads it from the run's context.
+        model: The model to call (unless the official has its own,
+            :attr:`MeetingSetup.officials`); ``None`` reads it from the run's context.
 
     Returns:
         The node.
     """
-    agent = Agent(CONTROLLER_AGENT, model)
+    agent = agent_of(setup.member(CONTROLLER_AGENT), model, CONTROLLER_AGENT)
     silence = [Silence()]
 
     def control(state: MeetingState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
@@ -145,7 +148,7 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
                 STOPPED: f"a stop was requested in {where}",
             }.get(reason, f"nobody said anything in {where}")
             return {"termination_reason": reason, "notes": [f"{note}: the meeting ends"]}
-        recorded: dict[str, Any] = {
+        fields: dict[str, Any] = {
             "stage": stage.name,
             "stage_round": stage_round,
             "max_rounds": setup.cap(stage),
@@ -154,7 +157,7 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
         update: dict[str, Any] = {}
         if stage_round >= setup.cap(stage):
             cap = f"stage {stage.name} reached its round cap ({setup.cap(stage)})"
-            decision = RoundDecision(action="next_stage", reason=cap, forced=True, **recorded)
+            decision = RoundDecision(action="next_stage", reason=cap, forced=True, **fields)
         else:
             result = yield from agent.ask_steps(
                 runtime, RoundDecision, controller_prompt(state, stage, setup)
@@ -164,11 +167,11 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
                     action="next_stage",
                     reason=CONTROLLER_FALLBACK,
                     fallback=result.reason or "no reply",
-                    **recorded,
+                    **fields,
                 )
             else:
                 decision = result.value.model_copy(
-                    update={**recorded, "forced": False, "fallback": None}
+                    update={**fields, "forced": False, "fallback": None}
                 )
             turn = Turn(
                 agent=CONTROLLER_AGENT,
@@ -181,7 +184,7 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
                 answer=decision.action,
                 reason=decision.fallback,
             )
-            update.update(turn_update(turn))
+            update.update(turn_update(*recorded(result, turn)))
         update["controller_decisions"] = [decision]
         update.update(next_step(decision, stage, setup))
         return update
@@ -197,12 +200,13 @@ def make_decide(setup: MeetingSetup, model: ModelBinding | None) -> Runnable[Any
 
     Args:
         setup: The meeting's settings.
-        model: The model to call; ``None`` reads it from the run's context.
+        model: The model to call (unless the official has its own,
+            :attr:`MeetingSetup.officials`); ``None`` reads it from the run's context.
 
     Returns:
         The node.
     """
-    agent = Agent(CHAIR_AGENT, model)
+    agent = agent_of(setup.member(CHAIR_AGENT), model, CHAIR_AGENT)
     roster = ", ".join(dict.fromkeys(n for s in setup.stages for n in s.names))
 
     def decide(state: MeetingState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
@@ -223,7 +227,7 @@ def make_decide(setup: MeetingSetup, model: ModelBinding | None) -> Runnable[Any
             usage=result.usage,
             reason=None if decision else result.reason,
         )
-        update: dict[str, Any] = {**turn_update(turn), "decision": decision}
+        update: dict[str, Any] = {**turn_update(*recorded(result, turn)), "decision": decision}
         if decision is None:
             update["notes"] = [f"{CHAIR_FALLBACK}: {result.reason or 'no reply'}"]
         return update

@@ -3,25 +3,33 @@
 Stages come as :class:`~debategraph.state.meeting.Stage` records or as plain data (a
 stages file): ``{name, participants: ["Name: instructions" | {name, instructions}],
 max_rounds?, goal?}``. Each participant speaks from one graph node named by the slug of
-its name; a participant of several stages is one agent (one node) that speaks in each.
+its name; a participant of several stages is one agent (one node) that speaks in each, on
+one model (its own, if it has one: see :func:`stage_agents`). The round controller and
+the chair are the meeting's officials (:data:`OFFICIALS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel
 
+from debategraph.nodes.agent import officials_of
 from debategraph.nodes.conversation import DEFAULT_KEEP_LAST as DEFAULT_KEEP_LAST
-from debategraph.nodes.roster import Roster, parse_participant, slug
+from debategraph.nodes.roster import Roster, parse_member, parse_participant, slug
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_time_limit
 from debategraph.state.meeting import MeetingState, Stage
-from debategraph.state.records import USER, Participant
+from debategraph.state.records import USER, AgentSpec, Participant
 
 #: A stage as given: a record, or its data (``{name, participants, max_rounds?, goal?}``).
 StageLike = Stage | Mapping[str, Any]
+#: An agent as given to ``agents=``: a record, or its data (``{name, model?, tools?,
+#: agent?, max_tool_calls?, instructions?}``).
+AgentLike = Participant | Mapping[str, Any]
+#: An official as given to ``officials=``: a record, or its data (``{name, model?, ...}``).
+OfficialLike = AgentSpec | Mapping[str, Any]
 
 #: Node names besides the participants'.
 CONTROLLER_NODE = "controller"
@@ -29,6 +37,14 @@ DECIDE_NODE = "decide"
 #: The agent the controller's and the final decision's calls are recorded as.
 CONTROLLER_AGENT = "controller"
 CHAIR_AGENT = "chair"
+#: The meeting's officials (``officials=``, an agents file's entries so named): name ->
+#: what it does.
+OFFICIALS: Mapping[str, str] = {
+    CONTROLLER_AGENT: "decides after each round whether the stage goes on",
+    CHAIR_AGENT: "gives the final decision",
+}
+#: What of an agent's record makes its agent (the rest is a stage's: name, instructions).
+AGENT_FIELDS = ("model", "tools", "agent", "max_tool_calls")
 #: The stage of the chair's final decision in the transcript.
 DECISION_STAGE = "decision"
 
@@ -120,7 +136,9 @@ def parse_stage(value: Any, position: int) -> Stage:
         ValueError: One line naming the bad value and what is allowed.
     """
     if isinstance(value, BaseModel):
-        value = value.model_dump()
+        # its fields as they are: a participant's own chat model, tools or agent are
+        # Python objects that a dump would turn into data
+        value = {k: getattr(value, k) for k in type(value).model_fields}
     if not isinstance(value, Mapping):
         raise ValueError(
             f"stage {position} must be a Stage or a mapping with 'name' and 'participants', "
@@ -199,6 +217,98 @@ def parse_stages(stages: Any, max_rounds: int) -> tuple[Stage, ...]:
     )
 
 
+def stage_agents(
+    stages: Sequence[Stage], agents: Sequence[AgentLike] = ()
+) -> tuple[tuple[Stage, ...], dict[str, Participant]]:
+    """Each participant's agent: its model, tools or agent, from the stages and ``agents``.
+
+    A participant of several stages is one agent: what makes its agent (``model``,
+    ``tools``, ``agent``, ``max_tool_calls``) may be given in any of its stages or in its
+    ``agents`` record, but never two different ways (a field left at its default is not
+    given). An ``agents`` record names a participant of some stage (case-insensitively);
+    its ``instructions``, if it gives any, are the participant's in every stage it
+    speaks in.
+
+    Args:
+        stages: The checked stages (:func:`parse_stages`).
+        agents: Per-name records (:class:`~debategraph.state.records.Participant` or
+            dicts).
+
+    Returns:
+        ``(stages, members)``: the stages with each participant's record completed, and
+        node -> the participant's record (what its agent is made from).
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    if isinstance(agents, str | Mapping | BaseModel) or not isinstance(agents, Sequence):
+        raise ValueError(f"agents must be a list of agent records, got {agents!r}")
+    names = {n.lower(): n for s in stages for n in s.names}
+    given: dict[str, Participant] = {}
+    for value in agents:
+        record = parse_member(
+            value,
+            Participant,
+            "agent",
+            "a participant's 'name' and its 'model', 'tools', 'agent' or 'instructions'",
+        )
+        key = record.name.lower()
+        if key not in names:
+            hint = (
+                f"; give the {key} in officials="
+                if key in OFFICIALS
+                else f": the participants are {', '.join(names.values())}"
+            )
+            raise ValueError(f"agents: no stage has a participant {record.name!r}{hint}")
+        if key in given:
+            raise ValueError(f"agents: {record.name!r} is given twice: give each participant once")
+        given[key] = record
+    merged: dict[str, dict[str, Any]] = {}
+    where: dict[tuple[str, str], str] = {}
+    sources = [(f"stage {s.name!r}", p) for s in stages for p in s.participants]
+    sources += [("agents", r) for r in given.values()]
+    for origin, record in sources:
+        key = record.name.lower()
+        fields = merged.setdefault(key, {})
+        for attr in AGENT_FIELDS:
+            value = getattr(record, attr)
+            if _same(value, Participant.model_fields[attr].get_default()):
+                continue  # not given
+            if attr in fields and not _same(fields[attr], value):
+                raise ValueError(
+                    f"participant {names[key]!r} has one {attr} in {where[key, attr]} and "
+                    f"another in {origin}: a participant is one agent, give its {attr} once"
+                )
+            fields.setdefault(attr, value)
+            where.setdefault((key, attr), origin)
+    out_stages = []
+    for stage in stages:
+        participants = []
+        for participant in stage.participants:
+            key = participant.name.lower()
+            update: dict[str, Any] = dict(merged.get(key, {}))
+            own = given.get(key)
+            if own is not None and own.instructions:
+                update["instructions"] = own.instructions
+            participants.append(participant.model_copy(update=update))
+        out_stages.append(stage.model_copy(update={"participants": tuple(participants)}))
+    members: dict[str, Participant] = {}
+    for stage in out_stages:
+        for participant in stage.participants:
+            members.setdefault(slug(participant.name), participant)
+    return tuple(out_stages), members
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two values of an agent's field are one (the same object, or equal)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - a user's object whose == fails is another one
+        return False
+
+
 @dataclass(frozen=True)
 class MeetingSetup:
     """A meeting's fixed settings, shared by its nodes (checked by :func:`meeting_setup`).
@@ -209,12 +319,32 @@ class MeetingSetup:
         pause_after_round: Whether a human reviews each round.
         time_limit_s: Seconds the meeting may take (``None``: no limit): at its deadline
             the call in flight is cancelled and the meeting ends ``time_limit``.
+        members: Node -> the participant's record (its model, tools or agent, if any),
+            see :func:`stage_agents`.
+        officials: The officials with a model, tools or agent of their own
+            (:data:`CONTROLLER_AGENT`, :data:`CHAIR_AGENT`) -> their records.
     """
 
     stages: tuple[Stage, ...]
     keep_last: int
     pause_after_round: bool
     time_limit_s: float | None = None
+    members: Mapping[str, Participant] = field(default_factory=dict)
+    officials: Mapping[str, AgentSpec] = field(default_factory=dict)
+
+    def member(self, node: str) -> AgentSpec | str:
+        """The record an agent node's agent is made from (its name alone if it has none).
+
+        Args:
+            node: A participant's node, :data:`CONTROLLER_AGENT` or :data:`CHAIR_AGENT`.
+
+        Returns:
+            The record (see :func:`~debategraph.nodes.agent.agent_of`).
+        """
+        found: AgentSpec | None = self.members.get(node)
+        if found is None:
+            found = self.officials.get(node)
+        return node if found is None else found
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -291,6 +421,8 @@ def meeting_setup(
     keep_last: int,
     pause_after_round: bool,
     time_limit_s: float | None,
+    agents: Sequence[AgentLike] = (),
+    officials: Sequence[OfficialLike] = (),
 ) -> MeetingSetup:
     """Check a meeting's settings.
 
@@ -305,9 +437,12 @@ def meeting_setup(
     if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0:
         raise ValueError(f"keep_last must be 0 (all) or more, got {keep_last!r}")
     check_time_limit(time_limit_s)
+    parsed, members = stage_agents(parse_stages(stages, max_rounds), agents)
     return MeetingSetup(
-        stages=parse_stages(stages, max_rounds),
+        stages=parsed,
         keep_last=keep_last,
         pause_after_round=pause_after_round,
         time_limit_s=time_limit_s,
+        members=members,
+        officials=officials_of(officials, OFFICIALS, "a meeting"),
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from debategraph.nodes.agent import Agent
+from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.conversation import as_messages, visible
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.meeting.prompts import (
@@ -25,9 +25,9 @@ from debategraph.nodes.meeting.prompts import (
 )
 from debategraph.nodes.meeting.setup import DECIDE_NODE, MeetingSetup
 from debategraph.nodes.rounds import open_round_node, require_text
-from debategraph.state.base import turn_update
+from debategraph.state.base import charge_update, turn_update
 from debategraph.state.meeting import MeetingState, Stage
-from debategraph.state.records import Participant, Turn, Usage
+from debategraph.state.records import Participant, Turn
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -57,8 +57,8 @@ def make_open_round(setup: MeetingSetup) -> Runnable[Any, Any]:
             "stage": setup.stages[0].name,
             "stage_round": 1,
             "decision": None,
-            "usage": Usage(),
-            "usage_by_agent": {},
+            **charge_update(()),  # the usage outputs start at zero
+            "usage_by_model": {},
         }
 
     return open_round_node(check_topic, first_round, time_limit_s=setup.time_limit_s)
@@ -114,8 +114,11 @@ def make_speaker(node: str, setup: MeetingSetup, model: ModelBinding | None) -> 
     """Node from which one participant speaks, in whichever stage it takes part.
 
     The reply is prose (:meth:`Agent.say_steps`), so its tokens stream with
-    ``stream_mode="messages"``. Its :class:`Turn` records the stage, the shared round
-    and, in ``reply_to``, the ids of the messages it read (the previous one last).
+    ``stream_mode="messages"``. Its :class:`Turn` records the stage, the shared round,
+    the model that answered and, in ``reply_to``, the ids of the messages it read (the
+    previous one last); the tool calls it made come before it in the transcript.
+    The participant's model, tools or agent are its own where it has them
+    (:attr:`MeetingSetup.members`).
 
     Args:
         node: The node's name (the slug of the participant's name).
@@ -125,7 +128,7 @@ def make_speaker(node: str, setup: MeetingSetup, model: ModelBinding | None) -> 
     Returns:
         The node.
     """
-    agent = Agent(node, model)
+    agent = agent_of(setup.member(node), model)
 
     def speak(state: MeetingState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         stage = setup.stage(state["stage"])
@@ -144,7 +147,7 @@ def make_speaker(node: str, setup: MeetingSetup, model: ModelBinding | None) -> 
             usage=result.usage,
             reason=result.reason,
         )
-        return turn_update(turn)
+        return turn_update(*recorded(result, turn))
 
     return agent_node(speak, node)
 
