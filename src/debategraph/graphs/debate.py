@@ -23,10 +23,10 @@ from langgraph.graph import END, START
 
 from debategraph.graphs.skeleton import ModelLike, PatternGraph, settings_of, skeleton
 from debategraph.nodes import debate as nodes
+from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.debate.setup import (
     DEFAULT_DEBATERS,
     DebaterLike,
-    OfficialLike,
     debate_setup,
 )
 from debategraph.nodes.dual import loop_node

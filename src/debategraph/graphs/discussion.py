@@ -37,6 +37,7 @@ from debategraph.graphs.skeleton import (
     settings_of,
     skeleton,
 )
+from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.discussion.analysis import analyse, make_prepare
 from debategraph.nodes.discussion.answers import answer
 from debategraph.nodes.discussion.consensus import make_consensus
@@ -53,7 +54,6 @@ from debategraph.nodes.discussion.setup import (
     PREPARE_NODE,
     QUESTIONS_DONE_NODE,
     RESPONSES_DONE_NODE,
-    OfficialLike,
     PersonaLike,
     discussion_setup,
     node_name,

@@ -34,11 +34,11 @@ from debategraph.graphs.skeleton import (
     skeleton,
 )
 from debategraph.nodes import group_chat as nodes
+from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.group_chat.setup import (
     DEFAULT_AGENTS,
     AgentLike,
-    OfficialLike,
     chat_setup,
 )
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node

@@ -27,13 +27,13 @@ from langgraph.graph import END, START
 
 from debategraph.graphs.skeleton import ModelLike, PatternGraph, settings_of, skeleton
 from debategraph.nodes import meeting as nodes
+from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.meeting.setup import (
     DEFAULT_KEEP_LAST,
     DEFAULT_MAX_ROUNDS,
     DEFAULT_STAGES,
     AgentLike,
-    OfficialLike,
     StageLike,
     meeting_setup,
 )

@@ -46,6 +46,10 @@ if TYPE_CHECKING:
 
 S = TypeVar("S", bound=BaseModel)
 
+#: An official as given to a factory's ``officials=``: a record, or its data
+#: (``{"name": "judge", "model": ...}``); see :func:`officials_of`.
+OfficialLike = AgentSpec | Mapping[str, Any]
+
 
 def bind(model: BaseChatModel | ModelBinding | ModelSpec | None) -> ModelBinding | None:
     """What a graph factory keeps of its ``model`` argument.

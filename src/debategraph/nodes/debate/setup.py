@@ -8,14 +8,13 @@ from typing import Any
 
 from langgraph.graph import END
 
-from debategraph.nodes.agent import officials_of
+from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
 from debategraph.state.debate import TIE, Debater, HistoryMode
 from debategraph.state.records import USER, AgentSpec
 
 DebaterLike = Debater | Mapping[str, Any] | str
-OfficialLike = AgentSpec | Mapping[str, Any]
 
 HISTORY_MODES: tuple[str, ...] = ("full", "window")
 MIN_WORDS = 10

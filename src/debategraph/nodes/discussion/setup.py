@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from debategraph.nodes.agent import officials_of
+from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member, slug
 from debategraph.nodes.rounds import check_max_rounds, check_time_limit
 from debategraph.state.discussion import Persona
@@ -56,7 +56,6 @@ DEFAULT_TIME_LIMIT_S = 1800.0
 DEFAULT_MAX_ROUNDS = 5
 
 PersonaLike = Persona | Mapping[str, Any]
-OfficialLike = AgentSpec | Mapping[str, Any]
 
 DEFAULT_PERSONAS: tuple[Persona, ...] = (
     Persona(

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from debategraph.nodes.agent import officials_of
+from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_participant, slug
 from debategraph.nodes.rounds import (
     OPEN_ROUND_NODE,
@@ -36,8 +36,6 @@ from debategraph.strategies.termination.chat import has_judge
 #: An agent as given: a participant, a dict (``name``, ``instructions``, and ``model``,
 #: ``tools``, ``agent``, ``max_tool_calls``) or ``"Name: ..."``.
 AgentLike = Participant | Mapping[str, Any] | str
-#: An official as given to ``officials=``: a record, or its data (``{name, model?, ...}``).
-OfficialLike = AgentSpec | Mapping[str, Any]
 
 #: The stage of every agent message (a human's are ``interject``/``task``).
 CHAT_STAGE = "chat"

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from debategraph.nodes.agent import officials_of
+from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.conversation import DEFAULT_KEEP_LAST as DEFAULT_KEEP_LAST
 from debategraph.nodes.roster import Roster, parse_member, parse_participant, slug
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_time_limit
@@ -28,8 +28,6 @@ StageLike = Stage | Mapping[str, Any]
 #: An agent as given to ``agents=``: a record, or its data (``{name, model?, tools?,
 #: agent?, max_tool_calls?, instructions?}``).
 AgentLike = Participant | Mapping[str, Any]
-#: An official as given to ``officials=``: a record, or its data (``{name, model?, ...}``).
-OfficialLike = AgentSpec | Mapping[str, Any]
 
 #: Node names besides the participants'.
 CONTROLLER_NODE = "controller"
