@@ -376,7 +376,7 @@ def test_every_agent_failing_ends_the_round_as_empty(tmp_path: Path) -> None:
                     "Bob:against",
                 ]
             },
-            "agent 'Ann': its model's API key variable DG_NO_KEY is not set",
+            "agent 'Ann': model m: its API key variable DG_NO_KEY is not set",
         ),
         (
             {"debaters": [{"name": "Ann", "side": "for", "agent": 42}, "Bob:against"]},
@@ -645,3 +645,36 @@ def test_cli_agents_file_conflicts_get_one_line(
     assert code == 2, err
     assert says in one_error_line(err)
     assert out == ""
+
+
+@pytest.mark.filterwarnings(REACT_WARNING)
+def test_an_agent_graph_keeps_no_checkpoints_in_the_debates_thread(tmp_path: Path) -> None:
+    """A user's compiled graph runs without a checkpointer of its own: the debate's
+    thread holds only the debate's steps (not every step of every turn, with its
+    prompt), under the CLI's ``durability="sync"`` streaming too."""
+    import asyncio
+
+    debaters = [
+        {"name": "Alice", "side": "for", "agent": react_agent()},
+        {"name": "Bob", "side": "against", "model": arguing("bob")},
+    ]
+    graph_db = tmp_path / "t.sqlite"
+    with open_checkpointer(str(graph_db)) as saver:
+        graph = build_debate(debaters=debaters, max_rounds=1).compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": "t"}, "recursion_limit": recursion_limit(graph)}
+
+        async def stream() -> None:
+            modes: Any = ["updates", "messages"]
+            async for _ in graph.astream(
+                {"topic": "T"}, config, stream_mode=modes, durability="sync"
+            ):
+                pass
+
+        asyncio.run(stream())
+        turns = graph.get_state(config).values["transcript"]
+        namespaces = {c.config["configurable"]["checkpoint_ns"] for c in saver.list(config)}
+    assert [(t.agent, t.role, t.reason) for t in turns][:2] == [
+        ("Alice", "tool", None),
+        ("Alice", "agent", None),
+    ]
+    assert namespaces == {""}

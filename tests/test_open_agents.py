@@ -326,9 +326,12 @@ def test_resolve_tools_wraps_functions_and_refuses_two_of_one_name() -> None:
 
 def test_a_tool_loop_on_a_model_without_tool_calls_is_refused_in_one_line() -> None:
     binding = bind_model(ScriptedChatModel(responses=[]))._replace(tool_calls=False, name="local")
-    agent = agent_of(Participant(name="ann", tools=["calculator"]), binding)
+    member = Participant(name="ann", tools=["calculator"])
+    with pytest.raises(ValueError, match="agent 'ann' has tools, but its model local cannot"):
+        agent_of(member, binding)  # when the graph is built, where its model is known
+    agent = Agent("ann", binding, tools=resolve_tools(member.tools, "ann"))
     with pytest.raises(UsageError, match="agent 'ann' has tools, but model local cannot call"):
-        agent.say(None, PROMPT)
+        agent.say(None, PROMPT)  # else (a run's context names it) at the first call
 
 
 def test_agent_spec_takes_one_tool_or_many() -> None:
@@ -367,3 +370,87 @@ def test_one_agents_file_reader_splits_officials_and_names_lines(tmp_path: Any) 
     with pytest.raises(UsageError, match=r"line 1: agent 'a'.*api_key_env") as err:
         read_agents_file(str(path), Participant)
     assert "sk-x" not in str(err.value)
+
+
+# -- what a review found -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "gpt@https://user:sk-SECRET@host/v1",
+        "gpt@https://host/v1?api-key=sk-SECRET",
+        {"model": "gpt", "base_url": "https://host/v1?token=sk-SECRET"},
+    ],
+)
+def test_a_key_in_a_base_url_is_refused_without_repeating_it(given: Any) -> None:
+    with pytest.raises(ValueError, match="may not carry a user, password or key") as err:
+        parse_model(given, "agent 'ann'")
+    assert "SECRET" not in str(err.value)
+
+
+def test_a_model_name_may_hold_an_at_sign() -> None:
+    spec = parse_model("team@corp/model@http://127.0.0.1:9/v1", "a")
+    assert (spec.model, spec.base_url) == ("team@corp/model", "http://127.0.0.1:9/v1")
+
+
+def test_a_bare_model_name_is_at_the_runs_endpoint_and_others_get_no_run_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-run-key")
+    run = bind_model(ModelSpec(model="run-model", base_url="http://127.0.0.1:7/v1"))
+    same = agent_of(Participant(name="ann", model="other-model"), run).binding(None)
+    assert (same.name, same.endpoint) == ("other-model@http://127.0.0.1:7/v1", run.endpoint)
+    assert same.chat.openai_api_key.get_secret_value() == "sk-run-key"  # type: ignore[attr-defined]
+    away = agent_of(Participant(name="bob", model="m@http://127.0.0.1:8/v1"), run).binding(None)
+    assert away.chat.openai_api_key.get_secret_value() == "not-needed"  # type: ignore[attr-defined]
+
+
+def test_the_calculator_never_overflows_into_a_crash() -> None:
+    assert calculate("9" * 499) == "9" * 499
+    assert calculate("10 ** 1000 / 7").endswith("(about 1.42857142857e+999)")
+    assert calculate("1 / (3 * 10 ** 999)").endswith("(about 3.33333333333e-1000)")
+    assert len(calculate("2 ** 4000")) == 1205  # 4001 bits is allowed
+
+
+def test_a_tool_that_is_not_a_name_is_one_line() -> None:
+    from debategraph.nodes.tools import check_tool_names
+
+    with pytest.raises(ValueError, match="tool 1 is not a tool's name"):
+        check_tool_names([1], "agent 'ann'")  # type: ignore[list-item]
+
+
+def test_invalid_tool_call_arguments_are_recorded_not_run() -> None:
+    bad = AIMessage(
+        "",
+        invalid_tool_calls=[
+            {"name": "calculator", "args": "{oops", "id": "c1", "error": "bad JSON"}
+        ],
+    )
+    model = ScriptedChatModel(responses=[bad, text_reply("No tools, then.")])
+    result = tools_agent(model).say(None, PROMPT)
+    assert result.text == "No tools, then."
+    (record,) = result.records
+    assert (record.tool, record.reason) == ("calculator", "invalid arguments: bad JSON")
+
+
+def test_an_agent_returning_only_its_new_messages_has_its_tool_calls_recorded() -> None:
+    asked = AIMessage("", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "c1"}])
+    reply = {"messages": [asked, ToolMessage("x is 3", tool_call_id="c1"), AIMessage("3.")]}
+    result = agent_of(Participant(name="ann", agent=byo(reply)), None).say(None, PROMPT[:1])
+    assert (result.text, [r.tool for r in result.records]) == ("3.", ["search"])
+
+
+def test_tools_of_a_stage_participant_are_refused_on_the_embedded_model() -> None:
+    from debategraph.cli.runner import own_agents, refuse_tools_on_embedded
+
+    settings = {
+        "stages": [
+            {"name": "Debate", "participants": [{"name": "Ann", "tools": ["calculator"]}]},
+        ],
+        "officials": [{"name": "chair", "model": "m@http://h:1/v1"}],
+        "agents": [{"name": "Bob", "model": "local"}, {"name": "Cy", "model": "m"}],
+    }
+    with pytest.raises(UsageError, match="agent 'Ann' has tools"):
+        refuse_tools_on_embedded(settings)
+    assert own_agents(settings) == ["cy"]  # Bob is on the embedded model, the chair no speaker

@@ -34,7 +34,7 @@ from debategraph.cli.patterns import get_pattern
 from debategraph.cli.render import emit_json, err, model_label, print_result
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.graphs.skeleton import recursion_limit
-from debategraph.models.spec import ModelSpec
+from debategraph.models.spec import ModelSpec, is_local
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import AgentSpec, Usage
@@ -248,7 +248,7 @@ def refuse_tools_on_embedded(settings: Values) -> None:
         UsageError: One line naming the first such agent.
     """
     shared = bool(settings.get("tools"))
-    users = [name for name, record in _records(settings) if _field(record, "tools")]
+    users = [name for name, record in _records(settings, own=False) if _field(record, "tools")]
     if shared:
         agents = settings.get("agents")
         if isinstance(agents, int):
@@ -266,16 +266,29 @@ def refuse_tools_on_embedded(settings: Values) -> None:
         )
 
 
-def _records(settings: Any) -> list[tuple[str, Any]]:
-    """The agent records at any depth of the settings that call the run's model."""
+def _records(settings: Any, *, own: bool) -> list[tuple[str, Any]]:
+    """The agent records at any depth of the settings (a stage's participants too).
+
+    Args:
+        settings: The settings, or a value in them.
+        own: The records with a model or an agent of their own that is not the embedded
+            model (``True``), or those that call the run's model (``False``).
+
+    Returns:
+        ``(name, record)`` pairs.
+    """
+    found: list[tuple[str, Any]] = []
     if isinstance(settings, Mapping | AgentSpec) and _field(settings, "name") is not None:
-        own = _field(settings, "model") is not None or _field(settings, "agent") is not None
-        return [] if own else [(str(_field(settings, "name")), settings)]
+        model = _field(settings, "model")
+        local = isinstance(model, str) and is_local(model.strip())
+        elsewhere = (model is not None and not local) or _field(settings, "agent") is not None
+        if elsewhere == own:
+            found.append((str(_field(settings, "name")), settings))
     if isinstance(settings, Mapping):
-        return [r for v in settings.values() for r in _records(v)]
-    if isinstance(settings, list | tuple):
-        return [r for v in settings for r in _records(v)]
-    return []
+        found += [r for k, v in settings.items() if k != "model" for r in _records(v, own=own)]
+    elif isinstance(settings, list | tuple):
+        found += [r for v in settings for r in _records(v, own=own)]
+    return found
 
 
 def _field(record: Any, key: str) -> Any:
@@ -283,11 +296,13 @@ def _field(record: Any, key: str) -> Any:
     return record.get(key) if isinstance(record, Mapping) else getattr(record, key, None)
 
 
-def own_agents(settings: Any) -> list[str]:
-    """The agents in a run's settings with a model or an agent of their own.
+def own_agents(settings: Values) -> list[str]:
+    """The agents in a run's settings that call a model (or an agent) of their own.
 
     Any record (a mapping with a ``name``) at any depth of the settings counts: a
-    roster, a stage's participants, the officials.
+    roster, a stage's participants; one whose own model is the embedded one does not
+    (it calls the run's embedded server), nor do the officials (who do not speak in a
+    round's step). An agent named twice (a participant of two stages) counts once.
 
     Args:
         settings: The run's settings (as stored with the thread).
@@ -295,13 +310,8 @@ def own_agents(settings: Any) -> list[str]:
     Returns:
         Their names.
     """
-    if isinstance(settings, Mapping):
-        if "name" in settings and (settings.get("model") or settings.get("agent")):
-            return [str(settings["name"])]
-        return [n for v in settings.values() for n in own_agents(v)]
-    if isinstance(settings, list | tuple):
-        return [n for v in settings for n in own_agents(v)]
-    return []
+    speakers = {k: v for k, v in settings.items() if k != "officials"}
+    return sorted({name.lower() for name, _ in _records(speakers, own=True)})
 
 
 def _interactive(json_output: bool) -> bool:

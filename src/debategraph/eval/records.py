@@ -40,8 +40,9 @@ class Outcome:
             start, else from its first checkpoint to its last (for a thread resumed
             after an interruption, the time it lay interrupted counts too).
         thread_id: The checkpointed thread that holds it.
-        usage_by_agent: Per agent, its prompt tokens, completion tokens and calls, as
-            JSON text (``{"solver_1": [120, 40, 2]}``).
+        usage_by_agent: Per agent, its prompt tokens, completion tokens, calls and
+            model time (seconds, the sum of its calls'), as JSON text
+            (``{"solver_1": [120, 40, 2, 0.41]}``).
         usage_by_model: The same per model (its spec, never a key).
     """
 

@@ -280,10 +280,10 @@ def _outcome(
 
 
 def _usage_json(raw: Any) -> str:
-    """``{name: [prompt tokens, completion tokens, calls]}`` as compact JSON text."""
+    """``{name: [prompt tokens, completion tokens, calls, model seconds]}`` as JSON text."""
     table = raw if isinstance(raw, Mapping) else {}
-    rows = {}
+    rows: dict[str, list[float]] = {}
     for name, value in table.items():
-        usage = Usage.coerce(value)
-        rows[str(name)] = [usage.prompt_tokens, usage.completion_tokens, usage.calls]
+        u = Usage.coerce(value)
+        rows[str(name)] = [u.prompt_tokens, u.completion_tokens, u.calls, round(u.latency_s, 3)]
     return json.dumps(rows, separators=(",", ":"))

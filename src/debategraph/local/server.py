@@ -284,7 +284,7 @@ _servers: dict[_Key, LocalModelServer] = {}
 _servers_lock = threading.Lock()
 
 
-def shared_server(model_path: Path, slots: int = DEFAULT_SLOTS) -> LocalModelServer:
+def shared_server(model_path: Path, slots: int | None = DEFAULT_SLOTS) -> LocalModelServer:
     """The process-wide server for a model file and slot count, started on first use.
 
     A server that has died is replaced by a fresh one (its failure was already reported
@@ -292,11 +292,18 @@ def shared_server(model_path: Path, slots: int = DEFAULT_SLOTS) -> LocalModelSer
 
     Args:
         model_path: The GGUF file.
-        slots: Parallel slots.
+        slots: Parallel slots; ``None``: any server of the file that runs (an agent's
+            own ``local`` model shares the run's), else :data:`DEFAULT_SLOTS`.
 
     Returns:
         The running server.
     """
+    if slots is None:
+        with _servers_lock:
+            for known, running in _servers.items():
+                if known.path == model_path.resolve() and running.running:
+                    return running
+        slots = DEFAULT_SLOTS
     key = _Key(model_path.resolve(), slots)
     with _servers_lock:
         server = _servers.get(key)

@@ -204,10 +204,10 @@ def clear_model_cache() -> None:
 
 
 def _local_binding(spec: ModelSpec) -> ModelBinding:
-    from debategraph.local import DEFAULT_SLOTS, resolve_gguf, shared_server
+    from debategraph.local import resolve_gguf, shared_server
 
     spec = spec.validated()
-    server = shared_server(resolve_gguf(spec.model), spec.slots or DEFAULT_SLOTS)
+    server = shared_server(resolve_gguf(spec.model), spec.slots)
     key = (spec, id(server))
     binding = _LOCAL_BINDINGS.get(key)
     if binding is None or binding.endpoint != server.base_url:

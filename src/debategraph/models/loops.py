@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,6 +132,9 @@ def tool_steps(
             raise _unavailable(binding, exc) from exc
         work.usage = work.usage + _usage_of(reply, time.perf_counter() - started, work.messages)
         calls = reply.tool_calls if isinstance(reply, AIMessage) else []
+        for bad in reply.invalid_tool_calls if isinstance(reply, AIMessage) else []:
+            why = f"invalid arguments: {bad.get('error') or 'not JSON'}"  # recorded, not run
+            work.records.append(tool_record(bad.get("name") or "?", bad.get("args"), "", why, 0.0))
         if not calls:
             work.text = reply.text.strip() if isinstance(reply, AIMessage) else ""
             return work
@@ -149,6 +153,7 @@ def tool_steps(
             result, error, spent = yield from _run_tool(by_name.get(call["name"]), call)
             if error == TimeLimitReached.__name__:
                 work.reason = result
+                work.records.append(tool_record(call["name"], call["args"], "", result, spent))
                 return work
             work.records.append(tool_record(call["name"], call["args"], result, error, spent))
             status = "error" if error else "success"
@@ -189,7 +194,8 @@ def agent_steps(runnable: Runnable[Any, Any], messages: Sequence[BaseMessage]) -
         What it did: its last message's text (empty, with the reason, if it failed), the
         usage its replies report, a record per tool call among its messages.
     """
-    prompt = list(messages)
+    prompt = [m if m.id else m.model_copy(update={"id": uuid.uuid4().hex}) for m in messages]
+    sent = {m.id for m in prompt}
     work = Work(prompt)
     started = time.perf_counter()
     try:
@@ -207,7 +213,7 @@ def agent_steps(runnable: Runnable[Any, Any], messages: Sequence[BaseMessage]) -
     if not isinstance(replies, Sequence) or not replies:
         work.reason = "the agent returned no messages"
         return work
-    new = list(replies[len(prompt) :] if len(replies) > len(prompt) else replies)
+    new = [m for m in replies if getattr(m, "id", None) not in sent]  # it may echo the prompt
     ai = [m for m in new if isinstance(m, AIMessage)]
     work.usage = Usage.total(_usage_of(m, 0.0, []) for m in ai) + Usage(latency_s=round(latency, 6))
     work.records = _tool_records(new)

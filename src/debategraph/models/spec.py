@@ -83,6 +83,19 @@ class ModelSpec:
             raise UsageError(f"max retries {self.max_retries} must be >= 0")
         if self.is_local and self.base_url:
             raise UsageError(f"--base-url {self.base_url} needs --model NAME (the model it serves)")
+        if isinstance(self.temperature, bool) or not 0 <= self.temperature <= 2:
+            raise UsageError(f"temperature {self.temperature!r} must be a number from 0 to 2")
+        tokens = self.max_tokens
+        if tokens is not None and (
+            not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1
+        ):
+            raise UsageError(f"max_tokens {tokens!r} must be a whole number of at least 1")
+        if self.structured_method not in METHODS:
+            raise UsageError(
+                f"structured_method {self.structured_method!r} must be one of {', '.join(METHODS)}"
+            )
+        if self.base_url:
+            check_url_secrets(self.base_url)
         if self.api_key_env is not None and not ENV_NAME.fullmatch(self.api_key_env):
             raise UsageError(
                 f"api_key_env {self.api_key_env!r} is not an environment variable's name "
@@ -193,13 +206,17 @@ def _from_text(text: str, who: str) -> ModelSpec:
         raise ValueError(f"{who}: model is empty: give {MODEL_FORMS}")
     if is_local(text):
         return ModelSpec(model=text)
-    name, at, base_url = text.partition("@")
+    at = text.find("@http")  # a model's name may hold an "@"; its URL starts with http
+    if at < 0 and "://" in text:
+        url = text[text.rfind("@", 0, text.find("://")) + 1 :]
+        raise ValueError(f"{who}: base URL {url!r} is not an http(s) URL")
+    name, base_url = (text[:at], text[at + 1 :]) if at >= 0 else (text, "")
     if name.startswith("openai:"):
         name = name.removeprefix("openai:")
     name = name.strip()
     if not name:
         raise ValueError(f"{who}: model {text!r} names no model: give {MODEL_FORMS}")
-    if at:
+    if at >= 0:
         _check_url(base_url.strip(), who)
         return ModelSpec(model=name, base_url=base_url.strip())
     return ModelSpec(model=name)
@@ -221,14 +238,14 @@ def _from_mapping(value: Mapping[Any, Any], who: str) -> ModelSpec:
         raise ValueError(f"{who}: model mapping needs 'model', a model name, got {name!r}")
     if "base_url" in fields:
         _check_url(fields["base_url"], who)
+    bad = [k for k in ("temperature", "max_tokens", "timeout_s") if not _number(fields.get(k))]
+    if bad:
+        raise ValueError(f"{who}: model field {bad[0]!r} must be a number, got {fields[bad[0]]!r}")
     try:
         spec = ModelSpec(**fields)
         spec.check_values()
     except (TypeError, UsageError) as exc:
         raise ValueError(f"{who}: {exc}") from None
-    bad = [k for k in ("temperature", "max_tokens", "timeout_s") if not _number(getattr(spec, k))]
-    if bad:
-        raise ValueError(f"{who}: model field {bad[0]!r} must be a number, got {fields[bad[0]]!r}")
     return spec
 
 
@@ -240,6 +257,37 @@ def _check_url(url: Any, who: str) -> None:
     parsed = urlparse(url) if isinstance(url, str) else None
     if parsed is None or parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise ValueError(f"{who}: base URL {url!r} is not an http(s) URL")
+    try:
+        check_url_secrets(url)
+    except UsageError as exc:
+        raise ValueError(f"{who}: {exc}") from None
+
+
+#: The structured-output methods a spec may name.
+METHODS = ("auto", "function_calling", "json_schema", "json_mode")
+
+#: Query parameters that would put a key in a URL.
+_SECRET_PARAMS = re.compile(r"key|token|secret|password|sig", re.IGNORECASE)
+
+
+def check_url_secrets(url: str) -> None:
+    """Refuse a base URL that carries a credential (a user, a password, a key parameter).
+
+    A model's endpoint is stored with the thread and shown in errors and usage, so a
+    key must come from an environment variable (``api_key_env``), never from the URL.
+
+    Args:
+        url: The base URL.
+
+    Raises:
+        UsageError: One line, without the URL (which holds the secret).
+    """
+    parsed = urlparse(url)
+    if parsed.username or parsed.password or _SECRET_PARAMS.search(parsed.query):
+        raise UsageError(
+            "a base URL may not carry a user, password or key: name the key's environment "
+            "variable with api_key_env instead"
+        )
 
 
 def is_local(model: str) -> bool:

@@ -24,10 +24,11 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
-from debategraph.errors import ModelUnavailableError
+from debategraph.errors import ModelUnavailableError, UsageError
 from debategraph.models.spec import ModelSpec, parse_model
 from debategraph.nodes.tools import import_ref, resolve_tools
 from debategraph.prompts import EXTRACT_FIELDS
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
     from debategraph.models.loops import Work
 
 S = TypeVar("S", bound=BaseModel)
+
+#: OpenAI's endpoint: where a model named without one goes when the run names none.
+OPENAI_URL = "https://api.openai.com/v1"
 
 #: An official as given to a factory's ``officials=``: a record, or its data
 #: (``{"name": "judge", "model": ...}``); see :func:`officials_of`.
@@ -94,6 +98,12 @@ class Agent:
     def binding(self, runtime: Runtime[Context] | None) -> ModelBinding:
         """The model this agent calls in this run.
 
+        Its own model first; else the graph's; else the run's context (its
+        ``agent_models`` entry for this agent, matched case-insensitively, else its
+        model). An own model named without an endpoint (``NAME``) is that model at the
+        run's endpoint; one at another endpoint gets ``OPENAI_API_KEY`` only where it is
+        OpenAI's (else it names its key with ``api_key_env``).
+
         Args:
             runtime: The node's runtime (its context names the model).
 
@@ -102,17 +112,38 @@ class Agent:
         """
         from debategraph.models import bind_model
 
-        if self.own is not None:
-            return bind_model(self.own)
+        context = runtime.context if runtime is not None else None
+        own = self.own
+        if own is None and self.model is None and context is not None:
+            named = {k.lower(): v for k, v in (context.agent_models or {}).items()}
+            if self.name.lower() in named:
+                own = parse_model(named[self.name.lower()], f"agent {self.name!r}")
+        if own is not None:
+            return bind_model(self._at_run_endpoint(own, context))
         if self.model is not None:
             return self.model
-        context = runtime.context if runtime is not None else None
         if context is None:
             return bind_model(None)
-        named = (context.agent_models or {}).get(self.name)
-        if named is not None:
-            return bind_model(parse_model(named, f"agent {self.name!r}"))
         return bind_model(dataclasses.replace(context, agent_models=None))
+
+    def _at_run_endpoint(
+        self, own: ModelSpec | BaseChatModel, context: Context | None
+    ) -> ModelSpec | BaseChatModel:
+        """An own spec's endpoint and key, as :meth:`binding` says."""
+        if not isinstance(own, ModelSpec) or own.is_local:
+            return own
+        if self.model is not None:
+            run_url = self.model.endpoint if self.model.endpoint.startswith("http") else None
+        else:
+            run_url = context.base_url if context is not None else None
+        run_url = run_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
+        base_url = own.base_url or run_url
+        own = dataclasses.replace(own, base_url=base_url)
+        elsewhere = base_url.rstrip("/") != run_url.rstrip("/")
+        openai_host = urlparse(base_url).netloc.endswith("api.openai.com")
+        if elsewhere and not openai_host and own.api_key is None and own.api_key_env is None:
+            own = dataclasses.replace(own, api_key="not-needed")  # never the run's key
+        return own
 
     def ask_steps(
         self,
@@ -171,7 +202,7 @@ class Agent:
                 usage=work.usage + result.usage,
                 model=binding.name if self.runnable is None else self._runnable_label(),
                 records=records,
-                reason=result.reason or work.reason,
+                reason=work.reason or result.reason,
             )
         except ModelUnavailableError as exc:
             raise ModelUnavailableError(f"agent {self.name}: {exc}") from exc
@@ -216,7 +247,7 @@ class Agent:
                 usage=work.usage + result.usage,
                 model=binding.name,
                 records=tuple(work.records),
-                reason=result.reason or work.reason,
+                reason=work.reason or result.reason,
             )
         except ModelUnavailableError as exc:
             raise ModelUnavailableError(f"agent {self.name}: {exc}") from exc
@@ -238,7 +269,8 @@ class Agent:
 
     def _runnable_label(self) -> str:
         """What a user's agent is recorded as, in place of a model: ``agent:NAME``."""
-        name = getattr(self.runnable, "name", None) or type(self.runnable).__name__
+        inner = getattr(self.runnable, "bound", self.runnable)  # a graph made stateless
+        name = getattr(inner, "name", None) or type(inner).__name__
         return f"agent:{name}"
 
     def ask(
@@ -314,11 +346,17 @@ def agent_of(
     who = f"agent {(name or member.name)!r}"
     own = None if member.model is None else parse_model(member.model, who)
     if isinstance(own, ModelSpec):
-        _check_key(own, who)
+        try:
+            own.key()
+        except UsageError as exc:
+            raise ValueError(f"{who}: {exc}") from None
     tools = resolve_tools(member.tools, who)
-    if tools and isinstance(own, ModelSpec) and own.is_local:
+    local = own.label if isinstance(own, ModelSpec) and own.is_local else None
+    if own is None and model is not None and not model.tool_calls:
+        local = model.name or model.endpoint
+    if tools and local is not None:
         raise ValueError(
-            f"{who} has tools, but its model {own.label} cannot call tools (the embedded "
+            f"{who} has tools, but its model {local} cannot call tools (the embedded "
             "SmolLM2's chat template has none): give it a model with tool calls"
         )
     runnable = member.agent
@@ -334,15 +372,24 @@ def agent_of(
             )
         if tools:
             raise ValueError(f"{who} has both tools and an agent: give its agent the tools")
+        runnable = _stateless(runnable)
     return Agent(name or member.name, model, own, tools, runnable, member.max_tool_calls)
 
 
-def _check_key(spec: ModelSpec, who: str) -> None:
-    if spec.api_key_env is not None and not os.environ.get(spec.api_key_env):
-        raise ValueError(
-            f"{who}: its model's API key variable {spec.api_key_env} is not set "
-            f"(model {spec.label})"
-        )
+def _stateless(runnable: Runnable[Any, Any]) -> Runnable[Any, Any]:
+    """A user's compiled graph that keeps no checkpoints of its own turns.
+
+    Called inside a node, a graph compiled without a checkpointer would take the
+    parent's, and write every step of every turn (with its whole prompt) into the
+    debate's thread. Each turn gives it the whole prompt anyway, so it needs no memory.
+    """
+    from langgraph.pregel import Pregel
+
+    if isinstance(runnable, Pregel) and runnable.checkpointer is None:
+        # With no checkpointer it must not wait for checkpoint writes either: the node's
+        # ``durability="sync"`` would otherwise reach it (and fail, langgraph 1.x).
+        return runnable.copy(update={"checkpointer": False}).bind(durability="exit")
+    return runnable
 
 
 def recorded(result: CallResult[Any] | TextResult, turn: Turn) -> list[Turn]:
@@ -359,11 +406,33 @@ def recorded(result: CallResult[Any] | TextResult, turn: Turn) -> list[Turn]:
         The records, in order, for ``transcript`` (or
         :func:`~debategraph.state.base.turn_update`).
     """
-    calls = [
-        r.model_copy(update={"agent": turn.agent, "agent_id": turn.agent_id, "round": turn.round})
-        for r in result.records
-    ]
+    calls = tool_calls_of([result], turn.agent, turn.round, turn.agent_id)
     return [*calls, turn.model_copy(update={"model": result.model})]
+
+
+def tool_calls_of(
+    results: Sequence[CallResult[Any] | TextResult],
+    agent: str,
+    rnd: int,
+    agent_id: str | None = None,
+) -> list[Turn]:
+    """The tool-call records of an agent's calls, with its name and round.
+
+    For a node whose record is not a :class:`~debategraph.state.records.Turn` (a
+    selector's pick), or whose turn took several calls; :func:`recorded` is this for
+    one call and its turn. Their usage is the calls' (charged with them, not again).
+
+    Args:
+        results: The calls' results, in the order they were made.
+        agent: Who made them.
+        rnd: The round.
+        agent_id: The agent's stable id, where the pattern records one.
+
+    Returns:
+        The records, in order.
+    """
+    update = {"agent": agent, "agent_id": agent_id, "round": rnd}
+    return [r.model_copy(update=update) for result in results for r in result.records]
 
 
 def officials_of(

@@ -82,6 +82,11 @@ def check_tool_names(names: Iterable[str], what: str) -> None:
         ValueError: One line naming the unknown tool and the built-in ones.
     """
     for name in names:
+        if not isinstance(name, str):
+            raise ValueError(
+                f"{what}: tool {name!r} is not a tool's name: give a built-in tool's name "
+                f"({builtin_tool_names()}) or 'module:attribute'"
+            )
         if name not in BUILTIN_TOOLS and ":" not in name:
             raise ValueError(
                 f"{what}: unknown tool {name!r}: the built-in tools are {builtin_tool_names()}"

@@ -70,7 +70,8 @@ def _short(text: str) -> str:
 
 def _value(node: ast.expr, text: str) -> Fraction:
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        if isinstance(node.value, bool) or not math.isfinite(node.value):
+        finite = not isinstance(node.value, float) or math.isfinite(node.value)
+        if isinstance(node.value, bool) or not finite:
             raise CalculatorError(f"{node.value} is not a finite number: use {_ALLOWED}")
         return _checked(Fraction(repr(node.value) if isinstance(node.value, float) else node.value))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd | ast.USub):
@@ -108,10 +109,10 @@ def _power(base: Fraction, exponent: Fraction) -> Fraction:
         raise CalculatorError("division by zero (0 to a negative power)")
     if base in (0, 1) or power == 0:
         return Fraction(1) if power == 0 else base
-    size = max(base.numerator.bit_length(), base.denominator.bit_length())
+    size = max(abs(base.numerator).bit_length(), base.denominator.bit_length())
     if base == -1:
         return Fraction(1 if power % 2 == 0 else -1)
-    if size * abs(power) > MAX_BITS:
+    if (size - 1) * abs(power) > MAX_BITS:  # the result has at least this many bits
         raise CalculatorError(f"result too large: {base} ** {power} has over {MAX_BITS} bits")
     return _checked(base**power)
 
@@ -136,4 +137,20 @@ def _show(value: Fraction) -> str:
         digits = str(abs(value.numerator * 10**places // value.denominator)).rjust(places + 1, "0")
         sign = "-" if value < 0 else ""
         return f"{sign}{digits[:-places]}.{digits[-places:]}"
-    return f"{value} (about {float(value):.{DIGITS}g})"
+    return f"{value} (about {_approximately(value)})"
+
+
+def _approximately(value: Fraction) -> str:
+    """``value`` to :data:`DIGITS` significant digits, however large or small."""
+    try:
+        approx = float(value)
+    except OverflowError:
+        approx = math.inf
+    if approx != 0 and math.isfinite(approx):
+        return f"{approx:.{DIGITS}g}"
+    exponent = len(str(abs(value.numerator))) - len(str(value.denominator))
+    mantissa = abs(value) / Fraction(10) ** exponent
+    if mantissa < 1:
+        mantissa, exponent = mantissa * 10, exponent - 1
+    sign = "-" if value < 0 else ""
+    return f"{sign}{float(mantissa):.{DIGITS}g}e{exponent:+d}"

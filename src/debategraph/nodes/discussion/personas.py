@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from debategraph.nodes.agent import Agent, agent_of, recorded
+from debategraph.nodes.agent import Agent, agent_of, recorded, tool_calls_of
 from debategraph.nodes.discussion.setup import DiscussionSetup
 from debategraph.nodes.discussion.views import system_message
 from debategraph.nodes.dual import agent_node
@@ -87,7 +87,7 @@ class Speaker:
             ``transcript``, ``usage``, ``usage_by_agent`` and ``usage_by_model`` writes.
         """
         *earlier, last = results
-        calls = [record for result in earlier for record in recorded(result, turn)[:-1]]
+        calls = tool_calls_of(earlier, turn.agent, turn.round, turn.agent_id)
         return turn_update(*calls, *recorded(last, turn))
 
 

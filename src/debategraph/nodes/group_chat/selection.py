@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from debategraph.nodes.agent import agent_of
+from debategraph.nodes.agent import agent_of, tool_calls_of
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.group_chat.setup import SELECT_NODE, SELECTOR, ChatSetup
 from debategraph.state.base import usage_update
@@ -113,11 +113,7 @@ def official_calls(results: Sequence[Any], name: str, rnd: int) -> list[Turn]:
         The records, with the official's name and the turn (charged with the calls'
         usage, not again).
     """
-    return [
-        r.model_copy(update={"agent": name, "agent_id": name, "round": rnd})
-        for result in results
-        for r in result.records
-    ]
+    return tool_calls_of(results, name, rnd, name)
 
 
 def route_speaker(state: Mapping[str, Any]) -> str:
