@@ -483,3 +483,73 @@ def test_resume_keeps_each_solvers_model_and_no_key_is_written(
     # The variable's name is stored with the thread (resume reads the key from it).
     assert any(KEY_VAR.encode() in path.read_bytes() for path in written)
     assert all(SECRET not in e for e in errors)
+
+
+def test_resume_after_a_kill_keeps_each_solvers_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``solve`` killed (SIGKILL, no handler runs) mid-debate resumes on the same models."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    db = tmp_path / "d.sqlite"
+    with (
+        StubOpenAIServer(answer_as_named, latency_s=0.3) as one,
+        StubOpenAIServer(answer_as_named, latency_s=0.3) as two,
+        StubOpenAIServer(answer_as_named) as run_model,
+    ):
+        endpoint = {"Ada": one, "Bo": two, "Cy": one, "Di": two}
+        file = agents_file(tmp_path / "solvers.json", endpoint)
+        cmd = [
+            sys.executable, "-m", "debategraph.cli", "solve", QUESTION, "--agents-file",
+            str(file), "--rounds", "3", "--thread", "k", "--db", str(db), "--model", "stub",
+            "--base-url", run_model.url,
+        ]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while one.calls + two.calls < 5 and time.monotonic() < deadline:
+            time.sleep(0.02)  # round 1 done, round 2 in flight
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=20)
+        assert proc.returncode == -signal.SIGKILL
+        code, out, err = run_cli(["resume", "k", "--db", str(db), "--json"], capsys)
+        assert code == 0, err
+        for server in (one, two):
+            answered = Counter(solver_of(b) for b in server.requests)
+            assert set(answered) == {name for name, s in endpoint.items() if s is server}
+        assert run_model.requests == []
+    result = json.loads(out)
+    assert result["termination_reason"] == "rounds_completed"
+    assert sum(u["calls"] for u in result["usage_by_model"].values()) == 12
+    assert SECRET.encode() not in db.read_bytes()
+
+
+def test_an_unreachable_agent_endpoint_is_one_line_naming_the_agent_and_endpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    db = tmp_path / "d.sqlite"
+    with StubOpenAIServer(answer_as_named) as alive:
+        file = tmp_path / "solvers.yaml"
+        file.write_text(
+            f"- name: Ada\n  model: {{model: stub, base_url: '{alive.url}'}}\n"
+            f"- name: Bo\n  model: {{model: gone, base_url: '{dead}', max_retries: 0}}\n",
+            encoding="utf-8",
+        )
+        code, _, err = run_cli(
+            ["solve", QUESTION, "--agents-file", str(file), "--rounds", "1", "--thread", "u",
+             "--db", str(db), "--model", "stub", "--base-url", alive.url],
+            capsys,
+        )  # fmt: skip
+    line = one_error_line(err)
+    assert code == 1
+    assert f"agent Bo: model endpoint {dead} is unreachable" in line
+    assert "thread u is resumable" in line
