@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -387,9 +388,15 @@ def _stateless(runnable: Runnable[Any, Any]) -> Runnable[Any, Any]:
 
     if isinstance(runnable, Pregel) and runnable.checkpointer is None:
         # With no checkpointer it must not wait for checkpoint writes either: the node's
-        # ``durability="sync"`` would otherwise reach it (and fail, langgraph 1.x).
+        # ``durability="sync"`` would otherwise reach it (and fail, langgraph 1.x), and
+        # LangGraph's warning that durability does nothing there is not the user's to read.
+        warnings.filterwarnings("ignore", message=_NO_EFFECT, category=UserWarning)
         return runnable.copy(update={"checkpointer": False}).bind(durability="exit")
     return runnable
+
+
+#: LangGraph's warning for a graph given ``durability`` without a checkpointer.
+_NO_EFFECT = "`durability` has no effect when no checkpointer is present"
 
 
 def recorded(result: CallResult[Any] | TextResult, turn: Turn) -> list[Turn]:

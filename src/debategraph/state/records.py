@@ -7,7 +7,14 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 Role = Literal["agent", "user", "system", "tool"]
 
@@ -132,6 +139,20 @@ class Turn(BaseModel):
     model: str | None = None
     tool: str | None = None
     arguments: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_newer_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Leave out ``model``, ``tool`` and ``arguments`` where they are ``None``.
+
+        Every checkpoint write holds its records as dumped: a key of no value in every
+        turn is storage every run pays (DESIGN.md principle 5).
+        """
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("model", "tool", "arguments"):
+                if data.get(key, "") is None:
+                    del data[key]
+        return data
 
 
 def tool_call_text(turn: Turn) -> str:
