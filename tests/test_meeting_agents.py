@@ -28,6 +28,8 @@ from debategraph.state.records import TOOL_STAGE, AgentSpec, Participant, Turn
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer, StubReply, schema_of
+from tests.test_cli_meeting import meeting_reply
+from tests.test_cli_meeting import speaker_of as http_speaker
 
 TOPIC = "Should we move the team to a four-day week?"
 DECISION = {
@@ -341,22 +343,11 @@ def test_bad_agents_and_officials_fail_at_build_time_in_one_line(
 # -- two endpoints over HTTP -----------------------------------------------------------
 
 
-def http_speaker(request: dict[str, Any]) -> str:
-    system = str(request["messages"][0]["content"])
-    found = SPEAKER_RE.match(system)
-    return found.group(1) if found else "?"
-
-
 def http_reply(request: dict[str, Any]) -> Any:
     """Speakers talk (the calculator's user calls it first); the officials decide."""
-    name = schema_of(request)
-    if name == "RoundDecision":
-        return {"action": "continue", "reason": "More to say."}
-    if name == "FinalDecision":
-        return DECISION
-    if name == "calculator" and request["messages"][-1]["role"] != "tool":
+    if schema_of(request) == "calculator" and request["messages"][-1]["role"] != "tool":
         return StubReply(tool_args={"expression": "4 * 8"}, tool_name="calculator")
-    return f"{http_speaker(request)} makes a point."
+    return meeting_reply(request)
 
 
 def asked(server: StubOpenAIServer) -> list[str]:

@@ -244,11 +244,6 @@ class AgentSpec(BaseModel):
             return ()
         return tuple(value) if isinstance(value, list | tuple | set | frozenset) else (value,)
 
-    @property
-    def is_plain(self) -> bool:
-        """Whether it has no model, tools or agent of its own (the run's model alone)."""
-        return self.model is None and not self.tools and self.agent is None
-
 
 class Participant(AgentSpec):
     """A named agent of a chat or a meeting (or a solver), with its instructions.

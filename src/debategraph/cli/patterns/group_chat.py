@@ -169,7 +169,7 @@ def _describe(settings: Values) -> str:
 def _summary(values: Values) -> dict[str, Any]:
     selections = values.get("selections") or []
     fallbacks = sum(1 for s in selections if s.method == "fallback")
-    summary: dict[str, Any] = {
+    return {
         "task": values.get("task"),
         "transcript": transcript_json(values),
         "turns": sum(1 for t in values.get("transcript") or () if t.role == "agent"),
@@ -178,7 +178,6 @@ def _summary(values: Values) -> dict[str, Any]:
         "selections": [s.model_dump(mode="json") for s in selections],
         "fallbacks": fallbacks,
     }
-    return summary
 
 
 def _headline(result: Values) -> list[str]:

@@ -6,7 +6,7 @@ records); a model that picks is the ``selector`` official's own, if it has one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from debategraph.nodes.agent import agent_of, tool_calls_of
@@ -14,7 +14,6 @@ from debategraph.nodes.dual import agent_node
 from debategraph.nodes.group_chat.setup import SELECT_NODE, SELECTOR, ChatSetup
 from debategraph.state.base import usage_update
 from debategraph.state.group_chat import SelectionRecord
-from debategraph.state.records import Turn
 from debategraph.strategies.selection import SelectionContext
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ def make_select(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, A
         if chosen.usage.calls:
             label = answers[-1].model if answers else None
             update.update(usage_update(SELECTOR, chosen.usage, label))
-        calls = official_calls(answers, SELECTOR, rnd)
+        calls = tool_calls_of(answers, SELECTOR, rnd, SELECTOR)
         if calls:
             update["transcript"] = calls
         if chosen.note:
@@ -99,21 +98,6 @@ def make_select(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, A
         return update
 
     return agent_node(select, SELECT_NODE)
-
-
-def official_calls(results: Sequence[Any], name: str, rnd: int) -> list[Turn]:
-    """The tool-call records of an official's calls (a selector's, a judge's) in a turn.
-
-    Args:
-        results: The calls' results (each with its ``records``).
-        name: The official.
-        rnd: The turn.
-
-    Returns:
-        The records, with the official's name and the turn (charged with the calls'
-        usage, not again).
-    """
-    return tool_calls_of(results, name, rnd, name)
 
 
 def route_speaker(state: Mapping[str, Any]) -> str:

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END
 
-from debategraph.nodes.agent import agent_of
+from debategraph.nodes.agent import agent_of, tool_calls_of
 from debategraph.nodes.conversation import chat_messages
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.group_chat.selection import official_calls
 from debategraph.nodes.group_chat.setup import (
     CLOSE_TURN_NODE,
     JUDGE,
@@ -217,7 +216,7 @@ def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[An
         if judged:
             spent = Usage.total(r.usage for r in judged)
             update.update(usage_update(JUDGE, spent, judged[-1].model))
-            calls = official_calls(judged, JUDGE, int(state["round"]))
+            calls = tool_calls_of(judged, JUDGE, int(state["round"]), JUDGE)
             if calls:
                 update["transcript"] = calls
         if fired is not None:
