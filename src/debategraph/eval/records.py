@@ -44,6 +44,12 @@ class Outcome:
             model time (seconds, the sum of its calls'), as JSON text
             (``{"solver_1": [120, 40, 2, 0.41]}``).
         usage_by_model: The same per model (its spec, never a key).
+        decision: The decision protocol that gave ``answer`` (its spec:
+            ``plurality``, ``weighted``, ``supermajority:2/3:plurality``, ``judge``...).
+            The tokens and calls of a ``judge`` row include the judge's.
+        rounds: Each round's answers by solver, as JSON text
+            (``[{"solver_1": "18", "solver_2": null}, ...]``): what the debate
+            dynamics are measured from.
     """
 
     mode: str
@@ -58,6 +64,14 @@ class Outcome:
     thread_id: str
     usage_by_agent: str = "{}"
     usage_by_model: str = "{}"
+    decision: str = "plurality"
+    rounds: str = "[]"
+
+    @property
+    def label(self) -> str:
+        """The row's name in summaries: ``mode``, or ``mode/decision`` for a protocol other
+        than plurality."""
+        return self.mode if self.decision == "plurality" else f"{self.mode}/{self.decision}"
 
 
 @dataclass(frozen=True)
@@ -111,3 +125,22 @@ class Comparison:
     a_only: int
     b_only: int
     p_value: float
+
+
+@dataclass(frozen=True)
+class Matched:
+    """A debate mode and the vote of independent samples run at its token budget.
+
+    Attributes:
+        mode: The debate mode.
+        vote_mode: The vote's mode, ``vote@K``: K solvers answer once each, then a
+            plurality vote.
+        k: The vote's solvers.
+        how: One line on how ``k`` was chosen (the debate's mean total tokens per
+            question over the mean tokens of one independent answer).
+    """
+
+    mode: str
+    vote_mode: str
+    k: int
+    how: str

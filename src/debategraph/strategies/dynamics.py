@@ -1,0 +1,175 @@
+"""Debate dynamics: how the solvers' answers move from round to round.
+
+Measured from a finished thread's per-round answers (the solver debate's ``rounds``),
+against a gold answer where one is known (the eval); without it, the measures that need
+no gold (changes, conformity) are still there (``show``).
+
+Definitions (per round ``r >= 2``, against round ``r - 1``):
+
+- a *flip to wrong*: a solver right in round ``r - 1`` and wrong (or abstaining) in
+  round ``r``; a *flip to right*: wrong (or abstaining) in ``r - 1``, right in ``r``;
+- *conformity*: of the solvers whose answer in ``r - 1`` was not that round's plurality
+  answer (the movers), the share whose answer in ``r`` is that plurality answer;
+- a round's *decision*: the plurality of that round's answers;
+- the *oracle*: some solver gave the gold answer in some round; the *loss*: the oracle
+  holds but the final decision is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+
+class RoundDynamics(BaseModel):
+    """One round of one thread.
+
+    Attributes:
+        round: The round (1-based).
+        agents: Solvers in the round.
+        answered: Solvers that gave an answer.
+        correct: Solvers whose answer is the gold (``None`` without gold).
+        plurality: The round's plurality answer (``None`` if all abstained).
+        decision_correct: Whether ``plurality`` is the gold (``None`` without gold).
+        changed: Solvers whose answer differs from their previous round's (0 in round 1).
+        flips_to_wrong: Right in the previous round, not right now (0 in round 1;
+            ``None`` without gold).
+        flips_to_right: Not right in the previous round, right now (likewise).
+        was_right: Solvers right in the previous round (the flips-to-wrong
+            denominator; 0 in round 1; ``None`` without gold).
+        was_wrong: Solvers not right in the previous round (likewise).
+        movers: Solvers whose previous answer was not the previous round's plurality
+            (0 in round 1, or when every solver abstained then).
+        conformed: Movers whose answer now is the previous round's plurality.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    round: int
+    agents: int
+    answered: int
+    correct: int | None
+    plurality: str | None
+    decision_correct: bool | None
+    changed: int
+    flips_to_wrong: int | None
+    flips_to_right: int | None
+    was_right: int | None
+    was_wrong: int | None
+    movers: int
+    conformed: int
+
+
+class Dynamics(BaseModel):
+    """A thread's dynamics.
+
+    Attributes:
+        rounds: Each round's measures, in order.
+        oracle: Some solver gave the gold in some round (``None`` without gold).
+        final: The thread's decided answer (by whatever protocol decided it).
+        final_correct: Whether ``final`` is the gold (``None`` without gold).
+        loss: ``oracle`` holds and ``final_correct`` does not (``None`` without gold).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rounds: tuple[RoundDynamics, ...]
+    oracle: bool | None
+    final: str | None
+    final_correct: bool | None
+    loss: bool | None
+
+
+def thread_dynamics(
+    rounds: Sequence[Mapping[str, str | None]],
+    gold: str | None = None,
+    final: str | None = None,
+) -> Dynamics:
+    """Measure one thread.
+
+    Args:
+        rounds: Each round's answers by solver (``RoundRecord.answers``), in order.
+        gold: The gold answer (``None``: unknown; the gold measures are ``None``).
+        final: The decided answer; default the last round's plurality.
+
+    Returns:
+        The dynamics.
+    """
+    raise NotImplementedError
+
+
+class RoundSummary(BaseModel):
+    """One round over many threads (a mode of the eval).
+
+    Attributes:
+        round: The round.
+        threads: Threads that had this round.
+        agent_accuracy: Correct answers / solver answers (abstentions count wrong).
+        agent_ci: Its 95% Wilson interval.
+        decision_accuracy: Threads whose round plurality was right / threads.
+        decision_ci: Its 95% Wilson interval.
+        flip_to_wrong: Flips to wrong / solvers right the round before (``None`` in
+            round 1 or with no such solver).
+        flip_to_right: Flips to right / solvers wrong the round before (likewise).
+        conformity: Conformed / movers (``None`` in round 1 or with no movers).
+        flips_to_wrong: The count behind ``flip_to_wrong``.
+        flips_to_right: The count behind ``flip_to_right``.
+        movers: The count of movers.
+        conformed: The count of those that conformed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    round: int
+    threads: int
+    agent_accuracy: float
+    agent_ci: tuple[float, float]
+    decision_accuracy: float
+    decision_ci: tuple[float, float]
+    flip_to_wrong: float | None
+    flip_to_right: float | None
+    conformity: float | None
+    flips_to_wrong: int
+    flips_to_right: int
+    movers: int
+    conformed: int
+
+
+class DynamicsSummary(BaseModel):
+    """Many threads' dynamics (with gold): per round, then the oracle and the loss.
+
+    Attributes:
+        threads: Threads summarised.
+        rounds: Per-round summaries, round 1 first.
+        oracle: Share of threads where the oracle holds.
+        oracle_ci: Its 95% Wilson interval.
+        final_accuracy: Share whose final decision is right.
+        loss: Share where the oracle holds and the final decision is wrong.
+        loss_ci: Its 95% Wilson interval.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    threads: int
+    rounds: tuple[RoundSummary, ...]
+    oracle: float
+    oracle_ci: tuple[float, float]
+    final_accuracy: float
+    loss: float
+    loss_ci: tuple[float, float]
+
+
+def summarize_dynamics(threads: Sequence[Dynamics]) -> DynamicsSummary:
+    """Summarise threads measured with gold (a mode's questions).
+
+    Args:
+        threads: Each thread's dynamics (all with gold).
+
+    Returns:
+        The summary.
+
+    Raises:
+        ValueError: If ``threads`` is empty or one was measured without gold.
+    """
+    raise NotImplementedError
