@@ -1,7 +1,7 @@
 """Small composable strategies shared by every graph.
 
-Topologies, answer extractors and aggregators here; who speaks next in
-:mod:`debategraph.strategies.selection` and when a loop ends in
+Topologies, answer extractors, aggregators, decision protocols and debate dynamics
+here; who speaks next in :mod:`debategraph.strategies.selection` and when a loop ends in
 :mod:`debategraph.strategies.termination` (both have an ``llm``: use them as
 ``selection.llm()`` and ``termination.llm(...)``).
 """
@@ -16,6 +16,20 @@ from debategraph.strategies.answers import (
     normalize_choice,
     normalize_number,
     valid_choices,
+)
+from debategraph.strategies.decisions import (
+    Decision,
+    Protocol,
+    decide,
+    judge_needed,
+    parse_protocol,
+    parse_protocols,
+)
+from debategraph.strategies.dynamics import (
+    Dynamics,
+    DynamicsSummary,
+    summarize_dynamics,
+    thread_dynamics,
 )
 from debategraph.strategies.topology import (
     TOPOLOGY_NAMES,
@@ -33,21 +47,31 @@ __all__ = [
     "CHOICES_RULE",
     "CHOICE_LETTERS",
     "TOPOLOGY_NAMES",
+    "Decision",
+    "Dynamics",
+    "DynamicsSummary",
+    "Protocol",
     "Topology",
     "Vote",
     "choice_index",
     "choice_letter",
     "custom",
+    "decide",
     "extract_answer",
     "full",
+    "judge_needed",
     "majority_vote",
     "make_topology",
     "normalize_choice",
     "normalize_number",
+    "parse_protocol",
+    "parse_protocols",
     "ring",
     "selection",
     "solver_names",
     "star",
+    "summarize_dynamics",
     "termination",
+    "thread_dynamics",
     "valid_choices",
 ]

@@ -21,6 +21,9 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from debategraph.strategies.intervals import wilson_interval
+from debategraph.strategies.voting import majority_vote
+
 
 class RoundDynamics(BaseModel):
     """One round of one thread.
@@ -96,7 +99,68 @@ def thread_dynamics(
     Returns:
         The dynamics.
     """
-    raise NotImplementedError
+    measured = tuple(
+        _round(number, answers, rounds[number - 2] if number > 1 else None, gold)
+        for number, answers in enumerate(rounds, start=1)
+    )
+    if final is None and measured:
+        final = measured[-1].plurality
+    if gold is None:
+        return Dynamics(rounds=measured, oracle=None, final=final, final_correct=None, loss=None)
+    oracle = any(answer == gold for answers in rounds for answer in answers.values())
+    final_correct = final == gold
+    return Dynamics(
+        rounds=measured,
+        oracle=oracle,
+        final=final,
+        final_correct=final_correct,
+        loss=oracle and not final_correct,
+    )
+
+
+def _round(
+    number: int,
+    answers: Mapping[str, str | None],
+    before: Mapping[str, str | None] | None,
+    gold: str | None,
+) -> RoundDynamics:
+    """Measure one round against the one before it (``None`` in round 1).
+
+    The round's solvers are the ones counted; one that was not in the round before had
+    no answer there.
+    """
+    plurality = majority_vote(answers).answer
+    right = None if gold is None else {s for s, a in answers.items() if a == gold}
+    changed = movers = conformed = 0
+    flips_to_wrong: int | None = None if gold is None else 0
+    flips_to_right, was_right, was_wrong = flips_to_wrong, flips_to_wrong, flips_to_wrong
+    if before is not None:
+        was = {solver: before.get(solver) for solver in answers}
+        changed = sum(answers[s] != was[s] for s in answers)
+        earlier = majority_vote(before).answer
+        if earlier is not None:
+            moving = [s for s in answers if was[s] != earlier]
+            movers = len(moving)
+            conformed = sum(answers[s] == earlier for s in moving)
+        if right is not None:
+            right_before = {s for s in answers if was[s] == gold}
+            was_right, was_wrong = len(right_before), len(answers) - len(right_before)
+            flips_to_wrong, flips_to_right = len(right_before - right), len(right - right_before)
+    return RoundDynamics(
+        round=number,
+        agents=len(answers),
+        answered=sum(a is not None for a in answers.values()),
+        correct=None if right is None else len(right),
+        plurality=plurality,
+        decision_correct=None if gold is None else plurality == gold,
+        changed=changed,
+        flips_to_wrong=flips_to_wrong,
+        flips_to_right=flips_to_right,
+        was_right=was_right,
+        was_wrong=was_wrong,
+        movers=movers,
+        conformed=conformed,
+    )
 
 
 class RoundSummary(BaseModel):
@@ -172,4 +236,53 @@ def summarize_dynamics(threads: Sequence[Dynamics]) -> DynamicsSummary:
     Raises:
         ValueError: If ``threads`` is empty or one was measured without gold.
     """
-    raise NotImplementedError
+    if not threads:
+        raise ValueError("summarize_dynamics: no threads to summarise")
+    for index, thread in enumerate(threads, start=1):
+        if thread.oracle is None:
+            raise ValueError(f"summarize_dynamics: thread {index} was measured without gold")
+    deepest = max(len(thread.rounds) for thread in threads)
+    rounds = tuple(
+        _summary(number, [t.rounds[number - 1] for t in threads if len(t.rounds) >= number])
+        for number in range(1, deepest + 1)
+    )
+    n = len(threads)
+    oracle = sum(bool(t.oracle) for t in threads)
+    loss = sum(bool(t.loss) for t in threads)
+    return DynamicsSummary(
+        threads=n,
+        rounds=rounds,
+        oracle=oracle / n,
+        oracle_ci=wilson_interval(oracle, n),
+        final_accuracy=sum(bool(t.final_correct) for t in threads) / n,
+        loss=loss / n,
+        loss_ci=wilson_interval(loss, n),
+    )
+
+
+def _summary(number: int, rounds: Sequence[RoundDynamics]) -> RoundSummary:
+    """One round over the threads that had it (all measured with gold)."""
+    agents = sum(r.agents for r in rounds)
+    correct = sum(r.correct or 0 for r in rounds)
+    decided = sum(bool(r.decision_correct) for r in rounds)
+    to_wrong = sum(r.flips_to_wrong or 0 for r in rounds)
+    to_right = sum(r.flips_to_right or 0 for r in rounds)
+    was_right = sum(r.was_right or 0 for r in rounds)
+    was_wrong = sum(r.was_wrong or 0 for r in rounds)
+    movers = sum(r.movers for r in rounds)
+    conformed = sum(r.conformed for r in rounds)
+    return RoundSummary(
+        round=number,
+        threads=len(rounds),
+        agent_accuracy=correct / agents if agents else 0.0,
+        agent_ci=wilson_interval(correct, agents),
+        decision_accuracy=decided / len(rounds),
+        decision_ci=wilson_interval(decided, len(rounds)),
+        flip_to_wrong=to_wrong / was_right if was_right else None,
+        flip_to_right=to_right / was_wrong if was_wrong else None,
+        conformity=conformed / movers if movers else None,
+        flips_to_wrong=to_wrong,
+        flips_to_right=to_right,
+        movers=movers,
+        conformed=conformed,
+    )
