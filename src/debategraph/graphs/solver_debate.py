@@ -1,8 +1,9 @@
-"""Solver debate: N solvers on a sparse topology refine their answers, then vote.
+"""Solver debate: N solvers on a sparse topology refine their answers, then decide.
 
 After "Improving Multi-Agent Debate with Sparse Communication Topology": round 1 each
 solver answers alone; in rounds 2..R each reads only its neighbours' latest answers (and
-its own) and refines; an aggregator takes a majority vote of the final answers.
+its own) and refines; an aggregator applies a decision protocol to the final answers
+(a majority vote by default; a judge where the protocol asks for one).
 
 Graph: ``START -> open_round -> <one node per solver> -> close_round``, then back to
 ``open_round`` (through the review point ``human`` when pausing) or on to
@@ -24,11 +25,14 @@ from debategraph.graphs.skeleton import (
     skeleton,
 )
 from debategraph.nodes import solver_debate as nodes
+from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node, round_router
 from debategraph.nodes.solver_debate.setup import (
     DEFAULT_VIEW_CHARS,
+    JUDGE,
     AgentsLike,
+    DecisionLike,
     TopologyLike,
     solver_setup,
 )
@@ -51,6 +55,8 @@ def build_solver_debate(
     pause_after_round: bool = False,
     view_chars: int | None = DEFAULT_VIEW_CHARS,
     time_limit_s: float | None = None,
+    decision: DecisionLike = "plurality",
+    officials: Sequence[OfficialLike] = (),
     state_schema: type[Any] | None = None,
 ) -> PatternGraph[SolverDebateInput, SolverDebateOutput]:
     """Build the solver debate graph (uncompiled).
@@ -74,6 +80,11 @@ def build_solver_debate(
             {"recursion_limit": recursion_limit(graph)},
         )
         print(result["answer"], result["votes"], result["agreement"])
+
+        # A judge on a model of its own picks among differing final answers:
+        judged = build_solver_debate(
+            spec, decision="judge", officials=[{"name": "judge", "model": "gpt-4o"}]
+        )
         ```
 
     Args:
@@ -94,7 +105,8 @@ def build_solver_debate(
             answer is read with one structured call; ``instructions`` are added to its
             system prompt. Names are unique and non-empty, none a node name of the
             graph: ``open_round``, ``close_round``, ``aggregate``, ``human``, nor
-            ``user``; each names its solver's node, and the topology is over the names.
+            ``user`` (nor ``judge`` when the decision may consult the judge); each names
+            its solver's node, and the topology is over the names.
             A count is ignored when ``topology`` is a mapping or
             :class:`~debategraph.strategies.topology.Topology`, which name their own
             solvers; names must then be the same solvers. Records given as dicts keep
@@ -125,6 +137,22 @@ def build_solver_debate(
         time_limit_s: Seconds the debate may take (``None``: no limit). At the deadline
             the calls in flight are cancelled (recorded as abstentions with the reason),
             none starts after it, and the debate ends ``time_limit``.
+        decision: How the final answers become one: a decision protocol's text
+            (:mod:`debategraph.strategies.decisions`): ``plurality`` (the default: most
+            votes, ties reported), ``weighted`` (highest summed confidence),
+            ``supermajority[:THRESHOLD[:FALLBACK]]``, ``unanimity[:FALLBACK]`` or
+            ``judge`` (an agent reads the final answers and reasons and picks one; it is
+            called only when the answers differ); or a parsed
+            :class:`~debategraph.strategies.decisions.Protocol`. The result's ``answer``,
+            ``votes``, ``agreement`` and ``tie_break`` are the decision's; ``decision``
+            is the whole :class:`~debategraph.state.solver_debate.Decision` (its
+            fallback, reason and judge's model), also kept in ``decisions`` by key.
+        officials: The judge's record (an :class:`~debategraph.state.records.AgentSpec`
+            or a dict ``{"name": "judge", "model": ..., "tools": [...], "agent": ...}``),
+            giving it a model, tools or an agent of its own; without one the judge calls
+            ``model``. Only for a decision that may consult a judge. Its turn (stage
+            ``judge``, agent ``judge``) is in the transcript and its usage is charged
+            to ``judge`` and its model.
         state_schema: State schema; may extend
             :class:`~debategraph.state.solver_debate.SolverDebateState` (the default).
 
@@ -149,7 +177,10 @@ def build_solver_debate(
         setup.max_rounds, setup.token_budget, setup.stop_when_unanimous
     )
     builder.add_node(nodes.CLOSE_ROUND_NODE, loop_node(nodes.make_close_round(conditions)))
-    builder.add_node(nodes.AGGREGATE_NODE, loop_node(nodes.aggregate))
+    builder.add_node(
+        nodes.AGGREGATE_NODE,
+        nodes.make_aggregate(setup.protocol, setup.officials.get(JUDGE), binding),
+    )
     builder.add_edge(START, OPEN_ROUND_NODE)
     builder.add_edge(setup.solvers, nodes.CLOSE_ROUND_NODE)  # waits for every solver
     route, targets = round_router(nodes.AGGREGATE_NODE, pause_after_round=pause_after_round)

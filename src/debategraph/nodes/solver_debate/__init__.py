@@ -10,12 +10,20 @@ those are never read as answers. The modules:
 * :mod:`~debategraph.nodes.solver_debate.views`: what each solver reads, and its prompt;
 * :mod:`~debategraph.nodes.solver_debate.rounds`: the solvers, ``close_round`` and the
   review payload, on the shared loop of :mod:`debategraph.nodes.rounds`;
-* :mod:`~debategraph.nodes.solver_debate.aggregate`: the vote.
+* :mod:`~debategraph.nodes.solver_debate.judge`: the decision (a protocol applied to
+  the final answers, the judge's call where it needs one);
+* :mod:`~debategraph.nodes.solver_debate.aggregate`: the ``aggregate`` node that makes it.
 """
 
 from __future__ import annotations
 
-from debategraph.nodes.solver_debate.aggregate import aggregate
+from debategraph.nodes.solver_debate.aggregate import make_aggregate
+from debategraph.nodes.solver_debate.judge import (
+    JudgeReply,
+    decide_steps,
+    decision_key,
+    judge_prompt,
+)
 from debategraph.nodes.solver_debate.rounds import (
     ChoiceReply,
     SolverReply,
@@ -29,12 +37,16 @@ from debategraph.nodes.solver_debate.setup import (
     AGGREGATE_NODE,
     CLOSE_ROUND_NODE,
     DEFAULT_VIEW_CHARS,
+    JUDGE,
+    JUDGE_STAGE,
     MIN_VIEW_CHARS,
+    OFFICIALS,
     RESERVED_NAMES,
     SOLVE_STAGE,
     SolverSetup,
     check_solver_names,
     check_solvers,
+    decision_protocol,
     solver_setup,
 )
 from debategraph.nodes.solver_debate.views import (
@@ -49,18 +61,26 @@ __all__ = [
     "AGGREGATE_NODE",
     "CLOSE_ROUND_NODE",
     "DEFAULT_VIEW_CHARS",
+    "JUDGE",
+    "JUDGE_STAGE",
     "MIN_VIEW_CHARS",
+    "OFFICIALS",
     "RESERVED_NAMES",
     "SOLVE_STAGE",
     "ChoiceReply",
+    "JudgeReply",
     "SolverReply",
     "SolverSetup",
-    "aggregate",
     "check_question",
     "check_solver_names",
     "check_solvers",
+    "decide_steps",
+    "decision_key",
+    "decision_protocol",
     "gist",
+    "judge_prompt",
     "latest_turns",
+    "make_aggregate",
     "make_close_round",
     "make_solver",
     "question_text",

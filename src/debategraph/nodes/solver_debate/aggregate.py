@@ -1,30 +1,67 @@
-"""The solver debate's end: a majority vote over each solver's latest answer."""
+"""The solver debate's end: the decision protocol applied to each solver's latest answer."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from debategraph.nodes.agent import agent_of
+from debategraph.nodes.dual import agent_node
+from debategraph.nodes.solver_debate.judge import decide_steps, decision_key
+from debategraph.nodes.solver_debate.setup import AGGREGATE_NODE, JUDGE
 from debategraph.nodes.solver_debate.views import latest_turns
+from debategraph.state.base import turn_update
 from debategraph.state.solver_debate import SolverDebateState
-from debategraph.strategies import majority_vote
+from debategraph.strategies.decisions import Protocol
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+    from langgraph.runtime import Runtime
+
+    from debategraph.context import Context
+    from debategraph.models import ModelBinding, Steps
+    from debategraph.state.records import AgentSpec
 
 
-def aggregate(state: SolverDebateState) -> dict[str, Any]:
-    """Majority vote over each solver's latest answer.
+def make_aggregate(
+    protocol: Protocol, judge: AgentSpec | None, model: ModelBinding | None
+) -> Runnable[Any, Any]:
+    """Node that decides the answer from each solver's latest answer and confidence.
+
+    It applies ``protocol`` (:func:`~debategraph.nodes.solver_debate.judge.decide_steps`)
+    and writes the decision's answer, votes, agreement and tie-break, the decision itself
+    and ``decisions`` (by :func:`~debategraph.nodes.solver_debate.judge.decision_key`);
+    when the judge was called, its turn and its usage. The call is bounded by the run's
+    deadline (past it, plurality decides and says why).
 
     Args:
-        state: The debate state.
+        protocol: The decision protocol.
+        judge: The judge official's record (its own model, tools or agent), or ``None``
+            (the judge calls ``model``).
+        model: The graph's model (``None``: the run's context).
 
     Returns:
-        Answer, vote table, agreement ratio and tie-break.
+        The node.
+
+    Raises:
+        ValueError: If the judge's record is not valid (one line).
     """
-    latest = latest_turns(state.get("transcript", []))
-    vote = majority_vote(
-        {s: t.answer for s, t in latest.items()}, {s: t.confidence for s, t in latest.items()}
-    )
-    return {
-        "answer": vote.answer,
-        "votes": vote.votes,
-        "agreement": vote.agreement,
-        "tie_break": vote.tie_break,
-    }
+    agent = agent_of(judge, model, JUDGE) if protocol.may_judge else None
+
+    def aggregate(state: SolverDebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
+        finals = latest_turns(state.get("transcript", []))
+        decision, records = yield from decide_steps(
+            protocol, agent, runtime, state["question"], state.get("choices"), finals
+        )
+        update: dict[str, Any] = {
+            "answer": decision.answer,
+            "votes": decision.votes,
+            "agreement": decision.agreement,
+            "tie_break": decision.tie_break,
+            "decision": decision,
+            "decisions": {decision_key(decision): decision},
+        }
+        if records:
+            update.update(turn_update(*records))
+        return update
+
+    return agent_node(aggregate, AGGREGATE_NODE)

@@ -35,3 +35,21 @@ SOLVER_REFINE = (
 SOLUTION_VIEW = "{agent}: {content}\nAnswer: {answer}"
 
 NO_ANSWER = "(no answer)"
+
+JUDGE_SYSTEM = (
+    "You are the judge of {n_solvers} agents who solved a math word problem and disagree. "
+    "Read each agent's final answer and the gist of its reasoning, check the reasoning step "
+    "by step, and pick the answer that is correct. Answer with one number, exactly as one "
+    "of the agents gave it."
+)
+
+JUDGE_SYSTEM_CHOICE = (
+    "You are the judge of {n_solvers} agents who answered a multiple-choice question and "
+    "disagree. Read each agent's final answer and the gist of its reasoning, check the "
+    "reasoning step by step, and pick the answer that is correct. Answer with the letter of "
+    "one choice that one of the agents gave."
+)
+
+JUDGE_TASK = (
+    "Question: {question}\n\nThe agents' final solutions:\n{finals}\n\nWhich answer is correct?"
+)

@@ -6,9 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
 from debategraph.state.records import AgentSpec, Participant
+from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, Protocol, parse_protocol
 from debategraph.strategies.topology import SINGLE, Topology, make_topology, solver_names
 
 #: One solver as given: its name, or its record (a :class:`Participant` or its dict:
@@ -30,6 +32,20 @@ DEFAULT_VIEW_CHARS = 340
 
 #: The stage of every solver's answer.
 SOLVE_STAGE = "solve"
+#: The stage of the judge's pick (the decision protocol ``judge``, or a fallback to it).
+JUDGE_STAGE = "judge"
+#: The judge's name: the agent its turn and usage are recorded under.
+JUDGE = "judge"
+
+#: The solver debate's officials (agents that are not solvers), with what turns each on:
+#: an official's record gives it a model, tools or an agent of its own.
+OFFICIALS: dict[str, str] = {
+    JUDGE: "decision='judge' (--decision judge), or a supermajority or unanimity that "
+    "falls back to judge",
+}
+
+#: What ``decision`` may be: a protocol's text (``supermajority:3/4:judge``) or a protocol.
+DecisionLike = str | Protocol
 
 #: Node names. ``open_round``, ``close_round`` and ``human`` are the shared round loop's
 #: names: the thread tools know a round boundary by them, and older threads resume.
@@ -55,6 +71,8 @@ class SolverSetup:
         members: The solvers given as records, by name (a solver given by count or
             name alone has none: it is a plain agent on the graph's model).
         tools: The tools of every solver that has no tools (nor agent) of its own.
+        protocol: How the final answers become one (a decision protocol).
+        officials: The officials given records (the judge), by name.
     """
 
     topology: Topology
@@ -66,6 +84,8 @@ class SolverSetup:
     time_limit_s: float | None = None
     members: Mapping[str, AgentSpec] = field(default_factory=dict)
     tools: tuple[Any, ...] = ()
+    protocol: Protocol = field(default_factory=lambda: Protocol(PLURALITY))
+    officials: Mapping[str, AgentSpec] = field(default_factory=dict)
 
     @property
     def round_cap(self) -> int:
@@ -210,6 +230,8 @@ def solver_setup(
     view_chars: int | None,
     time_limit_s: float | None,
     tools: Sequence[Any] = (),
+    decision: DecisionLike = PLURALITY,
+    officials: Sequence[OfficialLike] = (),
 ) -> SolverSetup:
     """Check a solver debate's settings and build its topology.
 
@@ -232,6 +254,19 @@ def solver_setup(
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
         raise ValueError(f"tools must be a list of tools or built-in tool names, got {tools!r}")
     topo, members = make_solvers(agents, topology, neighbours)
+    protocol = decision_protocol(decision)
+    records = officials_of(officials, OFFICIALS, "a solver debate")
+    if JUDGE in records and not protocol.may_judge:
+        raise ValueError(
+            f"official {JUDGE!r} is given a record, but decision {protocol.spec!r} never "
+            f"consults a judge: set {OFFICIALS[JUDGE]}, or drop the judge's record"
+        )
+    taken = [s for s in topo.solvers if s.lower() == JUDGE]
+    if protocol.may_judge and taken:
+        raise ValueError(
+            f"solver name {taken[0]!r} is the judge's (decision {protocol.spec!r}): "
+            "rename the solver"
+        )
     return SolverSetup(
         topology=topo,
         members=members,
@@ -242,4 +277,25 @@ def solver_setup(
         view_chars=view_chars,
         pause_after_round=pause_after_round,
         time_limit_s=time_limit_s,
+        protocol=protocol,
+        officials=records,
     )
+
+
+def decision_protocol(decision: object) -> Protocol:
+    """The ``decision`` setting, parsed: a protocol's text or a protocol.
+
+    Args:
+        decision: As for :func:`~debategraph.graphs.solver_debate.build_solver_debate`.
+
+    Returns:
+        The protocol.
+
+    Raises:
+        ValueError: One line naming the bad value and the protocols allowed.
+    """
+    if isinstance(decision, Protocol):
+        return decision
+    if not isinstance(decision, str):
+        raise ValueError(f"decision {decision!r} is not a protocol: use {PROTOCOL_RULE}")
+    return parse_protocol(decision)
