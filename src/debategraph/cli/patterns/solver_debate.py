@@ -1,4 +1,11 @@
-"""The ``solve`` command: its options, and how a solver debate's progress and result read."""
+"""The ``solve`` command: its options, and how a solver debate's progress and result read.
+
+The result says how its answer was decided (the decision protocol, its fallback or
+reason, the judge's pick) and how the answers moved from round to round (per round, how
+many solvers changed their answer and how many of those off the previous round's
+plurality moved onto it: :func:`~debategraph.strategies.dynamics.thread_dynamics`,
+without gold).
+"""
 
 from __future__ import annotations
 
@@ -12,12 +19,14 @@ from rich.markup import escape
 
 from debategraph.checkpoints.markdown import inline, ranked_table
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
-from debategraph.cli.patterns.shared import TimeLimit, pausing, time_limit_option
+from debategraph.cli.patterns.shared import TimeLimit, pausing, short, time_limit_option
 from debategraph.errors import UsageError
-from debategraph.nodes.solver_debate.setup import CLOSE_ROUND_NODE, DEFAULT_VIEW_CHARS
+from debategraph.nodes.solver_debate.setup import CLOSE_ROUND_NODE, DEFAULT_VIEW_CHARS, OFFICIALS
 from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
+from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, parse_protocol
+from debategraph.strategies.dynamics import thread_dynamics
 from debategraph.strategies.topology import SINGLE, TOPOLOGY_NAMES
 
 #: Solvers when neither ``--agents`` nor ``--agents-file`` is given.
@@ -73,12 +82,29 @@ def solve_command(
             "the solvers answer with its letter.",
         ),
     ] = None,
+    decision: Annotated[
+        str,
+        typer.Option(
+            "--decision",
+            help="How the final answers become one: "
+            + PROTOCOL_RULE.replace("[", "\\[")
+            + ". A judge (an --agents-file entry named judge sets its model) is called "
+            "only when the answers differ.",
+        ),
+    ] = PLURALITY,
 ) -> Launch:
-    """Solvers debate a math question on a communication topology, then vote."""
+    """Solvers debate a math question on a communication topology, then decide.
+
+    The solvers come from ``--agents N`` or ``--agents-file`` (each entry a solver's
+    ``name`` and optional ``model``, ``tools``, ``agent``, ``instructions``; an entry
+    named ``judge`` gives the judge of ``--decision judge`` its own model, tools or agent).
+    """
     if not question.strip():
         raise UsageError('question is empty: give the problem text, e.g. debategraph solve "2+3?"')
+    protocol = decision_option(decision)
+    solvers, officials = roster_option(agents, agents_file)
     settings: dict[str, Any] = {
-        "agents": solvers_option(agents, agents_file),
+        "agents": solvers,
         "max_rounds": rounds,
         "topology": parse_topology(topology),
         "neighbours": neighbours,
@@ -91,6 +117,10 @@ def solve_command(
         settings["time_limit_s"] = seconds
     if tools:
         settings["tools"] = tools_option(tools)
+    if protocol != PLURALITY:
+        settings["decision"] = protocol
+    if officials:
+        settings["officials"] = officials
     graph_input: dict[str, Any] = {"question": question}
     if choices:
         if not valid_choices(choices):
@@ -99,8 +129,28 @@ def solve_command(
     return Launch(settings, graph_input)
 
 
-def solvers_option(agents: int | None, agents_file: str | None) -> int | list[dict[str, Any]]:
-    """The ``agents`` setting: ``--agents N``, or the records of ``--agents-file FILE``.
+def decision_option(value: str) -> str:
+    """``--decision``: a decision protocol, checked before anything runs.
+
+    Args:
+        value: The option's value.
+
+    Returns:
+        The protocol's canonical spec (``supermajority`` -> ``supermajority:2/3:plurality``).
+
+    Raises:
+        UsageError: One line naming the value and the protocols allowed.
+    """
+    try:
+        return parse_protocol(value).spec
+    except ValueError as exc:
+        raise UsageError(f"--decision {value}: {exc}") from None
+
+
+def roster_option(
+    agents: int | None, agents_file: str | None
+) -> tuple[int | list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ``agents`` and ``officials`` settings: ``--agents N``, or ``--agents-file FILE``.
 
     Args:
         agents: ``--agents`` (``None``: not given).
@@ -108,20 +158,22 @@ def solvers_option(agents: int | None, agents_file: str | None) -> int | list[di
 
     Returns:
         The count, or the solvers' records as dicts (as the file gives them: the
-        settings stay JSON, stored with the thread).
+        settings stay JSON, stored with the thread); and the officials' records (an
+        entry named ``judge``).
 
     Raises:
         UsageError: If both are given, or the file is not a valid list of solvers
             (naming the file, the entry's line and the field).
     """
     if agents_file is None:
-        return DEFAULT_AGENTS if agents is None else agents
+        return (DEFAULT_AGENTS if agents is None else agents), []
     if agents is not None:
         raise UsageError(
             f"give --agents {agents} or --agents-file {agents_file}, not both: the file "
             "names the solvers"
         )
-    return read_agents_file(agents_file, Participant).agents
+    roster = read_agents_file(agents_file, Participant, OFFICIALS)
+    return roster.agents, roster.officials
 
 
 def tools_option(tools: list[str]) -> list[str]:
@@ -178,12 +230,20 @@ def parse_topology(value: str) -> str | dict[str, list[str]]:
 
 
 def _summary(values: Values) -> dict[str, Any]:
+    rounds = values.get("rounds", [])
+    decision = values.get("decision")
+    dynamics = thread_dynamics([r.answers for r in rounds], final=values.get("answer"))
     return {
         "answer": values.get("answer"),
         "votes": values.get("votes", {}),
         "agreement": values.get("agreement", 0.0),
         "tie_break": values.get("tie_break"),
-        "rounds": [r.model_dump(include={"round", "answers"}) for r in values.get("rounds", [])],
+        "rounds": [r.model_dump(include={"round", "answers"}) for r in rounds],
+        "decision": decision.model_dump(mode="json") if decision is not None else None,
+        "decisions": {
+            key: d.model_dump(mode="json") for key, d in (values.get("decisions") or {}).items()
+        },
+        "dynamics": dynamics.model_dump(mode="json"),
     }
 
 
@@ -212,6 +272,9 @@ def _describe(settings: Values) -> str:
         shape = f"{n} solvers, {topo}"
     tools = settings.get("tools")
     extra = f", tools {', '.join(map(str, tools))}" if tools else ""
+    decision = settings.get("decision")
+    if decision is not None and str(getattr(decision, "spec", decision)) != PLURALITY:
+        extra += f", decision {getattr(decision, 'spec', decision)}"
     return f"{shape}, {settings['max_rounds']} rounds{extra}{pausing(settings)}"
 
 
@@ -245,13 +308,68 @@ def _headline(result: Values) -> list[str]:
     ]
     if result.get("tie_break"):
         lines.append(f"  {escape(result['tie_break'])}")
+    decided = decision_line(result.get("decision"))
+    if decided:
+        lines.append(f"  {decided}")
+    moved = dynamics_line(result.get("dynamics"))
+    if moved:
+        lines.append(f"  {moved}")
     return lines
 
 
-def votes_markdown(values: Values) -> list[str]:
-    """The voted answer, the vote counts, the agreement and the tie-break, as Markdown.
+def decision_line(decision: Mapping[str, Any] | None) -> str:
+    """How the answer was decided, when it was not a plain plurality vote (Rich markup).
 
-    The solver debate's section of ``export --format md``.
+    Args:
+        decision: The decision's JSON (``None``: a thread of an older version).
+
+    Returns:
+        E.g. ``decided by judge: the judge (MODEL) picked 18``, or
+        ``decided by unanimity:plurality · no unanimity (2 of 3 for 18): plurality
+        decided``; ``""`` for a plain plurality vote.
+    """
+    if not decision:
+        return ""
+    protocol = str(decision["protocol"])
+    reason, model = decision.get("reason"), decision.get("judge_model")
+    if protocol == PLURALITY and not reason:
+        return ""
+    line = f"decided by {escape(protocol)}"
+    if model and decision.get("fallback") in (None, "judge") and decision["answer"] is not None:
+        line += f": the judge ({escape(model)}) picked {escape(str(decision['answer']))}"
+    if reason:
+        line += f" · {escape(short(str(reason), 200))}"
+    return line
+
+
+def dynamics_line(dynamics: Mapping[str, Any] | None) -> str:
+    """How the answers moved after round 1, without gold (Rich markup).
+
+    Per round: how many solvers changed their answer, and of those whose previous answer
+    was not the previous round's plurality, how many moved onto it (conformity).
+
+    Args:
+        dynamics: The thread's dynamics' JSON.
+
+    Returns:
+        E.g. ``dynamics: round 2 1/3 changed, conformity 1/1 · round 3 0/3 changed,
+        conformity 0/1``; ``""`` with one round or none.
+    """
+    rounds = (dynamics or {}).get("rounds") or []
+    parts = []
+    for r in rounds[1:]:
+        conformity = f"{r['conformed']}/{r['movers']}" if r["movers"] else "n/a"
+        parts.append(
+            f"round {r['round']} {r['changed']}/{r['agents']} changed, conformity {conformity}"
+        )
+    return f"dynamics: {' · '.join(parts)}" if parts else ""
+
+
+def votes_markdown(values: Values) -> list[str]:
+    """The decided answer, its votes, agreement, tie-break and decision, as Markdown.
+
+    The decision (how the answer was decided) is shown where it was not a plain
+    plurality vote. The solver debate's section of ``export --format md``.
 
     Args:
         values: The thread's state values.
@@ -272,6 +390,14 @@ def votes_markdown(values: Values) -> list[str]:
         lines += [f"Agreement: {agreement:.2f}", ""]
     if values.get("tie_break"):
         lines += [f"Tie-break: {inline(str(values['tie_break']))}", ""]
+    decision = values.get("decision")
+    if decision is not None and (decision.protocol != PLURALITY or decision.reason):
+        how = f"Decision: {inline(decision.protocol)}"
+        if decision.judge_model:
+            how += f" (judge {inline(decision.judge_model)})"
+        if decision.reason:
+            how += f": {inline(decision.reason)}"
+        lines += [how, ""]
     return lines
 
 
