@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debategraph.eval.records import Comparison, Outcome
-from debategraph.eval.stats import compare, mcnemar_exact, summarize, wilson_interval
+from debategraph.eval.records import Comparison, Matched, Outcome
+from debategraph.eval.stats import (
+    DecisionResult,
+    Report,
+    build_report,
+    compare,
+    match_budgets,
+    mcnemar_exact,
+    mode_dynamics,
+    pareto_front,
+    summarize,
+)
+from debategraph.strategies.intervals import wilson_interval
 
 Z = 1.959963984540054
 
@@ -164,10 +176,78 @@ def test_summarize() -> None:
     assert single.abstention_rate == 0.25
     assert single.prompt_tokens == 100.0
     assert single.completion_tokens == pytest.approx((20 + 10 + 10 + 10) / 4)
+    assert single.tokens == pytest.approx(100.0 + 12.5)
     assert single.calls == 1.0
     assert single.wall_s == 2.0
+    assert single.decision == "plurality"
     assert (vote.n, vote.accuracy, vote.abstention_rate) == (2, 1.0, 0.0)
     assert (ring.n, ring.correct, ring.prompt_tokens, ring.calls) == (3, 2, 1000.0, 9.0)
+    assert ring.tokens == 1010.0
+
+
+# Labels: a mode under other decision protocols
+
+PROTOCOLS = [
+    outcome("debate-full", 1, True),
+    outcome("debate-full", 1, False, decision="judge", prompt_tokens=150),
+    outcome("debate-full", 2, False),
+    outcome("debate-full", 2, True, decision="judge", prompt_tokens=170),
+    outcome("debate-full", 1, True, decision="weighted"),
+    outcome("single", 1, False),
+    outcome("single", 2, False),
+]
+
+
+def test_a_mode_brings_its_protocol_rows_in_the_order_they_appear() -> None:
+    summaries = summarize(PROTOCOLS, ["single", "debate-full"])
+    assert [(s.mode, s.decision, s.n) for s in summaries] == [
+        ("single", "plurality", 2),
+        ("debate-full", "plurality", 2),
+        ("debate-full/judge", "judge", 2),
+        ("debate-full/weighted", "weighted", 1),
+    ]
+    assert summaries[2].prompt_tokens == 160.0
+    assert summaries[2].tokens == 170.0
+    # A protocol row named itself goes where it is named; a label twice counts once.
+    named = summarize(PROTOCOLS, ["debate-full/weighted", "debate-full", "single", "single"])
+    assert [s.mode for s in named] == [
+        "debate-full/weighted",
+        "debate-full",
+        "debate-full/judge",
+        "single",
+    ]
+    assert [s.mode for s in summarize(PROTOCOLS, ["debate-full/judge"])] == ["debate-full/judge"]
+
+
+def test_compare_chooses_the_pairs_that_matter() -> None:
+    rows = [
+        outcome(mode, line, True) for mode in ("single", "vote", "debate-full") for line in (1, 2)
+    ]
+    rows += [outcome("debate-full", line, line == 1, decision="judge") for line in (1, 2)]
+    rows += [outcome("vote@9", line, False) for line in (1, 2)]
+    rows += [outcome("vote@9", line, True, decision="weighted") for line in (1, 2)]
+    matched = [
+        Matched("debate-full", "vote@9", 9, "k = 9"),
+        Matched("debate-ring", "vote@5", 5, ""),
+    ]
+    pairs = [
+        (c.a, c.b, c.a_only, c.b_only)
+        for c in compare(rows, ["single", "vote", "debate-full", "vote@9"], matched)
+    ]
+    assert pairs == [
+        # every pair of plain modes, the matched vote left out
+        ("single", "vote", 0, 0),
+        ("single", "debate-full", 0, 0),
+        ("vote", "debate-full", 0, 0),
+        # each protocol row against its own mode
+        ("debate-full", "debate-full/judge", 1, 0),
+        ("vote@9", "vote@9/weighted", 0, 2),
+        # each debate mode against its matched vote (debate-ring has no rows)
+        ("debate-full", "vote@9", 2, 0),
+    ]
+    # Without the Matched records vote@9 is a plain mode like any other.
+    plain = [(c.a, c.b) for c in compare(rows, ["single", "vote@9"])]
+    assert plain == [("single", "vote@9"), ("vote@9", "vote@9/weighted")]
 
 
 def test_compare_pairs_on_lines() -> None:
@@ -191,12 +271,228 @@ def test_compare_counts_discordant_pairs() -> None:
 
 def test_duplicate_outcome_is_an_error() -> None:
     rows = [outcome("single", 1, True), outcome("single", 1, False)]
-    with pytest.raises(ValueError, match="line 1"):
+    with pytest.raises(ValueError, match=r"^two outcomes for 'single', line 1$"):
         summarize(rows, ["single"])
     with pytest.raises(ValueError, match="line 1"):
         compare(rows, ["single"])
+    judged = [outcome("vote", 2, True, decision="judge")] * 2
+    with pytest.raises(ValueError, match=r"^two outcomes for 'vote/judge', line 2$"):
+        build_report(judged, ["vote"])
 
 
 def test_empty() -> None:
     assert summarize([], ["single", "vote"]) == []
     assert compare([], ["single", "vote"]) == []
+    report = build_report([], ["single"], [Matched("debate-full", "vote@9", 9, "")])
+    assert report == Report((), (), (), (), ())
+
+
+# Matched budgets
+
+
+def budget_rows(vote_tokens: int) -> list[Outcome]:
+    """debate-full: 1000 tokens a question, right on 1-6; vote@9: right on 1-3 and 7-10."""
+    rows = [
+        outcome("debate-full", line, line <= 6, prompt_tokens=900, completion_tokens=100)
+        for line in range(1, 11)
+    ]
+    rows += [
+        outcome(
+            "vote@9",
+            line,
+            line <= 3 or line >= 7,
+            prompt_tokens=vote_tokens - 50,
+            completion_tokens=50,
+        )
+        for line in range(1, 11)
+    ]
+    rows.append(outcome("vote@9", 11, True, prompt_tokens=10**6))  # unpaired: not counted
+    rows.append(outcome("debate-full", 1, False, decision="judge"))  # a protocol row: ignored
+    return rows
+
+
+MATCH = Matched("debate-full", "vote@9", 9, "k = 9: 1000 tokens / 111 per answer")
+
+
+def test_matched_budget() -> None:
+    (result,) = match_budgets(budget_rows(1100), [MATCH])
+    assert (result.mode, result.vote_mode, result.k, result.how) == (
+        "debate-full",
+        "vote@9",
+        9,
+        MATCH.how,
+    )
+    assert (result.n, result.tokens, result.vote_tokens) == (10, 1000.0, 1100.0)
+    assert result.ratio == pytest.approx(1.1)
+    assert result.within  # exactly 10% more
+    assert (result.accuracy, result.vote_accuracy) == (0.6, 0.7)
+    assert (result.a_only, result.b_only) == (3, 4)
+    assert result.p_value == mcnemar_exact(3, 4) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("vote_tokens", "within"), [(900, True), (899, False), (1101, False), (1000, True)]
+)
+def test_matched_budget_within_ten_percent(vote_tokens: int, within: bool) -> None:
+    (result,) = match_budgets(budget_rows(vote_tokens), [MATCH])
+    assert result.within is within
+    assert result.ratio == pytest.approx(vote_tokens / 1000)
+
+
+def test_matched_budget_edges() -> None:
+    free = [outcome("debate-full", 1, True, prompt_tokens=0, completion_tokens=0)]
+    free += [outcome("vote@9", 1, True, prompt_tokens=0, completion_tokens=0)]
+    (result,) = match_budgets(free, [MATCH])
+    assert (result.ratio, result.within) == (None, True)
+    unpaired = [outcome("debate-full", 1, True), outcome("vote@9", 2, True)]
+    assert match_budgets(unpaired, [MATCH]) == []
+    assert match_budgets(free[:1], [MATCH]) == []
+
+
+# Pareto front
+
+
+def point(label: str, tokens: int, right: int, n: int = 10) -> list[Outcome]:
+    return [
+        outcome(label, line, line <= right, prompt_tokens=tokens, completion_tokens=0)
+        for line in range(1, n + 1)
+    ]
+
+
+def test_pareto_front() -> None:
+    rows = point("single", 100, 3)
+    rows += point("vote", 300, 5)
+    rows += point("cheap-bad", 100, 2)  # same tokens as single, lower accuracy: dominated
+    rows += point("debate", 900, 5)  # as accurate as vote, dearer: dominated
+    rows += point("debate-full", 1000, 8)
+    rows += point("twin", 1000, 8)  # the same point as debate-full: neither dominates
+    rows += point("dear", 2000, 7)
+    labels = ["single", "vote", "cheap-bad", "debate", "debate-full", "twin", "dear"]
+    summaries = summarize(rows, labels)
+    assert pareto_front(summaries) == ["single", "vote", "debate-full", "twin"]
+    assert build_report(rows, labels).pareto == ("single", "vote", "debate-full", "twin")
+    assert pareto_front(summaries[:1]) == ["single"]
+    assert pareto_front([]) == []
+
+
+# Debate dynamics
+
+GOLD = "42"
+# Three solvers, two rounds, four questions (gold 42):
+# 1: 42,7,7 -> 7,7,7   solver 1 flips to wrong and conforms; decision wrong, a loss
+# 2: 42,42,5 -> all 42 solver 3 flips to right and conforms; decision right
+# 3: 5,5,6 -> 5,5,42   solver 3 flips to right, does not conform; decision wrong, a loss
+# 4: all 42 twice      nothing moves
+ROUNDS = {
+    1: [{"s1": "42", "s2": "7", "s3": "7"}, {"s1": "7", "s2": "7", "s3": "7"}],
+    2: [{"s1": "42", "s2": "42", "s3": "5"}, {"s1": "42", "s2": "42", "s3": "42"}],
+    3: [{"s1": "5", "s2": "5", "s3": "6"}, {"s1": "5", "s2": "5", "s3": "42"}],
+    4: [{"s1": "42", "s2": "42", "s3": "42"}] * 2,
+}
+FINAL = {1: "7", 2: "42", 3: "5", 4: "42"}
+JUDGED = {1: "42", 2: "42", 3: "5", 4: "42"}
+
+
+def dynamics_rows() -> list[Outcome]:
+    rows = []
+    for line, rounds in ROUNDS.items():
+        text = json.dumps(rounds)
+        for decision, answers in (("plurality", FINAL), ("judge", JUDGED)):
+            answer = answers[line]
+            rows.append(
+                outcome(
+                    "debate-full",
+                    line,
+                    answer == GOLD,
+                    answer=answer,
+                    gold=GOLD,
+                    rounds=text,
+                    decision=decision,
+                )
+            )
+        single = json.dumps(rounds[:1])  # one round: no dynamics
+        rows.append(outcome("single", line, True, gold=GOLD, rounds=single))
+    rows.append(outcome("debate-ring", 1, True, gold=GOLD))  # rounds never recorded
+    return rows
+
+
+def test_mode_dynamics() -> None:
+    (entry,) = mode_dynamics(dynamics_rows(), ["single", "debate-ring", "debate-full"])
+    assert entry.mode == "debate-full"
+    summary = entry.summary
+    assert summary.threads == 4
+    first, second = summary.rounds
+    assert (first.round, first.threads) == (1, 4)
+    assert first.agent_accuracy == 6 / 12
+    assert first.decision_accuracy == 2 / 4
+    assert (first.flip_to_wrong, first.flip_to_right, first.conformity) == (None, None, None)
+    assert second.agent_accuracy == 7 / 12
+    assert second.agent_ci == wilson_interval(7, 12)
+    assert second.decision_accuracy == 2 / 4
+    assert (second.flips_to_wrong, second.flip_to_wrong) == (1, 1 / 6)  # of 6 right before
+    assert (second.flips_to_right, second.flip_to_right) == (2, 2 / 6)  # of 6 wrong before
+    assert (second.movers, second.conformed, second.conformity) == (3, 2, 2 / 3)
+    assert (summary.oracle, summary.final_accuracy, summary.loss) == (1.0, 0.5, 0.5)
+    assert entry.decisions == (
+        DecisionResult(
+            label="debate-full",
+            decision="plurality",
+            threads=4,
+            oracle=1.0,
+            oracle_ci=wilson_interval(4, 4),
+            final_accuracy=0.5,
+            final_ci=wilson_interval(2, 4),
+            loss=0.5,
+            loss_ci=wilson_interval(2, 4),
+        ),
+        DecisionResult(
+            label="debate-full/judge",
+            decision="judge",
+            threads=4,
+            oracle=1.0,
+            oracle_ci=wilson_interval(4, 4),
+            final_accuracy=0.75,
+            final_ci=wilson_interval(3, 4),
+            loss=0.25,
+            loss_ci=wilson_interval(1, 4),
+        ),
+    )
+
+
+def test_mode_dynamics_needs_two_rounds() -> None:
+    one_round = [r for r in dynamics_rows() if r.mode != "debate-full"]
+    assert mode_dynamics(one_round, ["single", "debate-ring"]) == []
+
+
+def test_bad_rounds_is_one_line() -> None:
+    rows = [outcome("debate-full", 3, True, rounds='{"s1": "42"}', decision="judge")]
+    two_rounds = json.dumps(ROUNDS[2])
+    message = r"^'debate-full/judge', line 3: rounds must be a JSON list of \{solver: answer\}"
+    with pytest.raises(ValueError, match=message):
+        mode_dynamics([outcome("debate-full", 3, True, rounds=two_rounds), *rows], ["debate-full"])
+    with pytest.raises(ValueError, match="line 5: rounds must be"):
+        mode_dynamics([outcome("vote", 5, True, rounds="not json")], ["vote"])
+
+
+def test_build_report() -> None:
+    rows = dynamics_rows()
+    rows += [
+        outcome("vote@9", line, True, gold=GOLD, rounds=json.dumps(ROUNDS[line][:1]))
+        for line in ROUNDS
+    ]
+    report = build_report(rows, ["single", "debate-full", "vote@9"], [MATCH])
+    assert [s.mode for s in report.summaries] == [
+        "single",
+        "debate-full",
+        "debate-full/judge",
+        "vote@9",
+    ]
+    assert [(c.a, c.b) for c in report.comparisons] == [
+        ("single", "debate-full"),
+        ("debate-full", "debate-full/judge"),
+        ("debate-full", "vote@9"),
+    ]
+    assert [(m.vote_mode, m.n, m.a_only, m.b_only) for m in report.matched] == [("vote@9", 4, 0, 2)]
+    assert [d.mode for d in report.dynamics] == ["debate-full"]
+    # All at 110 tokens a question; single and vote@9 right on every line, tied on the front.
+    assert report.pareto == ("single", "vote@9")
