@@ -103,3 +103,66 @@ def band(p: float, n: int, z: float = 3.29) -> tuple[float, float]:
     """The binomial band ``p +- z * sd`` of a proportion over ``n`` trials (99.9% at 3.29)."""
     half = z * math.sqrt(p * (1 - p) / n)
     return p - half, p + half
+
+
+#: Who a solver's prompt is for, and each solution it reads after round 1 (its solver
+#: and answer: ``SOLUTION_VIEW`` is ``"{agent}: {gist}\nAnswer: {answer}"``).
+_SOLVER = re.compile(r"You are (solver_\d+), one of \d+ agents")
+_OWN = re.compile(r"^Your previous answer: (.+)$", re.MULTILINE)
+_PEER = re.compile(r"^(solver_\d+): .*\nAnswer: (.+)$", re.MULTILINE)
+
+
+def previous_round(request: dict[str, Any]) -> dict[str, str | None] | None:
+    """The previous round's answers a refining solver reads, in solver order.
+
+    Its own (``Your previous answer``) and its neighbours' (each solution's ``Answer:``
+    line); ``None`` for a first-round prompt. With the ``full`` topology that is the whole
+    previous round, so its plurality is the one the debate's dynamics measure.
+    """
+    text = _user_text(request)
+    own = _OWN.search(text)
+    solver = _SOLVER.search(" ".join(str(m.get("content", "")) for m in request["messages"]))
+    if own is None or solver is None:
+        return None
+    answers = {solver.group(1): own.group(1), **dict(_PEER.findall(text))}
+    ordered = sorted(answers.items(), key=lambda item: int(item[0].split("_")[1]))
+    return {s: None if a == "(no answer)" else a for s, a in ordered}
+
+
+def herd_responder(
+    p: float,
+    c: float = 0.0,
+    wrong: int = 10**9,
+    seed: int = 0,
+    sure: float = 0.9,
+    unsure: float = 0.2,
+) -> Callable[[dict[str, Any]], Any]:
+    """A solver that follows the herd with probability ``c``, else answers right with ``p``.
+
+    After round 1, with probability ``c`` a call answers the previous round's plurality
+    (``majority_vote`` of the answers it reads, in solver order: the debate's own
+    tie-break); otherwise, and in round 1, it answers its question's gold with probability
+    ``p``, else ``gold + k`` with ``k`` uniform in ``1..wrong`` (the default ``wrong`` makes
+    two wrong answers coincide with negligible probability; ``wrong=1`` is one common
+    mistake). Its confidence is ``sure`` when its answer is the gold, else ``unsure``. Draws
+    are seeded by the whole request, as :func:`chance_responder`'s.
+    """
+    from debategraph.strategies.voting import majority_vote  # the debate's own vote
+
+    def respond(request: dict[str, Any]) -> dict[str, Any]:
+        text = json.dumps(request.get("messages", []), sort_keys=True)
+        rng = random.Random(hashlib.sha256(f"{seed}:{text}".encode()).digest())
+        found = _ITEM.search(_user_text(request))
+        gold = str(gold_of(int(found.group(1))) if found else 0)
+        before = previous_round(request)
+        herd = majority_vote(before).answer if before is not None else None
+        if herd is not None and rng.random() < c:
+            answer = herd
+        elif rng.random() < p:
+            answer = gold
+        else:
+            answer = str(int(gold) + rng.randint(1, wrong))
+        confidence = sure if answer == gold else unsure
+        return {"reasoning": f"so it is {answer}", "answer": answer, "confidence": confidence}
+
+    return respond
