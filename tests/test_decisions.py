@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 
 import pytest
@@ -37,8 +38,8 @@ ALL_18 = {"s1": "18", "s2": "18", "s3": "18"}
 
 def decided(
     text: str,
-    answers: dict[str, str | None],
-    confidences: dict[str, float | None] | None = None,
+    answers: Mapping[str, str | None],
+    confidences: Mapping[str, float | None] | None = None,
     *,
     judged: str | None = None,
     judge_reason: str | None = None,
@@ -441,7 +442,7 @@ def test_unanimity_falling_back_to_the_judge_with_one_answer_left_asks_nobody() 
 def test_decisions_are_frozen_and_refuse_unknown_fields() -> None:
     decision = decided("plurality", SPLIT)
     with pytest.raises(ValueError, match="frozen"):
-        decision.answer = "7"  # type: ignore[misc]
+        decision.answer = "7"
     with pytest.raises(ValueError, match="extra"):
         Decision.model_validate({**decision.model_dump(), "colour": "red"})
     assert Decision.model_validate_json(decision.model_dump_json()) == decision

@@ -189,7 +189,7 @@ def test_properties(rounds: list[dict[str, str | None]], gold: str) -> None:
         assert now.was_right is not None and now.was_wrong is not None
         assert now.was_right + now.was_wrong == now.agents
         # Right now = right before - flips to wrong + flips to right.
-        assert now.correct == before.correct - (now.flips_to_wrong or 0) + (now.flips_to_right or 0)
+        assert now.correct == now.was_right - (now.flips_to_wrong or 0) + (now.flips_to_right or 0)
         assert 0 <= now.conformed <= now.movers <= now.agents
         assert now.changed >= (now.flips_to_wrong or 0) + (now.flips_to_right or 0)
     without = thread_dynamics(rounds)
