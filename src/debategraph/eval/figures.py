@@ -7,6 +7,7 @@ left alone. matplotlib is imported inside the functions: it is slow to import.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
@@ -60,7 +61,10 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
 
 
 def _place_labels(
-    figure: Figure, axes: Axes, points: Sequence[tuple[str, float, float, float, float]]
+    figure: Figure,
+    axes: Axes,
+    points: Sequence[tuple[str, float, float, float, float]],
+    segments: Sequence[tuple[float, float, float, float]] = (),
 ) -> None:
     """Label each point where its text covers the fewest other labels, points and bars.
 
@@ -73,6 +77,8 @@ def _place_labels(
         figure: The figure (on an Agg canvas, its layout fixed).
         axes: The axes of the points.
         points: ``(label, x, y, ci_low, ci_high)`` in data coordinates.
+        segments: Horizontal or vertical lines to keep clear, ``(x0, y0, x1, y1)`` in
+            data coordinates.
     """
     axes.autoscale_view()  # limits final (the layout is fixed): pixel positions are too
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
@@ -87,6 +93,9 @@ def _place_labels(
         _, bottom = to_pixels((x, low))
         _, top = to_pixels((x, high))
         obstacles.append((px - 2, bottom, px + 2, top))
+    for x0, y0, x1, y1 in segments:
+        (ax, ay), (bx, by) = to_pixels((x0, y0)), to_pixels((x1, y1))
+        obstacles.append((min(ax, bx) - 2, min(ay, by) - 2, max(ax, bx) + 2, max(ay, by) + 2))
     for label, x, y, _, _ in sorted(points, key=lambda p: (p[1], -p[2])):
         px, py = to_pixels((x, y))
         probe = axes.text(x, y, label, fontsize=8)
@@ -229,10 +238,13 @@ def accuracy_figure(summaries: Sequence[LabelSummary], pareto: Sequence[str]) ->
     axes.grid(alpha=0.3)
     if handles:
         axes.legend(handles=handles, loc="best", fontsize=8)
+    steps = [(a.tokens, a.accuracy, b.tokens, a.accuracy) for a, b in itertools.pairwise(front)]
+    steps += [(b.tokens, a.accuracy, b.tokens, b.accuracy) for a, b in itertools.pairwise(front)]
     _place_labels(
         figure,
         axes,
         [(s.mode, s.tokens, s.accuracy, s.ci_low, s.ci_high) for s in summaries],
+        steps,
     )
     return figure
 
