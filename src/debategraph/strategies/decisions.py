@@ -27,9 +27,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from pydantic import BaseModel, ConfigDict
-
+from debategraph.state.solver_debate import Decision
 from debategraph.strategies.voting import Vote, majority_vote
+
+# ``Decision`` (what a protocol decided) is the solver debate state's record, defined in the
+# state layer because checkpoints store it; it is made here and re-exported from here.
+__all__ = [
+    "ABSTAIN",
+    "DEFAULT_THRESHOLD",
+    "FALLBACKS",
+    "JUDGE",
+    "PLURALITY",
+    "PROTOCOL_NAMES",
+    "PROTOCOL_RULE",
+    "SUPERMAJORITY",
+    "UNANIMITY",
+    "WEIGHTED",
+    "Decision",
+    "Protocol",
+    "decide",
+    "judge_needed",
+    "parse_protocol",
+    "parse_protocols",
+]
 
 PLURALITY = "plurality"
 WEIGHTED = "weighted"
@@ -110,36 +130,6 @@ class Protocol:
     def may_judge(self) -> bool:
         """Whether the protocol may consult the judge (it is ``judge``, or falls back to it)."""
         return self.name == JUDGE or self.fallback == JUDGE
-
-
-class Decision(BaseModel):
-    """What a protocol decided from the final answers.
-
-    Attributes:
-        protocol: The protocol's spec.
-        answer: The decided answer; ``None`` when every solver abstained, or the
-            protocol fell back to ``abstain``.
-        votes: Answer -> number of solvers that gave it (most first).
-        agreement: Solvers that gave ``answer`` divided by the number of solvers.
-        abstentions: Solvers with no answer.
-        tie_break: How a tie was broken, ``None`` when there was none.
-        fallback: The fallback that decided, ``None`` when the protocol itself did.
-        reason: One line on how the answer was reached when it is not the plain
-            protocol's (a fallback, a judge that gave no answer), else ``None``.
-        judge_model: The judge's model (its label, never a key), where a judge decided.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    protocol: str
-    answer: str | None
-    votes: dict[str, int]
-    agreement: float
-    abstentions: int
-    tie_break: str | None = None
-    fallback: str | None = None
-    reason: str | None = None
-    judge_model: str | None = None
 
 
 def parse_protocol(text: str) -> Protocol:
