@@ -69,8 +69,7 @@ class Outcome:
 
     @property
     def label(self) -> str:
-        """The row's name in summaries: ``mode``, or ``mode/decision`` for a protocol other
-        than plurality."""
+        """The row's name in summaries: ``mode``, or ``mode/decision`` beside plurality."""
         return self.mode if self.decision == "plurality" else f"{self.mode}/{self.decision}"
 
 
