@@ -54,7 +54,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +62,7 @@ from typing import Any
 from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
 
 from debategraph.eval.datasets import load_gsm8k
-from debategraph.eval.records import Comparison, ModeSummary
-from debategraph.eval.report import markdown_table
+from debategraph.eval.report import markdown_table, read_report
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GSM8K = REPO_ROOT.parent / "shared" / "data" / "gsm8k" / "test.jsonl"
@@ -490,10 +489,8 @@ def publish(
     docs.mkdir(parents=True, exist_ok=True)
     for path in files.values():
         shutil.copyfile(path, docs / path.name)
-    summaries = [
-        ModeSummary(**{f.name: m[f.name] for f in fields(ModeSummary)}) for m in result["modes"]
-    ]
-    comparisons = [Comparison(**c) for c in result["comparisons"]]
+    report = read_report(result)
+    summaries = report.summaries
     meta = result["meta"]
     day = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     lines = [
@@ -508,12 +505,15 @@ def publish(
         "A 135M-parameter model proves the wiring (every mode runs, is checkpointed and "
         "scored), not the method: its accuracy says nothing about debate on a capable model.",
         "",
-        markdown_table(summaries, comparisons).rstrip("\n"),
+        markdown_table(report).rstrip("\n"),
         "",
         "Files: [results.json](results.json), [results.csv](results.csv) (one row per "
-        "question and mode), [accuracy.png](accuracy.png).",
+        "question, mode and decision protocol), [accuracy.png](accuracy.png), "
+        "[dynamics.png](dynamics.png).",
         "",
-        "![Accuracy against prompt tokens](accuracy.png)",
+        "![Accuracy against total tokens per question, Pareto front marked](accuracy.png)",
+        "",
+        "![Debate dynamics per round](dynamics.png)",
         "",
     ]
     (docs / "results.md").write_text("\n".join(lines), encoding="utf-8")
