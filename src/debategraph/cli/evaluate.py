@@ -1,11 +1,18 @@
-"""``debategraph eval gsm8k|mcq``: accuracy, cost and paired tests of solver modes on a dataset."""
+"""``debategraph eval gsm8k|mcq|arithmetic``: accuracy, cost and paired tests of solver modes.
+
+The run is three steps, each its own function: :func:`build_plan` checks every option
+and makes the :class:`~debategraph.eval.runner.EvalPlan`; :func:`execute` runs (or reads
+back) every thread of the plan on the questions and returns what it found, printing
+nothing; :func:`write_report` writes the result files and prints the tables.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import tempfile
 import time
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,15 +23,14 @@ from debategraph.cli.app import app
 from debategraph.cli.options import BaseUrlOpt, JsonOpt, ModelOpt, RetriesOpt, TimeoutOpt
 from debategraph.cli.render import emit_json, err, fail, model_label, out
 from debategraph.errors import DebategraphError, UsageError
+from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
 from debategraph.eval.modes import MODES
 from debategraph.models.spec import LOCAL, ModelSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from debategraph.eval.datasets import Loaded
+    from debategraph.eval.modes import RosterMode
     from debategraph.eval.records import Item, Outcome
-    from debategraph.eval.runner import EvalPlan
+    from debategraph.eval.runner import EvalPlan, EvalRun, OnOutcome
 
 eval_app = typer.Typer(
     name="eval",
@@ -38,6 +44,8 @@ app.add_typer(eval_app)
 #: Where the checkpoints go unless ``--db`` says otherwise: inside ``--out``, so one
 #: folder holds an eval's threads and its results, and the same command resumes it.
 CHECKPOINTS_FILE = "checkpoints.sqlite"
+#: ``--modes`` when not given: every built-in mode.
+DEFAULT_MODES = ",".join(MODES)
 
 
 DatasetOpt = Annotated[
@@ -48,10 +56,133 @@ DatasetOpt = Annotated[
         "(the gold number after '#### '), mcq lines question, choices and answer (a letter).",
     ),
 ]
+LimitOpt = Annotated[int | None, typer.Option("--limit", help="Questions to run \\[default: all].")]
+OffsetOpt = Annotated[int, typer.Option("--offset", help="Questions to skip first.")]
+ModesOpt = Annotated[
+    str,
+    typer.Option(
+        "--modes",
+        help=f"Comma-separated: {', '.join(MODES)}, or NAME=AGENTS_FILE (the file's solvers "
+        "debate like debate-ring, each on its own model; an entry named judge judges).",
+    ),
+]
+DecisionsOpt = Annotated[
+    str,
+    typer.Option(
+        "--decisions",
+        help="Comma-separated decision protocols applied to the same finished threads: "
+        "plurality, weighted, supermajority[:THRESHOLD[:FALLBACK]], unanimity[:FALLBACK], "
+        "judge (only the judge calls a model). Plurality, the mode's own row, is always in.",
+    ),
+]
+JudgeModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-model",
+        help="The judge's model: local, NAME (at the run's endpoint) or NAME@BASE_URL "
+        "\\[default: the run's model; a roster mode's judge entry wins].",
+    ),
+]
+MatchedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--matched/--no-matched",
+        help="Run each debate mode's vote of independent samples at its token budget (vote@K).",
+    ),
+]
+AgentsOpt = Annotated[int, typer.Option("--agents", help="Solvers of the vote and debate modes.")]
+RoundsOpt = Annotated[int, typer.Option("--rounds", help="Rounds of the debate modes.")]
+NeighboursOpt = Annotated[
+    int, typer.Option("--neighbours", help="Solvers each one hears on the ring.")
+]
+ParallelOpt = Annotated[int, typer.Option("--parallel", help="Questions in flight at once.")]
 OutOpt = Annotated[
     Path | None,
-    typer.Option("--out", help="Folder for the results \\[default: eval-gsm8k or eval-mcq]."),
+    typer.Option("--out", help="Folder for the results \\[default: eval-KIND]."),
 ]
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help=f"Checkpoint database (SQLite path or Postgres URL) "
+        f"\\[default: {CHECKPOINTS_FILE} in --out].",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """The options every ``eval`` command shares.
+
+    Attributes:
+        modes: ``--modes``.
+        decisions: ``--decisions``.
+        judge_model: ``--judge-model``.
+        matched: ``--matched/--no-matched``.
+        shape: ``--agents``, ``--rounds``, ``--neighbours``.
+        parallel: ``--parallel``.
+        out_dir: ``--out``.
+        spec: The model.
+        db: ``--db`` (``None``: a file in ``--out``).
+        json_output: ``--json``.
+    """
+
+    modes: str
+    decisions: str
+    judge_model: str | None
+    matched: bool
+    shape: tuple[int, int, int]
+    parallel: int
+    out_dir: Path
+    spec: ModelSpec
+    db: str | None
+    json_output: bool
+
+    @property
+    def checkpoints(self) -> str:
+        """The checkpoint database: ``--db``, else a file in ``--out``."""
+        return self.db or str(self.out_dir / CHECKPOINTS_FILE)
+
+
+@dataclass(frozen=True)
+class Questions:
+    """The questions an eval runs, and what to record about where they came from.
+
+    Attributes:
+        items: The questions (after ``--offset`` and ``--limit``).
+        meta: Their source's entries of ``results.json``'s meta.
+        notes: Lines to tell the user (skipped lines, a clamped limit).
+        generated: Questions to write to ``questions.jsonl`` in ``--out`` (a generated
+            task's); empty for a dataset file.
+    """
+
+    items: list[Item]
+    meta: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    generated: tuple[Item, ...] = ()
+
+
+def _options(
+    modes: str,
+    decisions: str,
+    judge_model: str | None,
+    matched: bool,
+    shape: tuple[int, int, int],
+    parallel: int,
+    out_dir: Path,
+    model: str,
+    base_url: str | None,
+    timeout: float | None,
+    max_retries: int,
+    db: str | None,
+    json_output: bool,
+) -> EvalOptions:
+    spec = ModelSpec(
+        model=model, base_url=base_url, timeout_s=timeout, max_retries=max_retries
+    ).validated()
+    return EvalOptions(
+        modes, decisions, judge_model, matched, shape, parallel, out_dir, spec, db, json_output
+    )
 
 
 def _eval_command(kind: str) -> Callable[..., None]:
@@ -59,57 +190,34 @@ def _eval_command(kind: str) -> Callable[..., None]:
 
     def command(
         dataset: DatasetOpt,
-        limit: Annotated[
-            int | None, typer.Option("--limit", help="Questions to run \\[default: all].")
-        ] = None,
-        offset: Annotated[int, typer.Option("--offset", help="Questions to skip first.")] = 0,
+        limit: LimitOpt = None,
+        offset: OffsetOpt = 0,
         seed: Annotated[
             int | None,
             typer.Option("--seed", help="Shuffle the questions with this seed before --offset."),
         ] = None,
-        modes: Annotated[
-            str, typer.Option("--modes", help=f"Comma-separated: {', '.join(MODES)}.")
-        ] = ",".join(MODES),
-        agents: Annotated[
-            int, typer.Option("--agents", help="Solvers of the vote and debate modes.")
-        ] = 3,
-        rounds: Annotated[int, typer.Option("--rounds", help="Rounds of the debate modes.")] = 2,
-        neighbours: Annotated[
-            int, typer.Option("--neighbours", help="Solvers each one hears on the ring.")
-        ] = 1,
-        parallel: Annotated[
-            int, typer.Option("--parallel", help="Questions in flight at once.")
-        ] = 4,
+        modes: ModesOpt = DEFAULT_MODES,
+        decisions: DecisionsOpt = "plurality",
+        judge_model: JudgeModelOpt = None,
+        matched: MatchedOpt = True,
+        agents: AgentsOpt = 3,
+        rounds: RoundsOpt = 2,
+        neighbours: NeighboursOpt = 1,
+        parallel: ParallelOpt = 4,
         out_dir: OutOpt = None,
         model: ModelOpt = LOCAL,
         base_url: BaseUrlOpt = None,
         timeout: TimeoutOpt = None,
         max_retries: RetriesOpt = 2,
-        db: Annotated[
-            str | None,
-            typer.Option(
-                "--db",
-                help=f"Checkpoint database (SQLite path or Postgres URL) "
-                f"\\[default: {CHECKPOINTS_FILE} in --out].",
-            ),
-        ] = None,
+        db: DbOpt = None,
         json_output: JsonOpt = False,
     ) -> None:
-        spec = ModelSpec(
-            model=model, base_url=base_url, timeout_s=timeout, max_retries=max_retries
-        ).validated()
-        run_eval(
-            kind,
-            dataset,
-            selection=(offset, limit, seed),
-            modes=modes,
-            shape=(agents, rounds, neighbours),
-            parallel=parallel,
-            out_dir=out_dir or Path(f"eval-{kind}"),
-            spec=spec,
-            db=db,
-            json_output=json_output,
-        )
+        options = _options(
+            modes, decisions, judge_model, matched, (agents, rounds, neighbours), parallel,
+            out_dir or Path(f"eval-{kind}"), model, base_url, timeout, max_retries, db,
+            json_output,
+        )  # fmt: skip
+        run_eval(options, lambda: dataset_questions(kind, dataset, (offset, limit, seed)))
 
     return command
 
@@ -122,6 +230,54 @@ eval_app.command(
     "mcq",
     help="Run multiple-choice questions (question, choices, answer letter) in each mode.",
 )(_eval_command("mcq"))
+
+
+@eval_app.command("arithmetic")
+def arithmetic_command(
+    count: Annotated[int, typer.Option("--count", help="Questions to generate.")] = DEFAULT_COUNT,
+    operands: Annotated[
+        int,
+        typer.Option(
+            "--operands", help="Operands per question, 2 (a+b) to 6 (Du et al.'s a+b*c+d-e*f)."
+        ),
+    ] = DEFAULT_OPERANDS,
+    max_operand: Annotated[
+        int, typer.Option("--max-operand", help="The largest operand (each from 0 to it).")
+    ] = DEFAULT_MAX_OPERAND,
+    seed: Annotated[
+        int, typer.Option("--seed", help="The seed the questions are generated from.")
+    ] = 0,
+    limit: LimitOpt = None,
+    offset: OffsetOpt = 0,
+    modes: ModesOpt = DEFAULT_MODES,
+    decisions: DecisionsOpt = "plurality",
+    judge_model: JudgeModelOpt = None,
+    matched: MatchedOpt = True,
+    agents: AgentsOpt = 3,
+    rounds: RoundsOpt = 2,
+    neighbours: NeighboursOpt = 1,
+    parallel: ParallelOpt = 4,
+    out_dir: OutOpt = None,
+    model: ModelOpt = LOCAL,
+    base_url: BaseUrlOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = 2,
+    db: DbOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Run generated arithmetic questions (exact integer answers; no download) in each mode.
+
+    The questions are written to questions.jsonl in --out before any runs.
+    """
+    options = _options(
+        modes, decisions, judge_model, matched, (agents, rounds, neighbours), parallel,
+        out_dir or Path("eval-arithmetic"), model, base_url, timeout, max_retries, db,
+        json_output,
+    )  # fmt: skip
+    run_eval(
+        options,
+        lambda: arithmetic_questions((count, operands, max_operand, seed), (offset, limit)),
+    )
 
 
 def check_out_dir(path: Path) -> None:
@@ -141,83 +297,36 @@ def check_out_dir(path: Path) -> None:
         raise UsageError(f"--out {path}: not writable: {exc.strerror or exc}") from exc
 
 
-def _load(kind: str, dataset: Path) -> Loaded:
-    from debategraph.eval.datasets import load_gsm8k, load_mcq
-
-    return load_gsm8k(dataset) if kind == "gsm8k" else load_mcq(dataset)
-
-
-def run_eval(
-    kind: str,
-    dataset: Path,
-    *,
-    selection: tuple[int, int | None, int | None],
-    modes: str,
-    shape: tuple[int, int, int],
-    parallel: int,
-    out_dir: Path,
-    spec: ModelSpec,
-    db: str | None,
-    json_output: bool,
-) -> None:
-    """Check everything, run the eval (resuming what is saved), write and print results.
+def dataset_questions(
+    kind: str, dataset: Path, selection: tuple[int, int | None, int | None]
+) -> Questions:
+    """The questions of a dataset file, selected.
 
     Args:
         kind: ``gsm8k`` or ``mcq``.
         dataset: The JSONL file.
-        selection: ``--offset``, ``--limit``, ``--seed``.
-        modes: ``--modes``.
-        shape: ``--agents``, ``--rounds``, ``--neighbours``.
-        parallel: ``--parallel``.
-        out_dir: ``--out``.
-        spec: The model.
-        db: ``--db`` (``None``: a file in ``--out``).
-        json_output: ``--json``.
+        selection: ``--offset``, ``--limit``, ``--seed`` (the shuffle's).
+
+    Returns:
+        The questions.
 
     Raises:
-        UsageError: On bad input, before any question runs.
-        DebategraphError: If the endpoint, the embedded server or the database fails
-            midway, naming the question and how to resume (every answer so far is saved).
+        UsageError: On a bad file or selection, naming it.
     """
-    from debategraph.eval.datasets import select
-    from debategraph.eval.modes import (
-        check_settings,
-        parse_modes,
-        plain_vote_modes,
-        plain_vote_note,
-    )
+    from debategraph.eval.datasets import load_gsm8k, load_mcq, select
 
-    agents, rounds, neighbours = shape
-    chosen = parse_modes(modes)
-    if parallel < 1:
-        raise UsageError(f"--parallel {parallel} must be at least 1")
-    check_settings(chosen, agents=agents, rounds=rounds, neighbours=neighbours)
-    votes_only = plain_vote_modes(chosen, rounds)
-    notes = [plain_vote_note(votes_only)] if votes_only else []
-    for line in notes:
-        err.print(f"note: {escape(line)}")
-    loaded = _load(kind, dataset)
+    loaded = load_gsm8k(dataset) if kind == "gsm8k" else load_mcq(dataset)
     offset, limit, seed = selection
     items, note = select(loaded.items, offset=offset, limit=limit, seed=seed)
-    check_out_dir(out_dir)
+    notes = []
     if loaded.skipped:
         lines = ", ".join(map(str, loaded.skipped_lines[:5]))
         more = ", ..." if loaded.skipped > 5 else ""
-        err.print(
-            f"note: {loaded.skipped} question(s) skipped, their gold answer unusable "
-            f"(line {lines}{more})"
+        notes.append(
+            f"{loaded.skipped} question(s) skipped, their gold answer unusable (line {lines}{more})"
         )
     if note:
-        err.print(f"note: {escape(note)}")
-    if spec.is_local:
-        spec = _local_slots(spec, parallel * agents)
-    from debategraph.eval.runner import EvalPlan
-
-    plan = EvalPlan(
-        chosen, agents, rounds, neighbours, parallel, _spec_record(spec), _model_key(spec)
-    )
-    started = time.perf_counter()
-    outcomes, counts = _run(plan, spec, items, db or str(out_dir / CHECKPOINTS_FILE), json_output)
+        notes.append(note)
     meta = {
         "kind": kind,
         "dataset": str(dataset),
@@ -227,17 +336,252 @@ def run_eval(
         "offset": offset,
         "limit": limit,
         "seed": seed,
-        "agents": agents,
-        "rounds": rounds,
-        "neighbours": neighbours,
-        "plain_vote_modes": votes_only,
-        "notes": notes,
-        "parallel": parallel,
-        "model": model_label(spec),
-        "threads": counts,
+    }
+    return Questions(items, meta, notes)
+
+
+def arithmetic_questions(
+    generation: tuple[int, int, int, int], selection: tuple[int, int | None]
+) -> Questions:
+    """The generated arithmetic questions, selected.
+
+    Args:
+        generation: ``--count``, ``--operands``, ``--max-operand``, ``--seed``.
+        selection: ``--offset``, ``--limit``.
+
+    Returns:
+        The questions; all that were generated go to ``questions.jsonl``.
+
+    Raises:
+        UsageError: On a setting out of range, naming the option.
+    """
+    from debategraph.eval.arithmetic import QUESTIONS_FILE, form, generate_arithmetic
+    from debategraph.eval.datasets import select
+
+    count, operands, max_operand, seed = generation
+    generated = generate_arithmetic(count, operands=operands, max_operand=max_operand, seed=seed)
+    offset, limit = selection
+    items, note = select(generated, offset=offset, limit=limit, seed=None)
+    meta = {
+        "kind": "arithmetic",
+        "dataset": QUESTIONS_FILE,
+        "questions": len(items),
+        "skipped": 0,
+        "skipped_lines": [],
+        "offset": offset,
+        "limit": limit,
+        "seed": seed,
+        "arithmetic": {
+            "count": count,
+            "operands": operands,
+            "max_operand": max_operand,
+            "form": form(operands),
+        },
+    }
+    return Questions(items, meta, [note] if note else [], tuple(generated))
+
+
+def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
+    """Check everything, run the eval (resuming what is saved), write and print results.
+
+    Args:
+        options: The shared options.
+        questions: Reads (or generates) and selects the questions; called after the
+            options are checked.
+
+    Raises:
+        UsageError: On bad input, before any question runs (nothing written).
+        DebategraphError: If an endpoint, the embedded server or the database fails
+            midway, naming the question and how to resume (every answer so far is saved).
+    """
+    from debategraph.eval.arithmetic import QUESTIONS_FILE, write_questions
+
+    plan, notes = build_plan(options)
+    chosen = questions()
+    check_out_dir(options.out_dir)
+    if chosen.generated:
+        write_questions(options.out_dir / QUESTIONS_FILE, chosen.generated)
+    for line in [*notes, *chosen.notes]:
+        err.print(f"note: {escape(line)}")
+    spec = options.spec
+    if spec.is_local:
+        spec = _local_slots(spec, options.parallel * max(_solvers(plan)))
+    started = time.perf_counter()
+    with _Progress(plan.modes, len(chosen.items), options.json_output) as bar:
+        try:
+            found = execute(plan, spec, chosen.items, options.checkpoints, bar.advance)
+        except KeyboardInterrupt:
+            bar.stop()
+            fail(f"interrupted; {_resume_hint(options.checkpoints)}", 130)
+            raise  # fail exits; for the type checker
+    meta = {
+        **chosen.meta,
+        **plan_meta(plan, options, notes),
+        "threads": found.counts,
+        "judge_calls": found.judge_calls,
         "wall_s": round(time.perf_counter() - started, 3),
     }
-    _report(out_dir, plan.modes, outcomes, meta, json_output)
+    write_report(options.out_dir, plan, found, meta, options.json_output)
+
+
+def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
+    """Check the options that shape the run and make its plan (nothing is written).
+
+    Args:
+        options: The shared options.
+
+    Returns:
+        The plan, and notes for the user (debate modes that ``--rounds 1`` makes plain
+        votes, a judge model no protocol consults).
+
+    Raises:
+        UsageError: One line naming the bad option: an unknown mode or protocol, a bad
+            roster mode or agents file, a bad judge model, a bad ``--agents``,
+            ``--rounds``, ``--neighbours`` or ``--parallel``.
+    """
+    from debategraph.eval.modes import (
+        check_settings,
+        parse_modes,
+        plain_vote_modes,
+        plain_vote_note,
+    )
+    from debategraph.eval.runner import EvalPlan, check_judges
+    from debategraph.strategies.decisions import parse_protocols
+
+    agents, rounds, neighbours = options.shape
+    chosen, files = parse_modes(options.modes)
+    try:
+        protocols = parse_protocols(options.decisions)
+    except ValueError as exc:
+        raise UsageError(f"--decisions: {exc}") from None
+    if options.parallel < 1:
+        raise UsageError(f"--parallel {options.parallel} must be at least 1")
+    judge_model = _judge_model(options.judge_model)
+    rosters = {name: read_roster(name, path) for name, path in files.items()}
+    check_settings(chosen, agents=agents, rounds=rounds, neighbours=neighbours, rosters=rosters)
+    plan = EvalPlan(
+        chosen,
+        agents,
+        rounds,
+        neighbours,
+        options.parallel,
+        _spec_record(options.spec),
+        _model_key(options.spec),
+        decisions=protocols,
+        rosters=rosters,
+        judge_model=judge_model,
+        matched=options.matched,
+    )
+    if options.spec.is_local:
+        _refuse_tools_on_embedded(plan)
+    check_judges(plan)
+    votes_only = plain_vote_modes(chosen, rounds, rosters)
+    notes = [plain_vote_note(votes_only)] if votes_only else []
+    if judge_model is not None and not any(plan.needs_judge(m) for m in chosen):
+        notes.append(
+            f"--judge-model {judge_model} is not used: no protocol of --decisions consults "
+            "a judge (add judge to --decisions)"
+        )
+    return plan, notes
+
+
+def _judge_model(text: str | None) -> str | None:
+    """``--judge-model``, checked: a model spec string (as an agent's ``model``)."""
+    if text is None:
+        return None
+    from debategraph.models.spec import parse_model
+
+    try:
+        parse_model(text, "--judge-model")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return text.strip()
+
+
+def read_roster(name: str, path: str) -> RosterMode:
+    """Read a roster mode's agents file with the ``--agents-file`` reader and its checks.
+
+    Args:
+        name: The mode's name.
+        path: The file.
+
+    Returns:
+        The roster mode: its solvers, and its ``judge`` entry if it has one.
+
+    Raises:
+        UsageError: One line naming the mode's file, the entry's line and the field.
+    """
+    from debategraph.cli.agents_file import OPTION, read_agents_file
+    from debategraph.eval.modes import RosterMode
+    from debategraph.state.records import Participant
+    from debategraph.strategies.decisions import JUDGE
+
+    try:
+        roster = read_agents_file(path, Participant, officials=(JUDGE,))
+    except UsageError as exc:
+        said = str(exc)
+        if said.startswith(OPTION):  # the reader names its option; here it is --modes
+            said = f"--modes {name}={said.removeprefix(OPTION).lstrip()}"
+        raise UsageError(said) from None
+    judge = roster.officials[0] if roster.officials else None
+    return RosterMode(name, path, tuple(roster.agents), judge)
+
+
+def _refuse_tools_on_embedded(plan: EvalPlan) -> None:
+    """A roster's agent (or judge) with tools on the embedded model: refused in one line."""
+    from debategraph.cli.runner import refuse_tools_on_embedded
+
+    for name, roster in plan.rosters.items():
+        agents = [*roster.solvers, *([roster.judge] if roster.judge else [])]
+        try:
+            refuse_tools_on_embedded({"agents": agents})
+        except UsageError as exc:
+            raise UsageError(f"mode {name}: {exc}") from None
+
+
+def _solvers(plan: EvalPlan) -> list[int]:
+    """Each mode's solvers (a question's calls at once)."""
+    return [plan.agents, *(len(r.solvers) for r in plan.rosters.values())]
+
+
+def plan_meta(plan: EvalPlan, options: EvalOptions, notes: Sequence[str]) -> dict[str, Any]:
+    """The plan's entries of ``results.json``'s meta.
+
+    Args:
+        plan: The plan.
+        options: The shared options.
+        notes: The notes told the user.
+
+    Returns:
+        The entries.
+    """
+    from debategraph.eval.modes import plain_vote_modes
+    from debategraph.models.spec import parse_model
+
+    judges: dict[str, str] = {}
+    for mode in plan.modes:
+        if plan.needs_judge(mode):
+            model = getattr(plan.judge_record(mode), "model", None)
+            own = None if model is None else parse_model(model)
+            if own is None:
+                judges[mode] = model_label(options.spec)
+            else:
+                judges[mode] = own.label if isinstance(own, ModelSpec) else type(own).__name__
+    return {
+        "modes": list(plan.modes),
+        "rosters": {name: r.path for name, r in plan.rosters.items()},
+        "decisions": [p.spec for p in plan.decisions],
+        "judge_model": plan.judge_model,
+        "judges": judges,
+        "matched": plan.matched,
+        "agents": plan.agents,
+        "rounds": plan.rounds,
+        "neighbours": plan.neighbours,
+        "plain_vote_modes": plain_vote_modes(plan.modes, plan.rounds, plan.rosters),
+        "notes": list(notes),
+        "parallel": plan.parallel,
+        "model": model_label(options.spec),
+    }
 
 
 def _spec_record(spec: ModelSpec) -> dict[str, Any]:
@@ -270,30 +614,56 @@ def _local_slots(spec: ModelSpec, wanted: int) -> ModelSpec:
     )
 
 
-def _run(
-    plan: EvalPlan, spec: ModelSpec, items: list[Item], db: str, json_output: bool
-) -> tuple[list[Outcome], dict[str, int]]:
-    """Run every thread with a progress bar; a failure is one line that says how to resume."""
-    from debategraph.checkpoints.savers import open_checkpointer, redact_url
+def _resume_hint(db: str) -> str:
+    from debategraph.checkpoints.savers import redact_url
+
+    return f"rerun the same command to resume (answers so far are saved in {redact_url(db)})"
+
+
+def execute(
+    plan: EvalPlan,
+    spec: ModelSpec,
+    items: Sequence[Item],
+    db: str,
+    on_outcome: OnOutcome | None = None,
+) -> EvalRun:
+    """Run or read back every thread of the plan on ``items``, then the matched votes.
+
+    Prints nothing: ``on_outcome`` sees each thread's plurality outcome as it is done.
+
+    Args:
+        plan: The plan.
+        spec: The model (the embedded model's slots set).
+        items: The questions.
+        db: The checkpoint database (SQLite path or Postgres URL).
+        on_outcome: Called with each thread's plurality outcome (progress).
+
+    Returns:
+        The outcomes (one per question, mode and protocol), the thread counts, the
+        matched votes and the judge calls made.
+
+    Raises:
+        UsageError: If another live process runs one of the threads.
+        DebategraphError: If an endpoint, the embedded server or the database fails,
+            one line naming the question and how to resume (every answer so far saved).
+        KeyboardInterrupt: On Ctrl-C (every answer so far saved).
+    """
+    from debategraph.checkpoints.savers import open_checkpointer
     from debategraph.eval.runner import Evaluation
     from debategraph.models import bind_model
 
-    resume = f"rerun the same command to resume (answers so far are saved in {redact_url(db)})"
-    with open_checkpointer(db) as saver, _Progress(plan.modes, len(items), json_output) as bar:
-        evaluation = Evaluation(saver, bind_model(spec), plan, bar.advance)
+    resume = _resume_hint(db)
+    with open_checkpointer(db) as saver:
+        evaluation = Evaluation(saver, bind_model(spec), plan, on_outcome)
         try:
-            outcomes = asyncio.run(evaluation.run(items))
+            return asyncio.run(evaluation.evaluate(items))
         except UsageError:
             raise
-        except DebategraphError as exc:  # the endpoint or the embedded server failed
+        except DebategraphError as exc:  # an endpoint or the embedded server failed
             raise type(exc)(f"{exc}; {resume}") from exc
         except _run_failures() as exc:  # the database, or a model reply nothing could read
             text = " ".join(str(exc).split())[:300]
             raise DebategraphError(f"{type(exc).__name__}: {text}; {resume}") from exc
-        except KeyboardInterrupt:
-            bar.stop()
-            fail(f"interrupted; {resume}", 130)
-    return outcomes, evaluation.counts
 
 
 def _run_failures() -> tuple[type[Exception], ...]:
@@ -312,17 +682,21 @@ def _run_failures() -> tuple[type[Exception], ...]:
 
 
 class _Progress:
-    """A progress bar across questions (stderr) with each mode's running accuracy."""
+    """A progress bar across questions (stderr) with each mode's running accuracy.
+
+    A matched vote's threads (after the listed modes') get a bar of their own.
+    """
 
     def __init__(self, modes: tuple[str, ...], total: int, quiet: bool) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self.modes = modes
-        self.right = dict.fromkeys(modes, 0)
-        self.seen = dict.fromkeys(modes, 0)
+        self.total = total
+        self.right: dict[str, int] = {}
+        self.seen: dict[str, int] = {}
         self.pending: dict[int, int] = {}
         self.bar = Progress(
-            TextColumn("questions"),
+            TextColumn("{task.fields[what]}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.description}"),
@@ -330,7 +704,8 @@ class _Progress:
             disable=quiet,
             transient=False,
         )
-        self.task = self.bar.add_task("", total=total)
+        self.task = self.bar.add_task("", total=total, what="questions")
+        self.extra: dict[str, Any] = {}
 
     def __enter__(self) -> _Progress:
         self.bar.start()
@@ -347,44 +722,77 @@ class _Progress:
         """Count one (question, mode); a question is done when all its modes are.
 
         Args:
-            outcome: What the mode answered.
+            outcome: What the mode answered (its plurality row).
         """
-        self.seen[outcome.mode] += 1
-        self.right[outcome.mode] += outcome.correct
+        mode = outcome.mode
+        self.seen[mode] = self.seen.get(mode, 0) + 1
+        self.right[mode] = self.right.get(mode, 0) + outcome.correct
+        accuracy = f"{mode} {self.right[mode] / self.seen[mode]:.2f}"
+        if mode not in self.modes:
+            if mode not in self.extra:
+                self.extra[mode] = self.bar.add_task("", total=self.total, what=mode)
+            self.bar.update(self.extra[mode], advance=1, description=accuracy)
+            return
         left = self.pending.get(outcome.line, len(self.modes)) - 1
         self.pending[outcome.line] = left
         running = " · ".join(
-            f"{m} {self.right[m] / self.seen[m]:.2f}" for m in self.modes if self.seen[m]
+            f"{m} {self.right[m] / self.seen[m]:.2f}" for m in self.modes if self.seen.get(m)
         )
         self.bar.update(self.task, advance=1 if left == 0 else 0, description=running)
 
 
-def _report(
+def report_labels(plan: EvalPlan, run: EvalRun) -> list[str]:
+    """The row labels in report order: the plan's modes, then the matched votes.
+
+    Args:
+        plan: The plan.
+        run: What the run found.
+
+    Returns:
+        The labels (a mode brings its protocol rows along).
+    """
+    return [*plan.modes, *dict.fromkeys(m.vote_mode for m in run.matched)]
+
+
+def write_report(
     out_dir: Path,
-    modes: tuple[str, ...],
-    outcomes: list[Outcome],
-    meta: dict[str, Any],
+    plan: EvalPlan,
+    run: EvalRun,
+    meta: Mapping[str, Any],
     json_output: bool,
 ) -> None:
-    """Write results.json, results.csv and the plot; print the tables (or the JSON)."""
+    """Write the result files; print the tables (or the JSON).
+
+    Args:
+        out_dir: ``--out``.
+        plan: The plan.
+        run: What the run found.
+        meta: ``results.json``'s meta.
+        json_output: Print ``results.json`` (with the files' paths) instead of tables.
+
+    Raises:
+        UsageError: If a file cannot be written.
+    """
     import json
 
     from debategraph.eval.report import results_table, write_results
-    from debategraph.eval.stats import compare, summarize
+    from debategraph.eval.stats import build_report
 
-    summaries = summarize(outcomes, modes)
-    comparisons = compare(outcomes, modes)
-    paths = write_results(out_dir, outcomes, summaries, comparisons, meta)
+    labels = report_labels(plan, run)
+    report = build_report(run.outcomes, labels, run.matched)
+    paths = write_results(out_dir, run.outcomes, report, meta)
     if json_output:
         result = json.loads(paths["json"].read_text(encoding="utf-8"))
         emit_json({**result, "files": {k: str(v) for k, v in paths.items()}})
         return
     counts = meta["threads"]
+    protocols = len(meta.get("decisions") or [None])
+    shown = f" x {protocols} decisions" if protocols > 1 else ""
     err.print(
-        f"{meta['questions']} questions x {len(modes)} modes · model {escape(meta['model'])} · "
-        f"{counts['started']} started, {counts['resumed']} resumed, "
-        f"{counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
+        f"{meta['questions']} questions x {len(labels)} modes{shown} · model "
+        f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
+        f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
     )
-    for table in results_table(summaries, comparisons):
+    for table in results_table(report):
         out.print(table)
     out.print(f"results: {escape(', '.join(str(p) for p in paths.values()))}")

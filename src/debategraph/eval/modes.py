@@ -7,81 +7,229 @@ read, voted and charged exactly as ``debategraph solve`` does it:
 - ``vote``: N solvers answer independently (one round, no exchange), majority vote;
 - ``debate-ring``: N solvers on a sparse ring (each hears its ``neighbours`` nearest),
   R rounds, majority vote of the final answers;
-- ``debate-full``: the same on the full topology (each hears every other).
+- ``debate-full``: the same on the full topology (each hears every other);
+- ``NAME=PATH`` (a roster mode): the solvers of the agents file PATH (each with its own
+  model, tools or agent) debate like ``debate-ring``; an entry named ``judge`` is the
+  judge of the ``judge`` decision protocol;
+- ``vote@K``: K solvers answer independently, one round: the vote of independent
+  samples that the eval runs at a debate's token budget (see :func:`matched_k`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from debategraph.errors import UsageError
+from debategraph.eval.stats import BUDGET_TOLERANCE
 
 SINGLE = "single"
 VOTE = "vote"
 DEBATE_RING = "debate-ring"
 DEBATE_FULL = "debate-full"
 MODES = (SINGLE, VOTE, DEBATE_RING, DEBATE_FULL)
-#: The modes whose solvers hear each other after the first round.
+#: The built-in modes whose solvers hear each other after the first round (a roster
+#: mode does too).
 DEBATE_MODES = (DEBATE_RING, DEBATE_FULL)
+#: The matched-budget vote's mode is this prefix and its solvers: ``vote@5``.
+VOTE_AT = "vote@"
+#: The fewest solvers of a matched vote (one solver is no vote).
+MIN_VOTERS = 2
+
+#: A roster mode's name: a simple slug.
+_SLUG = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?")
+_MODES_RULE = f"{', '.join(MODES)}, or NAME=AGENTS_FILE"
 
 
-def parse_modes(text: str) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class RosterMode:
+    """A roster mode: the solvers of an agents file, debating like ``debate-ring``.
+
+    Attributes:
+        name: The mode's name (a slug, none of the built-in modes').
+        path: The agents file, as given.
+        solvers: The solvers' records, as the file gives them (dicts: the settings stay
+            JSON, stored with each thread, so a resume rebuilds each solver's model).
+        judge: The file's ``judge`` entry (the judge of the ``judge`` decision
+            protocol, with its own model), or ``None``.
+    """
+
+    name: str
+    path: str
+    solvers: tuple[Mapping[str, Any], ...]
+    judge: Mapping[str, Any] | None = None
+
+
+def parse_modes(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
     """``--modes``: a comma-separated list of modes, in the order given, each once.
 
     Args:
-        text: The option's value, e.g. ``single,vote``.
+        text: The option's value, e.g. ``single,vote,mixed=team.yaml``.
 
     Returns:
-        The modes.
+        The modes (a roster mode by its name), and each roster mode's agents file by name.
 
     Raises:
-        UsageError: On an unknown mode or an empty list, naming what is allowed.
+        UsageError: On an unknown mode, a roster mode whose name is not a slug or is a
+            built-in mode's, two roster modes of one name, or an empty list, naming what
+            is allowed.
     """
     modes: list[str] = []
+    rosters: dict[str, str] = {}
     for raw in text.split(","):
-        mode = raw.strip().lower()
-        if not mode:
+        entry = raw.strip()
+        if not entry:
             continue
-        if mode not in MODES:
-            raise UsageError(f"unknown mode {raw.strip()!r} in --modes: use {', '.join(MODES)}")
+        if "=" in entry:
+            name, path = roster_entry(entry)
+            if name in rosters and rosters[name] != path:
+                raise UsageError(
+                    f"--modes: two roster modes are named {name!r} ({rosters[name]} and "
+                    f"{path}): give each its own name"
+                )
+            rosters[name] = path
+            mode = name
+        else:
+            mode = entry.lower()
+            if mode not in MODES:
+                raise UsageError(f"unknown mode {entry!r} in --modes: use {_MODES_RULE}")
         if mode not in modes:
             modes.append(mode)
     if not modes:
-        raise UsageError(f"--modes is empty: use one or more of {', '.join(MODES)}")
-    return tuple(modes)
+        raise UsageError(f"--modes is empty: use one or more of {_MODES_RULE}")
+    return tuple(modes), rosters
 
 
-def mode_settings(mode: str, *, agents: int, rounds: int, neighbours: int) -> dict[str, Any]:
+def roster_entry(entry: str) -> tuple[str, str]:
+    """One roster mode of ``--modes``: ``NAME=AGENTS_FILE``.
+
+    Args:
+        entry: The entry, e.g. ``mixed=team.yaml``.
+
+    Returns:
+        Its name (lower case) and its file.
+
+    Raises:
+        UsageError: If the name is not a slug, is a built-in mode's, or the file is empty.
+    """
+    raw_name, _, path = entry.partition("=")
+    name, path = raw_name.strip().lower(), path.strip()
+    if name in MODES or name.startswith(VOTE_AT):
+        raise UsageError(
+            f"roster mode {entry!r} in --modes: {name!r} is a built-in mode's name: "
+            "give the roster another name"
+        )
+    if not _SLUG.fullmatch(name):
+        raise UsageError(
+            f"roster mode {entry!r} in --modes: its name must be a slug (1 to 40 of a-z, "
+            "0-9, '-' and '_', starting and ending with a letter or digit), as in "
+            "mixed=team.yaml"
+        )
+    if not path:
+        raise UsageError(
+            f"roster mode {entry!r} in --modes: give its agents file, as in {name}=team.yaml"
+        )
+    return name, path
+
+
+def vote_mode(k: int) -> str:
+    """The matched vote of ``k`` solvers: ``vote@K``.
+
+    Args:
+        k: Its solvers.
+
+    Returns:
+        The mode.
+    """
+    return f"{VOTE_AT}{k}"
+
+
+def vote_solvers(mode: str) -> int | None:
+    """The solvers of a ``vote@K`` mode; ``None`` for any other mode.
+
+    Args:
+        mode: The mode.
+
+    Returns:
+        K, or ``None``.
+    """
+    if not mode.startswith(VOTE_AT) or not mode[len(VOTE_AT) :].isdigit():
+        return None
+    return int(mode[len(VOTE_AT) :])
+
+
+def is_debate(mode: str, rosters: Mapping[str, RosterMode]) -> bool:
+    """Whether the solvers of ``mode`` hear each other after round 1.
+
+    Args:
+        mode: The mode.
+        rosters: The roster modes, by name.
+
+    Returns:
+        True for ``debate-ring``, ``debate-full`` and a roster mode.
+    """
+    return mode in DEBATE_MODES or mode in rosters
+
+
+def mode_settings(
+    mode: str,
+    *,
+    agents: int,
+    rounds: int,
+    neighbours: int,
+    roster: RosterMode | None = None,
+) -> dict[str, Any]:
     """The solver debate's settings (its factory's keyword arguments) for one mode.
 
     Args:
-        mode: One of :data:`MODES`.
+        mode: One of :data:`MODES`, a ``vote@K`` mode, or a roster mode (with ``roster``).
         agents: Solvers of the vote and debate modes.
         rounds: Rounds of the debate modes (the vote and single modes have one).
         neighbours: Solvers each one hears on the ring.
+        roster: The roster mode's solvers, where ``mode`` is one.
 
     Returns:
         The settings, complete (as stored with each thread, like ``solve``'s).
+
+    Raises:
+        ValueError: If ``mode`` is none of these.
     """
-    topology, n, r, k = {
-        SINGLE: ("single", 1, 1, None),
-        VOTE: ("full", agents, 1, None),
-        DEBATE_RING: ("ring", agents, rounds, neighbours),
-        DEBATE_FULL: ("full", agents, rounds, None),
-    }[mode]
+    solvers: int | list[dict[str, Any]]
+    k = vote_solvers(mode)
+    if roster is not None:
+        topology, solvers, r, near = "ring", [dict(s) for s in roster.solvers], rounds, neighbours
+    elif k is not None:
+        topology, solvers, r, near = "full", k, 1, None
+    elif mode in MODES:
+        topology, solvers, r, near = {
+            SINGLE: ("single", 1, 1, None),
+            VOTE: ("full", agents, 1, None),
+            DEBATE_RING: ("ring", agents, rounds, neighbours),
+            DEBATE_FULL: ("full", agents, rounds, None),
+        }[mode]
+    else:
+        raise ValueError(f"unknown mode {mode!r}: use {_MODES_RULE}")
     return {
-        "agents": n,
+        "agents": solvers,
         "max_rounds": r,
         "topology": topology,
-        "neighbours": k,
+        "neighbours": near,
         "token_budget": None,
         "stop_when_unanimous": False,
         "pause_after_round": False,
     }
 
 
-def check_settings(modes: Sequence[str], *, agents: int, rounds: int, neighbours: int) -> None:
+def check_settings(
+    modes: Sequence[str],
+    *,
+    agents: int,
+    rounds: int,
+    neighbours: int,
+    rosters: Mapping[str, RosterMode] | None = None,
+) -> None:
     """Build each mode's graph once, so a bad ``--agents``/``--rounds`` fails before any call.
 
     Args:
@@ -89,23 +237,31 @@ def check_settings(modes: Sequence[str], *, agents: int, rounds: int, neighbours
         agents: ``--agents``.
         rounds: ``--rounds``.
         neighbours: ``--neighbours``.
+        rosters: The roster modes, by name.
 
     Raises:
-        UsageError: With the graph factory's one-line message, naming the option.
+        UsageError: With the graph factory's one-line message, naming the mode.
     """
     from debategraph.graphs.solver_debate import build_solver_debate
 
-    if agents < 2 and any(m != SINGLE for m in modes):
+    rosters = rosters or {}
+    if agents < 2 and any(m in MODES and m != SINGLE for m in modes):
         raise UsageError(f"--agents {agents} must be at least 2 for the vote and debate modes")
     for mode in modes:
-        settings = mode_settings(mode, agents=agents, rounds=rounds, neighbours=neighbours)
+        roster = rosters.get(mode)
+        settings = mode_settings(
+            mode, agents=agents, rounds=rounds, neighbours=neighbours, roster=roster
+        )
         try:
             build_solver_debate(None, **settings)
         except ValueError as exc:
-            raise UsageError(f"{mode}: {exc}") from exc
+            where = f"{mode} ({roster.path})" if roster is not None else mode
+            raise UsageError(f"{where}: {exc}") from exc
 
 
-def plain_vote_modes(modes: Sequence[str], rounds: int) -> list[str]:
+def plain_vote_modes(
+    modes: Sequence[str], rounds: int, rosters: Mapping[str, RosterMode] | None = None
+) -> list[str]:
     """The debate modes that ``rounds`` makes plain votes: with one round nobody is heard.
 
     In round 1 every solver answers the question alone; only later rounds show it its
@@ -116,11 +272,12 @@ def plain_vote_modes(modes: Sequence[str], rounds: int) -> list[str]:
     Args:
         modes: The modes run.
         rounds: ``--rounds``.
+        rosters: The roster modes, by name (they debate too).
 
     Returns:
         The debate modes among ``modes`` that exchange nothing (none unless ``rounds`` is 1).
     """
-    return [m for m in modes if m in DEBATE_MODES] if rounds == 1 else []
+    return [m for m in modes if is_debate(m, rosters or {})] if rounds == 1 else []
 
 
 def plain_vote_note(modes: Sequence[str]) -> str:
@@ -137,3 +294,48 @@ def plain_vote_note(modes: Sequence[str]) -> str:
         f"--rounds 1: {' and '.join(modes)} {what} (in round 1 no solver hears another, "
         f"so nothing is debated); use --rounds 2 or more to debate"
     )
+
+
+def matched_k(debate_tokens: float, answer_tokens: float) -> int:
+    """The solvers of a debate's matched vote: its tokens over one independent answer's.
+
+    Args:
+        debate_tokens: The debate's mean total tokens per question.
+        answer_tokens: The mean total tokens of one independent answer (the debate's
+            round-1 calls: round 1 is independent answers).
+
+    Returns:
+        ``round(debate_tokens / answer_tokens)``, at least :data:`MIN_VOTERS`.
+    """
+    if answer_tokens <= 0:
+        return MIN_VOTERS
+    return max(MIN_VOTERS, round(debate_tokens / answer_tokens))
+
+
+def within_budget(debate_tokens: float, vote_tokens: float) -> bool:
+    """Whether a vote's mean tokens per question are within 10% of its debate's.
+
+    Args:
+        debate_tokens: The debate's mean total tokens per question.
+        vote_tokens: The vote's.
+
+    Returns:
+        ``|vote - debate| <= debate / 10``.
+    """
+    return abs(vote_tokens - debate_tokens) <= float(BUDGET_TOLERANCE) * debate_tokens
+
+
+def adjusted_k(k: int, debate_tokens: float, vote_tokens: float) -> int:
+    """``k`` adjusted once by the measured ratio of the debate's tokens to the vote's.
+
+    Args:
+        k: The vote's solvers.
+        debate_tokens: The debate's mean total tokens per question.
+        vote_tokens: The vote of ``k`` solvers' mean total tokens per question.
+
+    Returns:
+        ``round(k * debate_tokens / vote_tokens)``, at least :data:`MIN_VOTERS`.
+    """
+    if vote_tokens <= 0:
+        return k
+    return max(MIN_VOTERS, round(k * debate_tokens / vote_tokens))
