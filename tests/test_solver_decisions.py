@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,13 @@ def test_decide_steps_runs_outside_a_graph_with_no_runtime() -> None:
     assert judge_calls(model) == 1
     with pytest.raises(ValueError, match="decision 'judge' needs a judge"):
         run_steps(decide_steps(parse_protocol("judge"), None, None, QUESTION, None, finals))
+    # Past the run's deadline the judge is not called: plurality decides and says why.
+    late = decide_steps(parse_protocol("judge"), judge, None, QUESTION, None, finals)
+    decision, records = run_steps(late, deadline=time.time() - 1)
+    assert (decision.answer, decision.fallback) == ("18", "plurality")
+    assert records[0].reason is not None and records[0].reason.startswith("time limit reached")
+    assert decision.reason == f"the judge gave no answer ({records[0].reason}): plurality decided"
+    assert judge_calls(model) == 1  # no call was made
     assert len(judge_prompt(QUESTION, None, finals)) == 2
 
 

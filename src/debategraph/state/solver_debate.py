@@ -57,14 +57,14 @@ def merge_decisions(
 
     Args:
         current: Key -> decision so far.
-        update: Key -> decision written (a :class:`Decision` or its dict form).
+        update: Key -> decision written (a :class:`Decision`, its dict form, or any
+            object with its fields).
 
     Returns:
         The merged mapping.
     """
-    out = {k: Decision.model_validate(v) for k, v in (current or {}).items()}
-    out.update({k: Decision.model_validate(v) for k, v in (update or {}).items()})
-    return out
+    merged = {**(current or {}), **(update or {})}
+    return {k: Decision.model_validate(v, from_attributes=True) for k, v in merged.items()}
 
 
 class SolverDebateInput(TypedDict):
