@@ -24,7 +24,7 @@ from debategraph.eval.report import (
     results_table,
     write_results,
 )
-from debategraph.eval.stats import LabelSummary, Report, build_report, mode_dynamics, summarize
+from debategraph.eval.stats import ModeSummary, Report, build_report, mode_dynamics, summarize
 
 MODES = ["single", "vote", "debate-full", "vote@6"]
 LABELS = ["single", "vote", "debate-full", "debate-full/judge", "vote@6"]
@@ -107,7 +107,7 @@ def test_write_results(tmp_path: Path) -> None:
     assert [m["mode"] for m in document["modes"]] == LABELS
     single, judged = document["modes"][0], document["modes"][3]
     summary = REPORT.summaries[0]
-    assert set(single) == {f.name for f in fields(LabelSummary)} | {"ci95", "pareto"}
+    assert set(single) == {f.name for f in fields(ModeSummary)} | {"ci95", "pareto"}
     assert (single["n"], single["decision"], judged["decision"]) == (20, "plurality", "judge")
     assert single["accuracy"] == round(summary.accuracy, 4)
     assert single["ci95"] == [round(summary.ci_low, 4), round(summary.ci_high, 4)]

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from debategraph.eval.stats import LabelSummary, ModeDynamics
+    from debategraph.eval.stats import ModeDynamics, ModeSummary
 
 Align = Literal["left", "center", "right"]
 _SIDES: tuple[tuple[int, Align], ...] = ((12, "left"), (-12, "right"))
@@ -46,7 +46,7 @@ def _n_label(counts: Sequence[int]) -> str:
     return f"n = {ordered[0]}\N{EN DASH}{ordered[-1]}"
 
 
-def _mode_of(summary: LabelSummary) -> str:
+def _mode_of(summary: ModeSummary) -> str:
     """The mode of a label (``debate-full/judge`` -> ``debate-full``)."""
     if summary.decision == PLURALITY:
         return summary.mode
@@ -133,7 +133,7 @@ def _place_labels(
         obstacles.append(box)
 
 
-def accuracy_figure(summaries: Sequence[LabelSummary], pareto: Sequence[str]) -> Figure:
+def accuracy_figure(summaries: Sequence[ModeSummary], pareto: Sequence[str]) -> Figure:
     """``accuracy.png``: accuracy (95% Wilson bars) against mean total tokens per question.
 
     One point per label, coloured by mode (a protocol row shares its mode's colour, with

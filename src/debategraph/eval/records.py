@@ -75,10 +75,12 @@ class Outcome:
 
 @dataclass(frozen=True)
 class ModeSummary:
-    """A mode's figures over the questions it answered: an entry of ``results.json``.
+    """A row label's figures over the questions it answered: an entry of ``results.json``.
+
+    A label is a mode under its decision protocol (see :attr:`Outcome.label`).
 
     Attributes:
-        mode: The mode.
+        mode: The label (``debate-full``, ``debate-full/judge``).
         n: Questions answered.
         correct: Questions answered right.
         accuracy: ``correct / n``.
@@ -89,6 +91,8 @@ class ModeSummary:
         completion_tokens: Mean completion tokens per question.
         calls: Mean model calls per question.
         wall_s: Mean wall time per question.
+        decision: The decision protocol's spec (``plurality`` for a mode's own rows).
+        tokens: Mean total (prompt + completion) tokens per question.
     """
 
     mode: str
@@ -102,6 +106,8 @@ class ModeSummary:
     completion_tokens: float
     calls: float
     wall_s: float
+    decision: str
+    tokens: float
 
 
 @dataclass(frozen=True)

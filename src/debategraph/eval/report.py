@@ -28,9 +28,9 @@ from debategraph.eval.records import Comparison, Outcome
 from debategraph.eval.stats import (
     ALPHA,
     DecisionResult,
-    LabelSummary,
     MatchedResult,
     ModeDynamics,
+    ModeSummary,
     Report,
 )
 from debategraph.strategies.dynamics import DynamicsSummary
@@ -69,7 +69,7 @@ def _rounded(value: Any, digits: int = _RATE) -> Any:
     return [_rounded(item, digits) for item in value]
 
 
-def _summary_json(summary: LabelSummary, pareto: set[str]) -> dict[str, Any]:
+def _summary_json(summary: ModeSummary, pareto: set[str]) -> dict[str, Any]:
     """A label's summary as a ``results.json`` entry: rounded, with ``ci95`` and ``pareto``."""
     values = asdict(summary)
     order = ["mode", "decision", *(f.name for f in fields(summary) if f.name not in {"mode"})]
@@ -155,7 +155,7 @@ def read_report(document: Mapping[str, Any]) -> Report:
     """
     try:
         summaries = tuple(
-            LabelSummary(**{f.name: entry[f.name] for f in fields(LabelSummary)})
+            ModeSummary(**{f.name: entry[f.name] for f in fields(ModeSummary)})
             for entry in document["modes"]
         )
         comparisons = tuple(

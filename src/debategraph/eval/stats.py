@@ -37,22 +37,6 @@ ALPHA = 0.05
 
 
 @dataclass(frozen=True)
-class LabelSummary(ModeSummary):
-    """A row label's figures (a mode, or a mode under another decision protocol).
-
-    ``mode`` holds the label (``debate-full``, ``debate-full/judge``); the other fields
-    are :class:`~debategraph.eval.records.ModeSummary`'s.
-
-    Attributes:
-        decision: The decision protocol's spec (``plurality`` for a mode's own rows).
-        tokens: Mean total (prompt + completion) tokens per question.
-    """
-
-    decision: str
-    tokens: float
-
-
-@dataclass(frozen=True)
 class MatchedResult:
     """A debate mode against the vote run at its token budget, on the questions both answered.
 
@@ -146,7 +130,7 @@ class Report:
             (see :func:`pareto_front`), cheapest first.
     """
 
-    summaries: tuple[LabelSummary, ...]
+    summaries: tuple[ModeSummary, ...]
     comparisons: tuple[Comparison, ...]
     matched: tuple[MatchedResult, ...]
     dynamics: tuple[ModeDynamics, ...]
@@ -219,7 +203,7 @@ def _grouped(outcomes: Sequence[Outcome], labels: Sequence[str]) -> dict[str, _R
     return ordered
 
 
-def _summary(label: str, rows: _Rows) -> LabelSummary:
+def _summary(label: str, rows: _Rows) -> ModeSummary:
     """One label's summary."""
     values = list(rows.lines.values())
     n = len(values)
@@ -227,7 +211,7 @@ def _summary(label: str, rows: _Rows) -> LabelSummary:
     low, high = wilson_interval(correct, n)
     prompt = sum(row.prompt_tokens for row in values)
     completion = sum(row.completion_tokens for row in values)
-    return LabelSummary(
+    return ModeSummary(
         mode=label,
         n=n,
         correct=correct,
@@ -244,7 +228,7 @@ def _summary(label: str, rows: _Rows) -> LabelSummary:
     )
 
 
-def summarize(outcomes: Sequence[Outcome], labels: Sequence[str]) -> list[LabelSummary]:
+def summarize(outcomes: Sequence[Outcome], labels: Sequence[str]) -> list[ModeSummary]:
     """Summarise each label over the questions it answered.
 
     Args:
@@ -462,7 +446,7 @@ def mode_dynamics(outcomes: Sequence[Outcome], labels: Sequence[str]) -> list[Mo
     return found
 
 
-def pareto_front(summaries: Sequence[LabelSummary]) -> list[str]:
+def pareto_front(summaries: Sequence[ModeSummary]) -> list[str]:
     """The labels no other label dominates on accuracy against mean total tokens.
 
     A label is dominated when another has accuracy at least as high and tokens at most
@@ -476,7 +460,7 @@ def pareto_front(summaries: Sequence[LabelSummary]) -> list[str]:
         the order given).
     """
 
-    def dominated(s: LabelSummary) -> bool:
+    def dominated(s: ModeSummary) -> bool:
         return any(
             o.accuracy >= s.accuracy
             and o.tokens <= s.tokens
