@@ -347,3 +347,57 @@ def test_thread_ids_stay_those_of_earlier_versions() -> None:
         "eval-debate-ring-7-439aeefc0e",
         "eval-debate-full-7-0c6772a1ff",
     ]
+
+
+def arithmetic_responder(request: dict[str, object]) -> dict[str, object]:
+    """Works out 'What is a + b?' (the generated question) exactly."""
+    found = re.search(r"What is (\d+) \+ (\d+)\?", json.dumps(request["messages"]))
+    value = int(found.group(1)) + int(found.group(2)) if found else -1
+    return {"reasoning": f"it is {value}", "answer": str(value), "confidence": 0.9}
+
+
+def test_arithmetic_writes_its_questions_then_runs_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    with StubOpenAIServer(arithmetic_responder) as server:
+        args = ["eval", "arithmetic", "--count", "4", "--operands", "2", "--max-operand", "9"]
+        args += ["--seed", "7", "--out", str(out), "--modes", "single", "--json"]
+        code, stdout, err = run_cli([*args, *stub_args(server, out / "c.sqlite")], capsys)
+        assert code == 0, err
+        assert len(server.requests) == 4
+    lines = (out / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    questions = [json.loads(line) for line in lines]
+    assert len(questions) == 4
+    for q in questions:
+        a, b = map(int, re.findall(r"\d+", q["question"]))
+        assert 0 <= a <= 9 and 0 <= b <= 9 and q["answer"] == a + b
+    result = json.loads(stdout)
+    assert result["modes"][0]["accuracy"] == 1.0
+    meta = result["meta"]
+    assert (meta["kind"], meta["seed"]) == ("arithmetic", 7)
+    assert meta["arithmetic"] == {"count": 4, "operands": 2, "max_operand": 9, "form": "a+b"}
+    rows = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
+    assert [int(r["gold"]) for r in rows] == [q["answer"] for q in questions]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--operands", "9"], "--operands 9"),
+        (["--max-operand", "0"], "--max-operand 0"),
+        (["--count", "0"], "--count 0"),
+        (["--decisions", "supermajority:0.4"], "not in (0.5, 1]"),
+    ],
+)
+def test_bad_arithmetic_input_is_one_line_exit_2_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    out = tmp_path / "out"
+    with StubOpenAIServer(arithmetic_responder) as server:
+        args = ["eval", "arithmetic", "--out", str(out), *extra]
+        code, _, err = run_cli([*args, *stub_args(server, out / "c.sqlite")], capsys)
+        assert not server.requests
+    assert code == 2, err
+    assert message in one_error_line(err)
+    assert not out.exists()
