@@ -373,7 +373,7 @@ def test_solve_decision_judge_with_a_judge_of_its_own_endpoint(
         assert values["usage_by_agent"]["judge"]["calls"] == 1
         code, markdown, err = run_cli(["export", "j", "--db", str(db), "--format", "md"], capsys)
         assert code == 0, err
-        assert f"Decision: judge (judge {judge_label})" in markdown
+        assert f"Decision: judge (the judge on {judge_label})" in markdown
 
 
 def test_a_bad_decision_is_one_line_before_anything_runs(

@@ -394,7 +394,7 @@ def votes_markdown(values: Values) -> list[str]:
     if decision is not None and (decision.protocol != PLURALITY or decision.reason):
         how = f"Decision: {inline(decision.protocol)}"
         if decision.judge_model:
-            how += f" (judge {inline(decision.judge_model)})"
+            how += f" (the judge on {inline(decision.judge_model)})"
         if decision.reason:
             how += f": {inline(decision.reason)}"
         lines += [how, ""]
