@@ -57,14 +57,13 @@ def merge_decisions(
 
     Args:
         current: Key -> decision so far.
-        update: Key -> decision written (a :class:`Decision`, its dict form, or any
-            object with its fields).
+        update: Key -> decision written (a :class:`Decision` or its dict form).
 
     Returns:
         The merged mapping.
     """
     merged = {**(current or {}), **(update or {})}
-    return {k: Decision.model_validate(v, from_attributes=True) for k, v in merged.items()}
+    return {k: Decision.model_validate(v) for k, v in merged.items()}
 
 
 class SolverDebateInput(TypedDict):

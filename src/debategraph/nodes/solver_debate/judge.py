@@ -137,7 +137,7 @@ def decide_steps(
     answers = {solver: turn.answer for solver, turn in finals.items()}
     confidences = {solver: turn.confidence for solver, turn in finals.items()}
     if not judge_needed(protocol, answers):
-        return _record(decide(protocol, answers, confidences)), []
+        return decide(protocol, answers, confidences), []
     if judge is None:
         raise ValueError(f"decision {protocol.spec!r} needs a judge here: give the judge agent")
     result = yield from judge.ask_steps(
@@ -167,12 +167,7 @@ def decide_steps(
         judge_reason=reason,
         judge_model=result.model,
     )
-    return _record(decision), recorded(result, turn)
-
-
-def _record(decision: Any) -> Decision:
-    """The decision as the state's record (``strategies.decisions`` may return its own)."""
-    return Decision.model_validate(decision, from_attributes=True)
+    return decision, recorded(result, turn)
 
 
 def decision_key(decision: Decision) -> str:
