@@ -86,10 +86,13 @@ P_RIGHT = 0.7
 WRONG_VALUES = 3
 STUB_TIMEOUT_S = 300.0
 
-# Figure 3: the embedded model
-#: 10 questions x 4 modes took 9.1 min on 2 CPUs: 8 keep the figure under 8 minutes.
-EMBEDDED_QUESTIONS = 8
-EMBEDDED_TIMEOUT_S = 900.0
+# Figure 3: the embedded model, on the arithmetic task's easiest form (a+b, one digit):
+# SmolLM2-135M scores about half of those alone, so modes and protocols can differ.
+EMBEDDED_QUESTIONS = 100
+ARITH_OPERANDS = 2
+ARITH_MAX_OPERAND = 9
+DECISIONS = ("plurality", "weighted", "supermajority", "unanimity", "judge")
+EMBEDDED_TIMEOUT_S = 3600.0
 
 #: Problems seen that do not invalidate the figures; printed at the end.
 WARNINGS: set[str] = set()
@@ -217,7 +220,7 @@ def figures_stub(workdir: Path, *, questions: int, quick: bool) -> list[Figure]:
     out = workdir / "stub-eval"
     with stub_server(gold_responder(data, P_RIGHT, WRONG_VALUES), latency_s=LATENCY_S) as server:
         args = [
-            "gsm8k", "--dataset", str(data), "--out", str(out),
+            "gsm8k", "--dataset", str(data), "--out", str(out), "--no-matched",
             "--parallel", str(PARALLEL), "--agents", str(AGENTS), "--rounds", str(ROUNDS),
             *stub_model_args(server.url, out / "checkpoints.sqlite"),
         ]  # fmt: skip
@@ -399,23 +402,32 @@ def figure_embedded(
     *,
     questions: int,
     modes: Sequence[str],
+    decisions: Sequence[str],
     agents: int,
     parallel: int,
     docs: Path | None,
 ) -> list[Figure]:
-    """Figure 3: ``debategraph eval gsm8k --model local``; in full mode, ``docs/eval``."""
+    """Figure 3: ``debategraph eval arithmetic --model local``; in full mode, ``docs/eval``."""
     missing = embedded_missing()
     if missing is not None:
         WARNINGS.add(f"figure 3 (embedded model eval) not run: {missing}")
         return []
-    data, source = dataset(workdir, questions)
-    # Relative paths (run in workdir): results.json records --dataset as given.
+    # Relative paths (run in workdir): results.json records --out as given.
     out = Path("embedded-eval")
+    task = [
+        "arithmetic", "--count", str(questions), "--operands", str(ARITH_OPERANDS),
+        "--max-operand", str(ARITH_MAX_OPERAND), "--seed", "0",
+    ]  # fmt: skip
     args = [
-        "gsm8k", "--dataset", data.name, "--out", str(out), "--model", "local",
-        "--modes", ",".join(modes), "--agents", str(agents), "--rounds", str(ROUNDS),
+        *task, "--out", str(out), "--model", "local",
+        "--modes", ",".join(modes), "--decisions", ",".join(decisions),
+        "--agents", str(agents), "--rounds", str(ROUNDS),
         "--parallel", str(parallel), "--db", "embedded-checkpoints.sqlite",
     ]  # fmt: skip
+    source = (
+        f"{questions} generated arithmetic questions (`{' '.join(task)}`: "
+        f"a+b with operands 0-{ARITH_MAX_OPERAND})"
+    )
     print(f"  embedded eval: {questions} questions x {len(modes)} modes ...", flush=True)
     run = run_eval(args, workdir, EMBEDDED_TIMEOUT_S)
     result = run.result()
@@ -423,18 +435,30 @@ def figure_embedded(
     files = {key: Path(workdir, path) for key, path in result["files"].items()}
     png = files["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     complete = all(m in by_mode and by_mode[m]["n"] == questions for m in modes)
+    matched = result.get("matched", [])
+    complete = complete and all(
+        by_mode.get(m["vote_mode"], {}).get("n") == questions for m in matched
+    )
+    questions_file = (workdir / out / "questions.jsonl").is_file()
     written = None
     if docs is not None:
-        written = publish(docs, files, result, run.wall_s, source)
+        written = publish(docs, files, result, run.wall_s, source, workdir / out)
     rows = [
         (
             m["mode"],
             f"accuracy {m['accuracy']:.2f} [{m['ci95'][0]:.2f}, {m['ci95'][1]:.2f}] "
             f"(n {m['n']}, abstained {m['abstention_rate']:.0%}), "
-            f"{m['prompt_tokens']:,.0f} prompt tokens/q, {m['calls']:.1f} calls/q, "
-            f"{m['wall_s']:.1f} s/q",
+            f"{m['tokens']:,.0f} tokens/q, {m['calls']:.1f} calls/q",
         )
         for m in result["modes"]
+    ]
+    rows += [
+        (
+            f"{m['mode']} vs {m['vote_mode']}",
+            f"{m['accuracy']:.2f} vs {m['vote_accuracy']:.2f} at {m['tokens']:,.0f} vs "
+            f"{m['vote_tokens']:,.0f} tokens/q, McNemar p {m['p_value']:.3g}",
+        )
+        for m in matched
     ]
     rows += [
         (
@@ -450,44 +474,53 @@ def figure_embedded(
         Figure(
             number=3,
             name="Embedded model eval",
-            setup=f"debategraph eval gsm8k --model local ({result['meta']['model']}), {source}, "
-            f"modes {','.join(modes)}, --agents {agents} --rounds {ROUNDS} --parallel {parallel}",
+            setup=f"debategraph eval arithmetic --model local ({result['meta']['model']}), "
+            f"{source}, modes {','.join(modes)} (and the matched votes), decisions "
+            f"{','.join(decisions)}, --agents {agents} --rounds {ROUNDS} --parallel {parallel}",
             rows=rows,
-            target=f"every mode answers all {questions} questions; results.json, results.csv "
-            "and accuracy.png written (the wiring, not an accuracy)",
-            passed=complete and png,
-            headline=f"{questions} questions x {len(modes)} modes in {run.wall_s:.0f} s; "
+            target=f"every mode and matched vote answers all {questions} questions; "
+            "questions.jsonl, results.json, results.csv, accuracy.png and dynamics.png written "
+            "(the wiring; the accuracies are reported as measured)",
+            passed=complete and png and questions_file,
+            headline=f"{questions} questions x {len(result['modes'])} rows in {run.wall_s:.0f} s; "
             + accuracies(result),
             values={
                 "questions": questions,
                 "modes": {
                     m["mode"]: {
                         key: m[key]
-                        for key in ("n", "accuracy", "ci95", "prompt_tokens", "calls", "wall_s")
+                        for key in ("n", "accuracy", "ci95", "tokens", "calls", "wall_s")
                     }
                     for m in result["modes"]
                 },
+                "matched": matched,
                 "wall_s": run.wall_s,
                 "eval_wall_s": result["meta"]["wall_s"],
                 "threads": result["meta"]["threads"],
                 "png": png,
+                "questions_file": questions_file,
                 "docs": str(written) if written is not None else None,
             },
             notes=[
-                "SmolLM2-135M proves the wiring (every mode runs, is checkpointed and "
-                "scored on the embedded model), not the method's quality: at 135M "
-                "parameters its GSM8K accuracy is near zero in every mode",
+                "SmolLM2-135M on one-digit sums: a task a 135M model can score on, so the "
+                "modes and protocols have something to differ on; it says nothing about "
+                "debate on a capable model",
             ],
         )
     ]
 
 
 def publish(
-    docs: Path, files: dict[str, Path], result: dict[str, Any], wall_s: float, source: str
+    docs: Path,
+    files: dict[str, Path],
+    result: dict[str, Any],
+    wall_s: float,
+    source: str,
+    out: Path,
 ) -> Path:
-    """Copy the eval's result files into ``docs`` and write ``results.md`` beside them."""
+    """Copy the eval's result files and questions into ``docs``; write ``results.md``."""
     docs.mkdir(parents=True, exist_ok=True)
-    for path in files.values():
+    for path in [*files.values(), out / "questions.jsonl"]:
         shutil.copyfile(path, docs / path.name)
     report = read_report(result)
     summaries = report.summaries
@@ -496,14 +529,20 @@ def publish(
     lines = [
         "# Eval on the embedded model",
         "",
-        f"Written by `benchmarks/eval.py` on {day}: `debategraph eval gsm8k --model local` "
-        f"({meta['model']}) on {source}, modes "
+        f"Written by `benchmarks/eval.py` on {day}: `debategraph eval arithmetic --model "
+        f"local` ({meta['model']}) on {source}, rows "
         f"{', '.join(f'`{m}`' for m in (s.mode for s in summaries))}, "
         f"`--agents {meta['agents']} --rounds {meta['rounds']} --parallel {meta['parallel']}`, "
-        f"{os.cpu_count()} CPUs, {wall_s:.0f} s in all.",
+        f"{os.cpu_count()} CPUs, {wall_s:.0f} s in all. The questions are in "
+        "[questions.jsonl](questions.jsonl).",
         "",
-        "A 135M-parameter model proves the wiring (every mode runs, is checkpointed and "
-        "scored), not the method: its accuracy says nothing about debate on a capable model.",
+        "A 135M-parameter model on one-digit sums: the task is one it can score on, so the "
+        "modes and protocols have something to differ on; it says nothing about debate on a "
+        "capable model.",
+        "",
+        "## What it shows",
+        "",
+        *(f"- {line}" for line in findings(report)),
         "",
         markdown_table(report).rstrip("\n"),
         "",
@@ -518,6 +557,56 @@ def publish(
     ]
     (docs / "results.md").write_text("\n".join(lines), encoding="utf-8")
     return docs
+
+
+def _p(p_value: float) -> str:
+    verdict = "significant at 5%" if p_value < 0.05 else "not significant"
+    return f"McNemar p = {p_value:.3g}, {verdict}"
+
+
+def findings(report: Any) -> list[str]:
+    """The results in sentences, each from the figures (so a rerun restates them honestly)."""
+    lines = []
+    by_label = {s.mode: s for s in report.summaries}
+    plain = [s for s in report.summaries if s.decision == "plurality"]
+    for s in plain:
+        lines.append(
+            f"`{s.mode}`: {s.accuracy:.2f} [{s.ci_low:.2f}, {s.ci_high:.2f}] at "
+            f"{s.tokens:,.0f} tokens per question."
+        )
+    for m in report.matched:
+        share = f"{m.ratio:.2f}x" if m.ratio is not None else "n/a"
+        lines.append(
+            f"`{m.mode}` against a vote of {m.k} independent answers at its budget "
+            f"(`{m.vote_mode}`, {share} its tokens): {m.accuracy:.2f} vs "
+            f"{m.vote_accuracy:.2f} on {m.n} questions, {_p(m.p_value)}."
+        )
+    for c in report.comparisons:
+        a, b = by_label.get(c.a), by_label.get(c.b)
+        if a is None or b is None or "/" not in c.b or c.a != c.b.split("/")[0]:
+            continue
+        lines.append(
+            f"`{c.b}` against `{c.a}` on the same threads: {b.accuracy:.2f} vs "
+            f"{a.accuracy:.2f}, {_p(c.p_value)}."
+        )
+    for d in report.dynamics:
+        last = d.summary.rounds[-1]
+        conformity = "n/a" if last.conformity is None else f"{last.conformity:.2f}"
+        flips = (
+            "n/a"
+            if last.flip_to_wrong is None or last.flip_to_right is None
+            else f"{last.flip_to_wrong:.2f} right-to-wrong, {last.flip_to_right:.2f} wrong-to-right"
+        )
+        lines.append(
+            f"`{d.mode}` dynamics: agent accuracy {d.summary.rounds[0].agent_accuracy:.2f} in "
+            f"round 1, {last.agent_accuracy:.2f} in round {last.round}; flips {flips}; "
+            f"conformity {conformity}; the oracle (a right answer somewhere) "
+            f"{d.summary.oracle:.2f}, lost by the decision in {d.summary.loss:.2f} of "
+            "questions."
+        )
+    front = ", ".join(f"`{label}`" for label in report.pareto)
+    lines.append(f"The Pareto front (accuracy against tokens): {front}.")
+    return lines
 
 
 # --------------------------------------------------------------------------
@@ -546,6 +635,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 workdir,
                 questions=3 if quick else EMBEDDED_QUESTIONS,
                 modes=("single", "debate-ring") if quick else MODES,
+                decisions=("plurality", "weighted") if quick else DECISIONS,
                 agents=2 if quick else AGENTS,
                 parallel=2,
                 docs=None if quick else DOCS,

@@ -107,13 +107,13 @@ BUILTIN: tuple[Entry, ...] = (
     Entry(
         "solver_debate",
         "solve",
-        "Solvers debate a math question on a communication topology, then vote.",
+        "Solvers debate a math question on a communication topology, then decide.",
         factory="debategraph.graphs.solver_debate:build_solver_debate",
         state="debategraph.state.solver_debate",
         cli="debategraph.cli.patterns.solver_debate:PATTERN",
         renamed={"rounds": "max_rounds"},
         description="Solvers on a sparse topology answer a math question, refine after "
-        "reading their neighbours for R rounds, then vote.",
+        "reading their neighbours for R rounds, then decide (a vote, or another protocol).",
     ),
     Entry(
         "debate",
