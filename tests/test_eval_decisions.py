@@ -106,15 +106,19 @@ def test_each_protocol_is_a_row_of_the_same_threads_added_without_a_rerun(
 
 
 def test_the_judge_is_asked_once_per_thread_and_never_by_a_rerun(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, checkpoint_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``judge`` and a supermajority falling back to it share one call; a rerun reads it."""
+    """``judge`` and a supermajority falling back to it share one call; a rerun reads it.
+
+    On either checkpoint backend: the verdict is written into the finished thread.
+    """
     dataset = write_gsm8k(tmp_path / "gsm.jsonl", QUESTIONS)
     out = tmp_path / "out"
     with StubOpenAIServer(scripted) as server:
         args = eval_args(
             server, dataset, out, "--modes", "vote", "--decisions", "judge,supermajority:0.9:judge"
         )
+        args += ["--db", checkpoint_url]  # the last --db wins
         code, first, err = run_cli(args, capsys)
         assert code == 0, err
         assert judge_calls(server) == QUESTIONS
