@@ -413,7 +413,7 @@ def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
         except KeyboardInterrupt:
             bar.stop()
             fail(f"interrupted; {_resume_hint(options.checkpoints)}", 130)
-            raise  # fail exits; for the type checker
+            raise  # not reached: fail exits
     meta = {
         **chosen.meta,
         **plan_meta(plan, options, notes),
@@ -786,7 +786,7 @@ def write_report(
         emit_json({**result, "files": {k: str(v) for k, v in paths.items()}})
         return
     counts = meta["threads"]
-    protocols = len(meta.get("decisions") or [None])
+    protocols = len({"plurality", *(meta.get("decisions") or ())})  # plurality: always a row
     shown = f" x {protocols} decisions" if protocols > 1 else ""
     err.print(
         f"{meta['questions']} questions x {len(labels)} modes{shown} · model "
