@@ -16,7 +16,7 @@ from rich.console import Console
 
 from debategraph.errors import UsageError
 from debategraph.eval.figures import accuracy_figure, dynamics_figure
-from debategraph.eval.records import Matched, Outcome
+from debategraph.eval.records import Matched, ModeSummary, Outcome
 from debategraph.eval.report import (
     markdown_table,
     read_report,
@@ -24,7 +24,7 @@ from debategraph.eval.report import (
     results_table,
     write_results,
 )
-from debategraph.eval.stats import ModeSummary, Report, build_report, mode_dynamics, summarize
+from debategraph.eval.stats import Report, build_report, mode_dynamics, summarize
 
 MODES = ["single", "vote", "debate-full", "vote@6"]
 LABELS = ["single", "vote", "debate-full", "debate-full/judge", "vote@6"]

@@ -24,13 +24,12 @@ from rich.text import Text
 
 from debategraph.errors import UsageError
 from debategraph.eval.figures import accuracy_figure, dynamics_figure
-from debategraph.eval.records import Comparison, Outcome
+from debategraph.eval.records import Comparison, ModeSummary, Outcome
 from debategraph.eval.stats import (
     ALPHA,
     DecisionResult,
     MatchedResult,
     ModeDynamics,
-    ModeSummary,
     Report,
 )
 from debategraph.strategies.dynamics import DynamicsSummary

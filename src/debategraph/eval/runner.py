@@ -465,8 +465,7 @@ class Evaluation:
             from debategraph.nodes.agent import agent_of
 
             agent = agent_of(self.plan.judge_record(mode), self.binding, JUDGE)
-            label = agent._runnable_label() if agent.runnable is not None else None
-            self._judges[mode] = (agent, label or agent.binding(None).name)
+            self._judges[mode] = (agent, agent.label())
         return self._judges[mode]
 
     async def _verdict(

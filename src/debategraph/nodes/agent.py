@@ -185,7 +185,7 @@ class Agent:
                 return dataclasses.replace(result, model=binding.name)
             records = tuple(work.records)
             if self.runnable is not None:
-                label = self._runnable_label()
+                label = self.label()
                 if not work.text:
                     return CallResult(None, work.usage, 0, work.reason, label, records)
                 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -201,7 +201,7 @@ class Agent:
             return dataclasses.replace(
                 result,
                 usage=work.usage + result.usage,
-                model=binding.name if self.runnable is None else self._runnable_label(),
+                model=binding.name if self.runnable is None else self.label(),
                 records=records,
                 reason=work.reason or result.reason,
             )
@@ -235,7 +235,7 @@ class Agent:
         try:
             work = yield from self._work_steps(runtime, messages)
             if work is not None and (work.text or self.runnable is not None):
-                label = self._runnable_label() if self.runnable else self.binding(runtime).name
+                label = self.label(runtime)
                 records = tuple(work.records)
                 return TextResult(work.text, work.usage, 0, work.reason, label, records)
             binding = self.binding(runtime)
@@ -268,8 +268,19 @@ class Agent:
             )
         return None
 
-    def _runnable_label(self) -> str:
-        """What a user's agent is recorded as, in place of a model: ``agent:NAME``."""
+    def label(self, runtime: Runtime[Context] | None = None) -> str:
+        """What this agent's turns record as their model.
+
+        Its model's label, or ``agent:NAME`` for an agent of its own.
+
+        Args:
+            runtime: The node's runtime (its context may name the model).
+
+        Returns:
+            The label (never a key).
+        """
+        if self.runnable is None:
+            return self.binding(runtime).name
         inner = getattr(self.runnable, "bound", self.runnable)  # a graph made stateless
         name = getattr(inner, "name", None) or type(inner).__name__
         return f"agent:{name}"
