@@ -9,6 +9,7 @@ nothing; :func:`write_report` writes the result files and prints the tables.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,8 @@ from debategraph.eval.modes import MODES
 from debategraph.models.spec import LOCAL, ModelSpec
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
     from debategraph.eval.modes import RosterMode
     from debategraph.eval.records import Item, Outcome
     from debategraph.eval.runner import EvalPlan, EvalRun, OnOutcome
@@ -96,6 +99,14 @@ NeighboursOpt = Annotated[
     int, typer.Option("--neighbours", help="Solvers each one hears on the ring.")
 ]
 ParallelOpt = Annotated[int, typer.Option("--parallel", help="Questions in flight at once.")]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        help="i/N: run every N-th question from the i-th (machines split one eval; "
+        "'debategraph eval report' merges their --out folders).",
+    ),
+]
 OutOpt = Annotated[
     Path | None,
     typer.Option("--out", help="Folder for the results \\[default: eval-KIND]."),
@@ -125,6 +136,7 @@ class EvalOptions:
         spec: The model.
         db: ``--db`` (``None``: a file in ``--out``).
         json_output: ``--json``.
+        shard: ``--shard`` as ``(i, N)``; ``None``: every question.
     """
 
     modes: str
@@ -137,6 +149,7 @@ class EvalOptions:
     spec: ModelSpec
     db: str | None
     json_output: bool
+    shard: tuple[int, int] | None = None
 
     @property
     def checkpoints(self) -> str:
@@ -176,12 +189,26 @@ def _options(
     max_retries: int,
     db: str | None,
     json_output: bool,
+    shard: str | None = None,
 ) -> EvalOptions:
+    from debategraph.eval.shards import parse_shard
+
     spec = ModelSpec(
         model=model, base_url=base_url, timeout_s=timeout, max_retries=max_retries
     ).validated()
+    split = None if shard is None else parse_shard(shard)
     return EvalOptions(
-        modes, decisions, judge_model, matched, shape, parallel, out_dir, spec, db, json_output
+        modes,
+        decisions,
+        judge_model,
+        matched,
+        shape,
+        parallel,
+        out_dir,
+        spec,
+        db,
+        json_output,
+        split,
     )
 
 
@@ -210,12 +237,13 @@ def _eval_command(kind: str) -> Callable[..., None]:
         timeout: TimeoutOpt = None,
         max_retries: RetriesOpt = 2,
         db: DbOpt = None,
+        shard: ShardOpt = None,
         json_output: JsonOpt = False,
     ) -> None:
         options = _options(
             modes, decisions, judge_model, matched, (agents, rounds, neighbours), parallel,
             out_dir or Path(f"eval-{kind}"), model, base_url, timeout, max_retries, db,
-            json_output,
+            json_output, shard,
         )  # fmt: skip
         run_eval(options, lambda: dataset_questions(kind, dataset, (offset, limit, seed)))
 
@@ -263,6 +291,7 @@ def arithmetic_command(
     timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = 2,
     db: DbOpt = None,
+    shard: ShardOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Run generated arithmetic questions (exact integer answers; no download) in each mode.
@@ -272,7 +301,7 @@ def arithmetic_command(
     options = _options(
         modes, decisions, judge_model, matched, (agents, rounds, neighbours), parallel,
         out_dir or Path("eval-arithmetic"), model, base_url, timeout, max_retries, db,
-        json_output,
+        json_output, shard,
     )  # fmt: skip
     run_eval(
         options,
@@ -394,11 +423,46 @@ def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
         DebategraphError: If an endpoint, the embedded server or the database fails
             midway, naming the question and how to resume (every answer so far is saved).
     """
-    from debategraph.eval.arithmetic import QUESTIONS_FILE, write_questions
+    from debategraph.eval.shards import shard_items, write_plan
 
     plan, notes = build_plan(options)
     chosen = questions()
+    items = shard_items(chosen.items, options.shard)
+    if options.shard is not None and not items:
+        index, count = options.shard
+        raise UsageError(
+            f"--shard {index}/{count}: no questions (the selection has {len(chosen.items)}): "
+            "use fewer shards"
+        )
     check_out_dir(options.out_dir)
+    write_plan(options.out_dir, plan_record(plan, options, chosen.meta))
+    meta = {**chosen.meta, "questions": len(items), "shard": options.shard}
+    run_and_report(plan, options, replace(chosen, items=items, meta=meta), notes)
+
+
+def run_and_report(
+    plan: EvalPlan,
+    options: EvalOptions,
+    chosen: Questions,
+    notes: Sequence[str],
+    dbs: Mapping[int, str] | None = None,
+) -> None:
+    """Run (or read back) the plan on the chosen questions; write and print the results.
+
+    Args:
+        plan: The plan.
+        options: The shared options.
+        chosen: The questions (and their meta).
+        notes: Notes for the user.
+        dbs: Each question's database where shards kept their own (by line);
+            default: ``options.checkpoints`` for every question.
+
+    Raises:
+        DebategraphError: If an endpoint, the embedded server or the database fails
+            midway, naming the question and how to resume.
+    """
+    from debategraph.eval.arithmetic import QUESTIONS_FILE, write_questions
+
     if chosen.generated:
         write_questions(options.out_dir / QUESTIONS_FILE, chosen.generated)
     for line in [*notes, *chosen.notes]:
@@ -409,7 +473,7 @@ def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
     started = time.perf_counter()
     with _Progress(plan.modes, len(chosen.items), options.json_output) as bar:
         try:
-            found = execute(plan, spec, chosen.items, options.checkpoints, bar.advance)
+            found = execute(plan, spec, chosen.items, options.checkpoints, bar.advance, dbs=dbs)
         except KeyboardInterrupt:
             bar.stop()
             fail(f"interrupted; {_resume_hint(options.checkpoints)}", 130)
@@ -422,6 +486,70 @@ def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
         "wall_s": round(time.perf_counter() - started, 3),
     }
     write_report(options.out_dir, plan, found, meta, options.json_output)
+
+
+def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``plan.json`` holds: every setting that decides the run's answers, and its shard.
+
+    ``eval report`` rebuilds the run from it (the questions, the modes, the model) and
+    compares shards by it: the rosters are kept by content, so an edited agents file is
+    a difference; the database is kept without its password.
+
+    Args:
+        plan: The plan.
+        options: The shared options.
+        source: The questions' meta (kind, dataset or generation, selection).
+
+    Returns:
+        The settings, JSON values.
+    """
+    from debategraph.checkpoints.savers import redact_url
+
+    dataset = source.get("dataset")
+    if source.get("kind") != "arithmetic" and dataset is not None:
+        dataset = str(Path(dataset).resolve())
+    spec = options.spec
+    db = options.checkpoints
+    if "://" not in db:
+        db = str(Path(db).resolve())
+    return {
+        "kind": source.get("kind"),
+        "dataset": dataset,
+        "offset": source.get("offset"),
+        "limit": source.get("limit"),
+        "seed": source.get("seed"),
+        "arithmetic": source.get("arithmetic"),
+        "modes": options.modes,
+        "rosters": {name: _roster_record(r) for name, r in plan.rosters.items()},
+        "decisions": [p.spec for p in plan.decisions],
+        "judge_model": plan.judge_model,
+        "matched": plan.matched,
+        "agents": plan.agents,
+        "rounds": plan.rounds,
+        "neighbours": plan.neighbours,
+        "model": {
+            "model": spec.model,
+            "base_url": spec.base_url,
+            "timeout": spec.timeout_s,
+            "max_retries": spec.max_retries,
+        },
+        "model_key": dict(plan.model_key),
+        "parallel": plan.parallel,
+        "shard": list(options.shard) if options.shard is not None else None,
+        "db": redact_url(db),
+        "db_redacted": redact_url(db) != db,
+    }
+
+
+def _roster_record(roster: RosterMode) -> dict[str, Any]:
+    """A roster mode as ``plan.json`` keeps it: its file, and its content (JSON)."""
+    import json
+
+    content = {"solvers": list(roster.solvers), "judge": roster.judge}
+    return {
+        "path": str(Path(roster.path).resolve()),
+        **json.loads(json.dumps(content, default=str)),
+    }
 
 
 def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
@@ -626,6 +754,8 @@ def execute(
     items: Sequence[Item],
     db: str,
     on_outcome: OnOutcome | None = None,
+    *,
+    dbs: Mapping[int, str] | None = None,
 ) -> EvalRun:
     """Run or read back every thread of the plan on ``items``, then the matched votes.
 
@@ -637,6 +767,8 @@ def execute(
         items: The questions.
         db: The checkpoint database (SQLite path or Postgres URL).
         on_outcome: Called with each thread's plurality outcome (progress).
+        dbs: A question's own database, by its line (shards that kept their own);
+            the others use ``db``.
 
     Returns:
         The outcomes (one per question, mode and protocol), the thread counts, the
@@ -653,8 +785,16 @@ def execute(
     from debategraph.models import bind_model
 
     resume = _resume_hint(db)
-    with open_checkpointer(db) as saver:
-        evaluation = Evaluation(saver, bind_model(spec), plan, on_outcome)
+    with contextlib.ExitStack() as stack:
+        opened: dict[str, BaseCheckpointSaver[Any]] = {}
+
+        def saver(path: str) -> BaseCheckpointSaver[Any]:
+            if path not in opened:
+                opened[path] = stack.enter_context(open_checkpointer(path))
+            return opened[path]
+
+        own = {line: saver(path) for line, path in (dbs or {}).items()}
+        evaluation = Evaluation(saver(db), bind_model(spec), plan, on_outcome, savers=own)
         try:
             return asyncio.run(evaluation.evaluate(items))
         except UsageError:
@@ -796,3 +936,109 @@ def write_report(
     for table in results_table(report):
         out.print(table)
     out.print(f"results: {escape(', '.join(str(p) for p in paths.values()))}")
+
+
+@eval_app.command("report")
+def report_command(
+    shards: Annotated[
+        list[Path],
+        typer.Argument(help="The --out folder of each shard (each holds its plan.json)."),
+    ],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the merged results.")] = Path(
+        "eval-report"
+    ),
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="The database of every shard, where it is a Postgres URL with a password "
+            "(plan.json keeps it without) \\[default: each shard's own].",
+        ),
+    ] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Merge the shards of one eval into one results.* (what any shard left is resumed).
+
+    Every thread is read back from its shard's database; the matched votes are chosen over
+    all the questions.
+    """
+    from debategraph.eval.shards import check_shards, read_plan, shard_items
+
+    plans = {folder: read_plan(folder) for folder in shards}
+    check_shards(plans)
+    first = plans[shards[0]]
+    options, questions = options_from_plan(first, out_dir, db, json_output)
+    plan, notes = build_plan(options)
+    _check_rosters(plan, first, shards[0])
+    chosen = questions()
+    dbs: dict[int, str] = {}
+    for folder, settings in plans.items():
+        shard = settings.get("shard")
+        split = None if shard is None else (int(shard[0]), int(shard[1]))
+        own = _shard_db(settings, folder, db)
+        dbs.update((item.line, own) for item in shard_items(chosen.items, split))
+    check_out_dir(out_dir)
+    meta = {**chosen.meta, "shards": [str(folder) for folder in shards]}
+    run_and_report(plan, options, replace(chosen, meta=meta), notes, dbs)
+
+
+def options_from_plan(
+    settings: Mapping[str, Any], out_dir: Path, db: str | None, json_output: bool
+) -> tuple[EvalOptions, Callable[[], Questions]]:
+    """The options and questions of the run a ``plan.json`` describes, for ``eval report``.
+
+    Args:
+        settings: The plan's settings.
+        out_dir: Where the merged results go.
+        db: ``--db`` (``None``: each shard's own).
+        json_output: ``--json``.
+
+    Returns:
+        The options (no shard) and the questions' reader.
+    """
+    model = settings["model"]
+    options = _options(
+        settings["modes"],
+        ",".join(settings["decisions"]),
+        settings["judge_model"],
+        bool(settings["matched"]),
+        (int(settings["agents"]), int(settings["rounds"]), int(settings["neighbours"])),
+        int(settings["parallel"]),
+        out_dir,
+        model["model"],
+        model["base_url"],
+        model["timeout"],
+        int(model["max_retries"]),
+        db or settings["db"],
+        json_output,
+    )
+    selection = (int(settings["offset"]), settings["limit"], settings["seed"])
+    if settings["kind"] == "arithmetic":
+        task = settings["arithmetic"]
+        generation = (task["count"], task["operands"], task["max_operand"], settings["seed"])
+        return options, lambda: arithmetic_questions(generation, selection[:2])
+    dataset = Path(settings["dataset"])
+    return options, lambda: dataset_questions(settings["kind"], dataset, selection)
+
+
+def _shard_db(settings: Mapping[str, Any], folder: Path, db: str | None) -> str:
+    """A shard's database: ``--db``, else the one its plan names (refused if redacted)."""
+    if db is not None:
+        return db
+    if settings.get("db_redacted"):
+        raise UsageError(
+            f"{folder}: its database {settings['db']} has a password plan.json does not keep: "
+            "give the URL with --db"
+        )
+    return str(settings["db"])
+
+
+def _check_rosters(plan: EvalPlan, settings: Mapping[str, Any], folder: Path) -> None:
+    """Refuse a roster file edited since the shards ran (its threads would not be found)."""
+    for name, roster in plan.rosters.items():
+        then = dict(settings["rosters"].get(name, {}))
+        if then != _roster_record(roster):
+            raise UsageError(
+                f"--modes {name}={roster.path}: the file changed since {folder} ran: restore "
+                "it (the shards' threads are keyed by its content)"
+            )

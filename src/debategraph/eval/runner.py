@@ -286,6 +286,8 @@ class Evaluation:
         plan: Modes and settings.
         on_outcome: Called as each (question, mode) finishes, fresh or read back, with
             its plurality outcome.
+        savers: A question's own checkpointer, by its line, where shards kept their
+            own databases (``eval report``); the others use ``saver``.
     """
 
     def __init__(
@@ -294,12 +296,14 @@ class Evaluation:
         binding: ModelBinding,
         plan: EvalPlan,
         on_outcome: OnOutcome | None = None,
+        savers: Mapping[int, BaseCheckpointSaver[Any]] | None = None,
     ) -> None:
         self.saver = saver
+        self.savers = dict(savers or {})
         self.binding = binding
         self.plan = plan
         self.on_outcome = on_outcome
-        self._graphs: dict[str, Graph] = {}
+        self._graphs: dict[tuple[str, int], Graph] = {}
         self._judges: dict[str, tuple[Agent, str]] = {}
         #: How each (question, mode) was found: ``started``, ``resumed`` or ``finished``
         #: (read back from its checkpoint without a model call).
@@ -309,21 +313,24 @@ class Evaluation:
         #: Each mode's threads' costs, by question line.
         self.costs: dict[str, dict[int, ThreadCost]] = {}
 
-    def graph(self, mode: str) -> Graph:
-        """The compiled graph of ``mode`` (built once).
+    def graph(self, mode: str, item: Item | None = None) -> Graph:
+        """The compiled graph of ``mode`` on a question's checkpointer (built once each).
 
         Args:
             mode: The mode.
+            item: The question (its own checkpointer where ``savers`` names one).
 
         Returns:
-            The graph, on this evaluation's checkpointer.
+            The graph.
         """
-        if mode not in self._graphs:
+        saver = self.saver if item is None else self.savers.get(item.line, self.saver)
+        key = (mode, id(saver))
+        if key not in self._graphs:
             from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate
 
             builder = build_solver_debate(self.binding, **self.plan.settings(mode))
-            self._graphs[mode] = builder.compile(checkpointer=self.saver, name=GRAPH_NAME)
-        return self._graphs[mode]
+            self._graphs[key] = builder.compile(checkpointer=saver, name=GRAPH_NAME)
+        return self._graphs[key]
 
     async def evaluate(self, items: Sequence[Item]) -> EvalRun:
         """Every mode of the plan on ``items``, then each debate's matched-budget vote.
@@ -398,7 +405,7 @@ class Evaluation:
         from debategraph.graphs.skeleton import recursion_limit
         from debategraph.graphs.solver_debate import GRAPH_NAME
 
-        graph = self.graph(mode)
+        graph = self.graph(mode, item)
         settings = self.plan.settings(mode)
         thread_id = self.plan.thread_id(mode, item)
         config: RunnableConfig = {
