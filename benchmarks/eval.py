@@ -35,6 +35,7 @@ Usage::
     .venv/bin/python benchmarks/eval.py --quick          # smaller smoke variant (~75 s)
     .venv/bin/python benchmarks/eval.py --only stub      # figures 1 and 2
     .venv/bin/python benchmarks/eval.py --only embedded  # figure 3
+    .venv/bin/python benchmarks/eval.py --only embedded --workdir .bench-eval  # resumable
     .venv/bin/python benchmarks/eval.py --json out.json
 
 Exit status 1 if any figure that counts fails, else 0. In ``--quick`` mode the throughput
@@ -92,7 +93,7 @@ EMBEDDED_QUESTIONS = 100
 ARITH_OPERANDS = 2
 ARITH_MAX_OPERAND = 9
 DECISIONS = ("plurality", "weighted", "supermajority", "unanimity", "judge")
-EMBEDDED_TIMEOUT_S = 3600.0
+EMBEDDED_TIMEOUT_S = 4 * 3600.0  # resumable: --workdir keeps what it did
 
 #: Problems seen that do not invalidate the figures; printed at the end.
 WARNINGS: set[str] = set()
@@ -618,6 +619,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
     parser = base_parser(__doc__, quick_help="16 and 3 questions, fewer modes on the embedded")
     parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep the work (checkpoints included) in this folder: the same command again "
+        "resumes the eval where it stopped instead of starting over",
+    )
+    parser.add_argument(
         "--only",
         choices=("stub", "embedded"),
         help="only the stub server's figures (1, 2) or only the embedded model's (3)",
@@ -637,7 +644,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 modes=("single", "debate-ring") if quick else MODES,
                 decisions=("plurality", "weighted") if quick else DECISIONS,
                 agents=2 if quick else AGENTS,
-                parallel=2,
+                parallel=2 if quick else 4,
                 docs=None if quick else DOCS,
             )
         )
@@ -649,6 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(2 modes, 2 solvers); the throughput figure (1) is advisory",
         warnings=lambda: WARNINGS,
         tmp_prefix="debategraph-eval-",
+        workdir=args.workdir,
         progress=True,
     )
 
