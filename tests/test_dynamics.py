@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from debategraph.strategies import Dynamics, summarize_dynamics, thread_dynamics
-from debategraph.strategies.dynamics import RoundDynamics
+from debategraph.strategies.dynamics import LAST, RoundDynamics
 from debategraph.strategies.intervals import wilson_interval
 
 #: Four solvers over three rounds, gold 18. Round 1: two right; plurality 7 (a tie 7/18
@@ -85,6 +85,18 @@ def test_the_decided_answer_overrides_the_last_plurality() -> None:
         "18", True, False, True,
     )  # fmt: skip
     assert judged.rounds[0].decision_correct is False  # the round's plurality stays measured
+
+
+def test_an_explicit_none_final_is_an_abstention_not_the_default() -> None:
+    # The rounds' plurality is right, but the protocol (unanimity:abstain) decided nothing.
+    rounds: list[dict[str, str | None]] = [{"a": "18", "b": "18", "c": "7"}] * 2
+    abstained = thread_dynamics(rounds, gold="18", final=None)
+    assert (abstained.final, abstained.final_correct, abstained.oracle, abstained.loss) == (
+        None, False, True, True,
+    )  # fmt: skip
+    assert thread_dynamics(rounds, final=None).final is None  # without gold too
+    assert thread_dynamics(rounds, gold="18").final == "18"  # omitted: the last plurality
+    assert thread_dynamics(rounds, gold="18", final=LAST) == thread_dynamics(rounds, gold="18")
 
 
 def test_no_oracle_no_loss() -> None:

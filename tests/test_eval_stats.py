@@ -459,6 +459,35 @@ def test_mode_dynamics() -> None:
     )
 
 
+def test_an_abstaining_protocol_row_is_never_right() -> None:
+    # Questions 2 and 4: every round's plurality is 42, but unanimity:abstain abstained.
+    rows = [r for r in dynamics_rows() if r.mode == "debate-full" and r.decision == "plurality"]
+    rows += [
+        outcome(
+            "debate-full",
+            line,
+            False,
+            answer=None,
+            gold=GOLD,
+            rounds=json.dumps(ROUNDS[line]),
+            decision="unanimity:abstain",
+        )
+        for line in (2, 4)
+    ]
+    (entry,) = mode_dynamics(rows, ["debate-full"])
+    assert entry.decisions[1] == DecisionResult(
+        label="debate-full/unanimity:abstain",
+        decision="unanimity:abstain",
+        threads=2,
+        oracle=1.0,
+        oracle_ci=wilson_interval(2, 2),
+        final_accuracy=0.0,
+        final_ci=wilson_interval(0, 2),
+        loss=1.0,
+        loss_ci=wilson_interval(2, 2),
+    )
+
+
 def test_mode_dynamics_needs_two_rounds() -> None:
     one_round = [r for r in dynamics_rows() if r.mode != "debate-full"]
     assert mode_dynamics(one_round, ["single", "debate-ring"]) == []

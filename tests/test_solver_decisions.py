@@ -112,6 +112,19 @@ def test_each_protocol_decides_the_graphs_answer(
     assert ("judge" in out["usage_by_agent"]) == bool(judged)
 
 
+def test_the_results_dynamics_keep_an_abstaining_decisions_none() -> None:
+    # Every round's plurality is 18, but unanimity:abstain decided nothing.
+    out = run(
+        build_solver_debate(model_for(SPLIT), agents=3, max_rounds=2, decision="unanimity:abstain")
+    )
+    assert out["answer"] is None and out["decision"].answer is None
+    dynamics = SOLVE.summary(out)["dynamics"]
+    assert [r["plurality"] for r in dynamics["rounds"]] == ["18", "18"]
+    assert dynamics["final"] is None
+    undecided = {k: v for k, v in out.items() if k not in ("answer", "decision")}
+    assert SOLVE.summary(undecided)["dynamics"]["final"] == "18"  # no decision yet: the plurality
+
+
 def test_the_judge_is_called_only_when_the_answers_differ() -> None:
     model = model_for(UNANIMOUS)
     out = run(build_solver_debate(model, agents=3, max_rounds=2, decision="judge"))

@@ -383,7 +383,11 @@ def _rounds(outcome: Outcome) -> list[dict[str, str | None]]:
 
 
 def _threads(rows: _Rows) -> list[Dynamics]:
-    """The dynamics of a label's rows that recorded their rounds, each against its gold."""
+    """The dynamics of a label's rows that recorded their rounds, each against its gold.
+
+    Each thread's final is the row's answer, ``None`` included (a protocol that
+    abstained decided nothing, which is never right).
+    """
     return [
         thread_dynamics(rounds, gold=row.gold, final=row.answer)
         for row in rows.lines.values()

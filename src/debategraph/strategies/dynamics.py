@@ -18,11 +18,24 @@ Definitions (per round ``r >= 2``, against round ``r - 1``):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from debategraph.strategies.intervals import wilson_interval
 from debategraph.strategies.voting import majority_vote
+
+
+class _Default(Enum):
+    """The type of :data:`LAST` (an enum, so a type checker narrows ``final is LAST``)."""
+
+    LAST = "last"
+
+
+#: ``thread_dynamics``'s default ``final``: the last round's plurality. Distinct from
+#: ``None``, which is a decided answer (a protocol that abstained).
+LAST: Final = _Default.LAST
 
 
 class RoundDynamics(BaseModel):
@@ -70,7 +83,9 @@ class Dynamics(BaseModel):
     Attributes:
         rounds: Each round's measures, in order.
         oracle: Some solver gave the gold in some round (``None`` without gold).
-        final: The thread's decided answer (by whatever protocol decided it).
+        final: The thread's decided answer (by whatever protocol decided it); ``None``
+            when it decided none (every solver abstained, or a protocol such as
+            ``unanimity:abstain`` abstained), which is never right.
         final_correct: Whether ``final`` is the gold (``None`` without gold).
         loss: ``oracle`` holds and ``final_correct`` does not (``None`` without gold).
     """
@@ -87,14 +102,16 @@ class Dynamics(BaseModel):
 def thread_dynamics(
     rounds: Sequence[Mapping[str, str | None]],
     gold: str | None = None,
-    final: str | None = None,
+    final: str | Literal[_Default.LAST] | None = LAST,
 ) -> Dynamics:
     """Measure one thread.
 
     Args:
         rounds: Each round's answers by solver (``RoundRecord.answers``), in order.
         gold: The gold answer (``None``: unknown; the gold measures are ``None``).
-        final: The decided answer; default the last round's plurality.
+        final: The decided answer, as the decision protocol gave it (``None``: it
+            abstained, so ``final_correct`` is false with gold); by default
+            (:data:`LAST`) the last round's plurality (``None`` without rounds).
 
     Returns:
         The dynamics.
@@ -103,8 +120,8 @@ def thread_dynamics(
         _round(number, answers, rounds[number - 2] if number > 1 else None, gold)
         for number, answers in enumerate(rounds, start=1)
     )
-    if final is None and measured:
-        final = measured[-1].plurality
+    if final is LAST:
+        final = measured[-1].plurality if measured else None
     if gold is None:
         return Dynamics(rounds=measured, oracle=None, final=final, final_correct=None, loss=None)
     oracle = any(answer == gold for answers in rounds for answer in answers.values())

@@ -26,7 +26,7 @@ from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, parse_protocol
-from debategraph.strategies.dynamics import thread_dynamics
+from debategraph.strategies.dynamics import LAST, thread_dynamics
 from debategraph.strategies.topology import SINGLE, TOPOLOGY_NAMES
 
 #: Solvers when neither ``--agents`` nor ``--agents-file`` is given.
@@ -232,7 +232,9 @@ def parse_topology(value: str) -> str | dict[str, list[str]]:
 def _summary(values: Values) -> dict[str, Any]:
     rounds = values.get("rounds", [])
     decision = values.get("decision")
-    dynamics = thread_dynamics([r.answers for r in rounds], final=values.get("answer"))
+    # The decided answer (the decision's, None when it abstained); undecided: the default.
+    final = values.get("answer", LAST)
+    dynamics = thread_dynamics([r.answers for r in rounds], final=final)
     return {
         "answer": values.get("answer"),
         "votes": values.get("votes", {}),
