@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from debategraph.eval import modes, stats
+from debategraph.eval.modes import within_budget
 from debategraph.eval.records import Comparison, Matched, Outcome
 from debategraph.eval.stats import (
     DecisionResult,
@@ -20,6 +23,12 @@ from debategraph.eval.stats import (
     mode_dynamics,
     pareto_front,
     summarize,
+)
+from debategraph.strategies.dynamics import (
+    Dynamics,
+    DynamicsSummary,
+    summarize_dynamics,
+    thread_dynamics,
 )
 from debategraph.strategies.intervals import wilson_interval
 
@@ -339,6 +348,34 @@ def test_matched_budget_within_ten_percent(vote_tokens: int, within: bool) -> No
     assert result.ratio == pytest.approx(vote_tokens / 1000)
 
 
+@pytest.mark.parametrize(
+    ("spent", "vote_spent", "within"),
+    [
+        (10, 9, True),
+        (10, 11, True),
+        (10, 8, False),
+        (70, 77, True),
+        (70, 63, True),
+        (71, 79, False),
+    ],
+)
+def test_matched_budget_exactly_ten_percent_over_three_questions(
+    spent: int, vote_spent: int, within: bool
+) -> None:
+    # Three questions: the means (10/3 against 9/3) are inexact floats; the totals are not.
+    tokens = [spent - 2 * (spent // 3), spent // 3, spent // 3]
+    votes = [vote_spent - 2 * (vote_spent // 3), vote_spent // 3, vote_spent // 3]
+    rows = [
+        outcome(mode, line, True, prompt_tokens=count, completion_tokens=0)
+        for mode, counts in (("debate-full", tokens), ("vote@9", votes))
+        for line, count in enumerate(counts, start=1)
+    ]
+    (result,) = match_budgets(rows, [MATCH])
+    assert result.within is within
+    assert within is (abs(vote_spent - spent) <= Fraction(1, 10) * spent)
+    assert within_budget(spent, vote_spent) is within  # the runner's rule, on the totals
+
+
 def test_matched_budget_edges() -> None:
     free = [outcome("debate-full", 1, True, prompt_tokens=0, completion_tokens=0)]
     free += [outcome("vote@9", 1, True, prompt_tokens=0, completion_tokens=0)]
@@ -486,6 +523,71 @@ def test_an_abstaining_protocol_row_is_never_right() -> None:
         loss=1.0,
         loss_ci=wilson_interval(2, 2),
     )
+
+
+def test_decision_results_are_the_summaries_of_their_threads() -> None:
+    # Each label's oracle, final accuracy and loss are summarize_dynamics' of its rows.
+    (entry,) = mode_dynamics(dynamics_rows(), ["debate-full"])
+    plain, judged = entry.decisions
+    summary = entry.summary
+    assert (plain.oracle, plain.final_accuracy, plain.loss) == (
+        summary.oracle,
+        summary.final_accuracy,
+        summary.loss,
+    )
+    assert (plain.oracle_ci, plain.loss_ci) == (summary.oracle_ci, summary.loss_ci)
+    threads = [
+        thread_dynamics(ROUNDS[line], gold=GOLD, final=JUDGED[line]) for line in sorted(ROUNDS)
+    ]
+    again = summarize_dynamics(threads)
+    assert (judged.oracle, judged.final_accuracy, judged.loss) == (
+        again.oracle,
+        again.final_accuracy,
+        again.loss,
+    )
+    assert (judged.oracle_ci, judged.loss_ci) == (again.oracle_ci, again.loss_ci)
+
+
+def test_the_figures_come_from_the_one_computation_of_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Decision results are summarize_dynamics' figures; the budget rule is the runner's.
+    summarised: list[int] = []
+    budgets: list[tuple[float, float]] = []
+
+    def summarise(threads: list[Dynamics]) -> DynamicsSummary:
+        summarised.append(len(threads))
+        return summarize_dynamics(threads)
+
+    def within(spent: float, vote_spent: float) -> bool:
+        budgets.append((spent, vote_spent))
+        return within_budget(spent, vote_spent)
+
+    monkeypatch.setattr(stats, "summarize_dynamics", summarise)
+    monkeypatch.setattr(modes, "within_budget", within)
+    (entry,) = mode_dynamics(dynamics_rows(), ["debate-full"])
+    assert summarised == [4, 4]  # the mode's plurality rows, then its judge rows
+    assert [d.label for d in entry.decisions] == ["debate-full", "debate-full/judge"]
+    (result,) = match_budgets(budget_rows(1100), [MATCH])
+    assert budgets == [(10_000, 11_000)] and result.within
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=60))
+def test_the_final_interval_is_the_count_of_right_finals(rights: list[bool]) -> None:
+    rows = [
+        outcome(
+            "debate-full",
+            line,
+            right,
+            answer=GOLD if right else "7",
+            gold=GOLD,
+            rounds=json.dumps(ROUNDS[4]),
+        )
+        for line, right in enumerate(rights, start=1)
+    ]
+    (entry,) = mode_dynamics(rows, ["debate-full"])
+    (result,) = entry.decisions
+    assert result.final_ci == wilson_interval(sum(rights), len(rights))
 
 
 def test_mode_dynamics_needs_two_rounds() -> None:

@@ -30,7 +30,7 @@ from debategraph.strategies.dynamics import (
 from debategraph.strategies.intervals import Z_95, wilson_interval  # noqa: F401 (Z_95 re-exported)
 
 #: A matched vote's mean total tokens per question may differ from its debate's by this
-#: share at most.
+#: share at most (:func:`debategraph.eval.modes.within_budget` applies it).
 BUDGET_TOLERANCE = Fraction(1, 10)
 #: The significance level the tables say "not significant" against.
 ALPHA = 0.05
@@ -50,7 +50,8 @@ class MatchedResult:
         vote_tokens: The vote's.
         ratio: ``vote_tokens / tokens``; ``None`` when the debate used no tokens.
         within: Whether the vote's budget is within 10% of the debate's
-            (``|vote_tokens - tokens| <= tokens / 10``).
+            (``|vote_tokens - tokens| <= tokens / 10``, exactly 10% within; by
+            :func:`~debategraph.eval.modes.within_budget`).
         accuracy: The debate's accuracy on the ``n`` questions.
         vote_accuracy: The vote's.
         a_only: Questions the debate got right and the vote wrong.
@@ -331,6 +332,9 @@ def match_budgets(outcomes: Sequence[Outcome], matched: Sequence[Matched]) -> li
     Raises:
         ValueError: When a label has two outcomes for the same line.
     """
+    # Imported here: modes imports BUDGET_TOLERANCE from this module.
+    from debategraph.eval.modes import within_budget
+
     names = [name for match in matched for name in (match.mode, match.vote_mode)]
     grouped = _grouped([o for o in outcomes if o.decision == PLURALITY], names)
     results = []
@@ -353,7 +357,9 @@ def match_budgets(outcomes: Sequence[Outcome], matched: Sequence[Matched]) -> li
                 tokens=spent / n,
                 vote_tokens=vote_spent / n,
                 ratio=vote_spent / spent if spent else None,
-                within=abs(vote_spent - spent) <= BUDGET_TOLERANCE * spent,
+                # On the integer totals (in the means' ratio): exact at 10%, where the
+                # means (float quotients) can round either way.
+                within=within_budget(spent, vote_spent),
                 accuracy=sum(debate.lines[line].correct for line in shared) / n,
                 vote_accuracy=sum(vote.lines[line].correct for line in shared) / n,
                 a_only=a_only,
@@ -395,22 +401,20 @@ def _threads(rows: _Rows) -> list[Dynamics]:
     ]
 
 
-def _decision_result(label: str, decision: str, threads: Sequence[Dynamics]) -> DecisionResult:
-    """A label's final accuracy and loss over its threads."""
-    n = len(threads)
-    right = sum(bool(thread.final_correct) for thread in threads)
-    lost = sum(bool(thread.loss) for thread in threads)
-    held = sum(bool(thread.oracle) for thread in threads)
+def _decision_result(label: str, decision: str, summary: DynamicsSummary) -> DecisionResult:
+    """A label's oracle, final accuracy and loss, as :func:`summarize_dynamics` gave them."""
+    n = summary.threads
+    right = round(summary.final_accuracy * n)  # the count back (exact: k / n * n rounds to k)
     return DecisionResult(
         label=label,
         decision=decision,
         threads=n,
-        oracle=held / n,
-        oracle_ci=wilson_interval(held, n),
-        final_accuracy=right / n,
+        oracle=summary.oracle,
+        oracle_ci=summary.oracle_ci,
+        final_accuracy=summary.final_accuracy,
         final_ci=wilson_interval(right, n),
-        loss=lost / n,
-        loss_ci=wilson_interval(lost, n),
+        loss=summary.loss,
+        loss_ci=summary.loss_ci,
     )
 
 
@@ -440,13 +444,15 @@ def mode_dynamics(outcomes: Sequence[Outcome], labels: Sequence[str]) -> list[Mo
         threads = _threads(rows)
         if not any(len(thread.rounds) >= 2 for thread in threads):
             continue
-        decisions = [_decision_result(mode, PLURALITY, threads)]
+        summary = summarize_dynamics(threads)
+        decisions = [_decision_result(mode, PLURALITY, summary)]
         for label, others in grouped.items():
             if others.mode == mode and others.decision != PLURALITY:
                 measured = _threads(others)
                 if measured:
-                    decisions.append(_decision_result(label, others.decision, measured))
-        found.append(ModeDynamics(mode, summarize_dynamics(threads), tuple(decisions)))
+                    result = _decision_result(label, others.decision, summarize_dynamics(measured))
+                    decisions.append(result)
+        found.append(ModeDynamics(mode, summary, tuple(decisions)))
     return found
 
 
