@@ -79,7 +79,14 @@ def error_of(text: str) -> str:
         (" SuperMajority : 0.8 : Abstain ", "supermajority:4/5:abstain"),
         ("supermajority:1", "supermajority:1/1:plurality"),
         ("supermajority:0.6667", "supermajority:6667/10000:plurality"),
+        # An empty threshold or fallback is its default.
+        ("supermajority::judge", "supermajority:2/3:judge"),
+        ("supermajority:", "supermajority:2/3:plurality"),
+        ("supermajority::", "supermajority:2/3:plurality"),
+        ("supermajority:0.75:", "supermajority:3/4:plurality"),
+        (" supermajority : : abstain", "supermajority:2/3:abstain"),
         ("unanimity", "unanimity:plurality"),
+        ("unanimity:", "unanimity:plurality"),
         ("unanimity:weighted", "unanimity:weighted"),
         ("judge", "judge"),
     ],
@@ -126,7 +133,12 @@ def test_may_judge(text: str, may: bool) -> None:
         ("supermajority:most", "supermajority threshold 'most' is not a number"),
         ("supermajority:1/0", "supermajority threshold '1/0' is not a number"),
         ("supermajority:nan", "supermajority threshold 'nan' is not a number"),
-        ("supermajority:", "supermajority threshold '' is not a number"),
+        ("supermajority:.", "supermajority threshold '.' is not a number"),
+        (
+            "supermajority:::",
+            "supermajority takes a threshold and a fallback at most, got 'supermajority:::'",
+        ),
+        ("plurality:", "plurality takes no argument, got 'plurality:'"),
         ("supermajority:0.75:vote", "unknown fallback 'vote'"),
         ("supermajority:0.75:unanimity", "unknown fallback 'unanimity'"),
         (

@@ -17,7 +17,8 @@ Protocols, as written in ``solve --decision`` and ``eval --decisions``:
 - ``judge``: an agent reads the final answers and reasons and picks one.
 
 A FALLBACK is ``plurality`` (the default), ``weighted``, ``judge`` or ``abstain`` (no
-answer).
+answer). An empty THRESHOLD or FALLBACK is its default: ``supermajority::judge`` is
+``supermajority:2/3:judge``.
 """
 
 from __future__ import annotations
@@ -135,6 +136,8 @@ class Protocol:
 def parse_protocol(text: str) -> Protocol:
     """Read one protocol (``supermajority:0.75:judge``); case and spaces are ignored.
 
+    An empty threshold or fallback is its default (``supermajority::judge``).
+
     Args:
         text: The protocol's text.
 
@@ -157,12 +160,12 @@ def parse_protocol(text: str) -> Protocol:
     if name == SUPERMAJORITY:
         if len(args) > 2:
             raise _bad(f"supermajority takes a threshold and a fallback at most, got {cleaned!r}")
-        threshold = _threshold(args[0]) if args else None
-        fallback = args[1] if len(args) > 1 else None
+        threshold = _threshold(args[0]) if args and args[0] else None
+        fallback = args[1] if len(args) > 1 and args[1] else None
     elif name == UNANIMITY:
         if len(args) > 1:
             raise _bad(f"unanimity takes a fallback at most, got {cleaned!r}")
-        fallback = args[0] if args else None
+        fallback = args[0] if args and args[0] else None
     elif args:
         raise _bad(f"{name} takes no argument, got {cleaned!r}")
     return Protocol(name, threshold, fallback)
