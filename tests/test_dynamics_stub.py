@@ -4,8 +4,14 @@ Each solver call goes through the real graph (``build_solver_debate``, full topo
 HTTP stub whose replies are drawn with known probabilities (``herd_responder``: right with
 probability p; after round 1, with probability c, the previous round's plurality). The
 measures of :mod:`debategraph.strategies.dynamics` must land inside the binomial bands that
-theory gives for p and c. Every draw is seeded by its request, so a run is reproducible;
-the bands are 4.5 standard deviations wide, so a change of prompt (new draws) stays inside.
+theory gives for p and c, and plausible wrong measures (a flip rate over the wrong
+denominator, conformity over all solvers rather than the movers) must land outside them.
+
+Every draw is seeded by its request, so a run is reproducible. The bands are 3 standard
+deviations wide: narrow enough that the wrong measures fall outside by 6 standard
+deviations or more. A change of prompt draws anew; each of the 17 bands then holds with
+probability about 0.997 (0.95 for all together), so a band missed after such a change
+asks first whether the measure changed.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from tests.openai_stub import StubOpenAIServer
 
 SOLVERS = 5
 #: Standard deviations of a band: a fixed-seed run stays inside, a wrong measure does not.
-Z = 4.5
+Z = 3.0
 
 
 def question(i: int) -> str:
@@ -83,13 +89,25 @@ def plurality_of_distinct_wrongs(p: float, n: int = SOLVERS) -> float:
     return sum(binomial(n, k, p) for k in range(2, n + 1)) + binomial(n, 1, p) / n
 
 
+def band(expected: float, n: int) -> tuple[float, float]:
+    """``Z`` standard deviations either side of a proportion ``expected`` over ``n`` trials."""
+    assert n > 0
+    half = Z * math.sqrt(expected * (1 - expected) / n)
+    return expected - half, expected + half
+
+
 def within(observed: float, expected: float, n: int, what: str) -> None:
     """``observed`` is within ``Z`` standard deviations of a proportion ``expected`` over ``n``."""
-    half = Z * math.sqrt(expected * (1 - expected) / n)
-    assert n > 0, what
-    assert expected - half <= observed <= expected + half, (
-        f"{what}: {observed:.4f} outside {expected:.4f} +- {half:.4f} (n={n})"
+    low, high = band(expected, n)
+    assert low <= observed <= high, (
+        f"{what}: {observed:.4f} outside [{low:.4f}, {high:.4f}] (n={n})"
     )
+
+
+def outside(wrong: float, expected: float, n: int, what: str) -> None:
+    """A wrong measure's value falls outside the band :func:`within` checks the right one in."""
+    low, high = band(expected, n)
+    assert not low <= wrong <= high, f"{what}: {wrong:.4f} inside [{low:.4f}, {high:.4f}] (n={n})"
 
 
 def conformity_split(threads: Sequence[Dynamics]) -> dict[bool, tuple[int, int]]:
@@ -114,15 +132,17 @@ def check_oracle(threads: Sequence[Dynamics]) -> None:
 
 
 def test_independent_answers_land_in_the_bands_of_p() -> None:
-    """Each call is right with probability p = 0.5, whatever it read; wrong answers distinct.
+    """Each call is right with probability p = 0.3, whatever it read; wrong answers distinct.
 
     Every round alike: a solver's accuracy is p; the plurality's is
-    :func:`plurality_of_distinct_wrongs` (27/32 at p = 0.5); a solver right before is
+    :func:`plurality_of_distinct_wrongs` (0.544 at p = 0.3); a solver right before is
     wrong now with probability 1 - p, one wrong before is right now with probability p.
     A mover (off the previous plurality) lands on it only by answering right, so movers
     conform with probability p after a right plurality and never after a wrong one.
+    (p is away from 1/2, so a flip rate over the other denominator, about p for flips to
+    wrong and 1 - p for flips to right, is far from the right one.)
     """
-    p, threads, rounds = 0.5, 40, 3
+    p, threads, rounds = 0.3, 40, 3
     measured = [dynamics for _, dynamics in debate(herd_responder(p), threads, rounds)]
     summary = summarize_dynamics(measured)
     assert [r.threads for r in summary.rounds] == [threads] * rounds
@@ -134,8 +154,13 @@ def test_independent_answers_land_in_the_bands_of_p() -> None:
     was_right = sum(r.was_right or 0 for t in measured for r in t.rounds[1:])
     was_wrong = sum(r.was_wrong or 0 for t in measured for r in t.rounds[1:])
     assert was_right + was_wrong == threads * SOLVERS * (rounds - 1)
-    within(sum(r.flips_to_wrong for r in later) / was_right, 1 - p, was_right, "flip to wrong")
-    within(sum(r.flips_to_right for r in later) / was_wrong, p, was_wrong, "flip to right")
+    to_wrong, to_right = sum(r.flips_to_wrong for r in later), sum(r.flips_to_right for r in later)
+    within(to_wrong / was_right, 1 - p, was_right, "flip to wrong")
+    within(to_right / was_wrong, p, was_wrong, "flip to right")
+    # The bands tell the right denominators from the wrong ones.
+    outside(to_wrong / was_wrong, 1 - p, was_right, "flips to wrong / solvers wrong before")
+    outside(to_wrong / (was_right + was_wrong), 1 - p, was_right, "flips to wrong / solvers")
+    outside(to_right / was_right, p, was_wrong, "flips to right / solvers right before")
     # Pooled over the rounds (independent here), the bands are narrower.
     correct = sum(r.correct or 0 for t in measured for r in t.rounds)
     within(correct / (threads * SOLVERS * rounds), p, threads * SOLVERS * rounds, "accuracy")
@@ -149,7 +174,7 @@ def test_independent_answers_land_in_the_bands_of_p() -> None:
 
 
 def test_conformity_lands_in_the_band_of_c() -> None:
-    """In round 2 each call copies round 1's plurality with probability c = 0.6.
+    """After round 1 each call copies the previous round's plurality with probability c = 0.6.
 
     Otherwise it answers right with probability p = 0.2, else a wrong number no other
     answer has. A mover whose previous plurality P was wrong lands on P only by copying
@@ -158,8 +183,14 @@ def test_conformity_lands_in_the_band_of_c() -> None:
     mover also lands on it by answering right: c + (1 - c) p = 0.68. Round 1 is
     independent: its accuracies are p and :func:`plurality_of_distinct_wrongs`. (A low p
     makes most round-1 pluralities wrong: most movers are the ones c is measured on.)
+
+    Counted over every solver instead of the movers, the conformed are fewer than c: in
+    round 2 most solvers are movers (a wrong plurality has one vote, mostly), but in round
+    3 the herd formed in round 2 holds most solvers, who are not movers. (The share of
+    every solver that answers P is c too: here a solver on P copies as one off it does, so
+    that measure is the one wrong measure of conformity these bands cannot tell apart.)
     """
-    p, c, threads, rounds = 0.2, 0.6, 60, 2
+    p, c, threads, rounds = 0.2, 0.6, 40, 3
     measured = [dynamics for _, dynamics in debate(herd_responder(p, c), threads, rounds)]
     first = summarize_dynamics(measured).rounds[0]
     within(first.agent_accuracy, p, threads * SOLVERS, "round 1 agent accuracy")
@@ -167,6 +198,13 @@ def test_conformity_lands_in_the_band_of_c() -> None:
     split = conformity_split(measured)
     conformed, movers = split[False]
     within(conformed / movers, c, movers, "conformity after a wrong plurality")
+    solvers = sum(
+        now.agents
+        for dynamics in measured
+        for before, now in zip(dynamics.rounds, dynamics.rounds[1:], strict=False)
+        if not before.decision_correct
+    )
+    outside(conformed / solvers, c, movers, "conformed / every solver after a wrong plurality")
     conformed, movers = split[True]
     within(conformed / movers, c + (1 - c) * p, movers, "conformity after a right plurality")
     check_oracle(measured)
