@@ -76,7 +76,7 @@ def test_questions_file_round_trips(tmp_path: Path) -> None:
     items = generate_arithmetic(5, operands=6, max_operand=29, seed=0)
     path = write_questions(tmp_path / "questions.jsonl", items)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert rows == [{"question": i.question, "answer": int(i.gold)} for i in items]
+    assert rows == [{"line": i.line, "question": i.question, "answer": int(i.gold)} for i in items]
     assert not list(tmp_path.glob(".*.tmp"))
 
 

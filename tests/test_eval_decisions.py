@@ -144,31 +144,54 @@ def test_the_judge_is_asked_once_per_thread_and_never_by_a_rerun(
         assert ("judge" in agents) == (row["decision"] != "plurality"), row
 
 
-def test_a_judge_on_its_own_endpoint_unreachable_then_back_resumes(
+def test_a_judge_whose_endpoint_does_not_answer_is_refused_before_any_call(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """One line naming the judge and its endpoint; the rerun asks only what is left."""
+    """One line naming the judge and its endpoint, exit 2, nothing written or asked."""
     dataset = write_gsm8k(tmp_path / "gsm.jsonl", QUESTIONS)
     out = tmp_path / "out"
-    with socket.socket() as sock:  # a port nothing listens on, for now
+    with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     judge_url = f"http://127.0.0.1:{port}/v1"
     with StubOpenAIServer(scripted) as solvers:
+        args = eval_args(solvers, dataset, out, "--modes", "vote", "--decisions", "judge")
+        code, _, err = run_cli([*args, "--judge-model", f"referee@{judge_url}"], capsys)
+        assert not solvers.requests
+    assert code == 2
+    line = one_error_line(err)
+    assert line.startswith(
+        f"debategraph: error: the judge of mode vote (referee@{judge_url}): {judge_url} is "
+        "unreachable: "
+    ), line
+    assert line.endswith("; start it, or give the judge another model"), line
+    assert not out.exists()
+
+
+def test_a_judge_failing_midway_stops_in_one_line_and_the_rerun_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One line naming the judge; the rerun asks only what is left."""
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", QUESTIONS)
+    out = tmp_path / "out"
+    with StubOpenAIServer(scripted) as solvers, StubOpenAIServer(scripted) as judge:
+        judge_url = judge.url
+        judge.inject("503", count=10_000)  # it answers /models, then fails every call
         args = eval_args(solvers, dataset, out, "--modes", "vote", "--decisions", "judge")
         args += ["--judge-model", f"referee@{judge_url}", "--parallel", "1"]
         code, _, err = run_cli(args, capsys)
         line = one_error_line(err)
         assert code == 1, err
         assert "line 1 in mode vote: agent judge" in line
-        assert f"model endpoint {judge_url} is unreachable" in line
+        assert judge_url in line
         assert "rerun the same command to resume" in line
         assert len(solvers.requests) == SOLVERS  # question 1's thread, finished and saved
-        with StubOpenAIServer(scripted, port=port) as judge:
-            code, stdout, err = run_cli(args, capsys)
-            assert code == 0, err
-            assert judge_calls(judge) == len(judge.requests) == QUESTIONS
-            assert {body["model"] for body in judge.requests} == {"referee"}
+        judge.clear_faults()
+        judge.reset_stats()
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+        assert judge_calls(judge) == len(judge.requests) == QUESTIONS
+        assert {body["model"] for body in judge.requests} == {"referee"}
         assert judge_calls(solvers) == 0
         assert len(solvers.requests) == QUESTIONS * SOLVERS  # nothing asked twice
     result = json.loads(stdout)

@@ -138,3 +138,41 @@ def test_bad_roster_modes_are_one_line_exit_2_before_anything_is_written(
     assert code == 2, err
     assert message in one_error_line(err)
     assert not out.exists()
+
+
+def judge_with_tools(request: dict[str, Any]) -> Any:
+    """The tool loop's call (tools offered, no schema) gets plain text: no tool to run."""
+    from tests.openai_stub import StubReply
+
+    offered = {t.get("function", {}).get("name") for t in request.get("tools") or []}
+    if "calculator" in offered:
+        return StubReply(content="I need no tool.")
+    return by_name(request)
+
+
+def test_a_judge_given_tools_is_another_judge_and_is_asked_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Editing only the judge's entry keeps the solvers' threads, but not its verdicts."""
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", QUESTIONS)
+    out = tmp_path / "out"
+    with StubOpenAIServer(by_name) as run_model, StubOpenAIServer(judge_with_tools) as other:
+        team = write_roster(tmp_path / "team.yaml", other.url)
+        args = eval_args(run_model, dataset, out, "--modes", f"mixed={team}", "--no-matched")
+        args += ["--decisions", "plurality,judge"]
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+        assert json.loads(stdout)["meta"]["judge_calls"] == QUESTIONS
+        text = team.read_text(encoding="utf-8")
+        team.write_text(text + "  tools: [calculator]\n", encoding="utf-8")
+        run_model.reset_stats()
+        other.reset_stats()
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+        again = json.loads(stdout)
+        code, stdout, err = run_cli(args, capsys)  # and that verdict is read back in turn
+        assert code == 0, err
+    assert again["meta"]["threads"]["finished"] == QUESTIONS  # the solvers' threads kept
+    assert again["meta"]["judge_calls"] == QUESTIONS  # the judge with tools asked anew
+    assert json.loads(stdout)["meta"]["judge_calls"] == 0
+    assert not run_model.requests  # no solver asked again

@@ -47,6 +47,8 @@ app.add_typer(eval_app)
 #: Where the checkpoints go unless ``--db`` says otherwise: inside ``--out``, so one
 #: folder holds an eval's threads and its results, and the same command resumes it.
 CHECKPOINTS_FILE = "checkpoints.sqlite"
+#: Seconds a judge's own endpoint has to answer before the eval starts.
+JUDGE_PROBE_S = 5.0
 #: ``--modes`` when not given: every built-in mode.
 DEFAULT_MODES = ",".join(MODES)
 
@@ -463,8 +465,8 @@ def run_and_report(
     """
     from debategraph.eval.arithmetic import QUESTIONS_FILE, write_questions
 
-    if chosen.generated:
-        write_questions(options.out_dir / QUESTIONS_FILE, chosen.generated)
+    if chosen.generated:  # the questions this run used (its selection and shard)
+        write_questions(options.out_dir / QUESTIONS_FILE, chosen.items)
     for line in [*notes, *chosen.notes]:
         err.print(f"note: {escape(line)}")
     spec = options.spec
@@ -603,6 +605,7 @@ def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
     if options.spec.is_local:
         _refuse_tools_on_embedded(plan)
     check_judges(plan)
+    _check_judge_endpoints(plan, options.spec)
     votes_only = plain_vote_modes(chosen, rounds, rosters)
     notes = [plain_vote_note(votes_only)] if votes_only else []
     if judge_model is not None and not any(plan.needs_judge(m) for m in chosen):
@@ -611,6 +614,36 @@ def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
             "a judge (add judge to --decisions)"
         )
     return plan, notes
+
+
+def _check_judge_endpoints(plan: EvalPlan, run: ModelSpec) -> None:
+    """A judge on an endpoint of its own that does not answer: refused before any call.
+
+    The run's own endpoint is not probed here (its first call says so, resumable); a
+    judge elsewhere would otherwise fail only after every solver of a question ran.
+    """
+    from debategraph.doctor.remote import check_endpoint
+    from debategraph.models.spec import parse_model
+    from debategraph.strategies.decisions import JUDGE
+
+    seen: set[str] = set()
+    for mode in plan.modes:
+        if not plan.needs_judge(mode):
+            continue
+        record = plan.judge_record(mode)
+        model = getattr(record, "model", None)
+        own = None if model is None else parse_model(model, f"agent {JUDGE!r}")
+        if not isinstance(own, ModelSpec) or own.is_local or own.base_url is None:
+            continue
+        if own.base_url.rstrip("/") == (run.base_url or "").rstrip("/") or own.base_url in seen:
+            continue
+        seen.add(own.base_url)
+        check, _ = check_endpoint(own.base_url, own.key(), JUDGE_PROBE_S)
+        if not check.ok:
+            raise UsageError(
+                f"the judge of mode {mode} ({own.label}): {check.detail}; start it, or "
+                "give the judge another model"
+            )
 
 
 def _judge_model(text: str | None) -> str | None:
@@ -684,17 +717,15 @@ def plan_meta(plan: EvalPlan, options: EvalOptions, notes: Sequence[str]) -> dic
         The entries.
     """
     from debategraph.eval.modes import plain_vote_modes
-    from debategraph.models.spec import parse_model
+    from debategraph.nodes.agent import agent_of
+    from debategraph.strategies.decisions import JUDGE
 
     judges: dict[str, str] = {}
     for mode in plan.modes:
         if plan.needs_judge(mode):
-            model = getattr(plan.judge_record(mode), "model", None)
-            own = None if model is None else parse_model(model)
-            if own is None:
-                judges[mode] = model_label(options.spec)
-            else:
-                judges[mode] = own.label if isinstance(own, ModelSpec) else type(own).__name__
+            agent = agent_of(plan.judge_record(mode), None, JUDGE)
+            plain = agent.own is None and agent.runnable is None  # the run's model
+            judges[mode] = model_label(options.spec) if plain else agent.label()
     return {
         "modes": list(plan.modes),
         "rosters": {name: r.path for name, r in plan.rosters.items()},

@@ -134,7 +134,10 @@ def generate_arithmetic(count: int, *, operands: int, max_operand: int, seed: in
 
 
 def write_questions(path: Path, items: Sequence[Item]) -> Path:
-    """Write the questions a run used as JSONL: ``{"question": ..., "answer": 23}``.
+    """Write the questions a run used as JSONL: ``{"line": 1, "question": ..., "answer": 23}``.
+
+    ``line`` is the question's number in the generated sequence: its ``line`` in
+    ``results.csv``.
 
     Written to a temporary file and moved into place, so an interrupted write leaves
     no half file.
@@ -150,7 +153,8 @@ def write_questions(path: Path, items: Sequence[Item]) -> Path:
         UsageError: If the file cannot be written.
     """
     lines = [
-        json.dumps({"question": item.question, "answer": int(item.gold)}) + "\n" for item in items
+        json.dumps({"line": item.line, "question": item.question, "answer": int(item.gold)}) + "\n"
+        for item in items
     ]
     temp = path.with_name(f".{path.name}.tmp")
     try:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from debategraph.strategies.decisions import PLURALITY
+
 
 @dataclass(frozen=True)
 class Item:
@@ -70,7 +72,7 @@ class Outcome:
     @property
     def label(self) -> str:
         """The row's name in summaries: ``mode``, or ``mode/decision`` beside plurality."""
-        return self.mode if self.decision == "plurality" else f"{self.mode}/{self.decision}"
+        return self.mode if self.decision == PLURALITY else f"{self.mode}/{self.decision}"
 
 
 @dataclass(frozen=True)

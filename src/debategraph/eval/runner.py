@@ -304,7 +304,7 @@ class Evaluation:
         self.plan = plan
         self.on_outcome = on_outcome
         self._graphs: dict[tuple[str, int], Graph] = {}
-        self._judges: dict[str, tuple[Agent, str]] = {}
+        self._judges: dict[str, tuple[Agent, str, str]] = {}
         #: How each (question, mode) was found: ``started``, ``resumed`` or ``finished``
         #: (read back from its checkpoint without a model call).
         self.counts = {STARTED: 0, RESUMED: 0, FINISHED: 0}
@@ -466,13 +466,23 @@ class Evaluation:
             rows.append(thread.outcome(protocol.spec, decision.answer, judge_turn))
         return rows
 
-    def _judge(self, mode: str) -> tuple[Agent, str]:
-        """The judge of ``mode`` and its model's label (the key its verdicts are kept by)."""
+    def _judge(self, mode: str) -> tuple[Agent, str, str]:
+        """The judge of ``mode``, its model's label, and the key its verdicts are kept by.
+
+        The key is the label, and for a judge with tools or an agent of its own a digest
+        of its record too: a judge given other tools is another judge, asked again.
+        """
         if mode not in self._judges:
             from debategraph.nodes.agent import agent_of
 
-            agent = agent_of(self.plan.judge_record(mode), self.binding, JUDGE)
-            self._judges[mode] = (agent, agent.label())
+            record = self.plan.judge_record(mode)
+            agent = agent_of(record, self.binding, JUDGE)
+            label = key = agent.label()
+            if isinstance(record, AgentSpec) and (record.tools or record.agent is not None):
+                dumped = record.model_dump(mode="json", exclude={"name"})
+                text = json.dumps(dumped, sort_keys=True, default=str)
+                key = f"{label}#{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+            self._judges[mode] = (agent, label, key)
         return self._judges[mode]
 
     async def _verdict(
@@ -484,11 +494,11 @@ class Evaluation:
         thread (``decisions``, ``transcript``, ``usage``), so a rerun reads them back.
         """
         from debategraph.models.steps import arun_steps
-        from debategraph.nodes.solver_debate import AGGREGATE_NODE, decide_steps, decision_key
+        from debategraph.nodes.solver_debate import AGGREGATE_NODE, decide_steps
         from debategraph.state.base import turn_update
 
-        agent, label = self._judge(thread.mode)
-        stored = thread.stored_verdict(label)
+        agent, label, key = self._judge(thread.mode)
+        stored = thread.stored_verdict(key)
         if stored is not None:
             return stored, _judge_turn(thread.transcript, label)
         self.judge_calls += 1
@@ -496,7 +506,7 @@ class Evaluation:
         decision, records = await arun_steps(
             decide_steps(JUDGE_PROTOCOL, agent, None, item.question, item.choices, thread.finals)
         )
-        update: dict[str, Any] = {"decisions": {decision_key(decision): decision}}
+        update: dict[str, Any] = {"decisions": {f"{JUDGE}@{key}": decision}}
         if records:
             update.update(turn_update(*records))
         await graph.aupdate_state(config, update, as_node=AGGREGATE_NODE)
@@ -617,10 +627,13 @@ def _with_pick(
 
 
 def _judge_turn(records: Sequence[Turn], label: str) -> Turn | None:
-    """The judge's turn of model ``label`` among ``records`` (its tool calls are not it)."""
+    """The latest judge's turn of model ``label`` among ``records`` (not its tool calls).
+
+    The latest: a judge asked again (given other tools) adds its turn after the first's.
+    """
     from debategraph.nodes.solver_debate import JUDGE_STAGE
 
-    for turn in records:
+    for turn in reversed(records):
         if turn.agent == JUDGE and turn.stage == JUDGE_STAGE and turn.model == label:
             return turn
     return None
@@ -691,11 +704,11 @@ class _Thread:
         """Each solver's confidence in its final answer."""
         return {solver: turn.confidence for solver, turn in self.finals.items()}
 
-    def stored_verdict(self, label: str) -> Decision | None:
-        """The judge's verdict of model ``label`` stored in the thread, if any."""
+    def stored_verdict(self, key: str) -> Decision | None:
+        """The verdict of the judge ``key`` (see ``Evaluation._judge``) stored in the thread."""
         from debategraph.state.solver_debate import Decision
 
-        raw = (self.values.get("decisions") or {}).get(f"{JUDGE}@{label}")
+        raw = (self.values.get("decisions") or {}).get(f"{JUDGE}@{key}")
         return None if raw is None else Decision.model_validate(raw)
 
     def _solvers_spend(self) -> _Spend:
