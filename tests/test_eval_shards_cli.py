@@ -138,3 +138,30 @@ def test_bad_shard_is_one_line_and_writes_nothing(
         "(e.g. 1/4 for the first of 4)"
     )
     assert not out.exists()
+
+
+def test_shards_from_other_machines_merge_by_content_not_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each "machine" has its own copy of the dataset; its shard folder is moved after."""
+    with StubOpenAIServer(answers) as server:
+        for i in (1, 2):
+            machine = tmp_path / f"machine{i}"
+            machine.mkdir()
+            dataset = write_gsm8k(machine / "gsm.jsonl", QUESTIONS)
+            out = machine / "out"
+            args = shard_args(server, dataset, out, out / "checkpoints.sqlite", "--shard", f"{i}/2")
+            args.remove("--db")
+            args.remove(str(out / "checkpoints.sqlite"))  # the default db, in --out
+            assert run_cli([*args, "--no-matched"], capsys)[0] == 0
+        gathered = tmp_path / "gathered"
+        gathered.mkdir()
+        for i in (1, 2):
+            (tmp_path / f"machine{i}" / "out").rename(gathered / f"shard{i}")
+        server.reset_stats()
+        args = ["eval", "report", str(gathered / "shard1"), str(gathered / "shard2")]
+        code, stdout, err = run_cli([*args, "--out", str(tmp_path / "m"), "--json"], capsys)
+        assert code == 0, err
+        assert not server.requests  # every thread read back from the moved folders
+    report = json.loads(stdout)
+    assert report["meta"]["threads"] == {"started": 0, "resumed": 0, "finished": 2 * QUESTIONS}

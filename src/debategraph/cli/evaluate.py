@@ -508,8 +508,10 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
     from debategraph.checkpoints.savers import redact_url
 
     dataset = source.get("dataset")
+    digest = None
     if source.get("kind") != "arithmetic" and dataset is not None:
         dataset = str(Path(dataset).resolve())
+        digest = _sha256(Path(dataset))
     spec = options.spec
     db = options.checkpoints
     if "://" not in db:
@@ -517,30 +519,40 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
     return {
         "kind": source.get("kind"),
         "dataset": dataset,
+        "dataset_sha256": digest,
         "offset": source.get("offset"),
         "limit": source.get("limit"),
         "seed": source.get("seed"),
         "arithmetic": source.get("arithmetic"),
-        "modes": options.modes,
+        "modes": list(plan.modes),
+        "modes_text": options.modes,
         "rosters": {name: _roster_record(r) for name, r in plan.rosters.items()},
+        "roster_paths": {name: str(Path(r.path).resolve()) for name, r in plan.rosters.items()},
         "decisions": [p.spec for p in plan.decisions],
         "judge_model": plan.judge_model,
         "matched": plan.matched,
         "agents": plan.agents,
         "rounds": plan.rounds,
         "neighbours": plan.neighbours,
-        "model": {
-            "model": spec.model,
-            "base_url": spec.base_url,
-            "timeout": spec.timeout_s,
-            "max_retries": spec.max_retries,
-        },
+        "model": {"model": spec.model, "base_url": spec.base_url},
+        "client": {"timeout": spec.timeout_s, "max_retries": spec.max_retries},
         "model_key": dict(plan.model_key),
         "parallel": plan.parallel,
         "shard": list(options.shard) if options.shard is not None else None,
         "db": redact_url(db),
+        "db_default": options.db is None,
         "db_redacted": redact_url(db) != db,
     }
+
+
+def _sha256(path: Path) -> str:
+    """A file's content digest (how shards on other machines know they read one dataset)."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise UsageError(f"--dataset {path}: cannot read it ({exc.strerror or exc})") from exc
 
 
 def _roster_record(roster: RosterMode) -> dict[str, Any]:
@@ -993,6 +1005,8 @@ def report_command(
     Every thread is read back from its shard's database; the matched votes are chosen over
     all the questions.
     """
+    import json
+
     from debategraph.eval.shards import check_shards, read_plan, shard_items
 
     plans = {folder: read_plan(folder) for folder in shards}
@@ -1001,6 +1015,12 @@ def report_command(
     options, questions = options_from_plan(first, out_dir, db, json_output)
     plan, notes = build_plan(options)
     _check_rosters(plan, first, shards[0])
+    if dict(plan.model_key) != first["model_key"]:
+        raise UsageError(
+            f"the model here ({json.dumps(dict(plan.model_key), sort_keys=True)}) is not the "
+            f"one the shards ran ({json.dumps(first['model_key'], sort_keys=True)}): run eval "
+            "report where the shards' model is the same"
+        )
     chosen = questions()
     dbs: dict[int, str] = {}
     for folder, settings in plans.items():
@@ -1027,9 +1047,9 @@ def options_from_plan(
     Returns:
         The options (no shard) and the questions' reader.
     """
-    model = settings["model"]
+    model, client = settings["model"], settings["client"]
     options = _options(
-        settings["modes"],
+        settings["modes_text"],
         ",".join(settings["decisions"]),
         settings["judge_model"],
         bool(settings["matched"]),
@@ -1038,9 +1058,9 @@ def options_from_plan(
         out_dir,
         model["model"],
         model["base_url"],
-        model["timeout"],
-        int(model["max_retries"]),
-        db or settings["db"],
+        client["timeout"],
+        int(client["max_retries"]),
+        db,
         json_output,
     )
     selection = (int(settings["offset"]), settings["limit"], settings["seed"])
@@ -1049,13 +1069,25 @@ def options_from_plan(
         generation = (task["count"], task["operands"], task["max_operand"], settings["seed"])
         return options, lambda: arithmetic_questions(generation, selection[:2])
     dataset = Path(settings["dataset"])
+    if not dataset.is_file() or _sha256(dataset) != settings["dataset_sha256"]:
+        raise UsageError(
+            f"--dataset {dataset}: not here, or not the file the shards ran (its content "
+            "differs): run eval report where the shards' dataset is at that path"
+        )
     return options, lambda: dataset_questions(settings["kind"], dataset, selection)
 
 
 def _shard_db(settings: Mapping[str, Any], folder: Path, db: str | None) -> str:
-    """A shard's database: ``--db``, else the one its plan names (refused if redacted)."""
+    """A shard's database: ``--db``, else the default file in its folder, else its plan's.
+
+    The default file is found in the folder as given to ``eval report`` (a folder copied
+    from another machine included); a database whose password the plan left out is
+    refused.
+    """
     if db is not None:
         return db
+    if settings.get("db_default"):
+        return str(folder / CHECKPOINTS_FILE)
     if settings.get("db_redacted"):
         raise UsageError(
             f"{folder}: its database {settings['db']} has a password plan.json does not keep: "
@@ -1068,7 +1100,7 @@ def _check_rosters(plan: EvalPlan, settings: Mapping[str, Any], folder: Path) ->
     """Refuse a roster file edited since the shards ran (its threads would not be found)."""
     for name, roster in plan.rosters.items():
         then = dict(settings["rosters"].get(name, {}))
-        if then != _roster_record(roster):
+        if then != _roster_record(roster):  # the file at the first shard's path, here
             raise UsageError(
                 f"--modes {name}={roster.path}: the file changed since {folder} ran: restore "
                 "it (the shards' threads are keyed by its content)"

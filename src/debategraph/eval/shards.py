@@ -23,8 +23,24 @@ T = TypeVar("T")
 PLAN_FILE = "plan.json"
 #: The plan format's version (a newer one is refused by an older reader).
 PLAN_VERSION = 1
-#: Settings that may differ between shards of one eval: they decide no answer.
-PER_SHARD = frozenset({"shard", "db", "out", "parallel", "json"})
+#: Settings that may differ between shards of one eval: they decide no answer (where a
+#: shard keeps its files, its database, how its client waits; the dataset and rosters
+#: are compared by content, not by path).
+PER_SHARD = frozenset(
+    {
+        "shard",
+        "db",
+        "db_default",
+        "db_redacted",
+        "out",
+        "parallel",
+        "json",
+        "client",
+        "dataset",
+        "modes_text",
+        "roster_paths",
+    }
+)
 
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
