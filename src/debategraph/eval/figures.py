@@ -379,6 +379,9 @@ def dynamics_figure(dynamics: Sequence[ModeDynamics]) -> Figure:
         axes.set_ylabel(label)
         axes.set_ylim(-0.03, 1.05)
         axes.set_xlim(first - 0.3, last + 0.3)
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if last - first < 8:  # a tick per round (a locator may pick fractions of one)
+            axes.set_xticks(range(first, last + 1))
+        else:
+            axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.grid(alpha=0.3)
     return figure
