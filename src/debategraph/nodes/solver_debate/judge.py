@@ -35,10 +35,9 @@ from debategraph.nodes.solver_debate.prompts import (
     JUDGE_SYSTEM_CHOICE,
     JUDGE_TASK,
     NO_ANSWER,
-    SOLUTION_VIEW,
 )
 from debategraph.nodes.solver_debate.setup import DEFAULT_VIEW_CHARS, JUDGE, JUDGE_STAGE
-from debategraph.nodes.solver_debate.views import gist, question_text
+from debategraph.nodes.solver_debate.views import question_text, solution_view
 from debategraph.state.records import Turn
 from debategraph.state.solver_debate import Decision
 from debategraph.strategies.answers import extract_answer
@@ -82,14 +81,7 @@ def judge_prompt(
         The messages.
     """
     template = JUDGE_SYSTEM_CHOICE if choices else JUDGE_SYSTEM
-    solutions = "\n\n".join(
-        SOLUTION_VIEW.format(
-            agent=solver,
-            content=gist(turn.content, DEFAULT_VIEW_CHARS),
-            answer=turn.answer or NO_ANSWER,
-        )
-        for solver, turn in finals.items()
-    )
+    solutions = "\n\n".join(solution_view(t, DEFAULT_VIEW_CHARS) for t in finals.values())
     task = JUDGE_TASK.format(
         question=question_text(question, list(choices or ())), finals=solutions or NO_ANSWER
     )

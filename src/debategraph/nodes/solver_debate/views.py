@@ -120,13 +120,22 @@ def solver_prompt(
     if own is None:
         text = SOLVER_FIRST_ROUND.format(question=question, human=human)
         return [system, HumanMessage(text)]
-    peers = "\n\n".join(_view(t, view_chars) for t in task["peers"]) or NO_ANSWER
+    peers = "\n\n".join(solution_view(t, view_chars) for t in task["peers"]) or NO_ANSWER
     own_answer = own.answer or NO_ANSWER
     text = SOLVER_REFINE.format(question=question, own=own_answer, peers=peers, human=human)
     return [system, HumanMessage(text)]
 
 
-def _view(turn: Turn, view_chars: int | None) -> str:
+def solution_view(turn: Turn, view_chars: int | None) -> str:
+    """A solver's answer as a peer (or the judge) reads it: its name, gist and answer.
+
+    Args:
+        turn: The solver's turn.
+        view_chars: How much of its reasoning to show (``None``: all).
+
+    Returns:
+        The text.
+    """
     return SOLUTION_VIEW.format(
         agent=turn.agent, content=gist(turn.content, view_chars), answer=turn.answer or NO_ANSWER
     )
