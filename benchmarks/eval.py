@@ -1,10 +1,11 @@
 """Benchmarks of ``debategraph eval``: its throughput, its rerun, and a run on the embedded model.
 
-Every figure runs ``debategraph eval gsm8k`` end to end as a subprocess (what users run),
-on the first N questions of the GSM8K test set (``../shared/data/gsm8k/test.jsonl`` from
-the repository's root, read and never copied into the repository; the first N lines go into
-the work directory) or, where that file is missing, on generated questions of the same
-shape. Each figure is printed with its target and PASS/FAIL:
+Every figure runs ``debategraph eval`` end to end as a subprocess (what users run). Figures
+1 and 2 run ``eval gsm8k`` on the first N questions of the GSM8K test set
+(``../shared/data/gsm8k/test.jsonl`` from the repository's root, read and never copied into
+the repository; the first N lines go into the work directory) or, where that file is
+missing, on generated questions of the same shape; figure 3 runs ``eval arithmetic``. Each
+figure is printed with its target and PASS/FAIL:
 
 1. Eval throughput: ``--parallel 8``, all four modes (single, vote, debate-ring,
    debate-full), ``--agents 3 --rounds 2``, against the OpenAI-compatible stub server at
@@ -17,21 +18,26 @@ shape. Each figure is printed with its target and PASS/FAIL:
 2. Eval rerun: the same command again, on the same checkpoints. Every (question, mode)
    thread is read back (``meta.threads.finished`` = N x 4); target: exactly 0 model calls
    (counted by the server). Its wall time is reported.
-3. Embedded model eval: ``--model local`` (SmolLM2-135M on llama.cpp) on real GSM8K
-   questions: 8 questions, the four modes, ``--agents 3 --rounds 2 --parallel 2``
-   (``--quick``: 3 questions, ``single,debate-ring``, ``--agents 2``). Accuracy with its
-   Wilson interval, prompt tokens, calls and wall per question, per mode. Target: the
-   wiring (every mode answers every question, the result files written), not an accuracy:
-   a 135M model proves the plumbing, not the method. 8 questions, not 10: 10 took 9 min on
-   2 CPUs (55 s a question in all four modes), 8 keep it near 7. Skipped with a warning
-   where the embedded runtime (``pip install -e '.[local]'``) or the model file is missing.
-   The full run copies its ``results.json``, ``results.csv`` and ``accuracy.png`` into
-   ``docs/eval/`` and writes ``docs/eval/results.md`` (its tables in Markdown) for the
-   README; its checkpoints stay in the work directory.
+3. Embedded model eval: ``debategraph eval arithmetic --model local`` (SmolLM2-135M on
+   llama.cpp), 100 generated questions ``a + b`` with one-digit operands (``--operands 2
+   --max-operand 9 --seed 0``: a task a 135M model scores on, about half right alone), the
+   four modes, the protocols plurality, weighted, supermajority, unanimity and judge on the
+   same threads, the matched-budget votes, ``--agents 3 --rounds 2 --parallel 4``. Accuracy
+   with its Wilson interval, tokens, calls and wall per question, per row; each debate
+   against its matched vote (McNemar). Target: the wiring (every mode and matched vote
+   answers every question, the result files and plots written), not an accuracy: a 135M
+   model proves the plumbing, not the method. About 3 hours on 2 CPUs; ``--workdir`` keeps
+   its checkpoints, so the same command resumes a stopped run and reads a finished one back
+   without a model call (``make bench`` passes ``--workdir .bench-eval``). ``--quick``: 3
+   questions, ``single,debate-ring``, ``--agents 2``, two protocols, no matched vote.
+   Skipped with a warning where the embedded runtime (``pip install -e '.[local]'``) or the
+   model file is missing. The full run copies its ``results.json``, ``results.csv``,
+   ``accuracy.png``, ``dynamics.png`` and ``questions.jsonl`` into ``docs/eval/`` and writes
+   ``docs/eval/results.md`` (its tables and findings in Markdown) for the README.
 
 Usage::
 
-    .venv/bin/python benchmarks/eval.py                  # all figures (~8 min on 2 CPUs)
+    .venv/bin/python benchmarks/eval.py                  # all figures (~3 h on 2 CPUs)
     .venv/bin/python benchmarks/eval.py --quick          # smaller smoke variant (~75 s)
     .venv/bin/python benchmarks/eval.py --only stub      # figures 1 and 2
     .venv/bin/python benchmarks/eval.py --only embedded  # figure 3
@@ -536,7 +542,7 @@ def publish(
         f"local` ({meta['model']}) on {source}, rows "
         f"{', '.join(f'`{m}`' for m in (s.mode for s in summaries))}, "
         f"`--agents {meta['agents']} --rounds {meta['rounds']} --parallel {meta['parallel']}`, "
-        f"{os.cpu_count()} CPUs, {wall_s:.0f} s in all. The questions are in "
+        f"{os.cpu_count()} CPUs. {_threads(meta, wall_s)} The questions are in "
         "[questions.jsonl](questions.jsonl).",
         "",
         "A 135M-parameter model on one-digit sums: the task is one it can score on, so the "
@@ -560,6 +566,19 @@ def publish(
     ]
     (docs / "results.md").write_text("\n".join(lines), encoding="utf-8")
     return docs
+
+
+def _threads(meta: dict[str, Any], wall_s: float) -> str:
+    """How this run got its threads, and its wall time: honest about what was read back."""
+    threads = meta["threads"]
+    done = f"It ran {threads['started']} threads and resumed {threads['resumed']} in {wall_s:.0f} s"
+    if not threads["finished"]:
+        return done + "."
+    return (
+        f"{done}, and read {threads['finished']} finished ones back from the checkpoints of "
+        "earlier runs (without a model call; their wall times per question come from those "
+        "checkpoints)."
+    )
 
 
 def _p(p_value: float) -> str:

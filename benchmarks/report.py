@@ -24,15 +24,28 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
 
-#: (script, title, extra arguments): the benchmarks ``make bench`` runs, in order.
-SCRIPTS = (
-    ("speed.py", "Speed beside the peers (stub server, 200 ms per call)", ()),
-    ("solver_debate.py", "Solver debate in-process (stub server)", ()),
-    ("checkpoint_bytes.py", "Checkpoint size", ()),
-    ("chat.py", "Group chat (stub server)", ()),
-    ("open_agents.py", "Open agents: per-agent models and tools (stub servers)", ()),
-    ("eval.py", "Eval harness (stub server at 200 ms per call; embedded model)", ()),
-    ("embedded.py", "Embedded model (llama.cpp server, SmolLM2-135M)", ()),
+#: Where the embedded eval keeps its checkpoints between ``make bench`` runs (git-ignored).
+EVAL_WORKDIR = ".bench-eval"
+
+#: (script, title, extra arguments, extra arguments in full mode only): the benchmarks
+#: ``make bench`` runs, in order. The embedded eval (100 questions, every mode and protocol)
+#: takes hours on 2 CPUs, so in full mode it keeps its work in ``EVAL_WORKDIR``: a run that
+#: stopped resumes, and a finished one is read back from its checkpoints (no model call) to
+#: rewrite ``docs/eval``. Its stub figures measure a fresh run each time, so they run apart.
+SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("speed.py", "Speed beside the peers (stub server, 200 ms per call)", (), ()),
+    ("solver_debate.py", "Solver debate in-process (stub server)", (), ()),
+    ("checkpoint_bytes.py", "Checkpoint size", (), ()),
+    ("chat.py", "Group chat (stub server)", (), ()),
+    ("open_agents.py", "Open agents: per-agent models and tools (stub servers)", (), ()),
+    ("eval.py", "Eval harness (stub server at 200 ms per call)", ("--only", "stub"), ()),
+    (
+        "eval.py",
+        "Eval on the embedded model (SmolLM2-135M, arithmetic)",
+        ("--only", "embedded"),
+        ("--workdir", EVAL_WORKDIR),
+    ),
+    ("embedded.py", "Embedded model (llama.cpp server, SmolLM2-135M)", (), ()),
 )
 
 
@@ -114,9 +127,11 @@ def render(results: list[tuple[str, str, dict[str, Any] | None, int]], quick: bo
         "",
         f"{failed} figure(s) failed." if failed else "Every figure met its target.",
         "",
-        "Run it again with `make bench` (about 25 minutes; `make bench-quick` for a smoke "
-        "run). The AutoGen peer needs a virtual environment of its own (AutoGen pins "
-        "protobuf 5, the LangGraph server 6): `make peers` makes `.venv-peers` from "
+        "Run it again with `make bench` (about 25 minutes, plus the embedded eval: about 3 "
+        f"hours on 2 CPUs the first time, kept in `{EVAL_WORKDIR}/` so a finished one is read "
+        "back without a model call; `make bench-quick` for a smoke run). The AutoGen peer "
+        "needs a virtual environment of its own (AutoGen pins protobuf 5, the LangGraph "
+        "server 6): `make peers` makes `.venv-peers` from "
         "`benchmarks/peers/requirements.txt`.",
         "",
     ]
@@ -131,11 +146,10 @@ def main() -> int:
     args = parser.parse_args()
     results: list[tuple[str, str, dict[str, Any] | None, int]] = []
     with tempfile.TemporaryDirectory(prefix="debategraph-bench-") as tmp:
-        for script, title, extra in SCRIPTS:
-            out = Path(tmp) / f"{script}.json"
+        for index, (script, title, extra, full_extra) in enumerate(SCRIPTS):
+            out = Path(tmp) / f"{index}-{script}.json"
             cmd = [sys.executable, str(HERE / script), "--json", str(out), *extra]
-            if args.quick:
-                cmd.append("--quick")
+            cmd += ["--quick"] if args.quick else list(full_extra)
             print(f"== {script}", flush=True)
             code = subprocess.run(cmd, cwd=REPO_ROOT, check=False).returncode
             payload = json.loads(out.read_text()) if out.exists() else None
