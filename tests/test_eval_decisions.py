@@ -122,7 +122,7 @@ def test_the_judge_is_asked_once_per_thread_and_never_by_a_rerun(
         code, first, err = run_cli(args, capsys)
         assert code == 0, err
         assert judge_calls(server) == QUESTIONS
-        asked = len(server.requests)
+        asked, url = len(server.requests), server.url
         code, again, err = run_cli(args, capsys)
         assert code == 0, err
         assert len(server.requests) == asked  # not one call: the verdicts are stored
@@ -142,6 +142,11 @@ def test_the_judge_is_asked_once_per_thread_and_never_by_a_rerun(
     for row in rows(out):
         agents = json.loads(row["usage_by_agent"])
         assert ("judge" in agents) == (row["decision"] != "plurality"), row
+    # ``show`` of a thread says what the eval's judge decided, beside the thread's own vote.
+    thread = rows(out)[0]
+    code, shown, err = run_cli(["show", thread["thread_id"], "--db", checkpoint_url], capsys)
+    assert code == 0, err
+    assert f"also decided: judge@stub@{url} {thread['gold']}" in shown
 
 
 def test_a_judge_whose_endpoint_does_not_answer_is_refused_before_any_call(

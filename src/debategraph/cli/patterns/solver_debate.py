@@ -313,6 +313,9 @@ def _headline(result: Values) -> list[str]:
     decided = decision_line(result.get("decision"))
     if decided:
         lines.append(f"  {decided}")
+    also = other_decisions_line(result.get("decision"), result.get("decisions"))
+    if also:
+        lines.append(f"  {also}")
     moved = dynamics_line(result.get("dynamics"))
     if moved:
         lines.append(f"  {moved}")
@@ -342,6 +345,30 @@ def decision_line(decision: Mapping[str, Any] | None) -> str:
     if reason:
         line += f" · {escape(short(str(reason), 200))}"
     return line
+
+
+def other_decisions_line(
+    decision: Mapping[str, Any] | None, decisions: Mapping[str, Mapping[str, Any]] | None
+) -> str:
+    """The decisions kept on the thread besides its own, e.g. an eval's judge (Rich markup).
+
+    ``debategraph eval --decisions judge`` asks its judge after the thread finished and
+    stores the verdict in the thread's ``decisions``; ``show`` says so, beside the answer
+    the thread's own protocol gave.
+
+    Args:
+        decision: The thread's own decision's JSON.
+        decisions: Every decision kept on the thread, by key.
+
+    Returns:
+        E.g. ``also decided: judge@SmolLM2 (embedded) 18``; ``""`` when there is none.
+    """
+    others = [
+        f"{escape(key)} {escape(str(d.get('answer')) if d.get('answer') is not None else 'none')}"
+        for key, d in (decisions or {}).items()
+        if d != decision
+    ]
+    return f"also decided: {', '.join(others)}" if others else ""
 
 
 def dynamics_line(dynamics: Mapping[str, Any] | None) -> str:
