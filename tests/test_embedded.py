@@ -165,8 +165,11 @@ def test_discuss_on_embedded_model_writes_report(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["termination_reason"] in {"converged", "stalled", "rounds_completed"}
-    assert result["usage"]["calls"] >= 7  # 2 x (choose, analyse, ask, assess) - ... + consensus
-    assert set(result["insights"]) == {"Critic", "Builder"}
+    # 2 x (choose, analyse, ask, assess) + consensus = 9, less the slack the old bound of
+    # 13 for 4 personas (17) allowed.
+    assert result["usage"]["calls"] >= 7
+    spoke = set(result["usage_by_agent"])
+    assert {"Critic", "Builder"} <= spoke and "Critical Evaluator" not in spoke
     assert report.read_text().startswith("# Discussion report: Sparse Debate Helps")
 
 
