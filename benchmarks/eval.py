@@ -69,6 +69,7 @@ from typing import Any
 from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
 
 from debategraph.eval.datasets import load_gsm8k
+from debategraph.eval.modes import within_budget
 from debategraph.eval.report import markdown_table, read_report
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -597,10 +598,12 @@ def findings(report: Any) -> list[str]:
             f"{s.tokens:,.0f} tokens per question."
         )
     for m in report.matched:
-        share = f"{m.ratio:.2f}x" if m.ratio is not None else "n/a"
+        share = f"{m.ratio:.2f}x its tokens" if m.ratio is not None else "no tokens"
+        if m.ratio is not None and not within_budget(m.tokens, m.vote_tokens):
+            share += ": outside 10% even after k was adjusted once, as `matched[].how` says"
         lines.append(
             f"`{m.mode}` against a vote of {m.k} independent answers at its budget "
-            f"(`{m.vote_mode}`, {share} its tokens): {m.accuracy:.2f} vs "
+            f"(`{m.vote_mode}`, {share}): {m.accuracy:.2f} vs "
             f"{m.vote_accuracy:.2f} on {m.n} questions, {_p(m.p_value)}."
         )
     for c in report.comparisons:
