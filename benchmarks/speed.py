@@ -19,8 +19,9 @@ Figures (the server answers each call after 200 ms, so a debate's critical path 
 2. 10 debates at once in one process: wall of the batch / critical path; target <= 2.0x.
 3. Client CPU per model call (user + system CPU of the process over the 10-at-once runs,
    over the calls the server answered); target: at or below the lowest peer's.
-4. 100 debates at once on one SQLite file (debategraph): all finish, peak memory,
-   debates per second.
+4. 100 debates at once in one process (debategraph on one SQLite file, AutoGen storing
+   nothing), alternating: all finish, peak memory, debates per second; target: more
+   debates per second than AutoGen.
 5. Start-up: ``debategraph solve`` as a new process, from its spawn to the first request
    at the server; target <= 1.5 s. Also the end-to-end CLI run (``wall_s``) at 200 ms,
    and per model call at zero latency.
@@ -274,33 +275,64 @@ def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
 
 
 def figure_hundred(workdir: Path, *, quick: bool) -> Figure:
-    """Figure 4: 100 debates at once, one process, one SQLite file."""
+    """Figure 4: 100 debates at once in one process, beside AutoGen, alternating."""
     n = 30 if quick else 100
+    runs = 1 if quick else 3
     with stub_process(LATENCY_S) as server:
-        worker = start_worker("debategraph", server, workdir)
-        assert worker is not None
+        workers = [
+            w for name in ("debategraph", "autogen") if (w := start_worker(name, server, workdir))
+        ]
         try:
-            result = worker.run(n)
+            for _ in range(runs):
+                for worker in workers:
+                    worker.run(n)
         finally:
-            worker.close()
-    wall = result["wall_s"]
+            for worker in workers:
+                worker.close()
+    rate = {w.name: [n / r["wall_s"] for r in w.runs[n]] for w in workers}
+    ours = next(w for w in workers if w.name == "debategraph")
+    result = ours.runs[n][-1]
+    best_peer = max(
+        (statistics.median(v) for k, v in rate.items() if k != "debategraph"), default=None
+    )
+    own_rate = statistics.median(rate["debategraph"])
+    finished = all(len(r["answers"]) == n for w in workers for r in w.runs[n])
+    rows = [
+        ("finished", f"{len(result['answers'])}/{n} in each of {runs} runs, every answer {ANSWER}"),
+        *[
+            (
+                f"{w.name}: debates per second",
+                f"{statistics.median(rate[w.name]):.1f} ({min(rate[w.name]):.1f}-"
+                f"{max(rate[w.name]):.1f}, {runs} runs); wall "
+                f"{statistics.median(r['wall_s'] for r in w.runs[n]):.2f} s; peak RSS "
+                f"{max(r['peak_rss_mb'] for r in w.runs[n]):.0f} MiB",
+            )
+            for w in workers
+        ],
+        ("calls in flight at most", str(result["server"]["max_in_flight"])),
+    ]
+    target = f"all {n} finish" + (", more debates per second than AutoGen" if best_peer else "")
     return Figure(
         number=4,
         name=f"{n} debates at once",
         setup=f"{AGENTS} solvers, ring, {ROUNDS} rounds, {LATENCY_S * 1000:.0f} ms per call, "
-        f"{n} debates in one process on one SQLite file (ainvoke, asyncio.gather)",
-        rows=[
-            ("finished", f"{len(result['answers'])}/{n}, every answer {ANSWER}"),
-            ("wall", f"{wall:.2f} s = {wall / CRITICAL_S:.2f} x the critical path"),
-            ("debates per second", f"{n / wall:.1f}"),
-            ("peak memory (RSS)", f"{result['peak_rss_mb']:.0f} MiB"),
-            ("calls in flight at most", str(result["server"]["max_in_flight"])),
-        ],
-        target=f"all {n} finish",
-        passed=len(result["answers"]) == n,
-        values={k: result[k] for k in ("wall_s", "cpu_s", "peak_rss_mb")} | {"n": n},
-        headline=f"{n}/{n} finish in {wall:.2f} s ({n / wall:.1f} debates/s), peak RSS "
-        f"{result['peak_rss_mb']:.0f} MiB",
+        f"{n} debates in one process (debategraph: one SQLite file, ainvoke, "
+        "asyncio.gather; AutoGen storing nothing), implementations alternating",
+        rows=rows,
+        target=target,
+        passed=finished and (best_peer is None or own_rate > best_peer),
+        advisory=quick,
+        values={
+            "n": n,
+            "debates_per_s": rate,
+            "wall_s": {w.name: [r["wall_s"] for r in w.runs[n]] for w in workers},
+            "peak_rss_mb": {w.name: max(r["peak_rss_mb"] for r in w.runs[n]) for w in workers},
+        },
+        why="the debates are CPU-bound on 2 cores: what would is less client CPU per call "
+        "(figure 3).",
+        headline=f"{n}/{n} finish; {own_rate:.1f} debates/s"
+        + peers_said(rate, "{:.1f} debates/s")
+        + f", peak RSS {max(r['peak_rss_mb'] for r in ours.runs[n]):.0f} MiB",
     )
 
 

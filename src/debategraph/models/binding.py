@@ -19,9 +19,9 @@ from urllib.parse import urlparse
 
 import openai
 from langchain_core.language_models import BaseChatModel
-from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
+from debategraph.models.client import LeanChatOpenAI
 from debategraph.models.spec import MethodChoice, ModelSpec, StructuredMethod, is_local
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -139,10 +139,10 @@ def _openai_binding(
     """A binding of a ``ChatOpenAI`` with ``settings``, rebuilt per event loop."""
 
     def rebuild() -> BaseChatModel:
-        return ChatOpenAI(**settings, http_async_client=_async_http_client())
+        return LeanChatOpenAI(**settings, http_async_client=_async_http_client())
 
     return ModelBinding(
-        ChatOpenAI(**settings), method, endpoint, diagnose, rebuild, name, tool_calls
+        LeanChatOpenAI(**settings), method, endpoint, diagnose, rebuild, name, tool_calls
     )
 
 

@@ -1,0 +1,137 @@
+"""The chat model debategraph builds: ``ChatOpenAI``, with a lean path for plain requests.
+
+:class:`LeanChatOpenAI` is langchain-openai's ``ChatOpenAI`` (its message conversion, its
+request payload, its reply conversion, its errors), minus three costs of every call that
+a chat-completions request of text messages does not need (about 1.5 ms of client CPU
+per call, a third of the client's share; see ``benchmarks/speed.py``):
+
+1. The openai SDK's request *transform*: ``chat.completions.create`` walks the whole
+   body (messages, tool schemas) against its typed parameter dicts to apply field
+   aliases and file encodings. The chat-completions parameters have none of either
+   (``tests/unit/test_client.py`` checks that the transform leaves every payload the
+   package sends unchanged), so the body is posted as it is.
+2. Building the SDK's typed ``ChatCompletion`` from the reply's JSON, only for
+   langchain-openai to dump it back to a dict: the JSON is handed over as a dict, which
+   ``ChatOpenAI._create_chat_result`` takes as well.
+3. A trip to a worker thread per async call (``run_in_executor``) to convert the reply:
+   it is done on the event loop, where it takes a fraction of a millisecond.
+
+Anything else takes ``ChatOpenAI``'s own path unchanged: streaming (LangGraph's
+``stream_mode="messages"``), a message whose content is not text (images, audio,
+files), a pydantic ``response_format``, the Responses API, response headers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import openai
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
+from langchain_openai import ChatOpenAI
+from langchain_openai.chat_models import base as _openai_base
+
+#: Keys of a ``create`` call that are request options, not body fields.
+_OPTIONS = {
+    "extra_headers": "headers",
+    "extra_query": "params",
+    "extra_body": "extra_json",
+    "timeout": "timeout",
+}
+_PATH = "/chat/completions"
+
+
+class LeanChatOpenAI(ChatOpenAI):
+    """``ChatOpenAI`` that posts plain chat-completions requests without the SDK's extras.
+
+    Behaves as ``ChatOpenAI`` in every respect a caller sees (same request body on the
+    wire, same ``AIMessage``, usage, errors); see the module's docstring for what it
+    skips and when it falls back to ``ChatOpenAI``'s own path.
+    """
+
+    def _lean_request(self, payload: dict[str, Any]) -> tuple[dict[str, Any], Any] | None:
+        """The body and request options to post, or ``None`` for ``ChatOpenAI``'s path."""
+        fmt = payload.get("response_format")
+        if (
+            payload.get("stream")
+            or self.include_response_headers
+            or not (fmt is None or isinstance(fmt, Mapping))
+            or self._use_responses_api(payload)
+            or not all(_text_only(m) for m in payload.get("messages") or ())
+        ):
+            return None
+        body = {k: v for k, v in payload.items() if k not in _OPTIONS}
+        options = {_OPTIONS[k]: v for k, v in payload.items() if k in _OPTIONS}
+        return body, options
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._ensure_sync_client_available()
+        payload = self._get_request_payload(messages, stop=stop, **kwargs)
+        lean = self._lean_request(payload)
+        if lean is None:
+            return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        body, options = lean
+        try:
+            reply = self.root_client.post(_PATH, body=body, options=options, cast_to=object)
+        except openai.BadRequestError as exc:
+            _openai_base._handle_openai_bad_request(exc)
+            raise
+        except openai.APIError as exc:
+            _openai_base._handle_openai_api_error(exc)
+            raise
+        return self._create_chat_result(_reply_dict(reply))
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        payload = self._get_request_payload(messages, stop=stop, **kwargs)
+        lean = self._lean_request(payload)
+        if lean is None:
+            return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        body, options = lean
+        try:
+            reply = await self.root_async_client.post(
+                _PATH, body=body, options=options, cast_to=object
+            )
+        except openai.BadRequestError as exc:
+            _openai_base._handle_openai_bad_request(exc)
+            raise
+        except openai.APIError as exc:
+            _openai_base._handle_openai_api_error(exc)
+            raise
+        return self._create_chat_result(_reply_dict(reply))
+
+
+def _text_only(message: Mapping[str, Any]) -> bool:
+    """Whether a converted message's content is text (or absent, as beside tool calls)."""
+    content = message.get("content")
+    return content is None or isinstance(content, str)
+
+
+def _reply_dict(reply: Any) -> Any:
+    """The reply as ``_create_chat_result`` takes it: a dict (or the text of a non-JSON body).
+
+    The SDK parses a JSON body into a dict (``cast_to=object``) and hands back the text
+    of any other body, which ``_create_chat_result`` refuses with one line, as it does on
+    ``ChatOpenAI``'s path. A JSON body whose text came back undecoded is decoded here.
+    """
+    if isinstance(reply, str):
+        try:
+            decoded = json.loads(reply)
+        except json.JSONDecodeError:
+            return reply
+        return decoded if isinstance(decoded, dict) else reply
+    return reply
