@@ -13,12 +13,15 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypedDict
 
 import openai
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler, get_usage_metadata_callback
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
+from langchain_openai.chat_models.base import BaseChatOpenAI
+from langgraph.graph import START, StateGraph
 from openai._utils import transform
 from openai.types.chat import completion_create_params
 from pydantic import BaseModel, SecretStr
@@ -159,3 +162,78 @@ def test_what_is_not_plain_takes_chat_openais_path(
 def test_response_headers_take_chat_openais_path() -> None:
     _, lean = models("http://127.0.0.1:9/v1", include_response_headers=True)
     assert lean._lean_request(lean._get_request_payload(PROMPT[:2])) is None
+
+
+class Recorder(BaseCallbackHandler):
+    """Records the chat-model starts and ends it is told of."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        self.events.append("start")
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        self.events.append("end")
+
+
+def same_reply(a: AIMessage, b: AIMessage) -> None:
+    assert (a.content, a.usage_metadata) == (b.content, b.usage_metadata)
+    assert [(c["name"], c["args"]) for c in a.tool_calls] == [
+        (c["name"], c["args"]) for c in b.tool_calls
+    ]
+    assert a.response_metadata.keys() == b.response_metadata.keys()
+    assert a.id is not None and b.id is not None and a.id.startswith("lc_run--")
+
+
+@pytest.mark.parametrize("method", ["function_calling", "json_schema"])
+def test_an_unobserved_call_skips_the_callbacks_and_replies_the_same(
+    server: StubOpenAIServer, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain, lean = models(server.url)
+    observed = []
+    monkeypatch.setattr(
+        BaseChatOpenAI,  # langchain-core's invoke asks it for a run's tracing parameters
+        "_get_ls_params",
+        lambda self, *a, **k: observed.append(1) or {},
+        raising=True,
+    )
+    expected = bound(plain, method).invoke(PROMPT)
+    observed.clear()
+
+    async def lean_call() -> AIMessage:
+        return await bound(lean, method).ainvoke(PROMPT)  # type: ignore[no-any-return]
+
+    for reply in (bound(lean, method).invoke(PROMPT), asyncio.run(lean_call())):
+        same_reply(reply, expected)
+    assert observed == []  # no run was started: nobody was listening
+
+
+def test_a_listener_gets_every_event(server: StubOpenAIServer) -> None:
+    _, lean = models(server.url)
+    recorder = Recorder()
+    bound(lean, "function_calling").invoke(PROMPT, {"callbacks": [recorder]})
+    assert recorder.events == ["start", "end"]
+    with get_usage_metadata_callback() as usage:  # a configure hook: LangChain's path
+        bound(lean, "function_calling").invoke(PROMPT)
+    assert usage.usage_metadata["stub"]["total_tokens"] > 0
+
+
+def test_messages_stream_through_langgraph(server: StubOpenAIServer) -> None:
+    _, lean = models(server.url)
+
+    def node(state: dict[str, Any]) -> dict[str, Any]:
+        return {"reply": lean.invoke(PROMPT[:2]).content}
+
+    builder: StateGraph[Any] = StateGraph(Turnless)
+    builder.add_node("talk", node)
+    builder.add_edge(START, "talk")
+    graph = builder.compile()
+    streamed = [chunk for chunk, _ in graph.stream({"reply": ""}, stream_mode="messages")]
+    assert streamed and "".join(str(c.content) for c in streamed) == str(
+        lean.invoke(PROMPT[:2]).content
+    )
+
+
+class Turnless(TypedDict):
+    reply: Any

@@ -24,13 +24,21 @@ files), a pydantic ``response_format``, the Responses API, response headers.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 import openai
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage
+from langchain_core.callbacks import (
+    AsyncCallbackManager,
+    AsyncCallbackManagerForLLMRun,
+    CallbackManager,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
+from langchain_core.runnables import RunnableConfig, ensure_config
 from langchain_openai import ChatOpenAI
 from langchain_openai.chat_models import base as _openai_base
 
@@ -51,6 +59,58 @@ class LeanChatOpenAI(ChatOpenAI):
     wire, same ``AIMessage``, usage, errors); see the module's docstring for what it
     skips and when it falls back to ``ChatOpenAI``'s own path.
     """
+
+    def invoke(
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
+    ) -> AIMessage:
+        """``ChatOpenAI.invoke``; with nobody listening, without the callback machinery."""
+        config = ensure_config(config)
+        messages = self._unobserved(input, config, CallbackManager)
+        if messages is None:
+            return super().invoke(input, config, stop=stop, **kwargs)
+        return _message(self._generate_with_cache(messages, stop=stop, **kwargs))
+
+    async def ainvoke(
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
+    ) -> AIMessage:
+        """``ChatOpenAI.ainvoke``; with nobody listening, without the callback machinery."""
+        config = ensure_config(config)
+        messages = self._unobserved(input, config, AsyncCallbackManager)
+        if messages is None:
+            return await super().ainvoke(input, config, stop=stop, **kwargs)
+        return _message(await self._agenerate_with_cache(messages, stop=stop, **kwargs))
+
+    def _unobserved(
+        self, input: LanguageModelInput, config: RunnableConfig, manager: Any
+    ) -> list[BaseMessage] | None:
+        """The prompt's messages when no one observes this call, else ``None``.
+
+        No one observes it when LangChain would attach no callback handler to it (no
+        handler in the config or on the model, no tracing, no ``verbose``/``debug``, no
+        configure hook such as ``get_usage_metadata_callback``; asked of LangChain's own
+        ``configure``) and its prompt is text. Then what LangChain's ``invoke`` adds
+        around the model's ``_generate`` (run managers, start and end events, the
+        messages formatted for tracing) has nobody to serve.
+        """
+        callbacks = manager.configure(
+            config.get("callbacks"), self.callbacks, self.verbose, config.get("tags"), self.tags
+        )
+        if callbacks.handlers:
+            return None
+        messages = self._convert_input(input).to_messages()
+        if not all(isinstance(m.content, str) for m in messages):
+            return None
+        return messages
 
     def _lean_request(self, payload: dict[str, Any]) -> tuple[dict[str, Any], Any] | None:
         """The body and request options to post, or ``None`` for ``ChatOpenAI``'s path."""
@@ -113,6 +173,16 @@ class LeanChatOpenAI(ChatOpenAI):
             _openai_base._handle_openai_api_error(exc)
             raise
         return self._create_chat_result(_reply_dict(reply))
+
+
+def _message(result: ChatResult) -> AIMessage:
+    """The reply of a call made without run managers, with the id LangChain would give it."""
+    message = result.generations[0].message
+    if message.id is None:
+        message.id = f"lc_run--{uuid.uuid4()}-0"
+    if not isinstance(message, AIMessage):  # a chat model's reply always is one
+        raise TypeError(f"expected an AIMessage, got {type(message).__name__}")
+    return message
 
 
 def _text_only(message: Mapping[str, Any]) -> bool:

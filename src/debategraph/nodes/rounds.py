@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from debategraph.prompts import HUMAN_INTERJECTION, ROUND_REVIEW
 from debategraph.state.records import USER, Turn, interjection
@@ -403,9 +403,20 @@ def make_review(
     return round_review
 
 
+class RoundEnd(TypedDict, total=False):
+    """What the edge after a round reads of the state: only whether the run ended.
+
+    The router's input schema. LangGraph hands a conditional edge a fresh copy of every
+    channel its input schema names; naming only this one spares a copy of the whole
+    state (transcript, usage, rounds...) after every round.
+    """
+
+    termination_reason: str | None
+
+
 def round_router(
     finish: str, *, pause_after_round: bool, next_node: str = OPEN_ROUND_NODE
-) -> tuple[Callable[[Mapping[str, Any]], str], list[str]]:
+) -> tuple[Callable[[Any], str], list[str]]:
     """The edge after a round: to ``finish`` once a reason is set, else on.
 
     Args:
@@ -420,7 +431,7 @@ def round_router(
     """
     again = REVIEW_NODE if pause_after_round else next_node
 
-    def after_round(state: Mapping[str, Any]) -> str:
+    def after_round(state: RoundEnd) -> str:
         return finish if state.get("termination_reason") else again
 
     return after_round, [again, finish]
