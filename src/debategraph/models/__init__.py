@@ -14,6 +14,8 @@ The modules:
   not import the OpenAI client or LangChain's chat models, so it loads fast.
 * :mod:`~debategraph.models.binding`: building the chat model a spec describes
   (:func:`get_chat_model`, :func:`bind_model`).
+* :mod:`~debategraph.models.client`: the chat model it builds, langchain-openai's
+  ``ChatOpenAI`` with a lean path for plain text requests nobody observes.
 * :mod:`~debategraph.models.calls`: :func:`structured_call` and :func:`text_call` (and
   :func:`astructured_call`, :func:`atext_call` for async code).
 * :mod:`~debategraph.models.output`: lenient parsing and :func:`repair` of replies.
