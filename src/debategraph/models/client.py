@@ -23,9 +23,10 @@ files), a pydantic ``response_format``, the Responses API, response headers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import openai
@@ -140,14 +141,8 @@ class LeanChatOpenAI(ChatOpenAI):
         if lean is None:
             return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         body, options = lean
-        try:
+        with _as_chat_openai_raises():
             reply = self.root_client.post(_PATH, body=body, options=options, cast_to=object)
-        except openai.BadRequestError as exc:
-            _openai_base._handle_openai_bad_request(exc)
-            raise
-        except openai.APIError as exc:
-            _openai_base._handle_openai_api_error(exc)
-            raise
         return self._create_chat_result(_reply_dict(reply))
 
     async def _agenerate(
@@ -162,17 +157,24 @@ class LeanChatOpenAI(ChatOpenAI):
         if lean is None:
             return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         body, options = lean
-        try:
+        with _as_chat_openai_raises():
             reply = await self.root_async_client.post(
                 _PATH, body=body, options=options, cast_to=object
             )
-        except openai.BadRequestError as exc:
-            _openai_base._handle_openai_bad_request(exc)
-            raise
-        except openai.APIError as exc:
-            _openai_base._handle_openai_api_error(exc)
-            raise
         return self._create_chat_result(_reply_dict(reply))
+
+
+@contextlib.contextmanager
+def _as_chat_openai_raises() -> Iterator[None]:
+    """Turn the SDK's errors into the ones ``ChatOpenAI`` raises (context overflow...)."""
+    try:
+        yield
+    except openai.BadRequestError as exc:
+        _openai_base._handle_openai_bad_request(exc)
+        raise
+    except openai.APIError as exc:
+        _openai_base._handle_openai_api_error(exc)
+        raise
 
 
 def _message(result: ChatResult) -> AIMessage:
