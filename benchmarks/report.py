@@ -35,6 +35,7 @@ EVAL_WORKDIR = ".bench-eval"
 SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("speed.py", "Speed beside the peers (stub server, 200 ms per call)", (), ()),
     ("solver_debate.py", "Solver debate in-process (stub server)", (), ()),
+    ("durability.py", "Durability: kill -9 and resume, many processes on one file", (), ()),
     ("checkpoint_bytes.py", "Checkpoint size", (), ()),
     ("chat.py", "Group chat (stub server)", (), ()),
     ("open_agents.py", "Open agents: per-agent models and tools (stub servers)", (), ()),

@@ -242,10 +242,12 @@ def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
             passed=base_ten <= TEN_TARGET and _below(base_ten, rival_ten),
             advisory=quick,
             values={"ratios": ten, "max_in_flight": in_flight},
-            why=f"each round's 40 calls queue for one interpreter: {base_cpu:.1f} ms of "
-            "client CPU each (figure 3), most of it holding the GIL, so a round takes about "
-            f"40 x {base_cpu:.1f} ms / 2 cores beyond its 200 ms, and the batch varies by "
-            "10% run to run here. What would: less CPU per call (figure 3).",
+            why=f"the batch takes {base_ten:.2f} x 0.6 s: beyond its 3 x 200 ms of waiting, "
+            f"its 120 calls run one at a time on the interpreter (about "
+            f"{(base_ten - 1) * CRITICAL_S / (10 * CALLS) * 1000:.1f} ms each of the "
+            f"{base_cpu:.1f} ms of client CPU per call of figure 3; SQLite's own I/O "
+            "overlaps), and the batch varies by 10% run to run here. What would: less CPU "
+            "per call on the event loop's thread (figure 3).",
             headline=f"{base_ten:.2f}x" + peers_said(ten, "{:.2f}x"),
         ),
         Figure(
