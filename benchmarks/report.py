@@ -128,7 +128,7 @@ def render(results: list[tuple[str, str, dict[str, Any] | None, int]], quick: bo
         "",
         f"{failed} figure(s) failed." if failed else "Every figure met its target.",
         "",
-        "Run it again with `make bench` (about 25 minutes, plus the embedded eval: about 3 "
+        "Run it again with `make bench` (about 16 minutes, plus the embedded eval: about 3 "
         f"hours on 2 CPUs the first time, kept in `{EVAL_WORKDIR}/` so a finished one is read "
         "back without a model call; `make bench-quick` for a smoke run). The AutoGen peer "
         "needs a virtual environment of its own (AutoGen pins protobuf 5, the LangGraph "
