@@ -1,24 +1,29 @@
 """The chat model debategraph builds: ``ChatOpenAI``, with a lean path for plain requests.
 
 :class:`LeanChatOpenAI` is langchain-openai's ``ChatOpenAI`` (its message conversion, its
-request payload, its reply conversion, its errors), minus three costs of every call that
-a chat-completions request of text messages does not need (about 1.5 ms of client CPU
-per call, a third of the client's share; see ``benchmarks/speed.py``):
+request payload, its reply conversion, its errors), minus four costs of every call that
+a chat-completions request of text messages does not need (together about 3 ms of
+client CPU per call, from about 5 ms for one structured call; see ``make profile`` and
+``benchmarks/speed.py``):
 
 1. The openai SDK's request *transform*: ``chat.completions.create`` walks the whole
    body (messages, tool schemas) against its typed parameter dicts to apply field
    aliases and file encodings. The chat-completions parameters have none of either
-   (``tests/unit/test_client.py`` checks that the transform leaves every payload the
+   (``tests/test_client.py`` checks that the transform leaves every payload the
    package sends unchanged), so the body is posted as it is.
 2. Building the SDK's typed ``ChatCompletion`` from the reply's JSON, only for
    langchain-openai to dump it back to a dict: the JSON is handed over as a dict, which
    ``ChatOpenAI._create_chat_result`` takes as well.
 3. A trip to a worker thread per async call (``run_in_executor``) to convert the reply:
    it is done on the event loop, where it takes a fraction of a millisecond.
+4. langchain-core's run managers, when nobody listens: a call to which LangChain would
+   attach no callback handler (no handler, tracer, ``verbose``/``debug`` or configure
+   hook) goes straight to the model's generation, cache and rate limiter included.
 
-Anything else takes ``ChatOpenAI``'s own path unchanged: streaming (LangGraph's
-``stream_mode="messages"``), a message whose content is not text (images, audio,
-files), a pydantic ``response_format``, the Responses API, response headers.
+Anything else takes ``ChatOpenAI``'s own path unchanged: a call someone observes
+(LangGraph's ``stream_mode="messages"`` streams it), streaming, a message whose content
+is not text (images, audio, files), a pydantic ``response_format``, the Responses API,
+response headers.
 """
 
 from __future__ import annotations
