@@ -237,3 +237,16 @@ def test_messages_stream_through_langgraph(server: StubOpenAIServer) -> None:
 
 class Turnless(TypedDict):
     reply: Any
+
+
+@pytest.mark.parametrize("method", ["function_calling", "json_schema"])
+def test_with_structured_output_sends_what_chat_openai_sends(
+    server: StubOpenAIServer, method: str
+) -> None:
+    plain, lean = models(server.url)
+    answers = [
+        chat.with_structured_output(SolverReply, method=method).invoke(PROMPT[:2])  # type: ignore[arg-type]
+        for chat in (plain, lean)
+    ]
+    assert answers[0] == answers[1]
+    assert server.requests[0] == server.requests[1]  # no tracing-only argument in the body

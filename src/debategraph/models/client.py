@@ -45,6 +45,7 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.utils.utils import LC_ID_PREFIX
 from langchain_openai import ChatOpenAI
 from langchain_openai.chat_models import base as _openai_base
 
@@ -56,6 +57,8 @@ _OPTIONS = {
     "timeout": "timeout",
 }
 _PATH = "/chat/completions"
+#: Arguments of a call that only tracers read (see :func:`_untraced`).
+_TRACING_ONLY = frozenset({"ls_structured_output_format", "structured_output_format"})
 
 
 class LeanChatOpenAI(ChatOpenAI):
@@ -79,7 +82,7 @@ class LeanChatOpenAI(ChatOpenAI):
         messages = self._unobserved(input, config, CallbackManager)
         if messages is None:
             return super().invoke(input, config, stop=stop, **kwargs)
-        return _message(self._generate_with_cache(messages, stop=stop, **kwargs))
+        return _message(self._generate_with_cache(messages, stop=stop, **_untraced(kwargs)))
 
     async def ainvoke(
         self,
@@ -94,7 +97,8 @@ class LeanChatOpenAI(ChatOpenAI):
         messages = self._unobserved(input, config, AsyncCallbackManager)
         if messages is None:
             return await super().ainvoke(input, config, stop=stop, **kwargs)
-        return _message(await self._agenerate_with_cache(messages, stop=stop, **kwargs))
+        reply = await self._agenerate_with_cache(messages, stop=stop, **_untraced(kwargs))
+        return _message(reply)
 
     def _unobserved(
         self, input: LanguageModelInput, config: RunnableConfig, manager: Any
@@ -182,13 +186,23 @@ def _as_chat_openai_raises() -> Iterator[None]:
         raise
 
 
+def _untraced(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments less those only tracing reads, as LangChain's ``generate`` does.
+
+    ``with_structured_output`` binds the schema as ``ls_structured_output_format`` for
+    tracers; LangChain's own path pops it before the model's ``_generate``, or it would
+    be sent in the request body (a pydantic class, which JSON cannot carry).
+    """
+    return {k: v for k, v in kwargs.items() if k not in _TRACING_ONLY}
+
+
 def _message(result: ChatResult) -> AIMessage:
     """The reply of a call made without run managers, with the id LangChain would give it."""
     message = result.generations[0].message
-    if message.id is None:
-        message.id = f"lc_run--{uuid.uuid4()}-0"
     if not isinstance(message, AIMessage):  # a chat model's reply always is one
         raise TypeError(f"expected an AIMessage, got {type(message).__name__}")
+    if message.id is None:
+        message.id = f"{LC_ID_PREFIX}-{uuid.uuid4()}-0"
     return message
 
 
