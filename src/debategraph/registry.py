@@ -64,6 +64,11 @@ class Entry:
         renamed: Settings renamed since threads were first saved, ``{old: new}``: the
             factory takes the old spelling with a ``DeprecationWarning``, and a saved
             thread's settings are read with the new one.
+        input_check: ``module:attribute`` of the check of a run's first input beyond its
+            fields' types (an empty question, say): ``check(values)`` raising
+            ``ValueError`` with one line. The graph runs it itself when it starts; the
+            CLI and the server run it before (see :func:`debategraph.graphs.inputs.check_input`).
+            Empty: the fields' types are all there is to check.
     """
 
     name: str
@@ -75,6 +80,7 @@ class Entry:
     studio: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
     renamed: Mapping[str, str] = field(default_factory=dict)
+    input_check: str = ""
 
     def build(self) -> Callable[..., Any]:
         """The graph factory (imported now).
@@ -84,6 +90,15 @@ class Entry:
         """
         factory: Callable[..., Any] = load(self.factory)
         return factory
+
+    def input_schema(self) -> type[Any]:
+        """What an invocation of the pattern's graph takes (imported now).
+
+        Returns:
+            The state module's ``SCHEMAS.input`` (a ``TypedDict``).
+        """
+        schema: type[Any] = importlib.import_module(self.state).SCHEMAS.input
+        return schema
 
     def record_types(self) -> tuple[type[Any], ...]:
         """The records this pattern's checkpoints hold besides the common ones.
@@ -112,6 +127,7 @@ BUILTIN: tuple[Entry, ...] = (
         state="debategraph.state.solver_debate",
         cli="debategraph.cli.patterns.solver_debate:PATTERN",
         renamed={"rounds": "max_rounds"},
+        input_check="debategraph.nodes.solver_debate.rounds:check_question",
         description="Solvers on a sparse topology answer a math question, refine after "
         "reading their neighbours for R rounds, then decide (a vote, or another protocol).",
     ),
@@ -123,6 +139,7 @@ BUILTIN: tuple[Entry, ...] = (
         state="debategraph.state.debate",
         cli="debategraph.cli.patterns.debate:PATTERN",
         studio={"moderator": True, "judge": True},
+        input_check="debategraph.nodes.debate.rounds:check_topic",
         description="Two debaters (Affirmative, Negative) argue a motion in turns, each "
         "answering the latest opposing argument; a moderator may end it early and a judge "
         "gives a typed verdict.",
@@ -135,6 +152,7 @@ BUILTIN: tuple[Entry, ...] = (
         state="debategraph.state.discussion",
         cli="debategraph.cli.patterns.discussion:PATTERN",
         renamed={"max_iterations": "max_rounds"},
+        input_check="debategraph.nodes.discussion.analysis:check_document",
         description="Four personas (Critical Evaluator, Innovative Insighter, Practical "
         "Applicator, Theoretical Integrator) analyse a document, question each other, answer "
         "and revise until they converge, then write a consensus report. Input: {document: "
@@ -161,6 +179,7 @@ BUILTIN: tuple[Entry, ...] = (
         factory="debategraph.graphs.meeting:build_meeting",
         state="debategraph.state.meeting",
         cli="debategraph.cli.patterns.meeting:PATTERN",
+        input_check="debategraph.nodes.meeting.speakers:check_topic",
         description="A staged meeting: a Presenter lays out the topic, an Advocate and a "
         "Skeptic discuss it, a Summarizer sums up; after each round a typed controller decides "
         "whether the stage gets another round, and a chair gives a typed final decision "
@@ -328,6 +347,31 @@ def langgraph_json() -> dict[str, Any]:
         "dependencies": ["."],
         "graphs": graphs,
         "env": {},
+    }
+
+
+#: The FastAPI app an Agent Protocol server (Aegra) mounts for debategraph's graphs.
+SERVE_APP = "debategraph.serve.app:app"
+
+
+def aegra_json(module_path: str = STUDIO_MODULE) -> dict[str, Any]:
+    """What ``aegra.json`` must hold: the graphs of :func:`langgraph_json` for Aegra.
+
+    Aegra (``aegra-api`` 0.6.0) reads a graph as a ``"path:variable"`` string only (it
+    refuses ``langgraph.json``'s ``{"path", "description"}`` objects), and mounts
+    :data:`SERVE_APP`, which checks the config and each run's input.
+    ``make aegra.json`` writes it; a test checks that the committed file is this, and
+    ``debategraph serve`` writes one with the installed module's path.
+
+    Args:
+        module_path: The file that compiles the graphs (``graphs/studio.py``).
+
+    Returns:
+        The configuration.
+    """
+    return {
+        "graphs": {e.name: f"{module_path}:{e.name}" for e in BUILTIN},
+        "http": {"app": SERVE_APP},
     }
 
 

@@ -17,7 +17,7 @@ from typer.core import TyperCommand, TyperGroup
 from debategraph import registry
 from debategraph.cli import interrupts, options
 from debategraph.cli.render import fail
-from debategraph.errors import DebategraphError
+from debategraph.errors import DebategraphError, UsageError
 
 #: The shared run options, in the order ``--help`` shows them.
 _RUN_OPTIONS = inspect.signature(options.run_options, eval_str=True).parameters
@@ -85,10 +85,15 @@ def pattern_command(entry: registry.Entry) -> Any:
 
     def run(**kwargs: Any) -> None:
         from debategraph.cli.runner import launch
+        from debategraph.graphs.inputs import check_input
         from debategraph.models.spec import ModelSpec
 
         common = {name: kwargs.pop(name) for name in shared}
         launched = pattern.command(**kwargs)
+        try:  # the check the graph and the server make, before anything is written
+            check_input(entry.name, launched.input)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         spec = ModelSpec(
             model=common["model"],
             base_url=common["base_url"],
@@ -128,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         argv: Arguments (default ``sys.argv[1:]``).
     """
     with interrupts.guarded():
-        from debategraph.cli import commands, evaluate  # noqa: F401 (registers the tools, eval)
+        from debategraph.cli import commands, evaluate, serve  # noqa: F401 (registers the tools)
 
         command = typer.main.get_command(app)
         try:

@@ -138,19 +138,24 @@ def interjection_text(reply: Any) -> str | None:
     return None
 
 
-def require_text(key: str) -> Callable[[Mapping[str, Any]], None]:
+def require_text(key: str, hint: str = "") -> Callable[[Mapping[str, Any]], None]:
     """The input check of a pattern whose run needs a non-empty text field.
+
+    The CLI, the server and the graph itself all give its message (see
+    :func:`debategraph.graphs.inputs.check_input`).
 
     Args:
         key: The field (``question``, ``topic``, ``task``).
+        hint: What to give instead (default: a non-empty ``key``).
 
     Returns:
         ``check(state)``: raises ``ValueError`` (one line) when the field is empty.
     """
+    message = f"{key} is empty: {hint or f'pass a non-empty {key!r}'}"
 
     def check(state: Mapping[str, Any]) -> None:
         if not str(state.get(key) or "").strip():
-            raise ValueError(f"{key} is empty: pass a non-empty {key!r}")
+            raise ValueError(message)
 
     return check
 

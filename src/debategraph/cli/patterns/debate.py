@@ -67,10 +67,6 @@ def debate_command(
     ``agent``; entries named ``moderator``, ``summarizer`` or ``judge`` give that official
     its own model, tools or agent), not both.
     """
-    if not topic.strip():
-        raise UsageError(
-            'topic is empty: give the motion, e.g. debategraph debate "Cats beat dogs"'
-        )
     debaters: list[Any] = list(debater or DEFAULT_DEBATERS)
     officials: list[dict[str, Any]] = []
     if agents_file is not None:

@@ -36,6 +36,7 @@ from debategraph.nodes.group_chat.setup import (
     OFFICIALS,
     SELECT_NODE,
 )
+from debategraph.nodes.group_chat.turns import require_task
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant
@@ -94,8 +95,10 @@ def chat_command(
     ] = 8,
 ) -> Launch:
     """Agents share one conversation; a strategy picks each speaker until a condition ends it."""
-    if not task.strip():
-        raise UsageError('task is empty: give what the chat is about, e.g. debategraph chat "..."')
+    try:
+        require_task({"task": task})  # the graph's own check: a chat's first input needs one
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     cap, notes = renamed_option("--max-turns", "--rounds", max_turns, rounds, DEFAULT_MAX_ROUNDS)
     members: list[Any] = list(agent or [])
     officials: list[dict[str, Any]] = []

@@ -98,10 +98,6 @@ def meeting_command(
     agents, and the officials (``controller``, ``chair``) theirs; its entries are stored
     with the thread as given, so ``resume`` and ``fork`` rebuild the same agents.
     """
-    if not topic.strip():
-        raise UsageError(
-            'topic is empty: give what to decide, e.g. debategraph meeting "Adopt a 4-day week?"'
-        )
     if stages is None:
         data: Any = json.loads(json.dumps(DEFAULT_STAGES))
     else:

@@ -99,8 +99,6 @@ def solve_command(
     ``name`` and optional ``model``, ``tools``, ``agent``, ``instructions``; an entry
     named ``judge`` gives the judge of ``--decision judge`` its own model, tools or agent).
     """
-    if not question.strip():
-        raise UsageError('question is empty: give the problem text, e.g. debategraph solve "2+3?"')
     protocol = decision_option(decision)
     solvers, officials = roster_option(agents, agents_file)
     settings: dict[str, Any] = {

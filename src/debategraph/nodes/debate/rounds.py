@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 
 #: Refuses an empty motion (the first thing a round does).
-check_topic = require_text("topic")
+check_topic = require_text("topic", 'give the motion, e.g. "Cats beat dogs"')
 
 
 def first_round(state: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ insights, an invented quote) is dropped or read as what it meant, each with a no
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from debategraph.documents import Document, parse_document
@@ -33,6 +34,18 @@ if TYPE_CHECKING:
 
 MIN_INSIGHTS = 2
 MAX_INSIGHTS = 3
+
+
+def check_document(values: Mapping[str, Any]) -> None:
+    """Refuse a discussion's input whose document is empty (what :func:`prepare` refuses).
+
+    Args:
+        values: The input.
+
+    Raises:
+        ValueError: One line naming what to give.
+    """
+    parse_document(str(values.get("document") or ""), source="document")
 
 
 def prepare(state: DiscussionState) -> dict[str, Any]:

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 
 #: Refuses an empty task (the first thing an invocation does).
-require_task = require_text("task")
+require_task = require_text("task", "give what the chat is about")
 
 
 def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 
 #: Refuses an empty topic (the first thing a round does).
-check_topic = require_text("topic")
+check_topic = require_text("topic", 'give what to decide, e.g. "Adopt a 4-day week?"')
 
 
 def make_open_round(setup: MeetingSetup) -> Runnable[Any, Any]:

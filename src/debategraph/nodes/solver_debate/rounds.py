@@ -77,7 +77,7 @@ class ChoiceReply(BaseModel):
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
-_require_question = require_text("question")
+_require_question = require_text("question", 'give the problem text, e.g. "2+3?"')
 
 
 def check_question(state: Mapping[str, Any]) -> None:

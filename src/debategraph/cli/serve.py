@@ -1,0 +1,58 @@
+"""``debategraph serve``: every pattern on an Agent Protocol server (Aegra) on PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from debategraph.cli.app import app
+from debategraph.errors import UsageError
+
+
+@app.command()
+def serve(
+    db: Annotated[
+        str,
+        typer.Option(
+            "--db",
+            envvar="DATABASE_URL",
+            help="PostgreSQL URL the server keeps threads, runs and the store in.",
+        ),
+    ] = "",
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="An aegra.json or langgraph.json naming the graphs to serve "
+            "[default: every pattern].",
+        ),
+    ] = None,
+    pool_size: Annotated[
+        int, typer.Option("--pool-size", help="Database connections for checkpoints.")
+    ] = 20,
+    log_level: Annotated[str, typer.Option("--log-level", help="Server log level.")] = "warning",
+) -> None:
+    """Serve every pattern to langgraph-sdk clients (Aegra, Agent Protocol, on PostgreSQL).
+
+    Several processes on one --db serve the same threads. Needs the serve extra:
+    pip install 'debategraph[serve]'.
+    """
+    from debategraph.serve import serve as run_server
+    from debategraph.serve.config import read_config
+
+    if not db:
+        raise UsageError("--db is missing: give a PostgreSQL URL (or set DATABASE_URL)")
+    user = read_config(config) if config is not None else None
+    run_server(
+        db,
+        host=host,
+        port=port,
+        user_config=user,
+        source=str(config),
+        pool_size=pool_size,
+        log_level=log_level.lower(),
+    )

@@ -1,0 +1,76 @@
+"""A run's input, checked before the run starts: the one check the CLI and the server share.
+
+A graph's input is a record users fill in, so it refuses fields it does not know (LangGraph
+itself drops them silently), fields of the wrong type, and what the pattern's own input
+check refuses (its registry line's ``input_check``, which the graph also runs when it
+starts: an empty question, say). Every refusal is one ``ValueError`` line naming the bad
+value and what is allowed; the CLI prints it as its error, and ``debategraph serve``
+answers it with a 422 before the server creates the run.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, get_type_hints
+
+from debategraph import registry
+
+
+@functools.cache
+def _adapter(name: str) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(registry.entry(name).input_schema())
+
+
+def input_fields(name: str) -> list[str]:
+    """The fields a pattern's graph takes.
+
+    Args:
+        name: The pattern (its registry name).
+
+    Returns:
+        The input schema's keys, in declaration order.
+
+    Raises:
+        UsageError: If no pattern has that name.
+    """
+    return list(get_type_hints(registry.entry(name).input_schema()))
+
+
+def check_input(name: str, values: Any) -> None:
+    """Refuse a pattern's input that its graph cannot start from.
+
+    Args:
+        name: The pattern (its registry name).
+        values: The input, as a caller sends it.
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+        UsageError: If no pattern has that name.
+    """
+    entry = registry.entry(name)
+    fields = input_fields(name)
+    if not isinstance(values, Mapping):
+        raise ValueError(
+            f"{name}'s input must be an object with {', '.join(fields)}, "
+            f"got {type(values).__name__} {values!r}"[:300]
+        )
+    unknown = [key for key in values if key not in fields]
+    if unknown:
+        raise ValueError(
+            f"unknown input field {unknown[0]!r} for {name}: it takes {', '.join(fields)}"
+        )
+    if entry.input_check:
+        check: Callable[[Mapping[str, Any]], None] = registry.load(entry.input_check)
+        check(values)
+    from pydantic import ValidationError
+
+    try:
+        _adapter(name).validate_python(dict(values), strict=True)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "input"
+        got = "" if error["type"] == "missing" else f", got {error['input']!r}"[:200]
+        raise ValueError(f"input field {where!r} of {name}: {error['msg']}{got}") from None

@@ -1,0 +1,180 @@
+"""The app Aegra mounts for debategraph (``"http": {"app": "debategraph.serve.app:app"}``).
+
+Aegra serves its Agent Protocol routes on this app and adds two things of debategraph's:
+
+- **At start**, the config's graphs are checked against the registry: a graph id
+  debategraph does not have stops the server with one line (``debategraph serve``
+  refuses it before the server starts; this covers ``aegra serve`` on an ``aegra.json``).
+- **Before a run is created**, its input is checked with the check the CLI makes
+  (:func:`debategraph.graphs.inputs.check_input`): a bad input gets a 422 whose
+  ``message`` is the CLI's one line, and no run or thread is written. Aegra itself only
+  learns of a bad input when the graph fails in the background, after answering 200.
+
+A run names its graph by graph id or by the id of the default assistant Aegra derives
+from it; a run of another assistant (one a client created) is checked by its graph when
+it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from debategraph import registry
+from debategraph.errors import UsageError
+from debategraph.graphs.inputs import check_input
+from debategraph.serve.config import served_graphs
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+log = logging.getLogger("debategraph.serve")
+
+#: The Agent Protocol routes that create a run (stateful and stateless).
+RUN_ROUTES = re.compile(r"^/(threads/[^/]+/)?runs(/stream|/wait)?/?$")
+#: The namespace Aegra derives a graph's default assistant id from (``uuid5``).
+ASSISTANT_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+
+
+def graph_of(assistant_id: Any) -> str | None:
+    """The pattern a run's ``assistant_id`` names: a graph id or its default assistant.
+
+    Args:
+        assistant_id: The request's value.
+
+    Returns:
+        The pattern's name, or ``None`` for any other assistant.
+    """
+    for name in registry.names():
+        if assistant_id in (name, str(uuid.uuid5(ASSISTANT_NAMESPACE, name))):
+            return name
+    return None
+
+
+def checked(body: bytes) -> tuple[str | None, bytes]:
+    """A run-creating request's body, checked (and completed) before Aegra sees it.
+
+    Args:
+        body: The request's JSON body.
+
+    Returns:
+        ``(error, body)``: the one-line reason its graph cannot start from the input
+        (``None``: it can), and the body to hand on. A run with neither ``input`` nor
+        ``command`` goes on from the thread's last checkpoint, as on LangGraph's server:
+        Aegra 0.6.0 refuses it (422), so it is handed on with ``input: {}``, which
+        :class:`~debategraph.graphs.studio.ServedGraph` reads as no input.
+    """
+    try:
+        request = json.loads(body or b"{}")
+    except ValueError:
+        return None, body  # Aegra answers malformed JSON itself
+    if not isinstance(request, dict):
+        return None, body
+    if request.get("input") is None and request.get("command") is None:
+        request["input"] = {}
+        return None, json.dumps(request).encode()
+    values = request.get("input")
+    name = graph_of(request.get("assistant_id"))
+    if values in (None, {}) or name is None:
+        return None, body  # a command, going on, or another assistant's run
+    try:
+        check_input(name, values)
+    except ValueError as exc:
+        return str(exc), body
+    return None, body
+
+
+class InputCheck:
+    """ASGI middleware: a run whose input its graph refuses gets a 422, never a run."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        """Wrap ``app``.
+
+        Args:
+            app: The next ASGI app.
+        """
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check a run-creating POST's input, then hand the request on unchanged."""
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or not RUN_ROUTES.match(scope["path"])
+        ):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([message]), send)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        error, body = checked(b"".join(chunks))
+        if error is not None:
+            await _json(send, 422, {"error": "validation_error", "message": error})
+            return
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+        scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        await self.app(scope, _replay([{"type": "http.request", "body": body}], receive), send)
+
+
+def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
+    pending = list(messages)
+
+    async def receive() -> Message:
+        if pending:
+            return pending.pop(0)
+        if then is not None:
+            return await then()
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+async def _json(send: Send, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def check_served_config() -> None:
+    """Refuse to serve a config that names a graph the registry does not have.
+
+    Raises:
+        UsageError: One line naming the graph and the ones debategraph has.
+    """
+    from aegra_api.config import _resolve_config_path, load_config  # type: ignore[import-untyped]
+
+    config = load_config()
+    if config is not None:
+        served_graphs(config, str(_resolve_config_path()))
+
+
+@asynccontextmanager
+async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    """Check the served config when the server starts (inside Aegra's own start-up)."""
+    try:
+        check_served_config()
+    except UsageError as exc:
+        log.error("debategraph: error: %s", exc)
+        raise SystemExit(2) from None
+    yield
+
+
+app = FastAPI(title="debategraph", lifespan=lifespan)
+app.add_middleware(InputCheck)

@@ -1,0 +1,96 @@
+"""Start Aegra's server in this process, on a config checked beforehand.
+
+Aegra reads its settings from the environment when it is imported (``DATABASE_URL``,
+``AEGRA_CONFIG``, the pool sizes), so :func:`serve` sets them, then imports and runs it
+with uvicorn. The generated ``aegra.json`` lies in a temporary folder for the server's
+lifetime.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from debategraph.errors import UsageError
+from debategraph.serve.config import check_database, serve_config
+
+#: Connections each server process keeps for checkpoints and the store (Aegra's default
+#: is 6, which makes 100 debates at once queue for a connection).
+DEFAULT_POOL_SIZE = 20
+#: uvicorn's log levels.
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+#: What to install when Aegra is missing.
+INSTALL_HINT = "pip install 'debategraph[serve]'"
+
+
+def require_aegra() -> None:
+    """Refuse to start without Aegra installed.
+
+    Raises:
+        UsageError: One line saying what to install.
+    """
+    import importlib.util
+
+    for module in ("aegra_api", "uvicorn", "greenlet"):
+        if importlib.util.find_spec(module) is None:
+            raise UsageError(f"debategraph serve needs {module}: {INSTALL_HINT}")
+
+
+def serve(
+    db: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    user_config: Mapping[str, Any] | None = None,
+    source: str = "config",
+    pool_size: int = DEFAULT_POOL_SIZE,
+    log_level: str = "warning",
+) -> None:
+    """Check the config and the database, then serve until stopped.
+
+    Args:
+        db: PostgreSQL URL of the database the server keeps its threads in.
+        host: Interface to listen on.
+        port: Port to listen on.
+        user_config: A user's ``aegra.json`` / ``langgraph.json`` (default: every graph).
+        source: Its name, for messages.
+        pool_size: Connections for checkpoints and the store.
+        log_level: uvicorn's and Aegra's log level.
+
+    Raises:
+        UsageError: One line if Aegra is missing, the config names a graph debategraph
+            does not have, the database does not answer, or a setting is out of range.
+    """
+    if not 1 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a port: give 1 to 65535")
+    if log_level not in LOG_LEVELS:
+        raise UsageError(f"--log-level {log_level!r} is not a level: use {', '.join(LOG_LEVELS)}")
+    if pool_size < 1:
+        raise UsageError(f"--pool-size {pool_size} must be at least 1")
+    require_aegra()
+    config = serve_config(user_config, source)
+    check_database(db)
+    folder = Path(tempfile.mkdtemp(prefix="debategraph-serve-"))
+    try:
+        path = folder / "aegra.json"
+        path.write_text(json.dumps(config, indent=2))
+        os.environ.update(
+            {
+                "AEGRA_CONFIG": str(path),
+                "DATABASE_URL": db,
+                "LANGGRAPH_MAX_POOL_SIZE": str(pool_size),
+                "LOG_LEVEL": log_level.upper(),
+                "HOST": host,
+                "PORT": str(port),
+            }
+        )
+        import uvicorn
+
+        uvicorn.run("aegra_api.main:app", host=host, port=port, log_level=log_level)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
