@@ -16,6 +16,7 @@ server's tests decide the same way, through :func:`missing_part`. Use the fixtur
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import time
@@ -112,11 +113,25 @@ def checkpoint_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
     if request.param == "sqlite":
         yield str(tmp_path / "checkpoints.sqlite")
         return
+    with fresh_database() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def fresh_database(prefix: str = "debategraph_test") -> Iterator[str]:
+    """An empty database on the test PostgreSQL server, dropped afterwards.
+
+    Args:
+        prefix: The start of its name (a random suffix follows).
+
+    Yields:
+        Its URL.
+    """
     admin = postgres_admin_url()
     import psycopg
     from psycopg import sql
 
-    name = f"debategraph_test_{uuid.uuid4().hex[:16]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:

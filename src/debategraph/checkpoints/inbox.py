@@ -90,15 +90,33 @@ def post(store: BaseStore, thread_id: str, kind: str, text: str = "") -> str:
     Raises:
         ValueError: If the kind is unknown or an interjection's text is empty.
     """
+    key, value = new_item(kind, text)
+    store.put(inbox_namespace(thread_id), key, value, index=False)
+    return key
+
+
+def new_item(kind: str, text: str = "") -> tuple[str, dict[str, Any]]:
+    """A new inbox item's key and value, for any store API (a server's included).
+
+    A ``langgraph-sdk`` client posts it to a thread that a server runs with
+    ``client.store.put_item(list(inbox_namespace(thread_id)), key, value)``.
+
+    Args:
+        kind: ``interject`` or ``stop``.
+        text: The interjection's text (ignored for a stop).
+
+    Returns:
+        ``(key, value)``: a new uuid hex, and ``{"kind", "text", "created"}``.
+
+    Raises:
+        ValueError: If the kind is unknown or an interjection's text is empty.
+    """
     if kind not in KINDS:
         raise ValueError(f"unknown inbox item kind {kind!r}: expected one of {sorted(KINDS)}")
     if kind == INTERJECT and not text.strip():
         raise ValueError("interjection text is empty")
-    key = uuid.uuid4().hex
     text = text.strip() if kind == INTERJECT else ""
-    value = {"kind": kind, "text": text, "created": time.time()}
-    store.put(inbox_namespace(thread_id), key, value, index=False)
-    return key
+    return uuid.uuid4().hex, {"kind": kind, "text": text, "created": time.time()}
 
 
 def read(store: BaseStore, thread_id: str) -> list[InboxItem]:

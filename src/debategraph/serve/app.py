@@ -41,7 +41,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 log = logging.getLogger("debategraph.serve")
 
 #: The Agent Protocol routes that create a run (stateful and stateless).
-RUN_ROUTES = re.compile(r"^/(threads/[^/]+/)?runs(/stream|/wait)?/?$")
+RUN_ROUTES = re.compile(r"^/(threads/(?P<thread>[^/]+)/)?runs(/stream|/wait)?/?$")
 #: The namespace Aegra derives a graph's default assistant id from (``uuid5``).
 ASSISTANT_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 
@@ -61,32 +61,54 @@ def graph_of(assistant_id: Any) -> str | None:
     return None
 
 
-def checked(body: bytes) -> tuple[str | None, bytes]:
+async def has_checkpoint(thread_id: str | None) -> bool:
+    """Whether the server's checkpointer holds a checkpoint of the thread.
+
+    Args:
+        thread_id: The thread (``None`` for a stateless run: it has none).
+
+    Returns:
+        Whether a run with no input has something to go on from.
+    """
+    if thread_id is None:
+        return False
+    from aegra_api.core.database import db_manager  # type: ignore[import-untyped]
+
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    return await db_manager.get_checkpointer().aget_tuple(config) is not None
+
+
+async def checked(body: bytes, thread_id: str | None) -> tuple[str | None, bytes]:
     """A run-creating request's body, checked (and completed) before Aegra sees it.
 
     Args:
         body: The request's JSON body.
+        thread_id: The thread it runs on (``None``: a stateless run).
 
     Returns:
         ``(error, body)``: the one-line reason its graph cannot start from the input
-        (``None``: it can), and the body to hand on. A run with neither ``input`` nor
-        ``command`` goes on from the thread's last checkpoint, as on LangGraph's server:
-        Aegra 0.6.0 refuses it (422), so it is handed on with ``input: {}``, which
-        :class:`~debategraph.graphs.studio.ServedGraph` reads as no input.
+        (``None``: it can), and the body to hand on. A run with no input (none, or
+        ``{}``) and no command goes on from the thread's last checkpoint, as on
+        LangGraph's server: Aegra 0.6.0 refuses a run without input (422), so it is
+        handed on with ``input: {}``, which :class:`~debategraph.graphs.studio.ServedGraph`
+        reads as no input. On a thread with nothing to go on from, the input is checked
+        as a first input (and so refused with the pattern's own line).
     """
     try:
         request = json.loads(body or b"{}")
     except ValueError:
         return None, body  # Aegra answers malformed JSON itself
-    if not isinstance(request, dict):
-        return None, body
-    if request.get("input") is None and request.get("command") is None:
-        request["input"] = {}
-        return None, json.dumps(request).encode()
-    values = request.get("input")
+    if not isinstance(request, dict) or request.get("command") is not None:
+        return None, body  # a command acts on the thread's state: nothing to check
     name = graph_of(request.get("assistant_id"))
-    if values in (None, {}) or name is None:
-        return None, body  # a command, going on, or another assistant's run
+    values = request.get("input")
+    if values in (None, {}):
+        if await has_checkpoint(thread_id) or name is None:
+            request["input"] = {}
+            return None, json.dumps(request).encode()
+        values = {}
+    elif name is None:
+        return None, body  # another assistant's run: its graph checks it when it starts
     try:
         check_input(name, values)
     except ValueError as exc:
@@ -123,7 +145,9 @@ class InputCheck:
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        error, body = checked(b"".join(chunks))
+        route = RUN_ROUTES.match(scope["path"])
+        thread_id = route.group("thread") if route else None
+        error, body = await checked(b"".join(chunks), thread_id)
         if error is not None:
             await _json(send, 422, {"error": "validation_error", "message": error})
             return

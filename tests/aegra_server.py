@@ -1,0 +1,152 @@
+"""Run ``debategraph serve`` (Aegra on PostgreSQL) in a subprocess for tests and benchmarks.
+
+:func:`aegra_server` starts ``debategraph serve --db URL --host 127.0.0.1 --port PORT``
+in its own process group, waits for ``GET /health`` to report the database connected,
+yields an :class:`AegraServer` (its ``url`` is the base URL for ``langgraph_sdk``), and
+stops the group at the end, also when the body raised. Several servers on one database
+are several calls with the same URL; :meth:`AegraServer.kill` is ``kill -9``.
+
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.studio_server import _die_with_parent, _tail, free_port, stop_group
+
+STARTUP_TIMEOUT_S = 120.0
+HEALTH_PATH = "/health"
+
+
+class AegraServerError(RuntimeError):
+    """``debategraph serve`` did not come up."""
+
+
+@dataclass
+class AegraServer:
+    """A running ``debategraph serve``.
+
+    Attributes:
+        url: Base URL, e.g. ``http://127.0.0.1:PORT``.
+        process: The server process (the leader of its own process group).
+        log_path: Where its stdout and stderr go.
+        startup_s: Seconds from spawning it to the first healthy ``GET /health``.
+    """
+
+    url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    startup_s: float
+
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        return self.process.pid
+
+    def log_tail(self, chars: int = 4000) -> str:
+        """The end of the server's log (for failure messages)."""
+        return _tail(self.log_path, chars)
+
+    def kill(self) -> None:
+        """``kill -9`` the server's process group and reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+
+def healthy(url: str) -> bool:
+    """Whether the server answers ``GET /health`` with its database connected."""
+    try:
+        with urllib.request.urlopen(url + HEALTH_PATH, timeout=2) as response:
+            return bool(json.loads(response.read()).get("database") == "connected")
+    except (OSError, ValueError):
+        return False
+
+
+def serve_command(db: str, port: int, *args: str) -> list[str]:
+    """The command line of ``debategraph serve`` in this interpreter's environment."""
+    return [
+        sys.executable,
+        "-m",
+        "debategraph.cli",
+        "serve",
+        "--db",
+        db,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *args,
+    ]
+
+
+@contextlib.contextmanager
+def aegra_server(
+    db: str,
+    *,
+    logdir: Path | None = None,
+    extra_args: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
+) -> Iterator[AegraServer]:
+    """Start ``debategraph serve`` on a free port; stop its process group at the end.
+
+    Args:
+        db: The PostgreSQL URL it serves from.
+        logdir: Where its log goes (a temporary folder by default).
+        extra_args: More ``debategraph serve`` arguments.
+        env: Extra environment variables.
+        startup_timeout_s: How long to wait for it to be healthy.
+
+    Yields:
+        The running server.
+
+    Raises:
+        AegraServerError: If it exits or is not healthy in time (with its log's end).
+    """
+    folder = logdir or Path(tempfile.mkdtemp(prefix="aegra-"))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = folder / f"serve-{port}.log"
+    child_env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "LANGSMITH_TRACING": "false",
+        **(env or {}),
+    }
+    started = time.monotonic()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            serve_command(db, port, *extra_args),
+            cwd=folder,
+            env=child_env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+    try:
+        while not healthy(url):
+            if process.poll() is not None:
+                raise AegraServerError(
+                    f"debategraph serve exited with {process.returncode}:\n{_tail(log_path, 4000)}"
+                )
+            if time.monotonic() - started > startup_timeout_s:
+                raise AegraServerError(f"debategraph serve not healthy:\n{_tail(log_path, 4000)}")
+            time.sleep(0.2)
+        yield AegraServer(url, process, log_path, time.monotonic() - started)
+    finally:
+        if process.poll() is None:
+            stop_group(process)
