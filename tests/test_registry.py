@@ -19,6 +19,33 @@ def test_langgraph_json_lists_exactly_the_registrys_graphs() -> None:
     assert committed == registry.langgraph_json(), "run: make langgraph.json"
 
 
+def test_aegra_json_serves_the_same_graphs_as_aegra_reads_them() -> None:
+    committed = json.loads((ROOT / "aegra.json").read_text())
+    assert committed == registry.aegra_json(), "run: make aegra.json"
+    studio = registry.langgraph_json()["graphs"]
+    assert committed["graphs"] == {name: spec["path"] for name, spec in studio.items()}
+
+
+@pytest.mark.parametrize("entry", registry.BUILTIN, ids=lambda e: e.name)
+def test_each_input_check_is_what_the_graph_runs_first(entry: registry.Entry) -> None:
+    """The check the CLI and the server make is the one the graph makes when it starts."""
+    from debategraph.graphs.inputs import check_input, input_fields
+
+    assert input_fields(entry.name) == list(entry.input_schema().__annotations__)
+    if entry.name == "group_chat":  # a later invocation has no task: nothing beyond types
+        assert entry.input_check == ""
+        return
+    check = registry.load(entry.input_check)
+    with pytest.raises(ValueError) as by_check:
+        check({})
+    with pytest.raises(ValueError) as by_input:
+        check_input(entry.name, {})
+    assert str(by_input.value) == str(by_check.value)
+    with pytest.raises(ValueError) as by_graph:
+        entry.build()(model=None).compile().invoke({})
+    assert str(by_graph.value) == str(by_check.value)
+
+
 @pytest.mark.parametrize("entry", registry.BUILTIN, ids=lambda e: e.name)
 def test_each_part_is_named_as_its_line(entry: registry.Entry) -> None:
     factory = entry.build()

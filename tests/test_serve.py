@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from debategraph import registry
-from debategraph.checkpoints.inbox import inbox_namespace, new_item
+from debategraph.checkpoints import inbox_item, inbox_namespace
 from debategraph.graphs.inputs import check_input
 from tests.aegra_server import AegraServer, aegra_server, serve_command
 from tests.backends import fresh_database, require_module, wait_for_saved_tasks
@@ -157,9 +157,7 @@ def test_the_server_serves_every_pattern(client: Any) -> None:
 
 
 @pytest.mark.parametrize("graph", list(INPUTS))
-def test_every_pattern_runs_and_streams(
-    client: Any, model: StubOpenAIServer, graph: str
-) -> None:
+def test_every_pattern_runs_and_streams(client: Any, model: StubOpenAIServer, graph: str) -> None:
     thread_id = client.threads.create()["thread_id"]
     before = model.calls
     parts = stream(client, thread_id, graph, input=INPUTS[graph], context=context_of(model))
@@ -243,7 +241,7 @@ def test_an_interjection_reaches_a_running_thread_through_the_store(client: Any)
     with slow_solvers() as stub:
         thread_id, run_id = start_in_background(client, "solver_debate", stub)
         wait_for_requests(stub, 1)  # round 1 is under way
-        key, value = new_item("interject", NOTE)
+        key, value = inbox_item("interject", NOTE)
         client.store.put_item(list(inbox_namespace(thread_id)), key, value)
         client.runs.join(thread_id, run_id)
         values = client.threads.get_state(thread_id)["values"]
@@ -259,7 +257,7 @@ def test_a_stop_reaches_a_running_thread_through_the_store(client: Any) -> None:
     with slow_solvers() as stub:
         thread_id, run_id = start_in_background(client, "solver_debate", stub)
         wait_for_requests(stub, 1)
-        key, value = new_item("stop")
+        key, value = inbox_item("stop")
         client.store.put_item(list(inbox_namespace(thread_id)), key, value)
         client.runs.join(thread_id, run_id)
         values = client.threads.get_state(thread_id)["values"]

@@ -11,7 +11,7 @@ and ``markdown`` (plain tables and exports of finished threads), ``threaded`` (a
 methods on a thread of their own).
 """
 
-from debategraph.checkpoints.inbox import open_store
+from debategraph.checkpoints.inbox import inbox_item, inbox_namespace, open_store
 from debategraph.checkpoints.savers import (
     DEFAULT_DB,
     check_sqlite_file,
@@ -47,6 +47,8 @@ __all__ = [
     "ThreadSummary",
     "check_sqlite_file",
     "connect_sqlite",
+    "inbox_item",
+    "inbox_namespace",
     "is_postgres_url",
     "list_threads",
     "open_checkpointer",

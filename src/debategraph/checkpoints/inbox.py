@@ -90,12 +90,12 @@ def post(store: BaseStore, thread_id: str, kind: str, text: str = "") -> str:
     Raises:
         ValueError: If the kind is unknown or an interjection's text is empty.
     """
-    key, value = new_item(kind, text)
+    key, value = inbox_item(kind, text)
     store.put(inbox_namespace(thread_id), key, value, index=False)
     return key
 
 
-def new_item(kind: str, text: str = "") -> tuple[str, dict[str, Any]]:
+def inbox_item(kind: str, text: str = "") -> tuple[str, dict[str, Any]]:
     """A new inbox item's key and value, for any store API (a server's included).
 
     A ``langgraph-sdk`` client posts it to a thread that a server runs with
