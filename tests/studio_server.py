@@ -48,6 +48,7 @@ __all__ = [
     "free_port",
     "langgraph_cli",
     "langgraph_dev",
+    "stream_parts",
     "studio_config",
     "studio_server",
 ]
@@ -334,6 +335,27 @@ def studio_server(
     finally:
         if own_dir:
             shutil.rmtree(cwd, ignore_errors=True)
+
+
+def stream_parts(client: Any, thread_id: str, graph: str, **kwargs: Any) -> list[tuple[str, Any]]:
+    """One run of an Agent Protocol server streamed in ``updates`` mode, errors refused.
+
+    Args:
+        client: A ``langgraph-sdk`` sync client.
+        thread_id: The thread.
+        graph: The graph (or assistant) id.
+        **kwargs: More ``runs.stream`` arguments.
+
+    Returns:
+        The run's ``(event, data)`` parts.
+    """
+    parts = [
+        (part.event, part.data)
+        for part in client.runs.stream(thread_id, graph, stream_mode=["updates"], **kwargs)
+    ]
+    errors = [data for event, data in parts if event == "error"]
+    assert not errors, errors
+    return parts
 
 
 @pytest.fixture(scope="module")

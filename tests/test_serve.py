@@ -33,7 +33,7 @@ from tests.aegra_server import AegraServer, aegra_server, serve_command
 from tests.backends import fresh_database, require_module, wait_for_saved_tasks
 from tests.conftest import answer_18, solver_of
 from tests.openai_stub import StubOpenAIServer, default_responder
-from tests.studio_server import free_port
+from tests.studio_server import free_port, stream_parts
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -120,15 +120,25 @@ def settle(client: Any, thread_id: str) -> dict[str, Any]:
     return dict(thread)
 
 
-def stream(client: Any, thread_id: str, graph: str, **kwargs: Any) -> list[tuple[str, Any]]:
-    """One run streamed in ``updates`` mode; its ``(event, data)`` parts, errors refused."""
-    parts = [
-        (part.event, part.data)
-        for part in client.runs.stream(thread_id, graph, stream_mode=["updates"], **kwargs)
-    ]
-    errors = [data for event, data in parts if event == "error"]
-    assert not errors, errors
-    return parts
+stream = stream_parts
+
+
+def paused_after_round_one(client: Any, context: dict[str, Any]) -> tuple[str, list[str]]:
+    """A new solver debate, run through round 1 and paused at the round boundary.
+
+    Returns:
+        The thread, and the nodes its run updated.
+    """
+    thread_id = client.threads.create()["thread_id"]
+    parts = stream(
+        client,
+        thread_id,
+        "solver_debate",
+        input=INPUTS["solver_debate"],
+        context=context,
+        interrupt_after=["close_round"],
+    )
+    return thread_id, updated(parts)
 
 
 def updated(parts: list[tuple[str, Any]]) -> list[str]:
@@ -176,17 +186,9 @@ def test_every_pattern_runs_and_streams(client: Any, model: StubOpenAIServer, gr
 
 def test_a_paused_run_is_resumed_with_an_interjection(client: Any, model: StubOpenAIServer) -> None:
     context = context_of(model)
-    thread_id = client.threads.create()["thread_id"]
     before = model.calls
-    parts = stream(
-        client,
-        thread_id,
-        "solver_debate",
-        input=INPUTS["solver_debate"],
-        context=context,
-        interrupt_after=["close_round"],
-    )
-    assert "aggregate" not in updated(parts)
+    thread_id, nodes = paused_after_round_one(client, context)
+    assert "aggregate" not in nodes
     assert settle(client, thread_id)["status"] == "interrupted"
     assert model.calls - before == 4  # round 1 only
     assert client.threads.get_state(thread_id)["next"] == ["open_round"]
@@ -419,16 +421,8 @@ def test_a_thread_moves_between_two_servers(
     client: Any, second: AegraServer, model: StubOpenAIServer
 ) -> None:
     context = context_of(model)
-    thread_id = client.threads.create()["thread_id"]
     before = model.calls
-    stream(
-        client,
-        thread_id,
-        "solver_debate",
-        input=INPUTS["solver_debate"],
-        context=context,
-        interrupt_after=["close_round"],
-    )
+    thread_id, _ = paused_after_round_one(client, context)
     settle(client, thread_id)
     with client_of(second) as other:
         # read through the other process

@@ -30,7 +30,7 @@ import pytest
 from tests.backends import require_module
 from tests.conftest import debate_reply, solver_of
 from tests.openai_stub import StubOpenAIServer
-from tests.studio_server import CONFIG, StudioServer, studio_server
+from tests.studio_server import CONFIG, StudioServer, stream_parts, studio_server
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -104,13 +104,7 @@ def settle(client: Any, thread_id: str) -> dict[str, Any]:
 
 def stream_run(client: Any, thread_id: str, **kwargs: Any) -> list[tuple[str, Any]]:
     """Stream one run (``updates`` mode); return its ``(event, data)`` parts, errors raised."""
-    parts = [
-        (part.event, part.data)
-        for part in client.runs.stream(thread_id, GRAPH, stream_mode=["updates"], **kwargs)
-    ]
-    errors = [data for event, data in parts if event == "error"]
-    assert not errors, errors
-    return parts
+    return stream_parts(client, thread_id, GRAPH, **kwargs)
 
 
 def nodes_updated(parts: list[tuple[str, Any]]) -> set[str]:
