@@ -25,7 +25,6 @@ from typing_extensions import TypedDict
 from debategraph import build_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer
 from debategraph.cli.patterns.debate import PATTERN
-from debategraph.errors import UsageError
 from debategraph.graphs.debate import GRAPH_NAME
 from debategraph.nodes.debate import ARGUE_STAGE, termination_conditions
 from debategraph.nodes.debate.setup import DEFAULT_DEBATERS, debate_setup
@@ -930,8 +929,11 @@ def test_command_launches_with_the_factorys_settings() -> None:
 
 @pytest.mark.parametrize("topic", ["", "  "])
 def test_command_refuses_an_empty_topic(topic: str) -> None:
-    with pytest.raises(UsageError, match=r"^topic is empty: give the motion") as info:
-        PATTERN.command(topic)
+    """The CLI checks its launch's input with the check the graph and the server make."""
+    from debategraph.graphs.inputs import check_input
+
+    with pytest.raises(ValueError, match=r"^topic is empty: give the motion") as info:
+        check_input("debate", PATTERN.command(topic).input)
     assert "\n" not in str(info.value)
 
 

@@ -642,8 +642,11 @@ def test_command_takes_the_old_max_rounds_option_with_a_note() -> None:
 
 @pytest.mark.parametrize("topic", ["", "  "])
 def test_command_refuses_an_empty_topic(topic: str) -> None:
-    with pytest.raises(UsageError, match=r"^topic is empty: give what to decide") as info:
-        PATTERN.command(topic)
+    """The CLI checks its launch's input with the check the graph and the server make."""
+    from debategraph.graphs.inputs import check_input
+
+    with pytest.raises(ValueError, match=r"^topic is empty: give what to decide") as info:
+        check_input("meeting", PATTERN.command(topic).input)
     assert "\n" not in str(info.value)
 
 
