@@ -10,6 +10,13 @@ Aegra serves its Agent Protocol routes on this app and adds two things of debate
   ``message`` is the CLI's one line, and no run or thread is written. Aegra itself only
   learns of a bad input when the graph fails in the background, after answering 200.
 
+- **A join waits without a database connection.** Aegra 0.6.0's ``GET
+  /threads/{thread}/runs/{run}/join`` holds one of its few metadata connections while it
+  waits (up to 30 s, then it answers with whatever output the run has so far), so a few
+  clients joining their runs starve every other request. The app waits for the run's end
+  first (on the run's task in this process, or by looking up its status on another's),
+  then hands the join on, which answers at once.
+
 A run names its graph by graph id or by the id of the default assistant Aegra derives
 from it; a run of another assistant (one a client created) is checked by its graph when
 it starts.
@@ -17,9 +24,11 @@ it starts.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -42,6 +51,14 @@ log = logging.getLogger("debategraph.serve")
 
 #: The Agent Protocol routes that create a run (stateful and stateless).
 RUN_ROUTES = re.compile(r"^/(threads/(?P<thread>[^/]+)/)?runs(/stream|/wait)?/?$")
+#: A run's join route.
+JOIN_ROUTE = re.compile(r"^/threads/[^/]+/runs/(?P<run>[^/]+)/join/?$")
+#: A run's statuses once it has ended.
+ENDED = frozenset({"success", "error", "interrupted", "timeout"})
+#: How often a join looks up the status of a run another process runs, and for how long
+#: (then Aegra's own join answers, as it does after its 30 s).
+JOIN_POLL_S = 0.5
+JOIN_WAIT_S = 300.0
 #: The namespace Aegra derives a graph's default assistant id from (``uuid5``).
 ASSISTANT_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 
@@ -116,8 +133,32 @@ async def checked(body: bytes, thread_id: str | None) -> tuple[str | None, bytes
     return None, body
 
 
+async def run_ended(run_id: str) -> None:
+    """Return once a run has ended, holding no database connection while it runs.
+
+    Args:
+        run_id: The run.
+    """
+    from aegra_api.api.runs import active_runs  # type: ignore[import-untyped]
+
+    task = active_runs.get(run_id)
+    if task is not None:  # run by this process: wait on it
+        await asyncio.wait({task})
+        return
+    from aegra_api.core.orm import Run, _get_session_maker  # type: ignore[import-untyped]
+    from sqlalchemy import select
+
+    deadline = time.monotonic() + JOIN_WAIT_S
+    while time.monotonic() < deadline:
+        async with _get_session_maker()() as session:
+            status = await session.scalar(select(Run.status).where(Run.run_id == run_id))
+        if status is None or status in ENDED:
+            return
+        await asyncio.sleep(JOIN_POLL_S)
+
+
 class InputCheck:
-    """ASGI middleware: a run whose input its graph refuses gets a 422, never a run."""
+    """ASGI middleware: a refused input gets a 422, never a run; a join waits unconnected."""
 
     def __init__(self, app: ASGIApp) -> None:
         """Wrap ``app``.
@@ -128,7 +169,11 @@ class InputCheck:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check a run-creating POST's input, then hand the request on unchanged."""
+        """Check a run-creating POST's input, or wait out a join; then hand it on."""
+        if scope["type"] == "http" and scope["method"] == "GET":
+            join = JOIN_ROUTE.match(scope["path"])
+            if join:
+                await run_ended(join.group("run"))
         if (
             scope["type"] != "http"
             or scope["method"] != "POST"

@@ -20,7 +20,10 @@ from debategraph.errors import UsageError
 from debategraph.serve.config import check_database, serve_config
 
 #: Connections each server process keeps for checkpoints and the store (Aegra's default
-#: is 6, which makes 100 debates at once queue for a connection).
+#: is 6, which makes 100 debates at once queue for a connection). Aegra's other pool, for
+#: its threads and runs tables, gets half as many and as many again on demand (its default
+#: is 2 and no more, which makes 100 clients at once wait 30 s and fail): a process opens
+#: at most twice this, so two on PostgreSQL's default 100 connections leave room.
 DEFAULT_POOL_SIZE = 20
 #: uvicorn's log levels.
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -84,6 +87,8 @@ def serve(
                 "AEGRA_CONFIG": str(path),
                 "DATABASE_URL": db,
                 "LANGGRAPH_MAX_POOL_SIZE": str(pool_size),
+                "SQLALCHEMY_POOL_SIZE": str(max(2, pool_size // 2)),
+                "SQLALCHEMY_MAX_OVERFLOW": str(max(2, pool_size // 2)),
                 "LOG_LEVEL": log_level.upper(),
                 "HOST": host,
                 "PORT": str(port),
