@@ -36,6 +36,12 @@ SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("speed.py", "Speed beside the peers (stub server, 200 ms per call)", (), ()),
     ("solver_debate.py", "Solver debate in-process (stub server)", (), ()),
     ("durability.py", "Durability: kill -9 and resume, many processes on one file", (), ()),
+    (
+        "serve.py",
+        "Serving: 100 debates through Aegra on PostgreSQL beside the in-process API",
+        (),
+        (),
+    ),
     ("checkpoint_bytes.py", "Checkpoint size", (), ()),
     ("chat.py", "Group chat (stub server)", (), ()),
     ("open_agents.py", "Open agents: per-agent models and tools (stub servers)", (), ()),
@@ -93,7 +99,10 @@ def render(results: list[tuple[str, str, dict[str, Any] | None, int]], quick: bo
         "suite (`tests/openai_stub.py`), which answers after a set latency; the embedded "
         "figures use the real llama.cpp server and SmolLM2-135M. The peers (plain LangGraph, "
         "AutoGen-core) run the same debate against the same server, alternating run by run; "
-        "see each script's docstring for exactly what it runs.",
+        "see each script's docstring for exactly what it runs. The serving figure "
+        "(`serve.py`) runs `debategraph serve` (Aegra) on the PostgreSQL server named by "
+        "`DEBATEGRAPH_TEST_POSTGRES_URL` (or one `.ci/postgres.sh` starts), with the same "
+        "debates in one process beside it.",
         "",
         "| Figure | Target | Measured | Result | How |",
         "|---|---|---|---|---|",

@@ -7,7 +7,9 @@ its target, so the exit status only has to match the figures. The embedded model
 benchmark carries the ``embedded`` marker and is skipped where the ``local`` extra is not
 installed, unless the real parts are required (``.ci/run``; see :mod:`tests.backends`), as
 ``tests/test_embedded.py``; so does the eval benchmark's embedded figure, run apart from its
-stub-server figures (``eval.py --only ...``).
+stub-server figures (``eval.py --only ...``). The serving benchmark needs PostgreSQL
+(``DEBATEGRAPH_TEST_POSTGRES_URL``) and the server's packages, and is skipped or failed
+without them as ``tests/test_serve.py`` is.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.backends import require_module
+from tests.backends import postgres_admin_url, require_module
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,6 +90,18 @@ def check_open_agents(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert tools["calls"] == {"tools": 48, "plain": 8}, output
 
 
+def check_serve(figures: dict[str, dict[str, Any]], output: str) -> None:
+    values = figures["30 debates through the server"]["values"]
+    assert (values["n"], values["runs"]) == (30, 1), output
+    sides = values["sides"]
+    assert set(sides) == {"server", "in_process_postgres", "in_process_sqlite"}, output
+    for side in sides.values():
+        assert side["finished"] == [30] and side["errors"] == {}, output  # every answer right
+        assert side["calls"] == [30 * values["calls_per_debate"]], output
+        assert side["debates_per_s"][0] > 0 and side["peak_rss_mb"] > 0, output
+        assert values["critical_path_s"] <= side["p50_s"][0] <= side["p95_s"][0], output
+
+
 def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert set(figures["One debate"]["values"]["ratios"]) == {"debategraph", "langgraph"}, output
     in_flight = figures["10 debates at once"]["values"]["max_in_flight"]
@@ -119,6 +133,9 @@ class Case:
     env: tuple[tuple[str, str], ...] = ()
     #: Arguments after ``--quick`` (a script split across cases).
     args: tuple[str, ...] = ()
+    #: Needs PostgreSQL and the server's packages: skipped without them (see
+    #: :func:`tests.backends.missing_part`).
+    postgres: bool = False
 
     @property
     def id(self) -> str:
@@ -174,6 +191,16 @@ CASES = [
         must_pass=("kill -9 recovery", "multi-process SQLite"),
         exit_zero=False,
         check=check_durability,
+    ),
+    # 30 debates through `debategraph serve` (Aegra on PostgreSQL), beside in-process.
+    Case(
+        "serve.py",
+        ("30 debates through the server",),
+        timeout_s=120,
+        test_timeout_s=140,
+        must_pass=("30 debates through the server",),
+        check=check_serve,
+        postgres=True,
     ),
     Case(
         "checkpoint_bytes.py",
@@ -278,6 +305,10 @@ def run_in_own_group(
 def test_benchmark_quick(case: Case, tmp_path: Path) -> None:
     if case.embedded:
         require_module("xllamacpp", "the embedded model needs: pip install -e '.[local]'")
+    if case.postgres:
+        require_module("aegra_api", "pip install -e '.[dev]' installs the serve extra (aegra-api)")
+        require_module("langgraph_sdk", "pip install -e '.[dev]' installs langgraph-sdk")
+        postgres_admin_url()  # the script would start a server of its own: skip instead
     script = REPO_ROOT / "benchmarks" / case.script
     out_json = tmp_path / "figures.json"
     proc = run_in_own_group(
