@@ -9,6 +9,7 @@ import typer
 
 from debategraph.cli.app import app
 from debategraph.errors import UsageError
+from debategraph.serve.server import DEFAULT_POOL_SIZE
 
 
 @app.command()
@@ -33,7 +34,7 @@ def serve(
     ] = None,
     pool_size: Annotated[
         int, typer.Option("--pool-size", help="Database connections for checkpoints.")
-    ] = 20,
+    ] = DEFAULT_POOL_SIZE,
     log_level: Annotated[str, typer.Option("--log-level", help="Server log level.")] = "warning",
 ) -> None:
     """Serve every pattern to langgraph-sdk clients (Aegra, Agent Protocol, on PostgreSQL).

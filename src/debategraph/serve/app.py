@@ -1,6 +1,6 @@
 """The app Aegra mounts for debategraph (``"http": {"app": "debategraph.serve.app:app"}``).
 
-Aegra serves its Agent Protocol routes on this app and adds two things of debategraph's:
+Aegra serves its Agent Protocol routes on this app, which adds three things of debategraph's:
 
 - **At start**, the config's graphs are checked against the registry: a graph id
   debategraph does not have stops the server with one line (``debategraph serve``
@@ -9,7 +9,6 @@ Aegra serves its Agent Protocol routes on this app and adds two things of debate
   (:func:`debategraph.graphs.inputs.check_input`): a bad input gets a 422 whose
   ``message`` is the CLI's one line, and no run or thread is written. Aegra itself only
   learns of a bad input when the graph fails in the background, after answering 200.
-
 - **A join waits without a database connection.** Aegra 0.6.0's ``GET
   /threads/{thread}/runs/{run}/join`` holds one of its few metadata connections while it
   waits (up to 30 s, then it answers with whatever output the run has so far), so a few
@@ -29,7 +28,6 @@ import json
 import logging
 import re
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -59,8 +57,6 @@ ENDED = frozenset({"success", "error", "interrupted", "timeout"})
 #: (then Aegra's own join answers, as it does after its 30 s).
 JOIN_POLL_S = 0.5
 JOIN_WAIT_S = 300.0
-#: The namespace Aegra derives a graph's default assistant id from (``uuid5``).
-ASSISTANT_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 
 
 def graph_of(assistant_id: Any) -> str | None:
@@ -72,8 +68,11 @@ def graph_of(assistant_id: Any) -> str | None:
     Returns:
         The pattern's name, or ``None`` for any other assistant.
     """
-    for name in registry.names():
-        if assistant_id in (name, str(uuid.uuid5(ASSISTANT_NAMESPACE, name))):
+    from aegra_api.utils.assistants import resolve_assistant_id  # type: ignore[import-untyped]
+
+    names = registry.names()
+    for name in names:
+        if assistant_id in (name, resolve_assistant_id(name, names)):
             return name
     return None
 
@@ -174,11 +173,8 @@ class InputCheck:
             join = JOIN_ROUTE.match(scope["path"])
             if join:
                 await run_ended(join.group("run"))
-        if (
-            scope["type"] != "http"
-            or scope["method"] != "POST"
-            or not RUN_ROUTES.match(scope["path"])
-        ):
+        route = RUN_ROUTES.match(scope["path"]) if scope["type"] == "http" else None
+        if route is None or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -190,9 +186,7 @@ class InputCheck:
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        route = RUN_ROUTES.match(scope["path"])
-        thread_id = route.group("thread") if route else None
-        error, body = await checked(b"".join(chunks), thread_id)
+        error, body = await checked(b"".join(chunks), route.group("thread"))
         if error is not None:
             await _json(send, 422, {"error": "validation_error", "message": error})
             return

@@ -14,9 +14,9 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from debategraph import registry
+from debategraph.checkpoints.savers import is_postgres_url, redact_url
 from debategraph.errors import UsageError
 
 #: Keys of a user's config served as they are (Aegra's auth and store settings).
@@ -102,16 +102,6 @@ def serve_config(user: Mapping[str, Any] | None = None, source: str = "config") 
     return config
 
 
-def redacted(url: str) -> str:
-    """A database URL without its password (for messages and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 def check_database(url: str) -> None:
     """Refuse a database URL that is not PostgreSQL or does not answer.
 
@@ -121,10 +111,9 @@ def check_database(url: str) -> None:
     Raises:
         UsageError: One line naming the database (password hidden) and why.
     """
-    scheme = urlsplit(url).scheme
-    if scheme not in ("postgres", "postgresql"):
+    if not is_postgres_url(url):
         raise UsageError(
-            f"--db {redacted(url)!r} is not a PostgreSQL URL: the server keeps its threads "
+            f"--db {redact_url(url)!r} is not a PostgreSQL URL: the server keeps its threads "
             "in PostgreSQL (postgresql://user:password@host:port/database)"
         )
     import psycopg
@@ -134,4 +123,4 @@ def check_database(url: str) -> None:
             conn.execute("SELECT 1")
     except psycopg.Error as exc:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UsageError(f"database {redacted(url)} is unreachable: {reason}") from None
+        raise UsageError(f"database {redact_url(url)} is unreachable: {reason}") from None
