@@ -2,7 +2,8 @@
 
 The public API is what this module exports: the five graph factories (each returns an
 uncompiled ``StateGraph``), the roster records they take, the run context and model
-spec, the transcript and usage records, the errors, and one :func:`recursion_limit`.
+spec, the transcript and usage records, the errors, :func:`as_tool` (a graph as a
+LangChain tool) and :func:`recursion_limit` (which compiled graphs already carry).
 
 Everything else is internal, except the extension API for new patterns:
 :mod:`debategraph.registry` (the list of patterns), :mod:`debategraph.graphs.skeleton`,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # for type checkers (redundant aliases re-export); at run tim
     from debategraph.graphs.meeting import build_meeting as build_meeting
     from debategraph.graphs.skeleton import recursion_limit as recursion_limit
     from debategraph.graphs.solver_debate import build_solver_debate as build_solver_debate
+    from debategraph.graphs.tool import as_tool as as_tool
     from debategraph.models.spec import ModelSpec as ModelSpec
     from debategraph.state.debate import Debater as Debater
     from debategraph.state.discussion import Persona as Persona
@@ -61,6 +63,7 @@ _HOMES: dict[str, str] = {
     "Turn": "debategraph.state.records",
     "Usage": "debategraph.state.records",
     "UsageError": "debategraph.errors",
+    "as_tool": "debategraph.graphs.tool",
     "recursion_limit": "debategraph.graphs.skeleton",
 }
 

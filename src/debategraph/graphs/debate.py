@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langgraph.graph import END, START
-
 from debategraph.graphs.skeleton import ModelLike, PatternGraph, settings_of, skeleton
 from debategraph.nodes import debate as nodes
 from debategraph.nodes.agent import OfficialLike
@@ -30,6 +28,7 @@ from debategraph.nodes.debate.setup import (
     debate_setup,
 )
 from debategraph.nodes.dual import loop_node
+from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review
 from debategraph.state.debate import SCHEMAS, DebateInput, DebateOutput, HistoryMode
 
@@ -124,7 +123,7 @@ def build_debate(
         ValueError: On any bad setting, naming the value and what is allowed.
     """
     setup = debate_setup(**settings_of(locals()))
-    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup, nodes.outcome, GRAPH_NAME)
     builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(time_limit_s))
     previous = OPEN_ROUND_NODE
     for name in setup.names:
@@ -133,7 +132,7 @@ def build_debate(
         previous = name
     builder.add_node(nodes.CLOSE_ROUND_NODE, loop_node(nodes.make_close_round(setup)))
     builder.add_edge(previous, nodes.CLOSE_ROUND_NODE)
-    builder.add_edge(START, OPEN_ROUND_NODE)
+    builder.add_edge(INPUT_NODE, OPEN_ROUND_NODE)
     route, targets = nodes.router(setup, nodes.CLOSE_ROUND_NODE)
     builder.add_conditional_edges(nodes.CLOSE_ROUND_NODE, loop_node(route), targets)
     if setup.moderator:
@@ -147,5 +146,5 @@ def build_debate(
         add_review(builder, nodes.round_review(setup))
     if setup.judge:
         builder.add_node(nodes.JUDGE_NODE, nodes.make_judge(setup, binding))
-        builder.add_edge(nodes.JUDGE_NODE, END)
+        builder.add_edge(nodes.JUDGE_NODE, RESPOND_NODE)
     return builder

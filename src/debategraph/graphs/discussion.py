@@ -28,8 +28,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langgraph.graph import END, START
-
 from debategraph.graphs.skeleton import (
     ModelLike,
     PatternGraph,
@@ -40,7 +38,7 @@ from debategraph.graphs.skeleton import (
 from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.discussion.analysis import analyse, make_prepare
 from debategraph.nodes.discussion.answers import answer
-from debategraph.nodes.discussion.consensus import make_consensus
+from debategraph.nodes.discussion.consensus import make_consensus, outcome
 from debategraph.nodes.discussion.convergence import assess, make_check, round_review
 from debategraph.nodes.discussion.personas import join, persona_node
 from debategraph.nodes.discussion.questions import ask, open_iteration_node
@@ -59,6 +57,7 @@ from debategraph.nodes.discussion.setup import (
     node_name,
 )
 from debategraph.nodes.dual import loop_node
+from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
 from debategraph.nodes.rounds import add_review, round_router
 from debategraph.state.discussion import SCHEMAS, DiscussionInput, DiscussionOutput
 
@@ -150,14 +149,14 @@ def build_discussion(
             value and what is allowed.
     """
     setup = discussion_setup(**settings_of(locals()))
-    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup, outcome, GRAPH_NAME)
     builder.add_node(PREPARE_NODE, loop_node(make_prepare(setup)))
     builder.add_node(OPEN_ITERATION_NODE, open_iteration_node())
     builder.add_node(QUESTIONS_DONE_NODE, loop_node(join))
     builder.add_node(RESPONSES_DONE_NODE, loop_node(join))
     builder.add_node(CHECK_NODE, loop_node(make_check(setup)))
     builder.add_node(CONSENSUS_NODE, make_consensus(setup, binding))
-    builder.add_edge(START, PREPARE_NODE)
+    builder.add_edge(INPUT_NODE, PREPARE_NODE)
     # Each phase's persona nodes start after one of these nodes and join at the next.
     stops = [
         PREPARE_NODE,
@@ -179,5 +178,5 @@ def build_discussion(
     builder.add_conditional_edges(CHECK_NODE, loop_node(route), targets)
     if pause_after_round:
         add_review(builder, round_review(setup), open_node=OPEN_ITERATION_NODE)
-    builder.add_edge(CONSENSUS_NODE, END)
+    builder.add_edge(CONSENSUS_NODE, RESPOND_NODE)
     return builder

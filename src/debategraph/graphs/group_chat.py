@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from langgraph.graph import END, START
-
 from debategraph.graphs.skeleton import (
     ModelLike,
     PatternGraph,
@@ -41,6 +39,7 @@ from debategraph.nodes.group_chat.setup import (
     AgentLike,
     chat_setup,
 )
+from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node
 from debategraph.state.group_chat import SCHEMAS, GroupChatInput, GroupChatOutput
 
@@ -150,11 +149,11 @@ def build_group_chat(
             naming the value and what is allowed.
     """
     setup = chat_setup(**settings_of(locals()))
-    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup, nodes.outcome, GRAPH_NAME)
     builder.add_node(nodes.BEGIN_NODE, loop_node(nodes.begin(setup), name=nodes.BEGIN_NODE))
-    builder.add_edge(START, nodes.BEGIN_NODE)
+    builder.add_edge(INPUT_NODE, nodes.BEGIN_NODE)
     builder.add_conditional_edges(
-        nodes.BEGIN_NODE, loop_node(nodes.after_begin), [OPEN_ROUND_NODE, END]
+        nodes.BEGIN_NODE, loop_node(nodes.after_begin), [OPEN_ROUND_NODE, RESPOND_NODE]
     )
     builder.add_node(OPEN_ROUND_NODE, open_round_node())
     close = nodes.CLOSE_TURN_NODE

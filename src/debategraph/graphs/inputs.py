@@ -3,18 +3,22 @@
 A graph's input is a record users fill in, so it refuses fields it does not know (LangGraph
 itself drops them silently), fields of the wrong type, and what the pattern's own input
 check refuses (its registry line's ``input_check``, which the graph also runs when it
-starts: an empty question, say). Every refusal is one ``ValueError`` line naming the bad
-value and what is allowed; the CLI prints it as its error, and ``debategraph serve``
-answers it with a 422 before the server creates the run.
+starts: an empty question, say). A ``messages`` input is read as the graph reads it
+(:func:`~debategraph.nodes.messages.read_messages`: its last human message fills the
+pattern's field) before the pattern's check. Every refusal is one ``ValueError`` line
+naming the bad value and what is allowed; the CLI prints it as its error, and
+``debategraph serve`` answers it with a 422 before the server creates the run.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, get_type_hints
 
 from debategraph import registry
+from debategraph.nodes.messages import as_messages, read_messages
 
 
 @functools.cache
@@ -62,13 +66,19 @@ def check_input(name: str, values: Any) -> None:
         raise ValueError(
             f"unknown input field {unknown[0]!r} for {name}: it takes {', '.join(fields)}"
         )
+    if values.get("messages") is not None:
+        as_messages(values["messages"])
+    schemas = getattr(importlib.import_module(entry.state), "SCHEMAS", None)
+    filled = read_messages(values, schemas) if schemas is not None else {}
+    filled.pop("notes", None)
     if entry.input_check:
         check: Callable[[Mapping[str, Any]], None] = registry.load(entry.input_check)
-        check(values)
+        check({**values, **filled})
     from pydantic import ValidationError
 
+    typed = {key: value for key, value in values.items() if key != "messages"}
     try:
-        _adapter(name).validate_python(dict(values), strict=True)
+        _adapter(name).validate_python(typed, strict=True)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "input"

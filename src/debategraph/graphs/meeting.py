@@ -23,8 +23,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langgraph.graph import END, START
-
 from debategraph.graphs.skeleton import ModelLike, PatternGraph, settings_of, skeleton
 from debategraph.nodes import meeting as nodes
 from debategraph.nodes.agent import OfficialLike
@@ -37,6 +35,7 @@ from debategraph.nodes.meeting.setup import (
     StageLike,
     meeting_setup,
 )
+from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, round_router
 from debategraph.state.meeting import SCHEMAS, MeetingInput, MeetingOutput
 
@@ -139,9 +138,9 @@ def build_meeting(
             value and what is allowed.
     """
     setup = meeting_setup(**settings_of(locals()))
-    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup, nodes.outcome, GRAPH_NAME)
     builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(setup))
-    builder.add_edge(START, OPEN_ROUND_NODE)
+    builder.add_edge(INPUT_NODE, OPEN_ROUND_NODE)
     route, targets = nodes.open_router(setup)
     builder.add_conditional_edges(OPEN_ROUND_NODE, loop_node(route), targets)
     for node in setup.nodes:
@@ -157,5 +156,5 @@ def build_meeting(
     if setup.pause_after_round:
         add_review(builder, nodes.round_review(setup))
     builder.add_node(nodes.DECIDE_NODE, nodes.make_decide(setup, binding))
-    builder.add_edge(nodes.DECIDE_NODE, END)
+    builder.add_edge(nodes.DECIDE_NODE, RESPOND_NODE)
     return builder

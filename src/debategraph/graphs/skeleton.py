@@ -1,10 +1,13 @@
 """What every pattern's factory starts from, and the one recursion limit.
 
-A factory checks its settings (``nodes/<p>/setup.py``), then asks :func:`skeleton` for an
-empty graph with the package's context schema, its own input and output schemas, the
-model bound once, the time limit checked, and the round cap recorded; then it adds its
-nodes. :func:`recursion_limit` reads that cap back from the graph, compiled or not, so a
-caller never needs to know how a pattern counts its steps.
+A factory checks its settings (``nodes/<p>/setup.py``), then asks :func:`skeleton` for a
+graph with the package's context schema, its own input and output schemas, the model
+bound once, the time limit checked, the round cap recorded, and the two nodes every
+pattern shares at its ends: :data:`~debategraph.nodes.messages.INPUT_NODE` after
+``START`` (a ``messages`` input read into the pattern's field) and
+:data:`~debategraph.nodes.messages.RESPOND_NODE` before ``END`` (the run's content as
+``messages``); then it adds its nodes between them. Compiled, the graph carries the
+recursion limit its round cap needs (:func:`recursion_limit`), so no caller passes one.
 """
 
 from __future__ import annotations
@@ -14,12 +17,21 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
-from langgraph.graph import StateGraph
+from langgraph.constants import TAG_HIDDEN
+from langgraph.graph import END, START, StateGraph
 
 from debategraph import registry
 from debategraph.compat import StateLike
 from debategraph.context import Context
 from debategraph.nodes.agent import bind
+from debategraph.nodes.dual import loop_node
+from debategraph.nodes.messages import (
+    INPUT_NODE,
+    RESPOND_NODE,
+    Outcome,
+    make_respond,
+    make_take_input,
+)
 from debategraph.nodes.rounds import check_time_limit
 from debategraph.state.base import Schemas
 
@@ -44,9 +56,37 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
 
     Attributes:
         round_cap: The most rounds (turns, iterations, stage rounds) one invocation runs.
+        pattern: The pattern's name (its registry name).
+        pattern_schemas: The pattern's schemas (its state module's ``SCHEMAS``).
     """
 
     round_cap: int = 1
+    pattern: str = ""
+    pattern_schemas: Schemas[Any, Any] | None = None
+
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        """Compile as ``StateGraph.compile`` does, carrying the recursion limit the graph needs.
+
+        The compiled graph's own config holds :func:`recursion_limit`, so ``invoke`` and
+        ``stream`` run to the pattern's own caps with no ``recursion_limit`` in the
+        caller's config, as a subgraph of a parent too (LangGraph's default limit gives
+        way to it; a limit the caller sets still wins). Its
+        :data:`~debategraph.nodes.messages.RESPOND_NODE` is hidden from streams: the
+        messages it writes were streamed as the agents spoke.
+
+        Args:
+            *args: As for ``StateGraph.compile``.
+            **kwargs: As for ``StateGraph.compile``.
+
+        Returns:
+            The ``CompiledStateGraph``.
+        """
+        compiled = super().compile(*args, **kwargs)
+        # The respond node re-states the transcript as messages: hidden, so that
+        # stream_mode="messages" does not send every turn again after its tokens.
+        respond = compiled.nodes[RESPOND_NODE]
+        respond.tags = [*(respond.tags or ()), TAG_HIDDEN]
+        return compiled.with_config(recursion_limit=recursion_limit(self))
 
 
 class Setup(Protocol):
@@ -66,8 +106,14 @@ def skeleton(
     schemas: Schemas[InputT, OutputT],
     state_schema: type[Any] | None,
     setup: Setup,
+    outcome: Callable[[Mapping[str, Any]], Outcome],
+    pattern: str,
 ) -> tuple[PatternGraph[InputT, OutputT], ModelBinding | None]:
-    """An empty pattern graph and the model its agents call.
+    """A pattern graph with its two end nodes, and the model its agents call.
+
+    The graph runs ``START -> take_input`` and ``respond -> END``: the factory adds
+    its nodes from :data:`~debategraph.nodes.messages.INPUT_NODE` and ends them at
+    :data:`~debategraph.nodes.messages.RESPOND_NODE` (not ``END``).
 
     Args:
         model: The factory's ``model`` argument (``None``: each run's context names it).
@@ -76,6 +122,9 @@ def skeleton(
             pattern's state, or ``None`` for the pattern's own.
         setup: The pattern's checked settings: their round cap is recorded for
             :func:`recursion_limit`, their time limit checked.
+        outcome: The pattern's outcome: the message that ends its ``messages``
+            (:data:`~debategraph.nodes.messages.Outcome`).
+        pattern: The pattern's name (the outcome message's default speaker).
 
     Returns:
         ``(graph, binding)``: add the pattern's nodes to the graph.
@@ -91,6 +140,12 @@ def skeleton(
         output_schema=schemas.output,
     )
     graph.round_cap = setup.round_cap
+    graph.pattern = pattern
+    graph.pattern_schemas = schemas
+    graph.add_node(INPUT_NODE, loop_node(make_take_input(schemas)))
+    graph.add_edge(START, INPUT_NODE)
+    graph.add_node(RESPOND_NODE, loop_node(make_respond(outcome, pattern)))
+    graph.add_edge(RESPOND_NODE, END)
     return graph, bind(model)
 
 
@@ -115,14 +170,15 @@ def recursion_limit(graph: Any) -> int:
 
     A round takes at most one step per node of the graph (parallel nodes share a step),
     so the limit is the node count for as many rounds as its settings allow, plus a few
-    steps for the opening and the ending: a deliberate
-    backstop instead of LangGraph's effectively unbounded default. The loop itself ends
-    on its own round cap.
+    steps for the opening and the ending: a deliberate backstop instead of LangGraph's
+    effectively unbounded default. The loop itself ends on its own round cap. A compiled
+    pattern graph carries this limit in its config (:meth:`PatternGraph.compile`): no
+    caller needs to pass it.
 
     Example:
         >>> from debategraph import build_debate, recursion_limit
         >>> graph = build_debate(max_rounds=2).compile(name="debate")
-        >>> recursion_limit(graph) < recursion_limit(build_debate(max_rounds=3))
+        >>> graph.config["recursion_limit"] == recursion_limit(graph)
         True
 
     Args:

@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langgraph.graph import END, START
-
 from debategraph.graphs.skeleton import (
     ModelLike,
     PatternGraph,
@@ -27,6 +25,7 @@ from debategraph.graphs.skeleton import (
 from debategraph.nodes import solver_debate as nodes
 from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.dual import loop_node
+from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node, round_router
 from debategraph.nodes.solver_debate.setup import (
     DEFAULT_VIEW_CHARS,
@@ -163,7 +162,7 @@ def build_solver_debate(
         ValueError: On any bad setting, naming the value and what is allowed.
     """
     setup = solver_setup(**settings_of(locals()))
-    builder, binding = skeleton(model, SCHEMAS, state_schema, setup)
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup, nodes.outcome, GRAPH_NAME)
     builder.add_node(
         OPEN_ROUND_NODE, open_round_node(nodes.check_question, time_limit_s=time_limit_s)
     )
@@ -181,11 +180,11 @@ def build_solver_debate(
         nodes.AGGREGATE_NODE,
         nodes.make_aggregate(setup.protocol, setup.officials.get(JUDGE), binding),
     )
-    builder.add_edge(START, OPEN_ROUND_NODE)
+    builder.add_edge(INPUT_NODE, OPEN_ROUND_NODE)
     builder.add_edge(setup.solvers, nodes.CLOSE_ROUND_NODE)  # waits for every solver
     route, targets = round_router(nodes.AGGREGATE_NODE, pause_after_round=pause_after_round)
     builder.add_conditional_edges(nodes.CLOSE_ROUND_NODE, loop_node(route), targets)
     if setup.pause_after_round:
         add_review(builder, nodes.round_review(setup.max_rounds))
-    builder.add_edge(nodes.AGGREGATE_NODE, END)
+    builder.add_edge(nodes.AGGREGATE_NODE, RESPOND_NODE)
     return builder

@@ -74,6 +74,36 @@ def remaining(deadline: float | None) -> float | None:
     return None if deadline is None else deadline - time.time()
 
 
+def tagged(steps: Steps[R], metadata: dict[str, Any]) -> Steps[R]:
+    """The same steps, each model call made with ``metadata`` on its config.
+
+    An agent's calls carry its name this way (``lc_agent_name``), so a caller streaming
+    with ``stream_mode="messages"`` reads whose tokens each chunk holds.
+
+    Args:
+        steps: A call's steps.
+        metadata: Added to every yielded runnable's config.
+
+    Returns:
+        Steps that yield each runnable bound to the metadata and return what ``steps``
+        return.
+    """
+    try:
+        runnable, prompt = next(steps)
+        while True:
+            try:
+                out = yield runnable.with_config(metadata=metadata), prompt
+            except Exception as exc:  # noqa: BLE001 - only forwarded: the steps re-raise it
+                runnable, prompt = steps.throw(exc)
+            else:
+                runnable, prompt = steps.send(out)
+    except StopIteration as done:
+        result: R = done.value
+        return result
+    finally:
+        steps.close()
+
+
 async def _run(steps: Steps[R], call: Call, deadline: float | None = None) -> R:
     """Run a call's steps: make each model call they yield and hand them its outcome.
 

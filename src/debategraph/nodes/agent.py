@@ -31,6 +31,8 @@ from pydantic import BaseModel
 
 from debategraph.errors import ModelUnavailableError, UsageError
 from debategraph.models.spec import ModelSpec, parse_model
+from debategraph.models.steps import tagged
+from debategraph.nodes.messages import AGENT_NAME_KEY
 from debategraph.nodes.tools import import_ref, resolve_tools
 from debategraph.prompts import EXTRACT_FIELDS
 from debategraph.state.records import DEFAULT_MAX_TOOL_CALLS, AgentSpec, Turn
@@ -96,6 +98,11 @@ class Agent:
     runnable: Runnable[Any, Any] | None = None
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
 
+    @property
+    def _metadata(self) -> dict[str, Any]:
+        """What every model call of this agent carries in its config's metadata."""
+        return {AGENT_NAME_KEY: self.name}
+
     def binding(self, runtime: Runtime[Context] | None) -> ModelBinding:
         """The model this agent calls in this run.
 
@@ -103,7 +110,9 @@ class Agent:
         ``agent_models`` entry for this agent, matched case-insensitively, else its
         model). An own model named without an endpoint (``NAME``) is that model at the
         run's endpoint; one at another endpoint gets ``OPENAI_API_KEY`` only where it is
-        OpenAI's (else it names its key with ``api_key_env``).
+        OpenAI's (else it names its key with ``api_key_env``). A context that is not a
+        :class:`~debategraph.context.Context` (a parent graph's own ``context_schema``,
+        when the graph runs as its subgraph) names nothing: the graph's model decides.
 
         Args:
             runtime: The node's runtime (its context names the model).
@@ -111,9 +120,12 @@ class Agent:
         Returns:
             The bound model.
         """
+        from debategraph.context import Context
         from debategraph.models import bind_model
 
         context = runtime.context if runtime is not None else None
+        if not isinstance(context, Context):
+            context = None
         own = self.own
         if own is None and self.model is None and context is not None:
             named = {k.lower(): v for k, v in (context.agent_models or {}).items()}
@@ -174,6 +186,15 @@ class Agent:
         Raises:
             ModelUnavailableError: If the agent's endpoint fails (the line names the agent).
         """
+        return tagged(self._ask_steps(runtime, schema, messages, **kwargs), self._metadata)
+
+    def _ask_steps(
+        self,
+        runtime: Runtime[Context] | None,
+        schema: type[S],
+        messages: Sequence[BaseMessage],
+        **kwargs: Any,
+    ) -> Steps[CallResult[S]]:
         from debategraph.models import structured_steps
         from debategraph.models.calls import CallResult, parse_reply
 
@@ -229,6 +250,11 @@ class Agent:
         Raises:
             ModelUnavailableError: If the agent's endpoint fails (the line names the agent).
         """
+        return tagged(self._say_steps(runtime, messages, **kwargs), self._metadata)
+
+    def _say_steps(
+        self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage], **kwargs: Any
+    ) -> Steps[TextResult]:
         from debategraph.models import text_steps
         from debategraph.models.calls import TextResult
 

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from debategraph.nodes.messages import emit
 from debategraph.prompts import HUMAN_INTERJECTION, ROUND_REVIEW
 from debategraph.state.records import USER, Turn, interjection
 
@@ -152,10 +153,11 @@ def require_text(key: str, hint: str = "") -> Callable[[Mapping[str, Any]], None
         ``check(state)``: raises ``ValueError`` (one line) when the field is empty.
     """
     message = f"{key} is empty: {hint or f'pass a non-empty {key!r}'}"
+    unread = f"{key} is empty: messages has no human message to read it from; {hint or ''}"
 
     def check(state: Mapping[str, Any]) -> None:
         if not str(state.get(key) or "").strip():
-            raise ValueError(message)
+            raise ValueError(unread.rstrip("; ") if state.get("messages") else message)
 
     return check
 
@@ -188,6 +190,7 @@ def make_open_round(
             check(state)
         rnd = (current_round(state) if current_round else int(state.get("round") or 0)) + 1
         update: dict[str, Any] = {"round": rnd}
+        emit("round", round=rnd)
         if rnd == 1:
             update["started_at"] = state.get("started_at") or time.time()
             if time_limit_s is not None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, Literal, TypeVar, get_args
+from typing import Annotated, Any, Generic, Literal, NotRequired, TypeVar, get_args
 
+from langchain_core.messages import AnyMessage
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.compat import StateLike
 from debategraph.state.records import Turn, Usage
-from debategraph.state.reducers import append_only, transcript_channel
+from debategraph.state.reducers import append_only, messages_channel, transcript_channel
 
 InputT = TypeVar("InputT", bound=StateLike)
 OutputT = TypeVar("OutputT", bound=StateLike)
@@ -111,10 +112,36 @@ def add_usage_by_agent(
     return out
 
 
+#: The ``messages`` key of every graph's input and output: chat messages, never checkpointed
+#: (:func:`~debategraph.state.reducers.messages_channel`).
+Messages = Annotated[list[AnyMessage], messages_channel()]
+
+
+class MessagesInput(TypedDict):
+    """The input every pattern takes besides its own fields: a conversation.
+
+    Attributes:
+        messages: Chat messages (LangChain messages, or their dict and tuple forms):
+            the last human message becomes the pattern's question, topic, document or
+            task (its :attr:`Schemas.text`) when that field is not given, so the graph
+            is a node of any ``MessagesState`` graph and an agent of a supervisor or a
+            swarm.
+    """
+
+    messages: NotRequired[Messages]
+
+
 class RunOutput(TypedDict):
     """The output fields every pattern returns.
 
     Attributes:
+        transcript: Every record of the run (:class:`~debategraph.state.records.Turn`:
+            the agents' turns, their tool calls, a human's interjections), oldest first.
+        messages: The transcript as chat messages named after their agents
+            (``AIMessage(name=...)``; tool calls as the agent's messages, interjections
+            as human ones), ending in one message that states the outcome
+            (:mod:`debategraph.nodes.messages`). Made when the run ends and never
+            checkpointed: read the transcript of a paused or saved thread.
         termination_reason: Why the run ended (:data:`TerminationReason`).
         usage: Tokens and calls of the whole run.
         usage_by_agent: The same per agent.
@@ -123,6 +150,8 @@ class RunOutput(TypedDict):
         notes: What the graph normalised or noticed along the way.
     """
 
+    transcript: Annotated[list[Turn], transcript_channel()]
+    messages: Messages
     termination_reason: TerminationReason
     usage: Annotated[Usage, add_usage]
     usage_by_agent: Annotated[dict[str, Usage], add_usage_by_agent]
@@ -131,7 +160,7 @@ class RunOutput(TypedDict):
 
 
 class RunState(RunOutput):
-    """The base state: the output fields plus the transcript, the round counter and start.
+    """The base state: the output fields plus the round counter and the clock.
 
     ``started_at`` is the Unix time the first round opened (for time limits);
     ``deadline`` is the Unix time the run must end by (``started_at`` plus the pattern's
@@ -140,11 +169,10 @@ class RunState(RunOutput):
     cancelled, none is made after it, and the round's close ends the run with
     ``time_limit``.
 
-    ``transcript`` is an append-only delta channel: a checkpoint stores only what a step
-    added (DESIGN.md principle 5).
+    ``transcript`` (an output field) is an append-only delta channel: a checkpoint stores
+    only what a step added (DESIGN.md principle 5).
     """
 
-    transcript: Annotated[list[Turn], transcript_channel()]
     round: int
     started_at: float
     deadline: float | None
@@ -214,10 +242,16 @@ class Schemas(Generic[InputT, OutputT]):
 
     Attributes:
         state: The full state (a user may pass an extension of it as ``state_schema``).
-        input: What an invocation takes.
+        input: What an invocation takes (its own fields and :class:`MessagesInput`'s).
         output: What it returns (to a caller or a parent graph).
+        text: The input field a ``messages`` input fills from its last human message
+            (``question``, ``topic``, ``document``, ``task``).
+        later_text: The field a later invocation's ``messages`` fill instead, once the
+            thread has a transcript (a group chat's next ``message``); empty: none.
     """
 
     state: type[Any]
     input: type[InputT]
     output: type[OutputT]
+    text: str = ""
+    later_text: str = ""

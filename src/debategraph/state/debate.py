@@ -10,13 +10,13 @@ schemas the moderator and the judge fill in).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
-from debategraph.state.base import RunOutput, RunState, Schemas
+from debategraph.state.base import MessagesInput, RunOutput, RunState, Schemas
 from debategraph.state.records import AgentSpec, Turn
 from debategraph.state.reducers import append_only
 
@@ -134,10 +134,10 @@ class Verdict(BaseModel):
     fallback: SkipJsonSchema[str | None] = None
 
 
-class DebateInput(TypedDict):
-    """What a caller passes in: the motion to debate."""
+class DebateInput(MessagesInput):
+    """What a caller passes in: the motion, or ``messages`` whose last human message is it."""
 
-    topic: str
+    topic: NotRequired[str]
 
 
 class DebateOutput(RunOutput):
@@ -202,4 +202,4 @@ RECORD_TYPES: tuple[type[BaseModel], ...] = (
 )
 
 #: The state, input and output schemas of the graph.
-SCHEMAS = Schemas(DebateState, DebateInput, DebateOutput)
+SCHEMAS = Schemas(DebateState, DebateInput, DebateOutput, text="topic")

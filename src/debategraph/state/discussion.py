@@ -9,14 +9,14 @@ schema (``SkipJsonSchema``) are filled in by the graph, not by the model.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
-from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.documents import Document, Section
 from debategraph.state.base import (
+    MessagesInput,
     RunOutput,
     RunState,
     Schemas,
@@ -227,10 +227,13 @@ def merge_insights(
     return {**current, **update}
 
 
-class DiscussionInput(TypedDict):
-    """What a caller passes in: the document's text (Markdown or plain)."""
+class DiscussionInput(MessagesInput):
+    """What a caller passes in: the document's text (Markdown or plain), or ``messages``.
 
-    document: str
+    The last human message of ``messages`` is the document when ``document`` is not given.
+    """
+
+    document: NotRequired[str]
 
 
 class DiscussionOutput(RunOutput):
@@ -286,4 +289,4 @@ RECORD_TYPES: tuple[type[BaseModel], ...] = (
 )
 
 #: The state, input and output schemas of the graph.
-SCHEMAS = Schemas(DiscussionState, DiscussionInput, DiscussionOutput)
+SCHEMAS = Schemas(DiscussionState, DiscussionInput, DiscussionOutput, text="document")

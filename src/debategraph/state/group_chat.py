@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated, NotRequired
 
 from pydantic import BaseModel, ConfigDict
-from typing_extensions import TypedDict
 
-from debategraph.state.base import RunOutput, RunState, Schemas
+from debategraph.state.base import MessagesInput, RunOutput, RunState, Schemas
 from debategraph.state.reducers import append_only
 
 
@@ -33,7 +32,7 @@ class SelectionRecord(BaseModel):
     note: str | None = None
 
 
-class GroupChatInput(TypedDict):
+class GroupChatInput(MessagesInput):
     """What a caller passes in.
 
     Attributes:
@@ -43,6 +42,8 @@ class GroupChatInput(TypedDict):
         speaker: Run a single turn of this agent, then return (the chat stays open).
         reset: Let a finished chat go on: its termination is cleared and its
             conditions count turns, time and stalls afresh.
+        messages: A conversation instead: its last human message is the ``task`` on the
+            first invocation, the next ``message`` on a later one.
     """
 
     task: NotRequired[str]
@@ -86,4 +87,6 @@ class GroupChatState(GroupChatOutput, RunState):
 RECORD_TYPES: tuple[type[BaseModel], ...] = (SelectionRecord,)
 
 #: The state, input and output schemas of the graph.
-SCHEMAS = Schemas(GroupChatState, GroupChatInput, GroupChatOutput)
+SCHEMAS = Schemas(
+    GroupChatState, GroupChatInput, GroupChatOutput, text="task", later_text="message"
+)

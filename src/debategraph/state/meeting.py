@@ -11,13 +11,12 @@ records in the one transcript; the records below are the typed results kept besi
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
-from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
-from debategraph.state.base import RunOutput, RunState, Schemas
+from debategraph.state.base import MessagesInput, RunOutput, RunState, Schemas
 from debategraph.state.records import Participant
 from debategraph.state.reducers import append_only
 
@@ -95,10 +94,10 @@ class FinalDecision(BaseModel):
     )
 
 
-class MeetingInput(TypedDict):
-    """What a caller passes in: the topic of the meeting."""
+class MeetingInput(MessagesInput):
+    """What a caller passes in: the topic, or ``messages`` whose last human message is it."""
 
-    topic: str
+    topic: NotRequired[str]
 
 
 class MeetingOutput(RunOutput):
@@ -132,4 +131,4 @@ class MeetingState(MeetingOutput, RunState):
 RECORD_TYPES: tuple[type[BaseModel], ...] = (Stage, RoundDecision, FinalDecision)
 
 #: The state, input and output schemas of the graph.
-SCHEMAS = Schemas(MeetingState, MeetingInput, MeetingOutput)
+SCHEMAS = Schemas(MeetingState, MeetingInput, MeetingOutput, text="topic")

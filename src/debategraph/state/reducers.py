@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage
 from langgraph.channels.delta import DeltaChannel
+from langgraph.channels.untracked_value import UntrackedValue
 
 from debategraph.state.records import INTERJECT_STAGE, USER, Turn
 
@@ -100,3 +101,19 @@ def transcript_channel() -> DeltaChannel[Any]:
         A :class:`DeltaChannel` using :func:`extend_turns`.
     """
     return DeltaChannel(extend_turns, snapshot_frequency=SNAPSHOT_EVERY)
+
+
+def messages_channel() -> UntrackedValue[Any]:
+    """Channel for ``messages``: what a graph takes and returns as chat messages, never stored.
+
+    A run's messages are a view of its transcript (:mod:`debategraph.nodes.messages` makes
+    them when the run ends), and a ``messages`` input is read into the pattern's own
+    field (its question, topic, document or task) when the run starts; a checkpoint
+    keeps neither, so storage per turn is the transcript's alone (DESIGN.md principle
+    5). A parent graph that takes them (a ``MessagesState``, a supervisor) stores them
+    in its own state.
+
+    Returns:
+        An :class:`UntrackedValue` keeping the last write of a step.
+    """
+    return UntrackedValue(list, guard=False)

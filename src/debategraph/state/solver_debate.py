@@ -8,7 +8,7 @@ from typing import Annotated, Any, NotRequired
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
-from debategraph.state.base import RunOutput, RunState, Schemas
+from debategraph.state.base import MessagesInput, RunOutput, RunState, Schemas
 from debategraph.state.records import RoundRecord, Turn
 from debategraph.state.reducers import append_only
 
@@ -66,14 +66,15 @@ def merge_decisions(
     return {k: Decision.model_validate(v) for k, v in merged.items()}
 
 
-class SolverDebateInput(TypedDict):
+class SolverDebateInput(MessagesInput):
     """What a caller passes in: the question to solve, and its choices if it has any.
 
     With ``choices`` the solvers answer with a choice letter (``A`` for the first), read
-    by the answer extractor's choice mode; without, with a number.
+    by the answer extractor's choice mode; without, with a number. Without ``question``,
+    the last human message of ``messages`` is the question.
     """
 
-    question: str
+    question: NotRequired[str]
     choices: NotRequired[list[str]]
 
 
@@ -123,4 +124,4 @@ class SolverView(TypedDict):
 RECORD_TYPES: tuple[type[BaseModel], ...] = (Decision,)
 
 #: The state, input and output schemas of the graph.
-SCHEMAS = Schemas(SolverDebateState, SolverDebateInput, SolverDebateOutput)
+SCHEMAS = Schemas(SolverDebateState, SolverDebateInput, SolverDebateOutput, text="question")

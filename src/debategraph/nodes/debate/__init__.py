@@ -20,6 +20,7 @@ from debategraph.nodes.debate.officials import (
     make_summarizer,
     normalise_decision,
     normalise_verdict,
+    outcome,
     read_leader,
 )
 from debategraph.nodes.debate.rounds import (
@@ -81,6 +82,7 @@ __all__ = [
     "normalise_decision",
     "normalise_verdict",
     "officials_view",
+    "outcome",
     "read_leader",
     "round_review",
     "router",

@@ -8,7 +8,7 @@ at the end. Debater names they write are read as real ones with the one fuzzy ma
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
     from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+    from debategraph.nodes.messages import Outcome
 
 MODERATOR_FALLBACK = "the moderator gave no usable decision; the debate goes on"
 
@@ -304,3 +305,30 @@ def make_judge(setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, 
         return {**turn_update(*recorded(result, turn)), "verdict": verdict}
 
     return agent_node(judge, JUDGE_NODE)
+
+
+def outcome(state: Mapping[str, Any]) -> Outcome:
+    """The debate's outcome message: the judge's verdict, else who led when it ended.
+
+    Args:
+        state: The finished run's state.
+
+    Returns:
+        ``(speaker, text)``: the judge's winner and rationale; without a judge, the
+        moderator's last call (or the debate's) with the rounds done.
+    """
+    rounds = state.get("rounds_completed") or 0
+    reason = state.get("termination_reason") or "rounds_completed"
+    verdict: Verdict | None = state.get("verdict")
+    if verdict is not None:
+        won = "It is a tie" if verdict.winner == TIE else f"{verdict.winner} wins"
+        return JUDGE_NODE, f"{won} after {rounds} round(s): {verdict.rationale}".strip()
+    decisions: Sequence[ModeratorDecision] = state.get("moderator_decisions") or ()
+    if decisions:
+        last = decisions[-1]
+        lead = "no one leads" if last.leading == TIE else f"{last.leading} leads"
+        return (
+            MODERATOR_NODE,
+            f"The debate ended after {rounds} round(s) ({reason}): {lead}. {last.reason}".strip(),
+        )
+    return "debate", f"The debate ended after {rounds} round(s) ({reason}); no judge was asked."

@@ -6,9 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.graph import END
-
 from debategraph.nodes.agent import OfficialLike, officials_of
+from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
 from debategraph.state.debate import TIE, Debater, HistoryMode
@@ -128,7 +127,7 @@ class DebateSetup:
     @property
     def finish(self) -> str:
         """Where the debate goes once it ends: the judge, or the graph's end."""
-        return JUDGE_NODE if self.judge else END
+        return JUDGE_NODE if self.judge else RESPOND_NODE
 
     def debater(self, name: str) -> Debater | None:
         """The debater called ``name``, if any."""

@@ -9,7 +9,7 @@ converge: its ending is corrected here, with a note.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+    from debategraph.nodes.messages import Outcome
 
 CONSENSUS_FAILED = "the consensus call gave no usable report"
 CONSENSUS_FALLBACK = f"{CONSENSUS_FAILED}; this one is built from state"
@@ -216,3 +217,19 @@ def _ending(
     if state.get("termination_reason") != "converged" or report.consensus_points or not records:
         return None
     return ending_without_consensus(setup, records[-1])
+
+
+def outcome(state: Mapping[str, Any]) -> Outcome:
+    """The discussion's outcome message: the consensus report's overview and assessment.
+
+    Args:
+        state: The finished run's state.
+
+    Returns:
+        ``(consensus, text)``.
+    """
+    report: ConsensusReport | None = state.get("report")
+    if report is None:
+        reason = state.get("termination_reason") or "rounds_completed"
+        return CONSENSUS_STAGE, f"The discussion ended ({reason}) with no consensus report."
+    return CONSENSUS_STAGE, f"{report.overview} {report.consensus_assessment}".strip()

@@ -23,6 +23,7 @@ from debategraph.nodes.group_chat.turns import (
     after_turn,
     begin,
     make_close_turn,
+    outcome,
     stale_turns,
     turn_review,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "make_close_turn",
     "make_select",
     "make_speaker",
+    "outcome",
     "route_speaker",
     "selection_context",
     "speaker_prompt",

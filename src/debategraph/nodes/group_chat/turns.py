@@ -13,8 +13,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END
-
 from debategraph.nodes.agent import agent_of, tool_calls_of
 from debategraph.nodes.conversation import chat_messages
 from debategraph.nodes.dual import agent_node
@@ -25,6 +23,7 @@ from debategraph.nodes.group_chat.setup import (
     TASK_STAGE,
     ChatSetup,
 )
+from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.rounds import (
     OPEN_ROUND_NODE,
     REVIEW_NODE,
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
 
     from debategraph.context import Context
     from debategraph.models import CallResult, ModelBinding, Steps
+    from debategraph.nodes.messages import Outcome
 
 
 #: Refuses an empty task (the first thing an invocation does).
@@ -128,9 +128,9 @@ def after_begin(state: Mapping[str, Any]) -> str:
         state: The chat state.
 
     Returns:
-        ``open_round`` or ``END``.
+        ``open_round`` or :data:`~debategraph.nodes.messages.RESPOND_NODE`.
     """
-    return END if state.get("is_complete") else OPEN_ROUND_NODE
+    return RESPOND_NODE if state.get("is_complete") else OPEN_ROUND_NODE
 
 
 def after_open(state: Mapping[str, Any]) -> str:
@@ -243,12 +243,12 @@ def after_turn(setup: ChatSetup) -> tuple[Callable[[Mapping[str, Any]], str], li
 
     def route(state: Mapping[str, Any]) -> str:
         if state.get("is_complete"):
-            return END
+            return RESPOND_NODE
         if state.get("speaker") is None and _single_turn_done(state):
-            return END
+            return RESPOND_NODE
         return again
 
-    return route, [again, END]
+    return route, [again, RESPOND_NODE]
 
 
 def _single_turn_done(state: Mapping[str, Any]) -> bool:
@@ -284,3 +284,15 @@ def turn_review(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any
         )
 
     return payload
+
+
+def outcome(state: Mapping[str, Any]) -> Outcome:
+    """The chat's outcome: its last word, the last agent turn itself (no message added).
+
+    Args:
+        state: The finished run's state.
+
+    Returns:
+        ``None``: the transcript's last agent turn ends the messages.
+    """
+    return None

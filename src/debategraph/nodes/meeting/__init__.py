@@ -18,6 +18,7 @@ from debategraph.nodes.meeting.chair import (
     make_controller,
     make_decide,
     next_step,
+    outcome,
     round_review,
     round_turns,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "make_speaker",
     "next_step",
     "open_router",
+    "outcome",
     "parse_stage",
     "parse_stages",
     "round_review",

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+    from debategraph.nodes.messages import Outcome
 
 
 def round_turns(transcript: Sequence[Turn], stage: Stage, rnd: int) -> list[Turn]:
@@ -268,3 +269,19 @@ def round_review(setup: MeetingSetup) -> Callable[[Mapping[str, Any]], dict[str,
         )
 
     return payload
+
+
+def outcome(state: Mapping[str, Any]) -> Outcome:
+    """The meeting's outcome message: the chair's decision and its rationale.
+
+    Args:
+        state: The finished run's state.
+
+    Returns:
+        ``(chair, text)``; without a usable decision, why there is none.
+    """
+    decision: FinalDecision | None = state.get("decision")
+    if decision is None:
+        reason = state.get("termination_reason") or "completed"
+        return CHAIR_AGENT, f"The meeting ended ({reason}) with no decision."
+    return CHAIR_AGENT, f"{decision.decision} {decision.rationale}".strip()

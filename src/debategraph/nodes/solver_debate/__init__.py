@@ -17,7 +17,10 @@ those are never read as answers. The modules:
 
 from __future__ import annotations
 
-from debategraph.nodes.solver_debate.aggregate import make_aggregate
+from debategraph.nodes.solver_debate.aggregate import (
+    make_aggregate,
+    outcome,
+)
 from debategraph.nodes.solver_debate.judge import (
     JudgeReply,
     decide_steps,
@@ -83,6 +86,7 @@ __all__ = [
     "make_aggregate",
     "make_close_round",
     "make_solver",
+    "outcome",
     "question_text",
     "round_review",
     "solver_prompt",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from debategraph.nodes.agent import agent_of
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
     from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+    from debategraph.nodes.messages import Outcome
     from debategraph.state.records import AgentSpec
 
 
@@ -65,3 +67,29 @@ def make_aggregate(
         return update
 
     return agent_node(aggregate, AGGREGATE_NODE)
+
+
+def outcome(state: Mapping[str, Any]) -> Outcome:
+    """The solver debate's outcome message: the decided answer and how it was reached.
+
+    Args:
+        state: The finished run's state.
+
+    Returns:
+        ``(AGGREGATE_NODE, text)``, e.g. ``The answer is 72: 3 of 4 solvers gave it
+        (plurality).``
+    """
+    decision = state.get("decision")
+    answer = state.get("answer")
+    votes: Mapping[str, int] = state.get("votes") or {}
+    solvers = sum(votes.values()) + (decision.abstentions if decision is not None else 0)
+    protocol = decision.protocol if decision is not None else "plurality"
+    if answer is None:
+        why = decision.reason if decision is not None and decision.reason else None
+        return AGGREGATE_NODE, f"No answer was decided ({why or 'every solver abstained'})."
+    text = (
+        f"The answer is {answer}: {votes.get(answer, 0)} of {solvers} solvers gave it ({protocol})."
+    )
+    if decision is not None and decision.reason:
+        text += f" {decision.reason}"
+    return AGGREGATE_NODE, text

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.dual import agent_node
+from debategraph.nodes.messages import emit
 from debategraph.nodes.rounds import ended, require_text, review_payload
 from debategraph.nodes.solver_debate.setup import SOLVE_STAGE
 from debategraph.nodes.solver_debate.views import solver_prompt, solver_view
@@ -31,6 +32,7 @@ from debategraph.strategies.termination import (
     Unanimity,
     first_fired,
 )
+from debategraph.strategies.voting import majority_vote
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -227,6 +229,8 @@ def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str,
         reason = ended(state, first_fired(conditions, outcome))
         if reason is not None:
             update["termination_reason"] = reason
+        vote = majority_vote(record.answers)
+        emit("votes", round=rnd, answers=record.answers, votes=vote.votes, leader=vote.answer)
         return update
 
     return close_round

@@ -1,0 +1,297 @@
+"""Messages in and out: every pattern's graph is also an agent (DESIGN.md principle 6).
+
+A graph takes ``{"messages": [...]}`` besides its own fields: the first node of every
+pattern, :data:`INPUT_NODE`, reads the last human message into the pattern's question,
+topic, document or task (its :attr:`~debategraph.state.base.Schemas.text`) when that
+field is not given. So a graph is a node of any ``MessagesState`` graph, an agent of
+``langgraph-supervisor`` or ``langgraph-swarm``, and (through
+:func:`debategraph.graphs.tool.as_tool`) a tool.
+
+The last node of every pattern, :data:`RESPOND_NODE`, returns the run's content as
+``messages``: the transcript as chat messages named after their agents, ending in one
+message that states the outcome (the pattern's ``outcome`` function: the decided answer,
+the verdict, the report's overview, the chat's last word, the meeting's decision). The
+``messages`` channel is never checkpointed (:func:`~debategraph.state.reducers.messages_channel`):
+the transcript is what a thread keeps.
+
+:func:`emit` writes the events a UI follows with ``stream_mode="custom"``: a round
+opening, a solver round's votes, the outcome.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from debategraph.state.records import INTERJECT_STAGE, Turn, tool_call_text
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+    from debategraph.state.base import Schemas
+
+#: The first node of every pattern: reads a ``messages`` input into the pattern's field.
+INPUT_NODE = "take_input"
+#: The last node of every pattern: writes the run's ``messages``.
+RESPOND_NODE = "respond"
+
+#: The metadata key that names the agent of a model call (LangChain's own, which
+#: ``stream_mode="messages"`` consumers read), set on every agent's calls.
+AGENT_NAME_KEY = "lc_agent_name"
+
+#: The stage recorded on the outcome message's metadata.
+OUTCOME_STAGE = "outcome"
+
+#: A pattern's outcome: ``(speaker, text)`` of the message that states it, or ``None``
+#: when the transcript's last agent turn is the outcome (a chat's last word).
+Outcome: TypeAlias = "tuple[str, str] | None"
+
+#: What a chat message's ``name`` may not hold (OpenAI's rule for message names).
+_NOT_IN_NAME = re.compile(r"[\s<|\\/>]+")
+
+MESSAGE_FORMS = (
+    "LangChain messages, {'role': ..., 'content': ...} dicts, (role, text) pairs or strings"
+)
+
+
+def message_name(agent: str) -> str:
+    """An agent's name as a chat message's ``name``: no spaces, slashes, ``<``, ``>`` or ``|``.
+
+    Args:
+        agent: The agent's name.
+
+    Returns:
+        The name, each run of characters a model endpoint refuses in a name made ``_``.
+    """
+    return _NOT_IN_NAME.sub("_", agent.strip()) or "agent"
+
+
+def as_messages(value: Any) -> list[BaseMessage]:
+    """A ``messages`` input as LangChain messages.
+
+    Args:
+        value: Messages in any form LangChain reads (see :data:`MESSAGE_FORMS`).
+
+    Returns:
+        The messages.
+
+    Raises:
+        ValueError: One line naming the item that is not a message.
+    """
+    from langchain_core.messages import convert_to_messages
+
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise ValueError(f"messages must be a list of {MESSAGE_FORMS}, got {value!r}"[:300])
+    try:
+        return list(convert_to_messages(value))
+    except (ValueError, TypeError, NotImplementedError, KeyError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"messages must be a list of {MESSAGE_FORMS}: {reason}"[:300]) from None
+
+
+def last_human_text(messages: Sequence[BaseMessage]) -> str:
+    """The text of the last human message with any text.
+
+    Args:
+        messages: The conversation.
+
+    Returns:
+        Its stripped text, or ``""`` if no human message has any.
+    """
+    for message in reversed(messages):
+        if message.type == "human" and message.text.strip():
+            return message.text.strip()
+    return ""
+
+
+def read_messages(
+    values: Mapping[str, Any], schemas: Schemas[Any, Any], *, first: bool = True
+) -> dict[str, Any]:
+    """The writes that fill a pattern's own field from a ``messages`` input.
+
+    The last human message becomes :attr:`~debategraph.state.base.Schemas.text` on a
+    thread's first invocation (:attr:`~debategraph.state.base.Schemas.later_text` on a
+    later one, where the pattern has one). Where the field is given too, the field wins
+    and a note says so. A conversation with no human message fills nothing: the
+    pattern's own check then refuses the empty field with its own line.
+
+    Args:
+        values: The input (or the state at the run's first node).
+        schemas: The pattern's schemas.
+        first: Whether the thread has no transcript yet.
+
+    Returns:
+        ``{field: text}`` and/or ``notes``; empty when there is nothing to read.
+
+    Raises:
+        ValueError: If ``messages`` is not a list of messages (one line).
+    """
+    raw = values.get("messages")
+    key = schemas.text if first else schemas.later_text
+    if not raw or not key:
+        return {}
+    text = last_human_text(as_messages(raw))
+    given = values.get(key)
+    if isinstance(given, str) and given.strip():
+        if text and given.strip() != text:
+            return {"notes": [f"both {key} and messages were given: {key} wins, messages not read"]}
+        return {}
+    return {key: text} if text else {}
+
+
+def make_take_input(schemas: Schemas[Any, Any]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The :data:`INPUT_NODE` of a pattern: a ``messages`` input read into its field.
+
+    Args:
+        schemas: The pattern's schemas.
+
+    Returns:
+        The node function.
+    """
+
+    def take_input(state: Mapping[str, Any]) -> dict[str, Any]:
+        return read_messages(state, schemas, first=not state.get("transcript"))
+
+    return take_input
+
+
+def turn_message(turn: Turn) -> BaseMessage | None:
+    """One transcript record as a chat message, or ``None`` for a caller's own input.
+
+    An agent's turn is an ``AIMessage`` named after it (its usage as the message's
+    ``usage_metadata``); a tool call the agent made, one with the call's line
+    (:func:`~debategraph.state.records.tool_call_text`); a human's interjection, a
+    ``HumanMessage``. A chat's task and a caller's message are what the caller sent,
+    not part of the reply. Each message's id is its record's, and its
+    ``response_metadata["debategraph"]`` holds the agent's name, stage and round.
+
+    Args:
+        turn: The record.
+
+    Returns:
+        The message.
+    """
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    meta: dict[str, Any] = {"agent": turn.agent, "stage": turn.stage, "round": turn.round}
+    if turn.answer is not None:
+        meta["answer"] = turn.answer
+    if turn.reason:
+        meta["reason"] = turn.reason
+    if turn.role == "user":
+        if turn.stage != INTERJECT_STAGE:
+            return None
+        return HumanMessage(
+            turn.content,
+            name=message_name(turn.agent),
+            id=turn.id,
+            response_metadata={"debategraph": meta},
+        )
+    if turn.role == "tool":
+        content = tool_call_text(turn)
+    elif turn.role == "agent":
+        content = turn.content or f"(no reply: {turn.reason or 'empty'})"
+    else:
+        return None
+    response: dict[str, Any] = {"debategraph": meta}
+    if turn.model:
+        response["model_name"] = turn.model
+    usage = turn.usage
+    return AIMessage(
+        content,
+        name=message_name(turn.agent),
+        id=turn.id,
+        response_metadata=response,
+        usage_metadata={
+            "input_tokens": usage.prompt_tokens,
+            "output_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        }
+        if usage.calls and turn.role == "agent"
+        else None,
+    )
+
+
+def transcript_messages(turns: Sequence[Turn]) -> list[BaseMessage]:
+    """A transcript as chat messages (see :func:`turn_message`), oldest first.
+
+    Args:
+        turns: The transcript.
+
+    Returns:
+        The messages.
+    """
+    return [m for m in map(turn_message, turns) if m is not None]
+
+
+def make_respond(
+    outcome: Callable[[Mapping[str, Any]], Outcome], pattern: str
+) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The :data:`RESPOND_NODE` of a pattern: the run's content as ``messages``.
+
+    Args:
+        outcome: The pattern's outcome (see :data:`Outcome`).
+        pattern: The pattern's name: the outcome message's speaker by default.
+
+    Returns:
+        The node function: writes ``messages`` (never checkpointed) and emits an
+        ``outcome`` event.
+    """
+
+    def respond(state: Mapping[str, Any]) -> dict[str, Any]:
+        from langchain_core.messages import AIMessage
+
+        turns: Sequence[Turn] = state.get("transcript") or ()
+        messages = transcript_messages(turns)
+        stated = outcome(state)
+        reason = state.get("termination_reason")
+        if stated is None and (not messages or messages[-1].type != "ai"):
+            last = next((t for t in reversed(turns) if t.role == "agent"), None)
+            stated = (
+                (last.agent, last.content)
+                if last is not None
+                else (pattern, f"The {pattern} ended ({reason or 'no reason'}) with no reply.")
+            )
+        if stated is None:
+            speaker, text = messages[-1].name or pattern, str(messages[-1].content)
+        else:
+            speaker, text = stated
+            messages.append(
+                AIMessage(
+                    text,
+                    name=message_name(speaker),
+                    id=f"{OUTCOME_STAGE}-{turns[-1].id if turns else pattern}",
+                    response_metadata={
+                        "debategraph": {
+                            "agent": speaker,
+                            "stage": OUTCOME_STAGE,
+                            "termination_reason": reason,
+                        }
+                    },
+                )
+            )
+        emit(OUTCOME_STAGE, agent=speaker, text=text, termination_reason=reason)
+        return {"messages": messages}
+
+    return respond
+
+
+def emit(event: str, **data: Any) -> None:
+    """Write an event to the run's custom stream (``stream_mode="custom"``).
+
+    Every event is ``{"event": event, **data}``, JSON-ready. Outside a run (a node
+    function called directly) it does nothing.
+
+    Args:
+        event: ``round`` (a round opens), ``votes`` (a solver round's answers counted),
+            ``outcome`` (the run's outcome).
+        **data: The event's fields.
+    """
+    from langgraph.config import get_stream_writer
+
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # not inside a run
+        return
+    writer({"event": event, **data})
