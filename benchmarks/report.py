@@ -45,6 +45,7 @@ SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("checkpoint_bytes.py", "Checkpoint size", (), ()),
     ("chat.py", "Group chat (stub server)", (), ()),
     ("open_agents.py", "Open agents: per-agent models and tools (stub servers)", (), ()),
+    ("composition.py", "Composition: a debate as a supervisor's agent (stub server)", (), ()),
     ("eval.py", "Eval harness (stub server at 200 ms per call)", ("--only", "stub"), ()),
     (
         "eval.py",

@@ -18,7 +18,6 @@ from typing import Annotated, Any
 
 import typer
 from langchain_core.messages import HumanMessage, SystemMessage
-from langgraph.graph import END, START
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 from rich.markup import escape
@@ -30,6 +29,7 @@ from debategraph.errors import UsageError
 from debategraph.graphs.skeleton import PatternGraph, skeleton
 from debategraph.nodes import rounds as loop
 from debategraph.nodes.agent import Agent
+from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
 from debategraph.registry import Entry, Launch, Pattern, Values
 from debategraph.state.base import RunOutput, RunState, Schemas, turn_update
 from debategraph.state.records import Turn, Usage
@@ -82,16 +82,16 @@ def build_poll(
         raise ValueError(f"panellists must be at least 1, got {panellists}")
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
-    builder, binding = skeleton(model, SCHEMAS, None, PollSetup(round_cap=rounds))
+    builder, binding = skeleton(model, SCHEMAS, None, PollSetup(round_cap=rounds), pattern="poll")
     names = [f"panellist_{i + 1}" for i in range(panellists)]
     builder.add_node(loop.OPEN_ROUND_NODE, loop.make_open_round())
     for name in names:
         builder.add_node(name, _panellist(Agent(name, binding)))
         builder.add_edge(loop.OPEN_ROUND_NODE, name)
     builder.add_node("close_round", _close(rounds))
-    builder.add_edge(START, loop.OPEN_ROUND_NODE)
+    builder.add_edge(INPUT_NODE, loop.OPEN_ROUND_NODE)
     builder.add_edge(names, "close_round")
-    route, targets = loop.round_router(END, pause_after_round=pause_after_round)
+    route, targets = loop.round_router(RESPOND_NODE, pause_after_round=pause_after_round)
     builder.add_conditional_edges("close_round", route, targets)
     if pause_after_round:
         loop.add_review(

@@ -32,6 +32,16 @@ from tests.backends import postgres_admin_url, require_module
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def check_composition(figures: dict[str, dict[str, Any]], output: str) -> None:
+    agent = figures["As a supervisor's agent"]["values"]
+    assert agent["count_problems"] == [], output  # counted, whatever the timing
+    calls = {"direct": {"stub": 12}, "agent": {"stub": 12, "boss": 2}}
+    assert agent["calls_per_run"] == calls, output  # 4 solvers x 3 rounds; 2 supervisor calls
+    assert agent["extra_calls"] == 2, output  # the supervisor's own
+    stored = figures["Messages never checkpointed"]["values"]["stored_messages"]
+    assert stored == {"messages": 0, "supervisor": 0, "question": 0}, output
+
+
 def check_debate(figures: dict[str, dict[str, Any]], output: str) -> None:
     window = figures["Prompt tokens (window)"]["values"]
     assert window["full_ratio"] > 2 * window["ratio"], output
@@ -246,6 +256,15 @@ CASES = [
         test_timeout_s=90,
         check=check_open_agents,
         args=("--only", "1,3,5"),
+    ),
+    # A debate as a supervisor's agent, and its messages never in a checkpoint.
+    Case(
+        "composition.py",
+        ("As a supervisor's agent", "Messages never checkpointed"),
+        timeout_s=40,
+        test_timeout_s=60,
+        must_pass=("Messages never checkpointed",),
+        check=check_composition,
     ),
     Case(
         "embedded.py",

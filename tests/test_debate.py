@@ -50,6 +50,8 @@ NOTE = "Please both address the cost to families."
 DEBATER_RE = re.compile(r"You are (\S+), a debater arguing")
 OUTPUT_KEYS = {
     "topic",
+    "transcript",
+    "messages",
     "verdict",
     "termination_reason",
     "rounds_completed",
@@ -871,11 +873,11 @@ def test_graph_for_studio() -> None:
     assert graph.checkpointer is None
     assert graph.name == GRAPH_NAME == "debate"
     builder = graph.builder
-    assert set(typing.get_type_hints(builder.input_schema)) == {"topic"}
+    assert set(typing.get_type_hints(builder.input_schema)) == {"topic", "messages"}
     output = set(typing.get_type_hints(builder.output_schema))
     assert output == OUTPUT_KEYS
     assert set(graph.output_channels) == output
-    assert set(graph.get_input_jsonschema()["properties"]) == {"topic"}
+    assert set(graph.get_input_jsonschema()["properties"]) == {"topic", "messages"}
     assert set(graph.get_output_jsonschema()["properties"]) == OUTPUT_KEYS
     assert {"Affirmative", "Negative", "moderator", "judge"} <= set(graph.nodes)
 

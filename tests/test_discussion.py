@@ -82,6 +82,8 @@ INSIGHT_ID_RE = re.compile(r"\[([a-z_]+-\d+)\]")
 QUESTION_ID_RE = re.compile(r"\[(Q\d+-[a-z_]+-\d+)\]")
 OUTPUT_KEYS = {
     "paper",
+    "transcript",
+    "messages",
     "section_choices",
     "insights",
     "questions",

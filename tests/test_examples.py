@@ -33,6 +33,7 @@ def test_the_public_api_is_small() -> None:
         [
             *registry.factories(),
             "recursion_limit",
+            "as_tool",
             "Context",
             "ModelSpec",
             "Debater",
@@ -56,7 +57,8 @@ def test_example_runs(
     factory_name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = example_of(factory_name)
-    assert "from debategraph import" in code and "recursion_limit(graph)" in code
+    # Compiled graphs carry their own recursion limit: no example passes one.
+    assert "from debategraph import" in code and "recursion_limit" not in code
     with StubOpenAIServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-stub")

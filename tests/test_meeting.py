@@ -45,6 +45,8 @@ DECISION = {
 }
 OUTPUT_KEYS = {
     "topic",
+    "transcript",
+    "messages",
     "decision",
     "controller_decisions",
     "stage",
@@ -579,7 +581,7 @@ def test_mermaid_matches_snapshot() -> None:
 def test_graph_for_studio() -> None:
     graph = build_meeting(pause_after_round=True).compile(name=GRAPH_NAME)
     assert graph.name == GRAPH_NAME == "meeting"
-    assert set(typing.get_type_hints(graph.builder.input_schema)) == {"topic"}
+    assert set(typing.get_type_hints(graph.builder.input_schema)) == {"topic", "messages"}
     assert set(typing.get_type_hints(graph.builder.output_schema)) == OUTPUT_KEYS
     assert set(graph.get_output_jsonschema()["properties"]) == OUTPUT_KEYS
     assert {"presenter", "advocate", "skeptic", "summarizer", "controller", "decide", "human"} <= (

@@ -167,7 +167,8 @@ def test_a_builtin_is_exported_served_and_allowlisted() -> None:
         assert Tally in registry.record_types()
         served = importlib.reload(studio).GRAPHS["poll"]
         assert served.name == "poll"
-        assert recursion_limit(served) == 4 * 2 + 5  # 4 nodes, 2 rounds, and the slack
+        # 4 nodes a round, 2 rounds, the slack, and the 2 nodes every graph runs once.
+        assert recursion_limit(served) == 4 * 2 + 5 + 2
         assert registry.langgraph_json()["graphs"]["poll"] == {
             "path": "./src/debategraph/graphs/studio.py:poll",
             "description": ENTRY.description,

@@ -38,7 +38,16 @@ from debategraph.strategies import ring, star
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer
 
-OUTPUT_KEYS = {"answer", "votes", "agreement", "rounds", "termination_reason", "usage"}
+OUTPUT_KEYS = {
+    "answer",
+    "votes",
+    "agreement",
+    "rounds",
+    "termination_reason",
+    "usage",
+    "transcript",
+    "messages",
+}
 SNAPSHOT = Path(__file__).parent / "snapshots" / "solver_debate.mmd"
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 SOLVER_RE = re.compile(r"You are (\S+), one of (\d+) agents")
@@ -571,10 +580,9 @@ def test_module_graph_for_studio() -> None:
     assert graph.checkpointer is None
     assert graph.name == GRAPH_NAME == "solver_debate"
     builder = graph.builder
-    assert set(typing.get_type_hints(builder.input_schema)) == {"question", "choices"}
+    assert set(typing.get_type_hints(builder.input_schema)) == {"question", "choices", "messages"}
     output = set(typing.get_type_hints(builder.output_schema))
     assert output >= OUTPUT_KEYS
-    assert "transcript" not in output
     assert "round" not in output
     assert set(graph.output_channels) == output
 
@@ -582,11 +590,12 @@ def test_module_graph_for_studio() -> None:
 def test_module_graph_json_schemas() -> None:
     graph = studio.solver_debate
     schema = graph.get_input_jsonschema()
-    assert set(schema["properties"]) == {"question", "choices"}
-    assert schema["required"] == ["question"]  # choices only for a multiple-choice question
+    assert set(schema["properties"]) == {"question", "choices", "messages"}
+    # The question, or messages whose last human message is it; choices only for a
+    # multiple-choice question.
+    assert "required" not in schema
     output = set(graph.get_output_jsonschema()["properties"])
     assert output >= OUTPUT_KEYS
-    assert "transcript" not in output
 
 
 # --------------------------------------------------------------------------

@@ -132,7 +132,11 @@ def test_declared_graphs_are_served(client: Any) -> None:
         context = schemas["context_schema"]["properties"]
         assert {"model", "base_url", "api_key", "temperature"} <= set(context), graph_id
     assert solvers_of(client) == ["solver_1", "solver_2", "solver_3", "solver_4"]
-    assert set(schemas_of(client)["input_schema"]["properties"]) == {"question", "choices"}
+    assert set(schemas_of(client)["input_schema"]["properties"]) == {
+        "question",
+        "choices",
+        "messages",
+    }
 
 
 def schemas_of(client: Any, graph_id: str = GRAPH) -> dict[str, Any]:

@@ -107,11 +107,18 @@ def history(graph: AnyGraph, thread_id: str) -> list[HistoryEntry]:
         UsageError: If the thread does not exist.
     """
     entries: list[HistoryEntry] = []
-    for snap in graph.get_state_history(thread_config(thread_id)):
+    snaps = list(graph.get_state_history(thread_config(thread_id)))
+    parents = {
+        (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id") for snap in snaps
+    }
+    for snap in snaps:
         metadata: dict[str, Any] = dict(snap.metadata or {})
         values = snap.values if isinstance(snap.values, dict) else {}
-        done = tuple(t.name for t in snap.tasks if t.result is not None)
-        pending = tuple(t.name for t in snap.tasks if t.result is None)
+        # A checkpoint the thread went on from finished its step: every task is done,
+        # also one whose writes are never saved (a graph's messages, say).
+        finished = snap.config["configurable"]["checkpoint_id"] in parents
+        done = tuple(t.name for t in snap.tasks if finished or t.result is not None)
+        pending = tuple(t.name for t in snap.tasks if not finished and t.result is None)
         parent = (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id")
         round_ = values.get("round")
         entries.append(

@@ -33,7 +33,6 @@ from debategraph.cli.options import ARCHIVE_SUFFIX, POSTGRES_ARCHIVE
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.render import emit_json, err, model_label, print_result
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
-from debategraph.graphs.skeleton import recursion_limit
 from debategraph.models.spec import ModelSpec, is_local
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.registry import Launch, Pattern, Values
@@ -361,7 +360,6 @@ class Runner:
     def _config(self, thread_id: str) -> RunnableConfig:
         return {
             **thread_config(thread_id),
-            "recursion_limit": recursion_limit(self.graph),
             "max_concurrency": self.max_concurrency,
             "metadata": self.run_info.to_metadata(),
         }

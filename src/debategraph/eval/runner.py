@@ -402,7 +402,6 @@ class Evaluation:
             raise ModelUnavailableError(f"line {item.line} in mode {mode}: {exc}") from exc
 
     async def _answer(self, mode: str, item: Item) -> list[Outcome]:
-        from debategraph.graphs.skeleton import recursion_limit
         from debategraph.graphs.solver_debate import GRAPH_NAME
 
         graph = self.graph(mode, item)
@@ -410,7 +409,6 @@ class Evaluation:
         thread_id = self.plan.thread_id(mode, item)
         config: RunnableConfig = {
             **thread_config(thread_id),
-            "recursion_limit": recursion_limit(graph),
             "max_concurrency": _solver_count(settings),
             "metadata": RunInfo(GRAPH_NAME, settings, dict(self.plan.model)).to_metadata(),
         }
@@ -494,7 +492,8 @@ class Evaluation:
         thread (``decisions``, ``transcript``, ``usage``), so a rerun reads them back.
         """
         from debategraph.models.steps import arun_steps
-        from debategraph.nodes.solver_debate import AGGREGATE_NODE, decide_steps
+        from debategraph.nodes.messages import RESPOND_NODE
+        from debategraph.nodes.solver_debate import decide_steps
         from debategraph.state.base import turn_update
 
         agent, label, key = self._judge(thread.mode)
@@ -509,7 +508,8 @@ class Evaluation:
         update: dict[str, Any] = {"decisions": {f"{JUDGE}@{key}": decision}}
         if records:
             update.update(turn_update(*records))
-        await graph.aupdate_state(config, update, as_node=AGGREGATE_NODE)
+        # Written as the graph's last node: the thread stays finished (nothing next).
+        await graph.aupdate_state(config, update, as_node=RESPOND_NODE)
         return decision, _judge_turn(records, decision.judge_model or label)
 
     async def match_budgets(self, items: Sequence[Item]) -> tuple[list[Matched], list[Outcome]]:

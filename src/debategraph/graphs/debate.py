@@ -57,16 +57,13 @@ def build_debate(
         ```python
         from langchain_openai import ChatOpenAI
 
-        from debategraph import build_debate, recursion_limit
+        from debategraph import build_debate
 
         model = ChatOpenAI(model="gpt-4o-mini", timeout=60)
         graph = build_debate(
             model, debaters=["Ann:for the motion", "Ben:against it"], max_rounds=2, judge=True
         ).compile(name="debate")
-        result = graph.invoke(
-            {"topic": "Cities should ban cars downtown"},
-            {"recursion_limit": recursion_limit(graph)},
-        )
+        result = graph.invoke({"topic": "Cities should ban cars downtown"})
         print(result["verdict"].winner, result["rounds_completed"], result["usage"].calls)
         ```
 

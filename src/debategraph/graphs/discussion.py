@@ -81,7 +81,7 @@ def build_discussion(
 
     Example:
         ```python
-        from debategraph import Context, Persona, build_discussion, recursion_limit
+        from debategraph import Context, Persona, build_discussion
 
         personas = [
             Persona(name="Critic", focus="methods and limitations"),
@@ -101,9 +101,7 @@ def build_discussion(
         Each agent reads only its two neighbours.
         '''
         result = graph.invoke(
-            {"document": paper},
-            {"recursion_limit": recursion_limit(graph)},
-            context=Context(model="gpt-4o-mini", timeout_s=60),
+            {"document": paper}, context=Context(model="gpt-4o-mini", timeout_s=60)
         )
         print(result["termination_reason"], result["report"].overall_confidence)
         ```

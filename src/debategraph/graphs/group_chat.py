@@ -74,7 +74,7 @@ def build_group_chat(
         from langchain_openai import ChatOpenAI
         from langgraph.checkpoint.memory import InMemorySaver
 
-        from debategraph import Participant, build_group_chat, recursion_limit
+        from debategraph import Participant, build_group_chat
 
         writer = Participant(name="Writer", instructions="drafts and revises the haiku")
         reviewer = Participant(name="Reviewer", instructions="says APPROVED when it is good")
@@ -85,8 +85,7 @@ def build_group_chat(
             max_rounds=4,
         ).compile(checkpointer=InMemorySaver(), name="group_chat")
         result = graph.invoke(
-            {"task": "Write a haiku about rain"},
-            {"configurable": {"thread_id": "haiku"}, "recursion_limit": recursion_limit(graph)},
+            {"task": "Write a haiku about rain"}, {"configurable": {"thread_id": "haiku"}}
         )
         print(result["termination_reason"], [s.agent for s in result["selections"]])
         ```
@@ -149,7 +148,7 @@ def build_group_chat(
             naming the value and what is allowed.
     """
     setup = chat_setup(**settings_of(locals()))
-    builder, binding = skeleton(model, SCHEMAS, state_schema, setup, nodes.outcome, GRAPH_NAME)
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup, pattern=GRAPH_NAME)
     builder.add_node(nodes.BEGIN_NODE, loop_node(nodes.begin(setup), name=nodes.BEGIN_NODE))
     builder.add_edge(INPUT_NODE, nodes.BEGIN_NODE)
     builder.add_conditional_edges(

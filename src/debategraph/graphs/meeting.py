@@ -60,7 +60,7 @@ def build_meeting(
         ```python
         from langchain_openai import ChatOpenAI
 
-        from debategraph import build_meeting, recursion_limit
+        from debategraph import build_meeting
 
         stages = [
             {"name": "Pitch", "participants": ["Presenter: lays out the proposal"]},
@@ -80,10 +80,7 @@ def build_meeting(
             agents=[{"name": "Skeptic", "model": {"model": "gpt-4o-mini", "temperature": 0}}],
             officials=[{"name": "chair", "model": "gpt-4o"}],
         ).compile(name="meeting")
-        result = graph.invoke(
-            {"topic": "Should our team move to a four-day week?"},
-            {"recursion_limit": recursion_limit(graph)},
-        )
+        result = graph.invoke({"topic": "Should our team move to a four-day week?"})
         print(result["termination_reason"], result["decision"])
         ```
 

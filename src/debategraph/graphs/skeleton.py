@@ -106,8 +106,8 @@ def skeleton(
     schemas: Schemas[InputT, OutputT],
     state_schema: type[Any] | None,
     setup: Setup,
-    outcome: Callable[[Mapping[str, Any]], Outcome],
-    pattern: str,
+    outcome: Callable[[Mapping[str, Any]], Outcome] | None = None,
+    pattern: str = "",
 ) -> tuple[PatternGraph[InputT, OutputT], ModelBinding | None]:
     """A pattern graph with its two end nodes, and the model its agents call.
 
@@ -123,8 +123,9 @@ def skeleton(
         setup: The pattern's checked settings: their round cap is recorded for
             :func:`recursion_limit`, their time limit checked.
         outcome: The pattern's outcome: the message that ends its ``messages``
-            (:data:`~debategraph.nodes.messages.Outcome`).
-        pattern: The pattern's name (the outcome message's default speaker).
+            (:data:`~debategraph.nodes.messages.Outcome`; ``None``: the transcript's last
+            agent turn is the outcome, as a chat's last word).
+        pattern: The pattern's name (its registry name).
 
     Returns:
         ``(graph, binding)``: add the pattern's nodes to the graph.
@@ -144,7 +145,7 @@ def skeleton(
     graph.pattern_schemas = schemas
     graph.add_node(INPUT_NODE, loop_node(make_take_input(schemas)))
     graph.add_edge(START, INPUT_NODE)
-    graph.add_node(RESPOND_NODE, loop_node(make_respond(outcome, pattern)))
+    graph.add_node(RESPOND_NODE, loop_node(make_respond(outcome, pattern or "graph")))
     graph.add_edge(RESPOND_NODE, END)
     return graph, bind(model)
 
@@ -170,7 +171,8 @@ def recursion_limit(graph: Any) -> int:
 
     A round takes at most one step per node of the graph (parallel nodes share a step),
     so the limit is the node count for as many rounds as its settings allow, plus a few
-    steps for the opening and the ending: a deliberate backstop instead of LangGraph's
+    steps for the opening and the ending (the shared ``take_input`` and ``respond`` run
+    once an invocation): a deliberate backstop instead of LangGraph's
     effectively unbounded default. The loop itself ends on its own round cap. A compiled
     pattern graph carries this limit in its config (:meth:`PatternGraph.compile`): no
     caller needs to pass it.
@@ -196,7 +198,8 @@ def recursion_limit(graph: Any) -> int:
             f"recursion_limit takes a graph built by a debategraph factory, got "
             f"{type(graph).__name__}"
         )
-    return len(builder.nodes) * builder.round_cap + SLACK_STEPS
+    ends = len({INPUT_NODE, RESPOND_NODE} & set(builder.nodes))  # once per invocation
+    return (len(builder.nodes) - ends) * builder.round_cap + SLACK_STEPS + ends
 
 
 def renamed_settings(pattern: str) -> Callable[[F], F]:

@@ -62,7 +62,7 @@ def build_solver_debate(
 
     Example:
         ```python
-        from debategraph import ModelSpec, Participant, build_solver_debate, recursion_limit
+        from debategraph import ModelSpec, Participant, build_solver_debate
 
         # Any OpenAI-compatible endpoint (base_url: OPENAI_BASE_URL or OpenAI's).
         spec = ModelSpec(model="gpt-4o-mini", timeout_s=60, temperature=0.7)
@@ -75,8 +75,7 @@ def build_solver_debate(
             name="solver_debate"
         )
         result = graph.invoke(
-            {"question": "Natalia sold 48 clips in April and half as many in May. How many?"},
-            {"recursion_limit": recursion_limit(graph)},
+            {"question": "Natalia sold 48 clips in April and half as many in May. How many?"}
         )
         print(result["answer"], result["votes"], result["agreement"])
 

@@ -226,12 +226,13 @@ def transcript_messages(turns: Sequence[Turn]) -> list[BaseMessage]:
 
 
 def make_respond(
-    outcome: Callable[[Mapping[str, Any]], Outcome], pattern: str
+    outcome: Callable[[Mapping[str, Any]], Outcome] | None, pattern: str
 ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """The :data:`RESPOND_NODE` of a pattern: the run's content as ``messages``.
 
     Args:
-        outcome: The pattern's outcome (see :data:`Outcome`).
+        outcome: The pattern's outcome (see :data:`Outcome`; ``None``: the last agent
+            turn is).
         pattern: The pattern's name: the outcome message's speaker by default.
 
     Returns:
@@ -244,7 +245,7 @@ def make_respond(
 
         turns: Sequence[Turn] = state.get("transcript") or ()
         messages = transcript_messages(turns)
-        stated = outcome(state)
+        stated = outcome(state) if outcome is not None else None
         reason = state.get("termination_reason")
         if stated is None and (not messages or messages[-1].type != "ai"):
             last = next((t for t in reversed(turns) if t.role == "agent"), None)

@@ -23,7 +23,6 @@ from debategraph.nodes.group_chat.turns import (
     after_turn,
     begin,
     make_close_turn,
-    outcome,
     stale_turns,
     turn_review,
 )
@@ -39,7 +38,6 @@ __all__ = [
     "make_close_turn",
     "make_select",
     "make_speaker",
-    "outcome",
     "route_speaker",
     "selection_context",
     "speaker_prompt",

@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 
     from debategraph.context import Context
     from debategraph.models import CallResult, ModelBinding, Steps
-    from debategraph.nodes.messages import Outcome
 
 
 #: Refuses an empty task (the first thing an invocation does).
@@ -284,15 +283,3 @@ def turn_review(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any
         )
 
     return payload
-
-
-def outcome(state: Mapping[str, Any]) -> Outcome:
-    """The chat's outcome: its last word, the last agent turn itself (no message added).
-
-    Args:
-        state: The finished run's state.
-
-    Returns:
-        ``None``: the transcript's last agent turn ends the messages.
-    """
-    return None
