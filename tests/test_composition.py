@@ -456,3 +456,17 @@ def test_no_recursion_limit_to_pass(fresh: Stub) -> None:
     short = panel(fresh)
     with pytest.raises(Exception, match="Recursion limit of 3 reached"):
         short.invoke({"question": QUESTION}, {"recursion_limit": 3})
+
+
+def test_a_chats_later_messages_become_its_next_message(fresh: Stub) -> None:
+    build, _, _ = PATTERNS["group_chat"]
+    chat = build(spec(fresh)).compile(checkpointer=InMemorySaver(), name="chat")
+    config: Any = {"configurable": {"thread_id": "chat"}}
+    first = chat.invoke({"messages": [HumanMessage(TASK)]}, config)
+    assert first["task"] == TASK and first["termination_reason"] == "matched"
+    later = [HumanMessage(TASK), first["messages"][-1], HumanMessage("Shorter, please.")]
+    out = chat.invoke({"messages": later}, config)
+    humans = [t.content for t in out["transcript"] if t.role == "user"]
+    assert humans == [TASK, "Shorter, please."]
+    assert out["task"] == TASK and out["termination_reason"] == "matched"
+    assert len([t for t in out["transcript"] if t.role == "agent"]) == 4

@@ -11,34 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK = ROOT / "notebooks" / "composition.ipynb"
+from tests.notebooks import run_notebook
+
 ANSWER = "The answer is 42: 3 of 3 solvers gave it (plurality)."
-
-
-def run_notebook(tmp_path: Path) -> tuple[str, nbformat.NotebookNode]:
-    """Execute the notebook in ``tmp_path``; the text it printed, and the notebook."""
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    ).execute()
-    text = "\n".join(
-        str(output.get("text", ""))
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-        if output.get("name") == "stdout"
-    )
-    return text, nb
 
 
 @pytest.mark.timeout(200)
 def test_composition_notebook_runs_the_four_ways(tmp_path: Path) -> None:
-    text, nb = run_notebook(tmp_path)
+    text, nb = run_notebook("composition.ipynb", tmp_path, timeout_s=120, stdout_only=True)
     errors = [
         o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
     ]

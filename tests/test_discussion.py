@@ -778,7 +778,8 @@ def test_output_schema_and_recursion_limit() -> None:
     assert set(out) == OUTPUT_KEYS
     # The analysis before the first iteration counts as a round: max_rounds + 1.
     builder = build_discussion(personas=TWO, max_rounds=3)
-    assert recursion_limit(builder) == len(builder.nodes) * (3 + 1) + 5
+    # Each round's nodes, and the two every graph runs once (take_input, respond).
+    assert recursion_limit(builder) == (len(builder.nodes) - 2) * (3 + 1) + 5 + 2
     paused = build_discussion(personas=TWO, max_rounds=3, pause_after_round=True)
     assert recursion_limit(paused) == recursion_limit(builder) + (3 + 1)  # the review node
 

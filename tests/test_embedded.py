@@ -15,12 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from debategraph.local import find_packaged_gguf
 from tests.backends import require_module
+from tests.notebooks import run_notebook
 from tests.processes import embedded_servers
 
 pytestmark = pytest.mark.embedded
@@ -114,22 +113,8 @@ def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
     assert [r["round"] for r in result["rounds"]] == [1, 2, 3]
 
 
-def run_notebook(name: str, tmp_path: Path) -> str:
-    """Execute a notebook of the repository; return the text it printed."""
-    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-    NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    ).execute()
-    return "\n".join(
-        str(output.get("text", ""))
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-    )
-
-
 def test_debate_notebook_runs(tmp_path: Path) -> None:
-    text = run_notebook("debate.ipynb", tmp_path)
+    text, _ = run_notebook("debate.ipynb", tmp_path)
     assert "graph TD" in text and "human" in text
     assert "waiting at: ('human',)" in text
     assert "termination: rounds_completed rounds: 2" in text
@@ -137,7 +122,7 @@ def test_debate_notebook_runs(tmp_path: Path) -> None:
 
 
 def test_discussion_notebook_runs(tmp_path: Path) -> None:
-    text = run_notebook("discussion.ipynb", tmp_path)
+    text, _ = run_notebook("discussion.ipynb", tmp_path)
     assert "Sparse Debate Helps | ['Method', 'Results']" in text or "Sparse Debate Helps" in text
     assert "graph TD" in text and "termination:" in text
     assert "# Discussion report: Sparse Debate Helps" in text
@@ -247,7 +232,7 @@ def test_meeting_on_embedded_model(tmp_path: Path) -> None:
 
 
 def test_group_chat_notebook_runs(tmp_path: Path) -> None:
-    text = run_notebook("group_chat.ipynb", tmp_path)
+    text, _ = run_notebook("group_chat.ipynb", tmp_path)
     assert "graph TD" in text and "close_turn" in text
     assert "complete: False | turns: 1" in text
     assert "termination: matched" in text or "termination: max_turns" in text
@@ -255,13 +240,13 @@ def test_group_chat_notebook_runs(tmp_path: Path) -> None:
 
 
 def test_meeting_notebook_runs(tmp_path: Path) -> None:
-    text = run_notebook("meeting.ipynb", tmp_path)
+    text, _ = run_notebook("meeting.ipynb", tmp_path)
     assert "graph TD" in text and "termination: completed" in text
     assert "decision:" in text or "no usable decision" in text
 
 
 def test_notebook_runs(tmp_path: Path) -> None:
-    text = run_notebook("solver_debate.ipynb", tmp_path)
+    text, _ = run_notebook("solver_debate.ipynb", tmp_path)
     assert "graph TD" in text
     assert "answer:" in text and "termination: rounds_completed" in text
     assert "parent graph got:" in text

@@ -12,32 +12,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK = ROOT / "notebooks" / "open_agents.ipynb"
-
-
-def run_notebook(tmp_path: Path) -> tuple[str, nbformat.NotebookNode]:
-    """Execute the notebook in ``tmp_path``; the text it printed, and the notebook."""
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    ).execute()
-    text = "\n".join(
-        str(output.get("text", ""))
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-    )
-    return text, nb
+from tests.notebooks import run_notebook
 
 
 @pytest.mark.timeout(400)
 def test_open_agents_notebook_runs_a_mixed_roster(tmp_path: Path) -> None:
-    text, nb = run_notebook(tmp_path)
+    text, nb = run_notebook("open_agents.ipynb", tmp_path, timeout_s=300)
     errors = [
         o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
     ]

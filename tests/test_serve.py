@@ -341,7 +341,9 @@ def test_a_stateless_run_is_checked_too(server: AegraServer) -> None:
         timeout=WAIT_S,
     )
     assert response.status_code == 422
-    assert response.json()["message"] == "unknown input field 'motion' for debate: it takes topic"
+    assert response.json()["message"] == (
+        "unknown input field 'motion' for debate: it takes topic, messages"
+    )
 
 
 # -- refused at start -----------------------------------------------------------------------

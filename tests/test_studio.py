@@ -23,6 +23,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,11 +31,12 @@ import pytest
 from tests.backends import require_module
 from tests.conftest import debate_reply, solver_of
 from tests.openai_stub import StubOpenAIServer
-from tests.studio_server import CONFIG, StudioServer, stream_parts, studio_server
+from tests.studio_server import CONFIG, StudioServer, stream_parts, studio_config, studio_server
 
 pytestmark = pytest.mark.timeout(300)
 
 GRAPH = "solver_debate"
+APP = "panel_app"
 QUESTION = (
     "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in "
     "May. How many clips did Natalia sell altogether in April and May?"
@@ -56,7 +58,12 @@ def studio(
     require_server()
     env = {"LANGGRAPH_STRICT_MSGPACK": "true" if request.param == "strict-msgpack" else "false"}
     workdir = tmp_path_factory.mktemp(f"studio-{request.param}")  # its log outlives the test
-    with studio_server(workdir=workdir, env=env) as server:
+    # Beside the declared graphs, a user's app with a debate inside it.
+    graphs = {
+        **studio_config()["graphs"],
+        APP: f"{Path(__file__).with_name('composition_app.py')}:app",
+    }
+    with studio_server(workdir=workdir, env=env, config_overrides={"graphs": graphs}) as server:
         yield server
 
 
@@ -123,7 +130,7 @@ def test_declared_graphs_are_served(client: Any) -> None:
     paths = {str(spec["path"]).rpartition(":")[0] for spec in declared.values()}
     assert paths == {"./src/debategraph/graphs/studio.py"}
     served = {a["graph_id"]: a for a in client.assistants.search(limit=100)}
-    assert set(declared) <= set(served), (sorted(declared), sorted(served))
+    assert set(declared) | {APP} == set(served), (sorted(declared), sorted(served))
     for graph_id, spec in declared.items():
         assert served[graph_id]["description"] == spec.get("description"), graph_id
         assert spec.get("description"), f"{graph_id}: give it a description for Studio"
@@ -301,3 +308,31 @@ def test_debate_pause_interject_verdict(client: Any) -> None:
         round_2 = [r for r in stub.requests[before:] if not r.get("tools")][:2]
         assert len(round_2) == 2
         assert all(NOTE in json.dumps(r["messages"]) for r in round_2)
+
+
+def test_a_debate_inside_a_users_app(client: Any, stub: StubOpenAIServer) -> None:
+    """Studio draws the debate inside the app, and a run streams its rounds and its answer."""
+    assistant = assistant_of(client, APP)["assistant_id"]
+    drawing = client.assistants.get_graph(assistant, xray=True)
+    ids = {str(node["id"]) for node in drawing["nodes"]}
+    inner = {"take_input", "open_round", "solver_1", "close_round", "aggregate", "respond"}
+    assert {f"panel:{node}" for node in inner} <= ids, sorted(ids)
+    thread_id = client.threads.create()["thread_id"]
+    parts = stream_parts(
+        client,
+        thread_id,
+        APP,
+        input={"messages": [{"role": "user", "content": QUESTION}]},
+        context=stub_context(stub),
+        stream_subgraphs=True,
+    )
+    inner_updates = [
+        node for event, data in parts if event.startswith("updates|panel:") for node in data
+    ]
+    assert inner_updates.count("close_round") == 2, parts
+    assert settle(client, thread_id)["status"] == "idle"
+    messages = client.threads.get_state(thread_id)["values"]["messages"]
+    assert messages[0]["content"] == QUESTION
+    assert [m["name"] for m in messages[1:4]] == ["solver_1", "solver_2", "solver_3"]
+    assert messages[-1]["content"].startswith("The answer is 18: 3 of 3 solvers gave it")
+    assert stub.calls == 6 and {r["model"] for r in stub.requests} == {"stub"}

@@ -35,12 +35,14 @@ def input_fields(name: str) -> list[str]:
         name: The pattern (its registry name).
 
     Returns:
-        The input schema's keys, in declaration order.
+        The input schema's keys: the pattern's own in declaration order, then
+        ``messages`` (which every pattern takes).
 
     Raises:
         UsageError: If no pattern has that name.
     """
-    return list(get_type_hints(registry.entry(name).input_schema()))
+    fields = list(get_type_hints(registry.entry(name).input_schema()))
+    return sorted(fields, key=lambda field: field == "messages")
 
 
 def check_input(name: str, values: Any) -> None:
