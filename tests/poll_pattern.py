@@ -29,7 +29,7 @@ from debategraph.errors import UsageError
 from debategraph.graphs.skeleton import PatternGraph, skeleton
 from debategraph.nodes import rounds as loop
 from debategraph.nodes.agent import Agent
-from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
+from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.registry import Entry, Launch, Pattern, Values
 from debategraph.state.base import RunOutput, RunState, Schemas, turn_update
 from debategraph.state.records import Turn, Usage
@@ -89,7 +89,7 @@ def build_poll(
         builder.add_node(name, _panellist(Agent(name, binding)))
         builder.add_edge(loop.OPEN_ROUND_NODE, name)
     builder.add_node("close_round", _close(rounds))
-    builder.add_edge(INPUT_NODE, loop.OPEN_ROUND_NODE)
+    builder.start_at(loop.OPEN_ROUND_NODE)
     builder.add_edge(names, "close_round")
     route, targets = loop.round_router(RESPOND_NODE, pause_after_round=pause_after_round)
     builder.add_conditional_edges("close_round", route, targets)

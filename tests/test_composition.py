@@ -234,20 +234,36 @@ def test_messages_with_no_human_message_get_the_patterns_line(
 # --- 1. a node of a MessagesState graph ----------------------------------------------------
 
 
-def test_a_node_of_a_messages_state_graph(fresh: Stub) -> None:
+#: Each pattern's first agents, in the order they speak, and its outcome's start.
+SPOKEN: dict[str, tuple[list[str], str, tuple[str, ...]]] = {
+    "solver_debate": (["solver_1", "solver_2", "solver_3"], "aggregate", ("The answer is 42",)),
+    "debate": (
+        ["Affirmative", "Negative", "Affirmative", "Negative"],
+        "judge",
+        ("It is a tie", "Affirmative wins", "Negative wins"),
+    ),
+    "group_chat": (["Writer", "Reviewer"], "Reviewer", ("APPROVED",)),
+}
+
+
+@pytest.mark.parametrize("pattern", list(SPOKEN))
+def test_a_node_of_a_messages_state_graph(fresh: Stub, pattern: str) -> None:
+    build, _, text = PATTERNS[pattern]
     app = (
         StateGraph(MessagesState)
-        .add_node("panel", panel(fresh, "debate"))
+        .add_node("panel", build(spec(fresh)).compile(name="panel"))
         .add_edge(START, "panel")
         .add_edge("panel", END)
         .compile()
     )
-    out = app.invoke({"messages": [HumanMessage(TOPIC)]})
+    out = app.invoke({"messages": [HumanMessage(text)]})
     messages = out["messages"]
-    assert isinstance(messages[0], HumanMessage) and messages[0].content == TOPIC
-    assert ai_names(messages)[:4] == ["Affirmative", "Negative", "Affirmative", "Negative"]
-    assert messages[-1].name == "judge"
-    assert messages[-1].content.startswith(("It is a tie", "Affirmative wins", "Negative wins"))
+    assert isinstance(messages[0], HumanMessage) and messages[0].content == text
+    assert len([m for m in messages if isinstance(m, HumanMessage)]) == 1  # not sent back
+    speakers, last, outcome = SPOKEN[pattern]
+    assert ai_names(messages)[: len(speakers)] == speakers
+    assert messages[-1].name == last
+    assert messages[-1].content.startswith(outcome)
 
 
 # --- 2. an agent of a supervisor ---------------------------------------------------------
@@ -281,21 +297,24 @@ def test_an_agent_of_create_supervisor(fresh: Stub, pattern: str) -> None:
 # --- 3. an agent of a swarm ---------------------------------------------------------------
 
 
-def test_an_agent_of_create_swarm(fresh: Stub) -> None:
+@pytest.mark.parametrize("pattern", list(SPOKEN))
+def test_an_agent_of_create_swarm(fresh: Stub, pattern: str) -> None:
+    build, _, text = PATTERNS[pattern]
     assistant = create_react_agent(
         boss(fresh), [create_handoff_tool(agent_name="panel")], name="assistant"
     )
-    app = create_swarm([assistant, panel(fresh)], default_active_agent="assistant").compile(
-        checkpointer=InMemorySaver()
-    )
+    app = create_swarm(
+        [assistant, build(spec(fresh)).compile(name="panel")], default_active_agent="assistant"
+    ).compile(checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "swarm"}}
-    out = app.invoke({"messages": [HumanMessage(QUESTION)]}, config)
+    out = app.invoke({"messages": [HumanMessage(text)]}, config)
     assert out["active_agent"] == "panel"
-    last = out["messages"][-1]
-    assert isinstance(last, AIMessage)
-    assert last.content.startswith("The answer is 42: 3 of 3 solvers gave it")
-    assert {"solver_1", "solver_2", "solver_3"} <= set(ai_names(out["messages"]))
+    speakers, last, outcome = SPOKEN[pattern]
+    assert isinstance(out["messages"][-1], AIMessage) and out["messages"][-1].name == last
+    assert out["messages"][-1].content.startswith(outcome)
+    assert set(speakers) <= set(ai_names(out["messages"]))
     assert len(fresh.calls(BOSS)) == 1
+    assert text in json.dumps(fresh.calls(PATTERN_CALL)[0]["messages"])
 
 
 # --- 4. a tool of a ReAct agent ------------------------------------------------------------
@@ -470,3 +489,102 @@ def test_a_chats_later_messages_become_its_next_message(fresh: Stub) -> None:
     assert humans == [TASK, "Shorter, please."]
     assert out["task"] == TASK and out["termination_reason"] == "matched"
     assert len([t for t in out["transcript"] if t.role == "agent"]) == 4
+
+
+def test_a_run_paused_before_it_read_its_messages_still_has_them(fresh: Stub, saver: Any) -> None:
+    """The messages input is saved until the run reads it: a pause (or crash) before loses none."""
+    graph = panel(fresh).builder.compile(checkpointer=saver, name="panel")
+    config: Any = {"configurable": {"thread_id": "early"}}
+    graph.invoke({"messages": [HumanMessage(QUESTION)]}, config, interrupt_before=["take_input"])
+    assert graph.get_state(config).next == ("take_input",)
+    out = graph.invoke(None, config)
+    assert out["question"] == QUESTION
+    assert out["messages"][-1].content.startswith("The answer is 42")
+    # Once read, no checkpoint holds them, nor the reply.
+    assert "messages" not in graph.get_state(config).values
+
+
+def test_a_new_question_on_a_thread_that_answered_one_is_refused(fresh: Stub) -> None:
+    graph = panel(fresh).builder.compile(checkpointer=InMemorySaver(), name="panel")
+    config: Any = {"configurable": {"thread_id": "one-question"}}
+    graph.invoke({"messages": [HumanMessage(QUESTION)]}, config)
+    calls = len(fresh.calls(PATTERN_CALL))
+    with pytest.raises(ValueError) as err:
+        graph.invoke({"messages": [HumanMessage("What is 1 + 1?")]}, config)
+    assert str(err.value) == (
+        "this solver_debate thread has run on its question ('What is 17 + 25?'): "
+        "a new question ('What is 1 + 1?') needs a new thread"
+    )
+    assert len(fresh.calls(PATTERN_CALL)) == calls
+
+
+def test_what_the_graph_refuses_comes_back_as_the_tools_result_too(fresh: Stub) -> None:
+    build, _, _ = PATTERNS["group_chat"]
+    tool = as_tool(build(spec(fresh)).compile(name="chat"))
+    line = tool.invoke({"task": TASK, "speaker": "nobody"})
+    assert line == "speaker 'nobody' is not an agent of this chat: use one of Writer, Reviewer"
+    assert tool.invoke({"task": "  "}) == "task is empty: give what the chat is about"
+    assert "on the first invocation" in tool.args["task"]["description"]
+    assert not fresh.calls(PATTERN_CALL)
+
+
+def test_a_graph_built_without_a_model_refuses_a_parents_own_context(fresh: Stub) -> None:
+    app = (
+        StateGraph(MessagesState, context_schema=ParentContext)
+        .add_node("panel", build_solver_debate(agents=3, max_rounds=1).compile(name="panel"))
+        .add_edge(START, "panel")
+        .add_edge("panel", END)
+        .compile()
+    )
+    with pytest.raises(ValueError, match=r"context is a ParentContext, not debategraph\.Context"):
+        app.invoke({"messages": [HumanMessage(QUESTION)]}, context=ParentContext("ann"))
+
+
+def test_decisions_stream_as_they_happen(fresh: Stub) -> None:
+    graph = build_debate(spec(fresh), max_rounds=2, moderator=True).compile(name="debate")
+    events = list(graph.stream({"topic": TOPIC}, stream_mode="custom"))
+    kinds = [e["event"] for e in events]
+    # The stub's moderator settles the debate after round 1.
+    assert kinds == ["round", "decision", "outcome"], events
+    assert events[1]["agent"] == "moderator" and events[1]["round"] == 1
+    assert events[1]["settled"] is True and events[2]["termination_reason"] == "settled"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "build"),
+    [
+        ("debate", lambda m: build_debate(m, max_rounds=2, judge=True, pause_after_round=True)),
+        (
+            "group_chat",
+            lambda m: build_group_chat(
+                m,
+                agents=["Writer: writes the haiku.", "Reviewer: reviews it; says APPROVED."],
+                until=[r"regex:\bAPPROVED\b@Reviewer"],
+                max_rounds=4,
+                pause_after_round=True,
+            ),
+        ),
+    ],
+)
+def test_other_patterns_pause_inside_a_parent_and_take_an_interjection(
+    fresh: Stub, pattern: str, build: Callable[[ModelSpec], Any]
+) -> None:
+    _, _, text = PATTERNS[pattern]
+    app = (
+        StateGraph(MessagesState)
+        .add_node("panel", build(spec(fresh)).compile(name="panel"))
+        .add_edge(START, "panel")
+        .add_edge("panel", END)
+        .compile(checkpointer=InMemorySaver())
+    )
+    config: Any = {"configurable": {"thread_id": pattern}}
+    out = app.invoke({"messages": [HumanMessage(text)]}, config)
+    assert out["__interrupt__"][0].value["kind"] == "round_review"
+    before = len(fresh.calls(PATTERN_CALL))
+    out = app.invoke(Command(resume={"interject": NOTE}), config)
+    while "__interrupt__" in out:
+        out = app.invoke(Command(resume={"approve": True}), config)
+    after = fresh.calls(PATTERN_CALL)[before:]
+    assert after and NOTE in json.dumps(after[0]["messages"])
+    assert any(isinstance(m, HumanMessage) and m.content == NOTE for m in out["messages"])
+    assert out["messages"][-1].content.startswith(SPOKEN[pattern][2])

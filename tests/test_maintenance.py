@@ -27,9 +27,9 @@ QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in 
 ROUNDS = 3
 SOLVERS = ("solver_1", "solver_2", "solver_3")
 SOLVER_RE = re.compile(r"You are (\S+), one of")
-#: Steps of a finished 3-round debate, newest first: input, take_input, then 3 per round,
-#: then aggregate and respond.
-STEPS = list(range(3 * ROUNDS + 3, -2, -1))
+#: Steps of a finished 3-round debate, newest first: input, then 3 per round, then
+#: aggregate and respond.
+STEPS = list(range(3 * ROUNDS + 2, -2, -1))
 
 Graph = Pregel[Any, Any, Any, Any]
 Saver = BaseCheckpointSaver[Any]
@@ -143,14 +143,13 @@ def test_history_lists_every_checkpoint(graph: Graph) -> None:
 
     assert [e.step for e in entries] == STEPS
     assert [e.source for e in entries] == ["loop"] * (len(STEPS) - 1) + ["input"]
-    assert [e.round for e in entries] == [3, 3, 3, 3, 3, 2, 2, 2, 1, 1, 1, None, None, None]
+    assert [e.round for e in entries] == [3, 3, 3, 3, 3, 2, 2, 2, 1, 1, 1, None, None]
     one_round = [("close_round",), SOLVERS, ("open_round",)]
     assert [e.next for e in entries] == [
         (),
         ("respond",),
         ("aggregate",),
         *one_round * ROUNDS,
-        ("take_input",),
         ("__start__",),
     ]
     # A finished thread: every step's tasks have saved results.
@@ -435,7 +434,7 @@ def test_prune_shrinks_the_sqlite_file(tmp_path: Path) -> None:
         f" {report.bytes_after:,} bytes ({1 - ratio:.0%} smaller)"
     )
     assert report.threads_pruned == 50
-    assert report.checkpoints_deleted == 50 * (3 * rounds + 4)  # all but the last
+    assert report.checkpoints_deleted == 50 * (3 * rounds + 3)  # all but the last
     assert ratio <= 0.2
     wal = Path(f"{path}-wal")
     assert path.stat().st_size + (wal.stat().st_size if wal.exists() else 0) <= report.bytes_after

@@ -31,10 +31,10 @@ def test_each_input_check_is_what_the_graph_runs_first(entry: registry.Entry) ->
     """The check the CLI and the server make is the one the graph makes when it starts."""
     from debategraph.graphs.inputs import check_input, input_fields
 
-    assert input_fields(entry.name) == list(entry.input_schema().__annotations__)
-    if entry.name == "group_chat":  # a later invocation has no task: nothing beyond types
-        assert entry.input_check == ""
-        return
+    own = [f for f in entry.input_schema().__annotations__ if f != "messages"]
+    assert input_fields(entry.name) == [*own, "messages"]  # its own fields first
+    if entry.name == "group_chat":  # a later invocation has no task: its check is a first's
+        check_input(entry.name, {"message": "Shorter, please."}, first=False)
     check = registry.load(entry.input_check)
     with pytest.raises(ValueError) as by_check:
         check({})

@@ -403,10 +403,10 @@ def test_recursion_limit_is_enough_and_bounded() -> None:
     assert limit_for(1) < limit_for(2) < limit_for(3) < limit_for(3, agents=3)
     assert limit_for(2) < limit_for(2, pause_after_round=True)  # the review step
     model = scripted_model(lambda solver, rnd: ("18", 0.5))
-    graph = build_solver_debate(model, agents=2, max_rounds=3).compile()
+    graph = build_solver_debate(model, agents=2, max_rounds=4).compile()
     out = graph.invoke({"question": QUESTION}, {"recursion_limit": recursion_limit(graph)})
-    assert len(out["rounds"]) == 3
-    with pytest.raises(GraphRecursionError):
+    assert len(out["rounds"]) == 4
+    with pytest.raises(GraphRecursionError):  # a 1-round graph's limit does not run 4 rounds
         graph.invoke({"question": QUESTION}, {"recursion_limit": limit_for(1)})
 
 

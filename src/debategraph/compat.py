@@ -25,7 +25,9 @@ Attributes:
         From ``langgraph._internal._constants``.
     MISSING: The "no stored value" sentinel. ``DeltaChannel.from_checkpoint(MISSING)``
         starts an empty channel (``None`` would be taken as a stored value); ``prune``
-        passes it when ``get_delta_channel_history`` finds no seed.
+        passes it when ``get_delta_channel_history`` finds no seed; the ``messages``
+        channel (:class:`~debategraph.state.reducers.MessagesChannel`) returns it for
+        "nothing to save".
         From ``langgraph._internal._typing``.
     DeltaSnapshot: The blob type of a delta channel's full value in ``channel_values``;
         ``prune`` stores one in the oldest checkpoint it keeps, so that the ancestor

@@ -167,6 +167,7 @@ BUILTIN: tuple[Entry, ...] = (
         cli="debategraph.cli.patterns.group_chat:PATTERN",
         studio={"until": [r"regex:\bAPPROVED\b@Reviewer"], "max_rounds": 10, "max_in_a_row": 2},
         renamed={"max_turns": "max_rounds", "first": "first_speaker"},
+        input_check="debategraph.nodes.group_chat.turns:require_task",
         description="A group chat: a Writer and a Reviewer share one conversation, taking "
         "turns until the Reviewer says APPROVED (at most 10 turns, no one twice in a row). "
         "Input: {task}; later invocations may pass {message}, {speaker} (one turn of that "

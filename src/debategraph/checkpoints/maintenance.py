@@ -108,14 +108,16 @@ def history(graph: AnyGraph, thread_id: str) -> list[HistoryEntry]:
     """
     entries: list[HistoryEntry] = []
     snaps = list(graph.get_state_history(thread_config(thread_id)))
-    parents = {
-        (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id") for snap in snaps
+    parents = {  # checkpoints a step of the graph went on from (not an update_state)
+        (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+        for snap in snaps
+        if (snap.metadata or {}).get("source") == "loop"
     }
     for snap in snaps:
         metadata: dict[str, Any] = dict(snap.metadata or {})
         values = snap.values if isinstance(snap.values, dict) else {}
-        # A checkpoint the thread went on from finished its step: every task is done,
-        # also one whose writes are never saved (a graph's messages, say).
+        # A checkpoint a step went on from finished its step: every task is done, also
+        # one whose writes are never saved (a graph's messages, say).
         finished = snap.config["configurable"]["checkpoint_id"] in parents
         done = tuple(t.name for t in snap.tasks if finished or t.result is not None)
         pending = tuple(t.name for t in snap.tasks if not finished and t.result is None)

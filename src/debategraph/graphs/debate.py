@@ -28,7 +28,7 @@ from debategraph.nodes.debate.setup import (
     debate_setup,
 )
 from debategraph.nodes.dual import loop_node
-from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
+from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review
 from debategraph.state.debate import SCHEMAS, DebateInput, DebateOutput, HistoryMode
 
@@ -129,7 +129,7 @@ def build_debate(
         previous = name
     builder.add_node(nodes.CLOSE_ROUND_NODE, loop_node(nodes.make_close_round(setup)))
     builder.add_edge(previous, nodes.CLOSE_ROUND_NODE)
-    builder.add_edge(INPUT_NODE, OPEN_ROUND_NODE)
+    builder.start_at(OPEN_ROUND_NODE)
     route, targets = nodes.router(setup, nodes.CLOSE_ROUND_NODE)
     builder.add_conditional_edges(nodes.CLOSE_ROUND_NODE, loop_node(route), targets)
     if setup.moderator:

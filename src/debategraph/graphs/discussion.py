@@ -57,7 +57,7 @@ from debategraph.nodes.discussion.setup import (
     node_name,
 )
 from debategraph.nodes.dual import loop_node
-from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
+from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.rounds import add_review, round_router
 from debategraph.state.discussion import SCHEMAS, DiscussionInput, DiscussionOutput
 
@@ -154,7 +154,7 @@ def build_discussion(
     builder.add_node(RESPONSES_DONE_NODE, loop_node(join))
     builder.add_node(CHECK_NODE, loop_node(make_check(setup)))
     builder.add_node(CONSENSUS_NODE, make_consensus(setup, binding))
-    builder.add_edge(INPUT_NODE, PREPARE_NODE)
+    builder.start_at(PREPARE_NODE)
     # Each phase's persona nodes start after one of these nodes and join at the next.
     stops = [
         PREPARE_NODE,

@@ -39,7 +39,7 @@ from debategraph.nodes.group_chat.setup import (
     AgentLike,
     chat_setup,
 )
-from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
+from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node
 from debategraph.state.group_chat import SCHEMAS, GroupChatInput, GroupChatOutput
 
@@ -150,7 +150,7 @@ def build_group_chat(
     setup = chat_setup(**settings_of(locals()))
     builder, binding = skeleton(model, SCHEMAS, state_schema, setup, pattern=GRAPH_NAME)
     builder.add_node(nodes.BEGIN_NODE, loop_node(nodes.begin(setup), name=nodes.BEGIN_NODE))
-    builder.add_edge(INPUT_NODE, nodes.BEGIN_NODE)
+    builder.start_at(nodes.BEGIN_NODE)
     builder.add_conditional_edges(
         nodes.BEGIN_NODE, loop_node(nodes.after_begin), [OPEN_ROUND_NODE, RESPOND_NODE]
     )

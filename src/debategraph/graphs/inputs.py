@@ -45,12 +45,14 @@ def input_fields(name: str) -> list[str]:
     return sorted(fields, key=lambda field: field == "messages")
 
 
-def check_input(name: str, values: Any) -> None:
+def check_input(name: str, values: Any, *, first: bool = True) -> None:
     """Refuse a pattern's input that its graph cannot start from.
 
     Args:
         name: The pattern (its registry name).
         values: The input, as a caller sends it.
+        first: Whether it starts a thread (else it goes on with one: the pattern's own
+            check of a first input does not apply, a group chat's next message say).
 
     Raises:
         ValueError: One line naming the bad value and what is allowed.
@@ -71,9 +73,9 @@ def check_input(name: str, values: Any) -> None:
     if values.get("messages") is not None:
         as_messages(values["messages"])
     schemas = getattr(importlib.import_module(entry.state), "SCHEMAS", None)
-    filled = read_messages(values, schemas) if schemas is not None else {}
+    filled = read_messages(values, schemas, first=first) if schemas is not None else {}
     filled.pop("notes", None)
-    if entry.input_check:
+    if entry.input_check and first:
         check: Callable[[Mapping[str, Any]], None] = registry.load(entry.input_check)
         check({**values, **filled})
     from pydantic import ValidationError

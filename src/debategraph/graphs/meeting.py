@@ -35,7 +35,7 @@ from debategraph.nodes.meeting.setup import (
     StageLike,
     meeting_setup,
 )
-from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
+from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, round_router
 from debategraph.state.meeting import SCHEMAS, MeetingInput, MeetingOutput
 
@@ -137,7 +137,7 @@ def build_meeting(
     setup = meeting_setup(**settings_of(locals()))
     builder, binding = skeleton(model, SCHEMAS, state_schema, setup, nodes.outcome, GRAPH_NAME)
     builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(setup))
-    builder.add_edge(INPUT_NODE, OPEN_ROUND_NODE)
+    builder.start_at(OPEN_ROUND_NODE)
     route, targets = nodes.open_router(setup)
     builder.add_conditional_edges(OPEN_ROUND_NODE, loop_node(route), targets)
     for node in setup.nodes:

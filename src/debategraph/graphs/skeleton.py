@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
 from langgraph.constants import TAG_HIDDEN
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from debategraph import registry
 from debategraph.compat import StateLike
@@ -28,7 +29,9 @@ from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import (
     INPUT_NODE,
     RESPOND_NODE,
+    MessagesIn,
     Outcome,
+    has_messages,
     make_respond,
     make_take_input,
 )
@@ -64,7 +67,26 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
     pattern: str = ""
     pattern_schemas: Schemas[Any, Any] | None = None
 
-    def compile(self, *args: Any, **kwargs: Any) -> Any:
+    def start_at(self, node: str) -> None:
+        """Start the pattern at ``node``: a run given ``messages`` reads them first.
+
+        ``START`` leads to ``node``, or, when the run's input holds ``messages``, to
+        :data:`~debategraph.nodes.messages.INPUT_NODE` and then ``node``: a run given
+        its own fields takes no step (and no checkpoint) more than before.
+
+        Args:
+            node: The pattern's first node.
+        """
+
+        def first_step(state: MessagesIn) -> str:
+            return INPUT_NODE if has_messages(state) else node
+
+        self.add_edge(INPUT_NODE, node)
+        self.add_conditional_edges(START, loop_node(first_step), [INPUT_NODE, node])
+
+    def compile(
+        self, *args: Any, **kwargs: Any
+    ) -> CompiledStateGraph[Any, Context, InputT, OutputT]:
         """Compile as ``StateGraph.compile`` does, carrying the recursion limit the graph needs.
 
         The compiled graph's own config holds :func:`recursion_limit`, so ``invoke`` and
@@ -111,8 +133,9 @@ def skeleton(
 ) -> tuple[PatternGraph[InputT, OutputT], ModelBinding | None]:
     """A pattern graph with its two end nodes, and the model its agents call.
 
-    The graph runs ``START -> take_input`` and ``respond -> END``: the factory adds
-    its nodes from :data:`~debategraph.nodes.messages.INPUT_NODE` and ends them at
+    The graph has :data:`~debategraph.nodes.messages.INPUT_NODE` (which a run given
+    ``messages`` passes first) and ``respond -> END``: the factory names its first node
+    with :meth:`PatternGraph.start_at` (not an edge from ``START``) and ends its nodes at
     :data:`~debategraph.nodes.messages.RESPOND_NODE` (not ``END``).
 
     Args:
@@ -143,8 +166,7 @@ def skeleton(
     graph.round_cap = setup.round_cap
     graph.pattern = pattern
     graph.pattern_schemas = schemas
-    graph.add_node(INPUT_NODE, loop_node(make_take_input(schemas)))
-    graph.add_edge(START, INPUT_NODE)
+    graph.add_node(INPUT_NODE, loop_node(make_take_input(schemas, pattern or "graph")))
     graph.add_node(RESPOND_NODE, loop_node(make_respond(outcome, pattern or "graph")))
     graph.add_edge(RESPOND_NODE, END)
     return graph, bind(model)

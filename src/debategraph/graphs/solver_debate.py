@@ -25,7 +25,7 @@ from debategraph.graphs.skeleton import (
 from debategraph.nodes import solver_debate as nodes
 from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.dual import loop_node
-from debategraph.nodes.messages import INPUT_NODE, RESPOND_NODE
+from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node, round_router
 from debategraph.nodes.solver_debate.setup import (
     DEFAULT_VIEW_CHARS,
@@ -179,7 +179,7 @@ def build_solver_debate(
         nodes.AGGREGATE_NODE,
         nodes.make_aggregate(setup.protocol, setup.officials.get(JUDGE), binding),
     )
-    builder.add_edge(INPUT_NODE, OPEN_ROUND_NODE)
+    builder.start_at(OPEN_ROUND_NODE)
     builder.add_edge(setup.solvers, nodes.CLOSE_ROUND_NODE)  # waits for every solver
     route, targets = round_router(nodes.AGGREGATE_NODE, pause_after_round=pause_after_round)
     builder.add_conditional_edges(nodes.CLOSE_ROUND_NODE, loop_node(route), targets)

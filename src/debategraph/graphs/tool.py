@@ -102,14 +102,20 @@ def as_tool(graph: Any, *, name: str | None = None, description: str | None = No
     def run(config: RunnableConfig, **arguments: Any) -> tuple[str, dict[str, Any]]:
         values = _values(arguments)
         if (line := _refused(values)) is not None:
-            return line, {"error": line}
-        return _result(graph.invoke(values, config))
+            return _refusal(line)
+        try:
+            return _result(graph.invoke(values, config))
+        except ValueError as exc:  # what the graph refuses at its start (a speaker, say)
+            return _refusal(str(exc))
 
     async def arun(config: RunnableConfig, **arguments: Any) -> tuple[str, dict[str, Any]]:
         values = _values(arguments)
         if (line := _refused(values)) is not None:
-            return line, {"error": line}
-        return _result(await graph.ainvoke(values, config))
+            return _refusal(line)
+        try:
+            return _result(await graph.ainvoke(values, config))
+        except ValueError as exc:
+            return _refusal(str(exc))
 
     return StructuredTool.from_function(
         run,
@@ -153,10 +159,15 @@ def _descriptions(schema: type[Any]) -> dict[str, str]:
     """Field descriptions from the ``Attributes:`` section of a schema's docstring."""
     out: dict[str, str] = {}
     doc = (schema.__doc__ or "").split("Attributes:", 1)
-    if len(doc) == 2:
-        for line in doc[1].splitlines():
-            if match := _ATTRIBUTE.match(line):
-                out[match.group(1)] = match.group(2)
+    field = None
+    for line in doc[1].splitlines() if len(doc) == 2 else ():
+        if match := _ATTRIBUTE.match(line):
+            field = match.group(1)
+            out[field] = match.group(2)
+        elif field is not None and line.strip():
+            out[field] += " " + line.strip()  # a continuation line
+        else:
+            field = None
     return out
 
 
@@ -177,6 +188,12 @@ def _result(output: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     content = messages[-1].text if messages else str(output.get("termination_reason"))
     artifact = {k: v for k, v in output.items() if k != "messages"}
     return content, to_jsonable_python(artifact, fallback=str)
+
+
+def _refusal(reason: str) -> tuple[str, dict[str, Any]]:
+    """A refused call's result: its first line, for the calling model to read."""
+    line = (reason.strip().splitlines() or ["refused"])[0]
+    return line, {"error": line}
 
 
 def _one_line(error: ValidationError) -> str:

@@ -112,7 +112,8 @@ class Agent:
         run's endpoint; one at another endpoint gets ``OPENAI_API_KEY`` only where it is
         OpenAI's (else it names its key with ``api_key_env``). A context that is not a
         :class:`~debategraph.context.Context` (a parent graph's own ``context_schema``,
-        when the graph runs as its subgraph) names nothing: the graph's model decides.
+        when the graph runs as its subgraph) names nothing: the graph's model decides,
+        and a graph built without one refuses to guess.
 
         Args:
             runtime: The node's runtime (its context names the model).
@@ -125,6 +126,12 @@ class Agent:
 
         context = runtime.context if runtime is not None else None
         if not isinstance(context, Context):
+            if context is not None and self.own is None and self.model is None:
+                raise ValueError(
+                    f"agent {self.name}: the run's context is a {type(context).__name__}, "
+                    "not debategraph.Context, so it names no model: build the graph with "
+                    "a model (build_...(model, ...))"
+                )
             context = None
         own = self.own
         if own is None and self.model is None and context is not None:

@@ -24,7 +24,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from typing_extensions import TypedDict
+
 from debategraph.state.records import INTERJECT_STAGE, Turn, tool_call_text
+from debategraph.state.reducers import CONSUMED, Reply
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -91,16 +94,17 @@ def as_messages(value: Any) -> list[BaseMessage]:
 
 
 def last_human_text(messages: Sequence[BaseMessage]) -> str:
-    """The text of the last human message with any text.
+    """The text of the last human message.
 
     Args:
         messages: The conversation.
 
     Returns:
-        Its stripped text, or ``""`` if no human message has any.
+        Its stripped text: ``""`` if it has none, or there is no human message (an
+        empty last message is not read past: the pattern refuses the empty field).
     """
     for message in reversed(messages):
-        if message.type == "human" and message.text.strip():
+        if message.type == "human":
             return message.text.strip()
     return ""
 
@@ -140,20 +144,68 @@ def read_messages(
     return {key: text} if text else {}
 
 
-def make_take_input(schemas: Schemas[Any, Any]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def make_take_input(
+    schemas: Schemas[Any, Any], pattern: str
+) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """The :data:`INPUT_NODE` of a pattern: a ``messages`` input read into its field.
+
+    It runs only on a run given ``messages`` (see :func:`has_messages`), and marks them
+    read (:data:`~debategraph.state.reducers.CONSUMED`): saved with the checkpoints
+    until then, so a thread paused or crashed before this node still has them, and no
+    checkpoint holds them after. On a thread that has run before, a pattern without a
+    later field (all but the group chat) refuses a new question: one thread, one
+    question.
 
     Args:
         schemas: The pattern's schemas.
+        pattern: The pattern's name, for the message.
 
     Returns:
         The node function.
+
+    Raises:
+        ValueError: One line, for messages that are not messages or a new question on a
+            thread that has answered one.
     """
 
     def take_input(state: Mapping[str, Any]) -> dict[str, Any]:
-        return read_messages(state, schemas, first=not state.get("transcript"))
+        first = not state.get("transcript")
+        if not first and not schemas.later_text and state.get("messages"):
+            text = last_human_text(as_messages(state["messages"]))
+            held = str(state.get(schemas.text) or "").strip()
+            if text and text != held:
+                raise ValueError(
+                    f"this {pattern} thread has run on its {schemas.text} ({held[:60]!r}): "
+                    f"a new {schemas.text} ({text[:60]!r}) needs a new thread"
+                )
+        filled = read_messages(state, schemas, first=first)
+        if (
+            first
+            and not filled.get(schemas.text)
+            and not str(state.get(schemas.text) or "").strip()
+        ):
+            return filled  # unread: the pattern's check refuses the empty field, naming them
+        return {**filled, "messages": CONSUMED}
 
     return take_input
+
+
+class MessagesIn(TypedDict, total=False):
+    """What the edge from ``START`` reads: only whether the run was given messages."""
+
+    messages: Any
+
+
+def has_messages(state: MessagesIn) -> bool:
+    """Whether a run was given ``messages`` (the edge from ``START`` then reads them).
+
+    Args:
+        state: The run's input, as the edge from ``START`` reads it.
+
+    Returns:
+        True if it holds a non-empty ``messages``.
+    """
+    return bool(state.get("messages"))
 
 
 def turn_message(turn: Turn) -> BaseMessage | None:
@@ -273,7 +325,7 @@ def make_respond(
                 )
             )
         emit(OUTCOME_STAGE, agent=speaker, text=text, termination_reason=reason)
-        return {"messages": messages}
+        return {"messages": Reply(messages)}
 
     return respond
 
@@ -286,7 +338,8 @@ def emit(event: str, **data: Any) -> None:
 
     Args:
         event: ``round`` (a round opens), ``votes`` (a solver round's answers counted),
-            ``outcome`` (the run's outcome).
+            ``decision`` (a debate moderator's, a meeting controller's call, a
+            discussion's convergence record), ``outcome`` (the run's outcome).
         **data: The event's fields.
     """
     from langgraph.config import get_stream_writer

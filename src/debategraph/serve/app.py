@@ -118,15 +118,16 @@ async def checked(body: bytes, thread_id: str | None) -> tuple[str | None, bytes
         return None, body  # a command acts on the thread's state: nothing to check
     name = graph_of(request.get("assistant_id"))
     values = request.get("input")
+    ongoing = await has_checkpoint(thread_id)
     if values in (None, {}):
-        if await has_checkpoint(thread_id) or name is None:
+        if ongoing or name is None:
             request["input"] = {}
             return None, json.dumps(request).encode()
         values = {}
     elif name is None:
         return None, body  # another assistant's run: its graph checks it when it starts
     try:
-        check_input(name, values)
+        check_input(name, values, first=not ongoing)
     except ValueError as exc:
         return str(exc), body
     return None, body

@@ -9,6 +9,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.channels.delta import DeltaChannel
 from langgraph.channels.untracked_value import UntrackedValue
 
+from debategraph.compat import MISSING
 from debategraph.state.records import INTERJECT_STAGE, USER, Turn
 
 T = TypeVar("T")
@@ -103,17 +104,77 @@ def transcript_channel() -> DeltaChannel[Any]:
     return DeltaChannel(extend_turns, snapshot_frequency=SNAPSHOT_EVERY)
 
 
-def messages_channel() -> UntrackedValue[Any]:
-    """Channel for ``messages``: what a graph takes and returns as chat messages, never stored.
+#: What the node that reads a ``messages`` input writes to the channel once it has read it.
+CONSUMED = "__debategraph_messages_read__"
 
-    A run's messages are a view of its transcript (:mod:`debategraph.nodes.messages` makes
-    them when the run ends), and a ``messages`` input is read into the pattern's own
-    field (its question, topic, document or task) when the run starts; a checkpoint
-    keeps neither, so storage per turn is the transcript's alone (DESIGN.md principle
-    5). A parent graph that takes them (a ``MessagesState``, a supervisor) stores them
-    in its own state.
+
+class MessagesChannel(UntrackedValue[Any]):
+    """The ``messages`` channel: an input kept until the run has read it, a reply never.
+
+    A ``messages`` input is saved with the checkpoints (a thread paused, crashed or
+    forked before its first node still has it) until the node that reads it into the
+    pattern's own field writes :data:`CONSUMED`; from then on no checkpoint holds it.
+    The run's reply (the transcript as messages, written when the run ends) is never
+    saved: the transcript is what a thread keeps, so storage per turn is the
+    transcript's alone (DESIGN.md principle 5). As an :class:`UntrackedValue`, no write
+    to it is saved as a pending write either.
+    """
+
+    __slots__ = ("kept",)
+
+    def __init__(self, typ: Any = list, guard: bool = False) -> None:
+        super().__init__(typ, guard)
+        self.kept = False
+
+    def copy(self) -> MessagesChannel:
+        """A copy of the channel, its value and whether it is kept."""
+        empty = MessagesChannel(self.typ, self.guard)
+        empty.key, empty.value, empty.kept = self.key, self.value, self.kept
+        return empty
+
+    def checkpoint(self) -> Any:
+        """The input until it is read; nothing after (no reply is ever saved)."""
+        return self.value if self.kept else MISSING
+
+    def from_checkpoint(self, checkpoint: Any) -> MessagesChannel:
+        """The channel with a saved input (an unread one), or empty."""
+        empty = MessagesChannel(self.typ, self.guard)
+        empty.key = self.key
+        if checkpoint is not MISSING:
+            empty.value, empty.kept = checkpoint, True
+        return empty
+
+    def update(self, values: Sequence[Any]) -> bool:
+        """Take the step's last write: :data:`CONSUMED` empties the channel."""
+        if not values:
+            return False
+        last = values[-1]
+        if isinstance(last, Reply):
+            self.value, self.kept = list(last.messages), False
+        elif isinstance(last, str) and last == CONSUMED:
+            self.value, self.kept = MISSING, False
+        else:
+            self.value, self.kept = last, True
+        return True
+
+
+class Reply:
+    """A run's reply written to :class:`MessagesChannel`: read as its list, never saved.
+
+    Attributes:
+        messages: The messages.
+    """
+
+    __slots__ = ("messages",)
+
+    def __init__(self, messages: Sequence[Any]) -> None:
+        self.messages = messages
+
+
+def messages_channel() -> MessagesChannel:
+    """Channel for ``messages``: an input kept until read, a reply never saved.
 
     Returns:
-        An :class:`UntrackedValue` keeping the last write of a step.
+        A :class:`MessagesChannel`.
     """
-    return UntrackedValue(list, guard=False)
+    return MessagesChannel(list, guard=False)

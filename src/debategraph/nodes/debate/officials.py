@@ -41,6 +41,7 @@ from debategraph.nodes.debate.views import (
     turn_lines,
 )
 from debategraph.nodes.dual import agent_node
+from debategraph.nodes.messages import emit
 from debategraph.nodes.rounds import ended
 from debategraph.state.base import turn_update
 from debategraph.state.debate import TIE, DebateState, ModeratorDecision, Verdict
@@ -212,6 +213,7 @@ def make_moderator(setup: DebateSetup, model: ModelBinding | None) -> Runnable[A
             **turn_update(*recorded(result, turn)),
             "moderator_decisions": [decision],
         }
+        emit("decision", agent=MODERATOR_NODE, **decision.model_dump(mode="json"))
         outcome = RoundOutcome(round=rnd, settled=decision.settled)
         reason = ended(state, first_fired(conditions, outcome))
         if reason is not None:

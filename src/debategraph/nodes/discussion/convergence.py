@@ -24,6 +24,7 @@ from debategraph.nodes.discussion.views import (
     prompt_slots,
     this_iteration,
 )
+from debategraph.nodes.messages import emit
 from debategraph.nodes.rounds import ended, review_payload
 from debategraph.state.base import TerminationReason
 from debategraph.state.discussion import (
@@ -264,6 +265,7 @@ def make_check(setup: DiscussionSetup) -> Callable[..., dict[str, Any]]:
             termination_reason=reason,
         )
         update: dict[str, Any] = {"convergence": [record], "iterations_completed": iteration}
+        emit("decision", agent="convergence", **record.model_dump(mode="json"))
         if reason is not None:
             update["termination_reason"] = reason
         return update

@@ -36,6 +36,7 @@ from debategraph.nodes.meeting.setup import (
     MeetingSetup,
 )
 from debategraph.nodes.meeting.speakers import goal_line
+from debategraph.nodes.messages import emit
 from debategraph.nodes.rounds import STOPPED, TIME_LIMIT, ended, review_payload
 from debategraph.state.base import turn_update
 from debategraph.state.meeting import FinalDecision, MeetingState, RoundDecision, Stage
@@ -187,6 +188,7 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
             )
             update.update(turn_update(*recorded(result, turn)))
         update["controller_decisions"] = [decision]
+        emit("decision", agent=CONTROLLER_AGENT, **decision.model_dump(mode="json"))
         update.update(next_step(decision, stage, setup))
         return update
 
