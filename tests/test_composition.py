@@ -159,6 +159,17 @@ def ai_names(messages: list[Any]) -> list[str | None]:
     return [m.name for m in messages if isinstance(m, AIMessage)]
 
 
+def in_app(sub: Any, saver: Any = None, context_schema: Any = None) -> Any:
+    """A ``MessagesState`` app whose one node, ``panel``, is ``sub``."""
+    return (
+        StateGraph(MessagesState, context_schema=context_schema)
+        .add_node("panel", sub)
+        .add_edge(START, "panel")
+        .add_edge("panel", END)
+        .compile(checkpointer=saver)
+    )
+
+
 # --- every pattern returns its content ---------------------------------------------------
 
 
@@ -249,13 +260,7 @@ SPOKEN: dict[str, tuple[list[str], str, tuple[str, ...]]] = {
 @pytest.mark.parametrize("pattern", list(SPOKEN))
 def test_a_node_of_a_messages_state_graph(fresh: Stub, pattern: str) -> None:
     build, _, text = PATTERNS[pattern]
-    app = (
-        StateGraph(MessagesState)
-        .add_node("panel", build(spec(fresh)).compile(name="panel"))
-        .add_edge(START, "panel")
-        .add_edge("panel", END)
-        .compile()
-    )
+    app = in_app(build(spec(fresh)).compile(name="panel"))
     out = app.invoke({"messages": [HumanMessage(text)]})
     messages = out["messages"]
     assert isinstance(messages[0], HumanMessage) and messages[0].content == text
@@ -379,13 +384,7 @@ def saver(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
 
 def parent_app(stub: Stub, saver: Any, **settings: Any) -> Any:
     sub = build_solver_debate(spec(stub), agents=3, max_rounds=2, **settings).compile(name="panel")
-    return (
-        StateGraph(MessagesState)
-        .add_node("panel", sub)
-        .add_edge(START, "panel")
-        .add_edge("panel", END)
-        .compile(checkpointer=saver)
-    )
+    return in_app(sub, saver)
 
 
 def test_a_pause_inside_the_subgraph_pauses_the_parent_and_resumes_with_an_interjection(
@@ -529,12 +528,8 @@ def test_what_the_graph_refuses_comes_back_as_the_tools_result_too(fresh: Stub) 
 
 
 def test_a_graph_built_without_a_model_refuses_a_parents_own_context(fresh: Stub) -> None:
-    app = (
-        StateGraph(MessagesState, context_schema=ParentContext)
-        .add_node("panel", build_solver_debate(agents=3, max_rounds=1).compile(name="panel"))
-        .add_edge(START, "panel")
-        .add_edge("panel", END)
-        .compile()
+    app = in_app(
+        build_solver_debate(agents=3, max_rounds=1).compile(name="panel"), None, ParentContext
     )
     with pytest.raises(ValueError, match=r"context is a ParentContext, not debategraph\.Context"):
         app.invoke({"messages": [HumanMessage(QUESTION)]}, context=ParentContext("ann"))
@@ -570,13 +565,7 @@ def test_other_patterns_pause_inside_a_parent_and_take_an_interjection(
     fresh: Stub, pattern: str, build: Callable[[ModelSpec], Any]
 ) -> None:
     _, _, text = PATTERNS[pattern]
-    app = (
-        StateGraph(MessagesState)
-        .add_node("panel", build(spec(fresh)).compile(name="panel"))
-        .add_edge(START, "panel")
-        .add_edge("panel", END)
-        .compile(checkpointer=InMemorySaver())
-    )
+    app = in_app(build(spec(fresh)).compile(name="panel"), InMemorySaver())
     config: Any = {"configurable": {"thread_id": pattern}}
     out = app.invoke({"messages": [HumanMessage(text)]}, config)
     assert out["__interrupt__"][0].value["kind"] == "round_review"
