@@ -91,13 +91,21 @@ class Entry:
         factory: Callable[..., Any] = load(self.factory)
         return factory
 
+    def schemas(self) -> Any:
+        """The pattern's schemas (imported now).
+
+        Returns:
+            The state module's ``SCHEMAS`` (a :class:`debategraph.state.base.Schemas`).
+        """
+        return importlib.import_module(self.state).SCHEMAS
+
     def input_schema(self) -> type[Any]:
         """What an invocation of the pattern's graph takes (imported now).
 
         Returns:
             The state module's ``SCHEMAS.input`` (a ``TypedDict``).
         """
-        schema: type[Any] = importlib.import_module(self.state).SCHEMAS.input
+        schema: type[Any] = self.schemas().input
         return schema
 
     def record_types(self) -> tuple[type[Any], ...]:

@@ -13,7 +13,6 @@ naming the bad value and what is allowed; the CLI prints it as its error, and
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, get_type_hints
 
@@ -72,8 +71,7 @@ def check_input(name: str, values: Any, *, first: bool = True) -> None:
         )
     if values.get("messages") is not None:
         as_messages(values["messages"])
-    schemas = getattr(importlib.import_module(entry.state), "SCHEMAS", None)
-    filled = read_messages(values, schemas, first=first) if schemas is not None else {}
+    filled = read_messages(values, entry.schemas(), first=first)
     filled.pop("notes", None)
     if entry.input_check and first:
         check: Callable[[Mapping[str, Any]], None] = registry.load(entry.input_check)

@@ -3,10 +3,11 @@
 A factory checks its settings (``nodes/<p>/setup.py``), then asks :func:`skeleton` for a
 graph with the package's context schema, its own input and output schemas, the model
 bound once, the time limit checked, the round cap recorded, and the two nodes every
-pattern shares at its ends: :data:`~debategraph.nodes.messages.INPUT_NODE` after
-``START`` (a ``messages`` input read into the pattern's field) and
+pattern shares at its ends: :data:`~debategraph.nodes.messages.INPUT_NODE`, which a run
+given ``messages`` passes first (read into the pattern's field), and
 :data:`~debategraph.nodes.messages.RESPOND_NODE` before ``END`` (the run's content as
-``messages``); then it adds its nodes between them. Compiled, the graph carries the
+``messages``); then it adds its nodes between them, naming its first with
+:meth:`PatternGraph.start_at`. Compiled, the graph carries the
 recursion limit its round cap needs (:func:`recursion_limit`), so no caller passes one.
 """
 

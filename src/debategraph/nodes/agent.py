@@ -20,11 +20,12 @@ a graph module is imported: declaring or validating a graph stays quick.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlparse
 
 from pydantic import BaseModel
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from debategraph.models.loops import Work
 
 S = TypeVar("S", bound=BaseModel)
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: OpenAI's endpoint: where a model named without one goes when the run names none.
 OPENAI_URL = "https://api.openai.com/v1"
@@ -75,6 +77,25 @@ def bind(model: BaseChatModel | ModelBinding | ModelSpec | None) -> ModelBinding
     return bind_model(model)
 
 
+def _named(steps_of: F) -> F:
+    """Make every model call of an agent's steps carry its name (``lc_agent_name``).
+
+    ``stream_mode="messages"`` then tells whose tokens each chunk holds.
+
+    Args:
+        steps_of: An :class:`Agent` method returning a call's steps.
+
+    Returns:
+        The method, its steps wrapped by :func:`~debategraph.models.steps.tagged`.
+    """
+
+    @functools.wraps(steps_of)
+    def method(agent: Agent, *args: Any, **kwargs: Any) -> Any:
+        return tagged(steps_of(agent, *args, **kwargs), {AGENT_NAME_KEY: agent.name})
+
+    return cast(F, method)
+
+
 @dataclass(frozen=True)
 class Agent:
     """One agent of a graph: its name, the model it calls, its tools or its own agent.
@@ -97,11 +118,6 @@ class Agent:
     tools: tuple[BaseTool, ...] = ()
     runnable: Runnable[Any, Any] | None = None
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
-
-    @property
-    def _metadata(self) -> dict[str, Any]:
-        """What every model call of this agent carries in its config's metadata."""
-        return {AGENT_NAME_KEY: self.name}
 
     def binding(self, runtime: Runtime[Context] | None) -> ModelBinding:
         """The model this agent calls in this run.
@@ -165,6 +181,7 @@ class Agent:
             own = dataclasses.replace(own, api_key="not-needed")  # never the run's key
         return own
 
+    @_named
     def ask_steps(
         self,
         runtime: Runtime[Context] | None,
@@ -193,15 +210,6 @@ class Agent:
         Raises:
             ModelUnavailableError: If the agent's endpoint fails (the line names the agent).
         """
-        return tagged(self._ask_steps(runtime, schema, messages, **kwargs), self._metadata)
-
-    def _ask_steps(
-        self,
-        runtime: Runtime[Context] | None,
-        schema: type[S],
-        messages: Sequence[BaseMessage],
-        **kwargs: Any,
-    ) -> Steps[CallResult[S]]:
         from debategraph.models import structured_steps
         from debategraph.models.calls import CallResult, parse_reply
 
@@ -236,6 +244,7 @@ class Agent:
         except ModelUnavailableError as exc:
             raise ModelUnavailableError(f"agent {self.name}: {exc}") from exc
 
+    @_named
     def say_steps(
         self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage], **kwargs: Any
     ) -> Steps[TextResult]:
@@ -257,11 +266,6 @@ class Agent:
         Raises:
             ModelUnavailableError: If the agent's endpoint fails (the line names the agent).
         """
-        return tagged(self._say_steps(runtime, messages, **kwargs), self._metadata)
-
-    def _say_steps(
-        self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage], **kwargs: Any
-    ) -> Steps[TextResult]:
         from debategraph.models import text_steps
         from debategraph.models.calls import TextResult
 

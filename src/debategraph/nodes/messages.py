@@ -1,21 +1,22 @@
 """Messages in and out: every pattern's graph is also an agent (DESIGN.md principle 6).
 
-A graph takes ``{"messages": [...]}`` besides its own fields: the first node of every
-pattern, :data:`INPUT_NODE`, reads the last human message into the pattern's question,
-topic, document or task (its :attr:`~debategraph.state.base.Schemas.text`) when that
-field is not given. So a graph is a node of any ``MessagesState`` graph, an agent of
-``langgraph-supervisor`` or ``langgraph-swarm``, and (through
-:func:`debategraph.graphs.tool.as_tool`) a tool.
+A graph takes ``{"messages": [...]}`` besides its own fields: a run given them passes
+:data:`INPUT_NODE` before the pattern's first node, which reads the last human message
+into the pattern's question, topic, document or task (its
+:attr:`~debategraph.state.base.Schemas.text`) when that field is not given. So a graph
+is a node of any ``MessagesState`` graph, an agent of ``langgraph-supervisor`` or
+``langgraph-swarm``, and (through :func:`debategraph.graphs.tool.as_tool`) a tool.
 
 The last node of every pattern, :data:`RESPOND_NODE`, returns the run's content as
 ``messages``: the transcript as chat messages named after their agents, ending in one
 message that states the outcome (the pattern's ``outcome`` function: the decided answer,
-the verdict, the report's overview, the chat's last word, the meeting's decision). The
-``messages`` channel is never checkpointed (:func:`~debategraph.state.reducers.messages_channel`):
-the transcript is what a thread keeps.
+the verdict, the report's overview, the chat's last word, the meeting's decision). No
+checkpoint holds that reply, and an input only until it is read
+(:class:`~debategraph.state.reducers.MessagesChannel`): the transcript is what a thread
+keeps.
 
 :func:`emit` writes the events a UI follows with ``stream_mode="custom"``: a round
-opening, a solver round's votes, the outcome.
+opening, a solver round's votes, a decision, the outcome.
 """
 
 from __future__ import annotations
@@ -170,20 +171,16 @@ def make_take_input(
 
     def take_input(state: Mapping[str, Any]) -> dict[str, Any]:
         first = not state.get("transcript")
+        held = str(state.get(schemas.text) or "").strip()
         if not first and not schemas.later_text and state.get("messages"):
             text = last_human_text(as_messages(state["messages"]))
-            held = str(state.get(schemas.text) or "").strip()
             if text and text != held:
                 raise ValueError(
                     f"this {pattern} thread has run on its {schemas.text} ({held[:60]!r}): "
                     f"a new {schemas.text} ({text[:60]!r}) needs a new thread"
                 )
         filled = read_messages(state, schemas, first=first)
-        if (
-            first
-            and not filled.get(schemas.text)
-            and not str(state.get(schemas.text) or "").strip()
-        ):
+        if first and not filled.get(schemas.text) and not held:
             return filled  # unread: the pattern's check refuses the empty field, naming them
         return {**filled, "messages": CONSUMED}
 

@@ -112,7 +112,8 @@ def add_usage_by_agent(
     return out
 
 
-#: The ``messages`` key of every graph's input and output: chat messages, never checkpointed
+#: The ``messages`` key of every graph's input and output: chat messages; a checkpoint holds
+#: an input only until the run reads it, and the reply never
 #: (:func:`~debategraph.state.reducers.messages_channel`).
 Messages = Annotated[list[AnyMessage], messages_channel()]
 
