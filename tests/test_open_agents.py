@@ -397,13 +397,31 @@ def test_a_model_name_may_hold_an_at_sign() -> None:
 def test_a_bare_model_name_is_at_the_runs_endpoint_and_others_get_no_run_key(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-run-key")
-    run = bind_model(ModelSpec(model="run-model", base_url="http://127.0.0.1:7/v1"))
+    monkeypatch.setenv("RUN_KEY", "sk-run-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-key")
+    spec = ModelSpec(model="run-model", base_url="http://127.0.0.1:7/v1", api_key_env="RUN_KEY")
+    run = bind_model(spec)
     same = agent_of(Participant(name="ann", model="other-model"), run).binding(None)
     assert (same.name, same.endpoint) == ("other-model@http://127.0.0.1:7/v1", run.endpoint)
     assert same.chat.openai_api_key.get_secret_value() == "sk-run-key"  # type: ignore[attr-defined]
     away = agent_of(Participant(name="bob", model="m@http://127.0.0.1:8/v1"), run).binding(None)
     assert away.chat.openai_api_key.get_secret_value() == "not-needed"  # type: ignore[attr-defined]
+
+
+def test_openai_api_key_goes_only_to_the_endpoint_it_is_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The run's own model too: a base URL named without a key gets no key."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-key")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert ModelSpec(model="m", base_url="http://127.0.0.1:9/v1").key() is None
+    assert ModelSpec(model="m").key() == "sk-openai-key"
+    assert ModelSpec(model="m", base_url="https://api.openai.com/v1/").key() == "sk-openai-key"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert ModelSpec(model="m", base_url="http://127.0.0.1:9/v1").key() == "sk-openai-key"
+    assert ModelSpec(model="m", base_url="https://api.openai.com/v1").key() is None
+    monkeypatch.setenv("MINE", "sk-mine")
+    assert ModelSpec(model="m", base_url="http://x:1/v1", api_key_env="MINE").key() == "sk-mine"
 
 
 def test_the_calculator_never_overflows_into_a_crash() -> None:

@@ -97,6 +97,7 @@ def pattern_command(entry: registry.Entry) -> Any:
         spec = ModelSpec(
             model=common["model"],
             base_url=common["base_url"],
+            api_key_env=common["api_key_env"],
             timeout_s=common["timeout"],
             max_retries=common["max_retries"],
         ).validated()

@@ -30,6 +30,14 @@ BaseUrlOpt = Annotated[
         show_envvar=False,
     ),
 ]
+ApiKeyEnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key-env",
+        help="The environment variable holding the endpoint's key (OPENAI_API_KEY goes "
+        "only to OPENAI_BASE_URL, or OpenAI's API when that is unset).",
+    ),
+]
 TimeoutOpt = Annotated[
     float | None, typer.Option("--timeout", help="Seconds per model request (default 60).")
 ]
@@ -76,6 +84,7 @@ def run_options(
     pause_after_round: PauseOpt = False,
     model: ModelOpt = LOCAL,
     base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = 2,
     max_concurrency: ConcurrencyOpt = None,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple
@@ -178,7 +177,7 @@ def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:  # noqa: B008
 @functools.lru_cache(maxsize=32)
 def _remote_binding(spec: ModelSpec) -> ModelBinding:
     spec = spec.validated()
-    api_key = spec.key() or os.environ.get("OPENAI_API_KEY") or "not-needed"
+    api_key = spec.key() or "not-needed"  # a key only where it was given (ModelSpec.key)
     return _openai_binding(
         _pick_method(spec.structured_method, spec.base_url),
         spec.base_url or "https://api.openai.com/v1",

@@ -103,13 +103,23 @@ class ModelSpec:
             )
 
     def key(self) -> str | None:
-        """The API key: ``api_key``, else the variable ``api_key_env`` names, else ``None``.
+        """The API key, sent only to the endpoint it was given for.
+
+        ``api_key``, else the variable ``api_key_env`` names, else ``OPENAI_API_KEY``
+        where the spec's endpoint is the one that variable is for (``OPENAI_BASE_URL``,
+        else OpenAI's API: :func:`openai_home`). A model at any other endpoint that
+        names no key gets none: a key never follows a model to an endpoint that was
+        not named with it.
 
         Raises:
             UsageError: If ``api_key_env`` names a variable that is not set.
         """
-        if self.api_key is not None or self.api_key_env is None:
+        if self.api_key is not None:
             return self.api_key
+        if self.api_key_env is None:
+            home = openai_home()
+            at_home = self.base_url is None or same_endpoint(self.base_url, home)
+            return os.environ.get("OPENAI_API_KEY") if at_home else None
         value = os.environ.get(self.api_key_env)
         if not value:
             raise UsageError(
@@ -140,6 +150,33 @@ class ModelSpec:
             if parsed.scheme not in ("http", "https") or not parsed.netloc:
                 raise UsageError(f"base URL {base_url!r} is not an http(s) URL")
         return replace(self, base_url=base_url)
+
+
+#: OpenAI's endpoint: where a model goes when neither it nor ``OPENAI_BASE_URL`` names one.
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+def openai_home() -> str:
+    """The endpoint ``OPENAI_API_KEY`` is for: ``OPENAI_BASE_URL``, else OpenAI's API."""
+    return os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
+
+
+def same_endpoint(first: str, second: str) -> bool:
+    """Whether two base URLs name one endpoint (scheme, host and path; case of host aside).
+
+    Args:
+        first: A base URL.
+        second: Another.
+
+    Returns:
+        ``True`` when they are the same endpoint.
+    """
+
+    def norm(url: str) -> tuple[str, str, str]:
+        parsed = urlparse(url.strip())
+        return parsed.scheme.lower(), parsed.netloc.lower(), parsed.path.rstrip("/")
+
+    return norm(first) == norm(second)
 
 
 #: An environment variable's name.

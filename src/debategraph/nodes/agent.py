@@ -21,17 +21,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
 from debategraph.errors import ModelUnavailableError, UsageError
-from debategraph.models.spec import ModelSpec, parse_model
+from debategraph.models.spec import ModelSpec, openai_home, parse_model, same_endpoint
 from debategraph.models.steps import tagged
 from debategraph.nodes.messages import AGENT_NAME_KEY
 from debategraph.nodes.tools import import_ref, resolve_tools
@@ -51,9 +49,6 @@ if TYPE_CHECKING:
 
 S = TypeVar("S", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: OpenAI's endpoint: where a model named without one goes when the run names none.
-OPENAI_URL = "https://api.openai.com/v1"
 
 #: An official as given to a factory's ``officials=``: a record, or its data
 #: (``{"name": "judge", "model": ...}``); see :func:`officials_of`.
@@ -125,11 +120,11 @@ class Agent:
         Its own model first; else the graph's; else the run's context (its
         ``agent_models`` entry for this agent, matched case-insensitively, else its
         model). An own model named without an endpoint (``NAME``) is that model at the
-        run's endpoint; one at another endpoint gets ``OPENAI_API_KEY`` only where it is
-        OpenAI's (else it names its key with ``api_key_env``). A context that is not a
-        :class:`~debategraph.context.Context` (a parent graph's own ``context_schema``,
-        when the graph runs as its subgraph) names nothing: the graph's model decides,
-        and a graph built without one refuses to guess.
+        run's endpoint, with the run's key; one at another endpoint names its own key
+        with ``api_key_env`` (a key goes only to the endpoint it was given for). A
+        context that is not a :class:`~debategraph.context.Context` (a parent graph's
+        own ``context_schema``, when the graph runs as its subgraph) names nothing: the
+        graph's model decides, and a graph built without one refuses to guess.
 
         Args:
             runtime: The node's runtime (its context names the model).
@@ -165,20 +160,32 @@ class Agent:
     def _at_run_endpoint(
         self, own: ModelSpec | BaseChatModel, context: Context | None
     ) -> ModelSpec | BaseChatModel:
-        """An own spec's endpoint and key, as :meth:`binding` says."""
+        """An own spec's endpoint and key, as :meth:`binding` says.
+
+        A spec at the run's endpoint that names no key of its own gets the run's key (the
+        one given for that endpoint); one elsewhere keeps what it names, and
+        :meth:`ModelSpec.key <debategraph.models.ModelSpec.key>` sends a key only to the
+        endpoint it was given for.
+        """
         if not isinstance(own, ModelSpec) or own.is_local:
             return own
+        run_key: str | None = None
+        run_key_env: str | None = None
         if self.model is not None:
             run_url = self.model.endpoint if self.model.endpoint.startswith("http") else None
+            secret = getattr(self.model.chat, "openai_api_key", None)
+            run_key = secret.get_secret_value() if secret is not None else None
+        elif context is not None:
+            run_url, run_key, run_key_env = context.base_url, context.api_key, context.api_key_env
         else:
-            run_url = context.base_url if context is not None else None
-        run_url = run_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
+            run_url = None
+        run_url = run_url or openai_home()
         base_url = own.base_url or run_url
         own = dataclasses.replace(own, base_url=base_url)
-        elsewhere = base_url.rstrip("/") != run_url.rstrip("/")
-        openai_host = urlparse(base_url).netloc.endswith("api.openai.com")
-        if elsewhere and not openai_host and own.api_key is None and own.api_key_env is None:
-            own = dataclasses.replace(own, api_key="not-needed")  # never the run's key
+        keyless = own.api_key is None and own.api_key_env is None
+        inherits = run_key is not None or run_key_env is not None
+        if keyless and inherits and same_endpoint(base_url, run_url):
+            own = dataclasses.replace(own, api_key=run_key, api_key_env=run_key_env)
         return own
 
     @_named
