@@ -83,14 +83,14 @@ TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+Z? ")
 IDS = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def repo_imports() -> tuple[Any, Any]:
-    """The test suite's server and database helpers (imported, not copied)."""
+def repo_imports() -> tuple[Any, Any, Any]:
+    """The test suite's server, model list and database helpers (imported, not copied)."""
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
-    from tests.aegra_server import aegra_server
+    from tests.aegra_server import aegra_server, models_file
     from tests.backends import fresh_database
 
-    return aegra_server, fresh_database
+    return aegra_server, models_file, fresh_database
 
 
 def postgres_url() -> str:
@@ -216,12 +216,7 @@ class ServerSide(Side):
         self.pid = pid
         self.model = model
         self.deadline_s = deadline_s
-        self.context = {
-            "model": "stub",
-            "base_url": model.url,
-            "max_retries": 0,
-            "timeout_s": 60,
-        }
+        self.context = {"model": "stub"}  # the operator's list says where it is
 
     async def one(self, client: Any) -> tuple[float, Any, str]:
         """One debate: create its thread and run, join it; (seconds, answer, error)."""
@@ -422,14 +417,21 @@ class Setup:
 
 def measure(workdir: Path, setup: Setup) -> tuple[list[Side], Served]:
     """Start the model, databases, server and workers; alternate the batches."""
-    aegra_server, fresh_database = repo_imports()
+    aegra_server, models_file, fresh_database = repo_imports()
     workers: list[Worker] = []
     with (
         stub_process(LATENCY_S) as model,
         fresh_database("debategraph_bench_serve") as served_db,
         fresh_database("debategraph_bench_inproc") as inproc_db,
         aegra_server(
-            served_db, logdir=workdir, extra_args=("--pool-size", str(setup.pool_size))
+            served_db,
+            logdir=workdir,
+            extra_args=(
+                "--pool-size",
+                str(setup.pool_size),
+                "--models",
+                str(models_file(workdir, {"stub": model.url}, timeout=60)),
+            ),
         ) as server,
     ):
         try:

@@ -22,6 +22,7 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.studio_server import _die_with_parent, _tail, free_port, stop_group
 
@@ -89,6 +90,29 @@ def serve_command(db: str, port: int, *args: str) -> list[str]:
         str(port),
         *args,
     ]
+
+
+def models_file(folder: Path, endpoints: Mapping[str, str], **fields: Any) -> Path:
+    """The operator's model list naming each stub: ``name`` -> its base URL.
+
+    Each model is called as it is named (``model: NAME``), with no retries and a 30 s
+    timeout unless ``fields`` say otherwise.
+
+    Args:
+        folder: Where to write ``models.yaml``.
+        endpoints: Model name -> base URL.
+        **fields: More fields of every entry.
+
+    Returns:
+        The file.
+    """
+    entries = [
+        {"name": name, "model": name, "base_url": url, "max_retries": 0, "timeout": 30, **fields}
+        for name, url in endpoints.items()
+    ]
+    path = folder / "models.yaml"
+    path.write_text(json.dumps({"models": entries}, indent=2))
+    return path
 
 
 @contextlib.contextmanager

@@ -1,10 +1,11 @@
 """Every pattern on Aegra (``debategraph serve``) over PostgreSQL, driven with ``langgraph-sdk``.
 
 Real server processes (:mod:`tests.aegra_server`) on a fresh database of the test
-PostgreSQL server; the model is the stub OpenAI server in this process, named per run
-through the run's context. Two servers share the database: a thread moves from one to
-the other, and one is killed with ``kill -9`` in the middle of a round and the other
-goes on from its last checkpoint without repeating a finished model call.
+PostgreSQL server; the models are stub OpenAI servers in this process, listed in the
+operator's model list the servers start with and named per run through the run's
+context. Two servers share the database: a thread moves from one to the other, and one
+is killed with ``kill -9`` in the middle of a round and the other goes on from its last
+checkpoint without repeating a finished model call.
 
 Skipped without ``aegra-api`` or PostgreSQL, unless the real parts are required
 (``.ci/run``): then they fail.
@@ -29,7 +30,7 @@ import pytest
 from debategraph import registry
 from debategraph.checkpoints import inbox_item, inbox_namespace
 from debategraph.graphs.inputs import check_input
-from tests.aegra_server import AegraServer, aegra_server, serve_command
+from tests.aegra_server import AegraServer, aegra_server, models_file, serve_command
 from tests.backends import fresh_database, require_module, wait_for_saved_tasks
 from tests.conftest import answer_18, solver_of
 from tests.openai_stub import StubOpenAIServer, default_responder
@@ -75,24 +76,62 @@ def database() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def server(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AegraServer]:
-    with aegra_server(database, logdir=tmp_path_factory.mktemp("serve-a")) as running:
+def model() -> Iterator[StubOpenAIServer]:
+    with StubOpenAIServer(reply, latency_s=0.01) as stub:
+        yield stub
+
+
+@pytest.fixture(scope="module")
+def stubs(model: StubOpenAIServer) -> Iterator[dict[str, StubOpenAIServer]]:
+    """Every stub the servers list, by model name: ``slow`` and ``spare`` are per test."""
+    with (
+        StubOpenAIServer(reply) as other,
+        StubOpenAIServer(reply, latency_s=0.4) as slow,
+        StubOpenAIServer(reply) as spare,
+    ):
+        yield {"stub": model, "other-model": other, "slow": slow, "spare": spare}
+
+
+@pytest.fixture(scope="module")
+def models(stubs: dict[str, StubOpenAIServer], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The operator's model list every server of this module starts with."""
+    urls = {name: stub.url for name, stub in stubs.items()}
+    return models_file(tmp_path_factory.mktemp("models"), urls)
+
+
+@pytest.fixture(scope="module")
+def server(
+    database: str, models: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AegraServer]:
+    logdir = tmp_path_factory.mktemp("serve-a")
+    with aegra_server(database, logdir=logdir, extra_args=("--models", str(models))) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
 def second(
-    database: str, server: AegraServer, tmp_path_factory: pytest.TempPathFactory
+    database: str, server: AegraServer, models: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[AegraServer]:
     """Another server process on the same database (started once the first is up)."""
-    with aegra_server(database, logdir=tmp_path_factory.mktemp("serve-b")) as running:
+    logdir = tmp_path_factory.mktemp("serve-b")
+    with aegra_server(database, logdir=logdir, extra_args=("--models", str(models))) as running:
         yield running
 
 
-@pytest.fixture(scope="module")
-def model() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer(reply, latency_s=0.01) as stub:
-        yield stub
+@pytest.fixture
+def slow(stubs: dict[str, StubOpenAIServer]) -> StubOpenAIServer:
+    """The listed stub that answers in 0.4 s, its requests and counts zeroed."""
+    stubs["slow"].reset_stats()
+    return stubs["slow"]
+
+
+@pytest.fixture
+def spare(stubs: dict[str, StubOpenAIServer]) -> Iterator[StubOpenAIServer]:
+    """A listed stub a test gives its own responder (set back to ``reply`` after)."""
+    stub = stubs["spare"]
+    stub.reset_stats()
+    yield stub
+    stub.responder = reply
 
 
 def client_of(server: AegraServer) -> Any:
@@ -107,8 +146,9 @@ def client(server: AegraServer) -> Iterator[Any]:
         yield sdk
 
 
-def context_of(stub: StubOpenAIServer, **more: Any) -> dict[str, Any]:
-    return {"model": "stub", "base_url": stub.url, "max_retries": 0, "timeout_s": 30, **more}
+def context_of(name: str = "stub", **more: Any) -> dict[str, Any]:
+    """A run's context naming a model of the operator's list."""
+    return {"model": name, **more}
 
 
 def settle(client: Any, thread_id: str) -> dict[str, Any]:
@@ -170,7 +210,7 @@ def test_the_server_serves_every_pattern(client: Any) -> None:
 def test_every_pattern_runs_and_streams(client: Any, model: StubOpenAIServer, graph: str) -> None:
     thread_id = client.threads.create()["thread_id"]
     before = model.calls
-    parts = stream(client, thread_id, graph, input=INPUTS[graph], context=context_of(model))
+    parts = stream(client, thread_id, graph, input=INPUTS[graph], context=context_of())
     nodes = updated(parts)
     assert len(nodes) >= 3, nodes  # streamed node by node, not one final value
     assert settle(client, thread_id)["status"] == "idle"
@@ -185,7 +225,7 @@ def test_every_pattern_runs_and_streams(client: Any, model: StubOpenAIServer, gr
 
 
 def test_a_paused_run_is_resumed_with_an_interjection(client: Any, model: StubOpenAIServer) -> None:
-    context = context_of(model)
+    context = context_of()
     before = model.calls
     thread_id, nodes = paused_after_round_one(client, context)
     assert "aggregate" not in nodes
@@ -222,13 +262,9 @@ def test_a_paused_run_is_resumed_with_an_interjection(client: Any, model: StubOp
 # -- the inbox, through the server's store ------------------------------------------------
 
 
-def slow_solvers() -> StubOpenAIServer:
-    return StubOpenAIServer(reply, latency_s=0.4)
-
-
-def start_in_background(client: Any, graph: str, stub: StubOpenAIServer) -> tuple[str, str]:
+def start_in_background(client: Any, graph: str, name: str) -> tuple[str, str]:
     thread_id = client.threads.create()["thread_id"]
-    run = client.runs.create(thread_id, graph, input=INPUTS[graph], context=context_of(stub))
+    run = client.runs.create(thread_id, graph, input=INPUTS[graph], context=context_of(name))
     return thread_id, run["run_id"]
 
 
@@ -239,53 +275,54 @@ def wait_for_requests(stub: StubOpenAIServer, count: int) -> None:
         time.sleep(0.02)
 
 
-def test_an_interjection_reaches_a_running_thread_through_the_store(client: Any) -> None:
-    with slow_solvers() as stub:
-        thread_id, run_id = start_in_background(client, "solver_debate", stub)
-        wait_for_requests(stub, 1)  # round 1 is under way
-        key, value = inbox_item("interject", NOTE)
-        client.store.put_item(list(inbox_namespace(thread_id)), key, value)
-        client.runs.join(thread_id, run_id)
-        values = client.threads.get_state(thread_id)["values"]
-        assert user_turns(values) == [("user", "interject", 1, NOTE)]
-        assert prompts_with(stub, NOTE, 4) == 4  # every solver of the next round read it
-        assert prompts_with(stub, NOTE, 0) == 4  # round 1 had started without it
-        # read once: the item left the inbox
-        found = client.store.search_items(list(inbox_namespace(thread_id)))
-        assert found["items"] == []
+def test_an_interjection_reaches_a_running_thread_through_the_store(
+    client: Any, slow: StubOpenAIServer
+) -> None:
+    thread_id, run_id = start_in_background(client, "solver_debate", "slow")
+    wait_for_requests(slow, 1)  # round 1 is under way
+    key, value = inbox_item("interject", NOTE)
+    client.store.put_item(list(inbox_namespace(thread_id)), key, value)
+    client.runs.join(thread_id, run_id)
+    values = client.threads.get_state(thread_id)["values"]
+    assert user_turns(values) == [("user", "interject", 1, NOTE)]
+    assert prompts_with(slow, NOTE, 4) == 4  # every solver of the next round read it
+    assert prompts_with(slow, NOTE, 0) == 4  # round 1 had started without it
+    # read once: the item left the inbox
+    found = client.store.search_items(list(inbox_namespace(thread_id)))
+    assert found["items"] == []
 
 
-def test_a_stop_reaches_a_running_thread_through_the_store(client: Any) -> None:
-    with slow_solvers() as stub:
-        thread_id, run_id = start_in_background(client, "solver_debate", stub)
-        wait_for_requests(stub, 1)
-        key, value = inbox_item("stop")
-        client.store.put_item(list(inbox_namespace(thread_id)), key, value)
-        client.runs.join(thread_id, run_id)
-        values = client.threads.get_state(thread_id)["values"]
-        assert values["termination_reason"] == "stopped"
-        # read where round 2 opens, it ends the run after that round: no round 3
-        assert [r["round"] for r in values["rounds"]] == [1, 2] and stub.calls == 8
+def test_a_stop_reaches_a_running_thread_through_the_store(
+    client: Any, slow: StubOpenAIServer
+) -> None:
+    thread_id, run_id = start_in_background(client, "solver_debate", "slow")
+    wait_for_requests(slow, 1)
+    key, value = inbox_item("stop")
+    client.store.put_item(list(inbox_namespace(thread_id)), key, value)
+    client.runs.join(thread_id, run_id)
+    values = client.threads.get_state(thread_id)["values"]
+    assert values["termination_reason"] == "stopped"
+    # read where round 2 opens, it ends the run after that round: no round 3
+    assert [r["round"] for r in values["rounds"]] == [1, 2] and slow.calls == 8
 
 
 # -- models per agent -----------------------------------------------------------------------
 
 
 def test_each_agent_gets_its_own_model_through_the_context(
-    client: Any, model: StubOpenAIServer
+    client: Any, model: StubOpenAIServer, stubs: dict[str, StubOpenAIServer]
 ) -> None:
-    with StubOpenAIServer(reply) as other:
-        context = context_of(
-            model, agent_models={"solver_2": {"model": "other-model", "base_url": other.url}}
-        )
-        thread_id = client.threads.create()["thread_id"]
-        before = len(model.requests)
-        stream(client, thread_id, "solver_debate", input=INPUTS["solver_debate"], context=context)
-        assert {solver_of(r) for r in other.requests} == {"solver_2"}
-        assert {r["model"] for r in other.requests} == {"other-model"}
-        assert len(other.requests) == 3  # one call a round
-        mine = model.requests[before:]
-        assert {solver_of(r) for r in mine} == {"solver_1", "solver_3", "solver_4"}
+    other = stubs["other-model"]
+    other.reset_stats()
+    context = context_of(agent_models={"solver_2": "other-model"})
+    thread_id = client.threads.create()["thread_id"]
+    before = len(model.requests)
+    stream(client, thread_id, "solver_debate", input=INPUTS["solver_debate"], context=context)
+    assert {solver_of(r) for r in other.requests} == {"solver_2"}
+    assert {r["model"] for r in other.requests} == {"other-model"}
+    assert len(other.requests) == 3  # one call a round
+    mine = model.requests[before:]
+    assert {solver_of(r) for r in mine} == {"solver_1", "solver_3", "solver_4"}
 
 
 # -- bad input ------------------------------------------------------------------------------
@@ -382,7 +419,7 @@ def test_a_langgraph_json_is_served_as_aegra_reads_it(tmp_path: Path) -> None:
     for graph_id, path in served["graphs"].items():
         file, _, variable = path.rpartition(":")
         assert variable == graph_id and Path(file).is_file()  # Aegra's "path:variable" form
-    assert served["http"] == {"app": registry.SERVE_APP}
+    assert served["http"] == {"app": registry.SERVE_APP, "cors": {"allow_origins": []}}
 
 
 def test_an_unreachable_database_is_named_in_one_line(tmp_path: Path) -> None:
@@ -422,7 +459,7 @@ def test_aegra_itself_refuses_an_unknown_graph_at_start(database: str, tmp_path:
 def test_a_thread_moves_between_two_servers(
     client: Any, second: AegraServer, model: StubOpenAIServer
 ) -> None:
-    context = context_of(model)
+    context = context_of()
     before = model.calls
     thread_id, _ = paused_after_round_one(client, context)
     settle(client, thread_id)
@@ -475,15 +512,18 @@ def test_a_killed_server_leaves_a_thread_the_other_finishes(
     database: str,
     server: AegraServer,
     client: Any,
+    models: Path,
+    spare: StubOpenAIServer,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     hang = Hang()
+    spare.responder = hang
+    logdir = tmp_path_factory.mktemp("serve-killed")
     with (
-        StubOpenAIServer(hang) as stub,
-        aegra_server(database, logdir=tmp_path_factory.mktemp("serve-killed")) as doomed,
+        aegra_server(database, logdir=logdir, extra_args=("--models", str(models))) as doomed,
         client_of(doomed) as sdk,
     ):
-        thread_id, _ = start_in_background(sdk, "solver_debate", stub)
+        thread_id, _ = start_in_background(sdk, "solver_debate", "spare")
         deadline = time.monotonic() + WAIT_S
         while hang.hanging < 2:
             assert time.monotonic() < deadline, f"round 2 never hung: {hang.calls}"
@@ -497,7 +537,9 @@ def test_a_killed_server_leaves_a_thread_the_other_finishes(
         )
 
         # The other server goes on from the last checkpoint: no input.
-        run = client.runs.create(thread_id, "solver_debate", input=None, context=context_of(stub))
+        run = client.runs.create(
+            thread_id, "solver_debate", input=None, context=context_of("spare")
+        )
         client.runs.join(thread_id, run["run_id"])
         values = client.threads.get_state(thread_id)["values"]
         assert values["termination_reason"] == "rounds_completed"

@@ -2,7 +2,8 @@
 
 One loader for every option that takes a file: JSON is parsed as JSON (``.json``), anything
 else as YAML (a superset of JSON). A file that is missing, unreadable or not valid says so
-in one line, with the line number of the first error.
+in one line, with the line number of the first error. A key written twice in one mapping
+is an error too (YAML would keep the last silently).
 """
 
 from __future__ import annotations
@@ -45,9 +46,28 @@ def load_data(path: str | Path, option: str) -> Any:
                 f"{option} {file}: not valid JSON at line {exc.lineno}: {exc.msg}"
             ) from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_unique_keys_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise UsageError(f"{option} {file}: not valid YAML{where}: {problem}") from None
+
+
+def _unique_keys_loader() -> Any:
+    """PyYAML's ``SafeLoader``, refusing a key written twice in one mapping."""
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if isinstance(key, str | int | float | bool) and key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"{key!r} is written twice", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeys

@@ -36,11 +36,37 @@ def serve(
         int, typer.Option("--pool-size", help="Database connections for checkpoints.")
     ] = DEFAULT_POOL_SIZE,
     log_level: Annotated[str, typer.Option("--log-level", help="Server log level.")] = "warning",
+    models: Annotated[
+        Path | None,
+        typer.Option(
+            "--models",
+            help="The models clients may name (YAML: name, model, base_url, api_key_env) "
+            "\\[default: the embedded model only].",
+        ),
+    ] = None,
+    tokens: Annotated[
+        Path | None,
+        typer.Option("--tokens", help="Sign-in: a YAML file of USER: TOKEN lines."),
+    ] = None,
+    insecure_no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-no-auth",
+            help="Serve a non-loopback --host with no sign-in (everyone reaches every thread).",
+        ),
+    ] = False,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cors-origin", help="An origin a browser may call from (repeat) \\[default: none]."
+        ),
+    ] = None,
 ) -> None:
     """Serve every pattern to langgraph-sdk clients (Aegra, Agent Protocol, on PostgreSQL).
 
-    Several processes on one --db serve the same threads. Needs the serve extra:
-    pip install 'debategraph[serve]'.
+    Several processes on one --db serve the same threads. Clients name models from
+    --models, never endpoints or keys; with --tokens each user signs in and sees only
+    their own threads. Needs the serve extra: pip install 'debategraph[serve]'.
     """
     from debategraph.serve import serve as run_server
     from debategraph.serve.config import read_config
@@ -56,4 +82,8 @@ def serve(
         source=str(config),
         pool_size=pool_size,
         log_level=log_level.lower(),
+        models=models,
+        tokens=tokens,
+        insecure_no_auth=insecure_no_auth,
+        cors_origins=tuple(cors_origin or ()),
     )

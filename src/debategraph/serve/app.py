@@ -1,10 +1,18 @@
 """The app Aegra mounts for debategraph (``"http": {"app": "debategraph.serve.app:app"}``).
 
-Aegra serves its Agent Protocol routes on this app, which adds three things of debategraph's:
+Aegra serves its Agent Protocol routes on this app, which adds these of debategraph's:
 
 - **At start**, the config's graphs are checked against the registry: a graph id
   debategraph does not have stops the server with one line (``debategraph serve``
   refuses it before the server starts; this covers ``aegra serve`` on an ``aegra.json``).
+  The operator's model list (:mod:`debategraph.serve.models`) is read and set as the
+  served graphs' context policy.
+- **Models by name only.** A request that creates a run or an assistant and whose
+  ``context`` or ``config.configurable`` chooses an endpoint or a key, or names a model
+  the list does not hold, gets a 403 or 422 with one line; no run or assistant is made.
+- **No cross-origin requests** but from the origins the config's ``http.cors`` allows
+  (none by default): Aegra's CORS answers preflights; a request a browser sends without
+  one (a form's POST) is refused here with a 403.
 - **Before a run is created**, its input is checked with the check the CLI makes
   (:func:`debategraph.graphs.inputs.check_input`): a bad input gets a 422 whose
   ``message`` is the CLI's one line, and no run or thread is written. Aegra itself only
@@ -37,7 +45,9 @@ from fastapi import FastAPI
 from debategraph import registry
 from debategraph.errors import UsageError
 from debategraph.graphs.inputs import check_input
+from debategraph.graphs.served import ServedGraph
 from debategraph.serve.config import served_graphs
+from debategraph.serve.models import ModelList, RefusedContext, served_models
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -49,6 +59,8 @@ log = logging.getLogger("debategraph.serve")
 
 #: The Agent Protocol routes that create a run (stateful and stateless).
 RUN_ROUTES = re.compile(r"^/(threads/(?P<thread>[^/]+)/)?runs(/stream|/wait)?/?$")
+#: The routes that create or change an assistant (POST /assistants, PATCH /assistants/ID).
+ASSISTANT_ROUTES = re.compile(r"^/assistants(/(?P<assistant>[^/]+))?/?$")
 #: A run's join route.
 JOIN_ROUTE = re.compile(r"^/threads/[^/]+/runs/(?P<run>[^/]+)/join/?$")
 #: A run's statuses once it has ended.
@@ -106,7 +118,7 @@ async def checked(body: bytes, thread_id: str | None) -> tuple[str | None, bytes
         (``None``: it can), and the body to hand on. A run with no input (none, or
         ``{}``) and no command goes on from the thread's last checkpoint, as on
         LangGraph's server: Aegra 0.6.0 refuses a run without input (422), so it is
-        handed on with ``input: {}``, which :class:`~debategraph.graphs.studio.ServedGraph`
+        handed on with ``input: {}``, which :class:`~debategraph.graphs.served.ServedGraph`
         reads as no input. On a thread with nothing to go on from, the input is checked
         as a first input (and so refused with the pattern's own line).
     """
@@ -131,6 +143,95 @@ async def checked(body: bytes, thread_id: str | None) -> tuple[str | None, bytes
     except ValueError as exc:
         return str(exc), body
     return None, body
+
+
+def refused_models(body: bytes, models: ModelList) -> RefusedContext | None:
+    """Why a run's or assistant's request may not run with the models it names, if so.
+
+    Args:
+        body: The request's JSON body.
+        models: The operator's model list.
+
+    Returns:
+        The refusal (its line and status), or ``None``.
+    """
+    try:
+        request = json.loads(body or b"{}")
+    except ValueError:
+        return None  # Aegra answers malformed JSON itself
+    if not isinstance(request, dict):
+        return None
+    config = request.get("config")
+    configurable = config.get("configurable") if isinstance(config, dict) else None
+    try:
+        models.check(request.get("context"), "context")
+        models.check(configurable, "config.configurable")
+    except RefusedContext as exc:
+        return exc
+    return None
+
+
+def kind_of(scope: Scope) -> str | None:
+    """``run`` or ``assistant`` for a request that creates one (or changes an assistant)."""
+    if scope["type"] != "http":
+        return None
+    path, method = scope["path"], scope["method"]
+    if method == "POST" and RUN_ROUTES.match(path):
+        return "run"
+    assistant = ASSISTANT_ROUTES.match(path)
+    if assistant and (method, assistant.group("assistant") is None) in (
+        ("POST", True),
+        ("PATCH", False),
+    ):
+        return "assistant"
+    return None
+
+
+def foreign_origin(scope: Scope, allowed: frozenset[str]) -> str | None:
+    """The ``Origin`` of a cross-origin request the config does not allow, if so.
+
+    Args:
+        scope: The request.
+        allowed: The origins ``http.cors.allow_origins`` lists (``*``: any).
+
+    Returns:
+        The refused origin, or ``None`` (no ``Origin``, the server's own, or allowed).
+    """
+    if scope["type"] != "http" or "*" in allowed:
+        return None
+    headers: dict[bytes, bytes] = {k.lower(): v for k, v in scope["headers"]}
+    origin = headers.get(b"origin", b"").decode("latin-1")
+    if not origin or origin in allowed:
+        return None
+    host = headers.get(b"host", b"").decode("latin-1")
+    if origin.split("://", 1)[-1] == host:
+        return None  # the server's own page
+    return origin
+
+
+async def signed_in(scope: Scope) -> bool:
+    """Whether the request passes the server's auth handler (``True`` with none).
+
+    Args:
+        scope: The request.
+
+    Returns:
+        Whether Aegra will let it through to its route.
+    """
+    from aegra_api.core.auth_middleware import (  # type: ignore[import-untyped]
+        get_auth_instance,
+    )
+    from langgraph_sdk import Auth
+
+    handler = getattr(get_auth_instance(), "_authenticate_handler", None)
+    if handler is None:
+        return True
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+    try:
+        await handler(headers)
+    except Auth.exceptions.HTTPException:
+        return False
+    return True
 
 
 async def run_ended(run_id: str) -> None:
@@ -158,24 +259,44 @@ async def run_ended(run_id: str) -> None:
 
 
 class InputCheck:
-    """ASGI middleware: a refused input gets a 422, never a run; a join waits unconnected."""
+    """ASGI middleware: refused models or input get a 4xx, never a run; a join waits unconnected.
 
-    def __init__(self, app: ASGIApp) -> None:
+    Attributes:
+        app: The next ASGI app.
+        models: The operator's model list.
+        origins: The origins allowed to send requests from a browser.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        models: ModelList | None = None,
+        origins: frozenset[str] = frozenset(),
+    ) -> None:
         """Wrap ``app``.
 
         Args:
             app: The next ASGI app.
+            models: The operator's model list (default: the server's, read at start).
+            origins: Allowed cross-origin origins (default: the served config's).
         """
         self.app = app
+        self.models = models or SERVED.models
+        self.origins = origins or SERVED.origins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check a run-creating POST's input, or wait out a join; then hand it on."""
+        """Check a run-creating POST's models and input, or wait out a join; then hand it on."""
+        origin = foreign_origin(scope, self.origins)
+        if origin is not None:
+            line = f"cross-origin requests from {origin} are not allowed (see http.cors)"
+            await _json(send, 403, {"error": "forbidden", "message": line})
+            return
         if scope["type"] == "http" and scope["method"] == "GET":
             join = JOIN_ROUTE.match(scope["path"])
             if join:
                 await run_ended(join.group("run"))
-        route = RUN_ROUTES.match(scope["path"]) if scope["type"] == "http" else None
-        if route is None or scope["method"] != "POST":
+        kind = kind_of(scope)
+        if kind is None:
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -187,10 +308,21 @@ class InputCheck:
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        error, body = await checked(b"".join(chunks), route.group("thread"))
-        if error is not None:
-            await _json(send, 422, {"error": "validation_error", "message": error})
+        body = b"".join(chunks)
+        if not await signed_in(scope):  # Aegra answers 401 before anything is checked
+            await self.app(scope, _replay([{"type": "http.request", "body": body}], receive), send)
             return
+        refused = refused_models(body, self.models)
+        if refused is not None:
+            code = "forbidden" if refused.status == 403 else "validation_error"
+            await _json(send, refused.status, {"error": code, "message": str(refused)})
+            return
+        if kind == "run":
+            route = RUN_ROUTES.match(scope["path"])
+            error, body = await checked(body, route.group("thread") if route else None)
+            if error is not None:
+                await _json(send, 422, {"error": "validation_error", "message": error})
+                return
         headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
         scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
         await self.app(scope, _replay([{"type": "http.request", "body": body}], receive), send)
@@ -227,6 +359,27 @@ def check_served_config() -> None:
     config = load_config()
     if config is not None:
         served_graphs(config, str(_resolve_config_path()))
+
+
+class Served:
+    """What this server process serves with: the model list and the allowed origins.
+
+    Read once, when the app is imported (Aegra imports it at start), so a model list
+    that cannot be read stops the server before it answers anything.
+    """
+
+    def __init__(self) -> None:
+        """Read the model list and the config's CORS origins; set the graphs' policy."""
+        from aegra_api.config import load_http_config
+
+        self.models = served_models()
+        http = load_http_config() or {}
+        cors = http.get("cors") or {}
+        self.origins = frozenset(str(o) for o in cors.get("allow_origins") or ())
+        ServedGraph.context_policy = self.models.resolve
+
+
+SERVED = Served()
 
 
 @asynccontextmanager

@@ -6,6 +6,11 @@ graphs on PostgreSQL. Its config is an ``aegra.json`` generated from the registr
 or the user's own ``aegra.json`` / ``langgraph.json`` once every graph it names is one of
 debategraph's. Aegra 0.6.0 reads a graph only as a ``"path:variable"`` string, so a
 ``langgraph.json``'s ``{"path", "description"}`` objects are rewritten to that form.
+
+From the user's file the served config keeps ``auth`` (a relative ``auth.path`` resolved
+against the file's folder, not the temporary one the served config lies in), ``store``
+and ``http.cors``; the server's own ``http.app`` stays. CORS allows no other origin
+unless the user's file or ``serve --cors-origin`` names some.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from debategraph.errors import UsageError
 
 #: Keys of a user's config served as they are (Aegra's auth and store settings).
 KEPT_KEYS = ("auth", "store")
+#: CORS when nobody names an origin: none but the server's own.
+NO_CROSS_ORIGIN: dict[str, Any] = {"allow_origins": []}
 #: Seconds to wait for PostgreSQL to answer at start.
 CONNECT_TIMEOUT_S = 5
 
@@ -81,25 +88,114 @@ def read_config(path: Path) -> dict[str, Any]:
     return data
 
 
-def serve_config(user: Mapping[str, Any] | None = None, source: str = "config") -> dict[str, Any]:
+def serve_config(
+    user: Mapping[str, Any] | None = None,
+    source: str = "config",
+    cors_origins: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """The ``aegra.json`` to serve: every registry graph, or the ones ``user`` names.
 
     Args:
-        user: A user's config (its graphs are checked; ``auth`` and ``store`` are kept).
-        source: Its name, for messages.
+        user: A user's config (its graphs are checked; ``auth``, ``store`` and
+            ``http.cors`` are kept, a relative ``auth.path`` resolved against ``source``'s
+            folder).
+        source: Its file, for messages and relative paths.
+        cors_origins: Origins a browser may call the server from (before the file's).
 
     Returns:
         The config, with the installed ``graphs/studio.py``'s absolute path.
 
     Raises:
-        UsageError: If ``user`` names a graph the registry does not have.
+        UsageError: If ``user`` names a graph the registry does not have, or its
+            ``auth`` or ``http.cors`` is not what Aegra reads.
     """
     config = registry.aegra_json(studio_module())
+    cors: Any = None
     if user is not None:
         wanted = served_graphs(user, source)
         config["graphs"] = {g: f"{studio_module()}:{g}" for g in wanted}
         config.update({key: user[key] for key in KEPT_KEYS if key in user})
+        if "auth" in config:
+            config["auth"] = {**config["auth"], "path": auth_path(config["auth"], source)}
+        http = user.get("http")
+        cors = http.get("cors") if isinstance(http, Mapping) else None
+        if cors is not None and not isinstance(cors, Mapping):
+            raise UsageError(f"{source}: http.cors must be an object (allow_origins, ...)")
+    if cors_origins:
+        cors = {**(cors or {}), "allow_origins": list(cors_origins)}
+    config["http"] = {**config["http"], "cors": dict(cors or NO_CROSS_ORIGIN)}
     return config
+
+
+def auth_path(auth: Any, source: str) -> str:
+    """A config's ``auth.path``, a relative file resolved against the config's folder.
+
+    Args:
+        auth: The config's ``auth`` object.
+        source: The config's file.
+
+    Returns:
+        ``/absolute/file.py:variable`` or ``module:variable``.
+
+    Raises:
+        UsageError: If it has no ``path`` of the form ``FILE.py:VARIABLE`` or
+            ``MODULE:VARIABLE``.
+    """
+    path = auth.get("path") if isinstance(auth, Mapping) else None
+    if not isinstance(path, str) or ":" not in path:
+        raise UsageError(
+            f"{source}: auth.path {path!r} must be './FILE.py:VARIABLE' or 'MODULE:VARIABLE'"
+        )
+    module, _, variable = path.rpartition(":")
+    if module.endswith(".py") or module.startswith(("./", "../", "/")):
+        module = str((Path(source).resolve().parent / module).resolve())
+    return f"{module}:{variable}"
+
+
+def check_auth(path: str) -> None:
+    """Refuse to start on an auth handler that cannot be loaded (Aegra would run open).
+
+    Args:
+        path: ``/absolute/file.py:variable`` or ``module:variable``.
+
+    Raises:
+        UsageError: One line naming the handler and why it cannot be used.
+    """
+    import importlib
+    import importlib.util
+
+    from langgraph_sdk import Auth
+
+    module_path, _, variable = path.rpartition(":")
+    try:
+        if module_path.endswith(".py") or Path(module_path).is_absolute():
+            spec = importlib.util.spec_from_file_location("debategraph_auth_check", module_path)
+            if spec is None or spec.loader is None or not Path(module_path).is_file():
+                raise UsageError(f"auth handler {path}: no such file")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_path)
+    except UsageError:
+        raise
+    except (
+        ImportError,
+        SyntaxError,
+        OSError,
+        NameError,
+        AttributeError,
+        TypeError,
+        ValueError,
+        RuntimeError,
+    ) as exc:  # what importing a user's module raises, as one line
+        reason = (str(exc).strip().splitlines() or [""])[0]
+        raise UsageError(
+            f"auth handler {path} cannot be loaded: {type(exc).__name__}: {reason}"
+        ) from None
+    if not isinstance(getattr(module, variable, None), Auth):
+        raise UsageError(
+            f"auth handler {path}: {variable!r} is not a langgraph_sdk.Auth in that module"
+        )
 
 
 def check_database(url: str) -> None:

@@ -1,0 +1,78 @@
+"""The compiled pattern graph a server runs: :class:`ServedGraph`.
+
+Kept apart from :mod:`~debategraph.graphs.studio` (which compiles every pattern when it is
+imported, and which a server loads from its file path, as a module of its own) so that
+a server sets :attr:`ServedGraph.context_policy` on the one class every served graph is.
+
+A :class:`ServedGraph` is the compiled graph, with two readings that make
+Aegra (``aegra-api`` 0.6.0) run it as LangGraph's own servers do:
+
+- It takes a run's ``interrupt_before`` / ``interrupt_after`` from the run's config too.
+  Aegra accepts them on a run but leaves them in the config it runs the graph with
+  instead of passing them on, so a pause at a round boundary would be lost. Arguments
+  (what LangGraph's servers pass) come first.
+- It reads an empty input (``{}``) as no input: go on from the thread's last checkpoint.
+  Aegra turns a run without input into ``{}``, which LangGraph refuses ("no input"),
+  so a thread paused at a breakpoint, or left by a server that died, could not go on.
+  An empty input starts nothing on any pattern (each needs its text), so no run loses
+  a meaning.
+- Where a server sets :attr:`ServedGraph.context_policy` (``debategraph serve`` does:
+  the operator's model list, :mod:`debategraph.serve.models`), a run's context goes
+  through it before the graph starts: model names become the operator's specs, and a
+  context choosing an endpoint or a key is refused. LangGraph Studio sets none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from langgraph.graph.state import CompiledStateGraph
+
+#: The run options a server may leave in the config instead of passing them on.
+_BREAKPOINTS = ("interrupt_before", "interrupt_after")
+
+
+class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """A compiled pattern graph that reads breakpoints from the config, and ``{}`` as none.
+
+    Attributes:
+        context_policy: What a server does to a run's context before the graph starts
+            (``None``: nothing); it returns the context to run with, or raises.
+    """
+
+    context_policy: ClassVar[Callable[[Any], Any] | None] = None
+
+    @staticmethod
+    def _input(value: Any) -> Any:
+        return None if isinstance(value, dict) and not value else value
+
+    def _run_kwargs(self, config: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        policy = ServedGraph.context_policy
+        if policy is not None:
+            kwargs["context"] = policy(kwargs.get("context"))
+        if isinstance(config, dict):
+            for key in _BREAKPOINTS:
+                if kwargs.get(key) is None and config.get(key) is not None:
+                    kwargs[key] = config[key]
+        return kwargs
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        """:meth:`CompiledStateGraph.stream`, read as the module docstring says."""
+        return super().stream(self._input(input), config, **self._run_kwargs(config, kwargs))
+
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        """:meth:`CompiledStateGraph.astream`, read as the module docstring says."""
+        return super().astream(self._input(input), config, **self._run_kwargs(config, kwargs))
+
+
+def served(graph: CompiledStateGraph[Any, Any, Any, Any]) -> ServedGraph:
+    """The same compiled graph as a :class:`ServedGraph` (what ``graph.copy()`` builds).
+
+    Args:
+        graph: A compiled graph.
+
+    Returns:
+        The served graph.
+    """
+    return ServedGraph(**{k: v for k, v in graph.__dict__.items() if k != "__orig_class__"})
