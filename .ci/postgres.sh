@@ -77,12 +77,13 @@ as_postgres psql -q -p "$PORT" -v ON_ERROR_STOP=1 -d postgres >&2 <<SQL
 DO \$\$
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$ROLE') THEN
-        CREATE ROLE $ROLE LOGIN CREATEDB PASSWORD '$PASSWORD';
+        CREATE ROLE $ROLE LOGIN CREATEDB CREATEROLE PASSWORD '$PASSWORD';
     ELSE
-        ALTER ROLE $ROLE LOGIN CREATEDB PASSWORD '$PASSWORD';
+        ALTER ROLE $ROLE LOGIN CREATEDB CREATEROLE PASSWORD '$PASSWORD';
     END IF;
 END
 \$\$;
+-- CREATEROLE: the serving tests make a role with a password of their own, to look for it.
 -- Lets DROP DATABASE ... WITH (FORCE) end an autovacuum worker in a test's database.
 GRANT pg_signal_backend TO $ROLE;
 SQL

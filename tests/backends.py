@@ -140,6 +140,84 @@ def fresh_database(prefix: str = "debategraph_test") -> Iterator[str]:
         drop_database(admin, name)
 
 
+@contextlib.contextmanager
+def fresh_database_as(prefix: str) -> Iterator[tuple[str, str]]:
+    """A fresh database owned by a role of its own, with a password no other text holds.
+
+    The test server's role has ``CREATEROLE`` (``.ci/postgres.sh``); the new role makes
+    the database, so it owns it (Aegra creates its tables there). Both are dropped after.
+
+    Args:
+        prefix: The start of the database's and the role's names.
+
+    Yields:
+        ``(url, password)``: the URL signs in as the new role.
+    """
+    admin = postgres_admin_url()
+    import psycopg
+    from psycopg import sql
+
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    password = f"pw-{uuid.uuid4().hex}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE ROLE {} LOGIN CREATEDB PASSWORD {}").format(
+                sql.Identifier(name), sql.Literal(password)
+            )
+        )
+    parts = urlsplit(admin)
+    netloc = f"{name}:{password}@{parts.hostname}:{parts.port or 5432}"
+    own = urlunsplit(parts._replace(netloc=netloc))
+    try:
+        with psycopg.connect(own, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        yield with_database(own, name), password
+    finally:
+        drop_database(own, name)
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(name)))
+
+
+def decoded_dump(url: str) -> str:
+    """Every row of every table of a database as text, checkpoints decoded.
+
+    A ``(type, blob)`` pair (LangGraph's checkpoint blobs and pending writes) is read with
+    debategraph's serializer (which reads LangGraph's plain ``msgpack`` and its own
+    compressed ``msgpack+z1``); any other bytes are read as UTF-8. So a secret in a
+    checkpoint is found whether or not it was stored compressed.
+
+    Args:
+        url: The database.
+
+    Returns:
+        One line per row: ``table: {column: value, ...}``.
+    """
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from debategraph.checkpoints.serde import serializer
+
+    serde = serializer()
+    lines = []
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        tables = conn.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables "
+            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') "
+            "AND table_type = 'BASE TABLE'"
+        ).fetchall()
+        for table in tables:
+            query = 'SELECT * FROM "{}"."{}"'.format(table["table_schema"], table["table_name"])
+            for row in conn.execute(query):
+                values = dict(row)
+                if isinstance(values.get("blob"), bytes) and isinstance(values.get("type"), str):
+                    values["blob"] = serde.loads_typed((values["type"], values["blob"]))
+                for key, value in values.items():
+                    if isinstance(value, bytes | memoryview):
+                        values[key] = bytes(value).decode("utf-8", "replace")
+                lines.append(f"{table['table_name']}: {values!r}")
+    return "\n".join(lines)
+
+
 def drop_database(admin: str, name: str, attempts: int = 5) -> None:
     """Drop a test database, retrying while another session (autovacuum) holds it.
 

@@ -572,6 +572,7 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(body, dict):
                 self._send_error(400, "Body must be a JSON object", "invalid_request_error")
                 return
+            self.server.stub.keys.append(self.headers.get("Authorization", ""))
             self.server.stub._handle_chat(self, body)
         except OSError:
             # Client went away (e.g. it timed out first); nothing to report.
@@ -610,6 +611,7 @@ class StubOpenAIServer:
         latency_s: Seconds from a chat request's arrival to its answer (the reply is
             built meanwhile, so the server's own work is not added to it).
         requests: Every chat request body received, in arrival order.
+        keys: Every chat request's ``Authorization`` header (``""``: none), in order.
         calls: Number of successfully answered chat completions.
         prompt_tokens: Sum of prompt tokens of answered completions.
         completion_tokens: Sum of completion tokens of answered completions.
@@ -637,6 +639,7 @@ class StubOpenAIServer:
         self.host = host
         self.port = port
         self.requests: list[dict[str, Any]] = []
+        self.keys: list[str] = []
         self.calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -762,6 +765,7 @@ class StubOpenAIServer:
         """Zero counters, clear recorded requests and ``max_in_flight``."""
         with self._lock:
             self.requests.clear()
+            self.keys.clear()
             self.calls = 0
             self.prompt_tokens = 0
             self.completion_tokens = 0

@@ -10,6 +10,10 @@ Aegra serves its Agent Protocol routes on this app, which adds these of debategr
 - **Models by name only.** A request that creates a run or an assistant and whose
   ``context`` or ``config.configurable`` chooses an endpoint or a key, or names a model
   the list does not hold, gets a 403 or 422 with one line; no run or assistant is made.
+- **Each user their own.** Signed in, a user reaches only their own threads (runs on
+  them included) and their own threads' inboxes (:mod:`~debategraph.serve.owners`).
+- **Values the database cannot hold** get a 422 with one line, and a 5xx leaves without
+  the exception's text (:mod:`~debategraph.serve.guard`).
 - **No cross-origin requests** but from the origins the config's ``http.cors`` allows
   (none by default): Aegra's CORS answers preflights; a request a browser sends without
   one (a form's POST) is refused here with a 403.
@@ -36,7 +40,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -46,6 +50,7 @@ from debategraph import registry
 from debategraph.errors import UsageError
 from debategraph.graphs.inputs import check_input
 from debategraph.graphs.served import ServedGraph
+from debategraph.serve import guard, owners
 from debategraph.serve.config import served_graphs
 from debategraph.serve.models import ModelList, RefusedContext, served_models
 
@@ -145,20 +150,16 @@ async def checked(body: bytes, thread_id: str | None) -> tuple[str | None, bytes
     return None, body
 
 
-def refused_models(body: bytes, models: ModelList) -> RefusedContext | None:
+def refused_models(request: Any, models: ModelList) -> RefusedContext | None:
     """Why a run's or assistant's request may not run with the models it names, if so.
 
     Args:
-        body: The request's JSON body.
+        request: The request's parsed JSON body.
         models: The operator's model list.
 
     Returns:
         The refusal (its line and status), or ``None``.
     """
-    try:
-        request = json.loads(body or b"{}")
-    except ValueError:
-        return None  # Aegra answers malformed JSON itself
     if not isinstance(request, dict):
         return None
     config = request.get("config")
@@ -209,14 +210,15 @@ def foreign_origin(scope: Scope, allowed: frozenset[str]) -> str | None:
     return origin
 
 
-async def signed_in(scope: Scope) -> bool:
-    """Whether the request passes the server's auth handler (``True`` with none).
+async def signed_in(scope: Scope) -> tuple[bool, str | None]:
+    """Whether the request passes the server's auth handler, and as whom.
 
     Args:
         scope: The request.
 
     Returns:
-        Whether Aegra will let it through to its route.
+        ``(True, identity)`` when it signs in, ``(True, None)`` with no auth handler
+        (everyone is Aegra's ``anonymous``), ``(False, None)`` when it does not.
     """
     from aegra_api.core.auth_middleware import (  # type: ignore[import-untyped]
         get_auth_instance,
@@ -225,13 +227,14 @@ async def signed_in(scope: Scope) -> bool:
 
     handler = getattr(get_auth_instance(), "_authenticate_handler", None)
     if handler is None:
-        return True
+        return True, None
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
     try:
-        await handler(headers)
+        user = await handler(headers)
     except Auth.exceptions.HTTPException:
-        return False
-    return True
+        return False, None
+    identity = user.get("identity") if isinstance(user, Mapping) else None
+    return identity is not None, None if identity is None else str(identity)
 
 
 async def run_ended(run_id: str) -> None:
@@ -258,8 +261,16 @@ async def run_ended(run_id: str) -> None:
         await asyncio.sleep(JOIN_POLL_S)
 
 
-class InputCheck:
-    """ASGI middleware: refused models or input get a 4xx, never a run; a join waits unconnected.
+class RequestCheck:
+    """ASGI middleware: what the server refuses gets one line and a 4xx, never a run.
+
+    In order: a foreign origin (403); a request that does not sign in goes to Aegra as it
+    is (Aegra answers 401); a value the database cannot hold (422,
+    :mod:`~debategraph.serve.guard`); another user's thread (404) or store namespace
+    (403, :mod:`~debategraph.serve.owners`); on a route that creates a run or an assistant,
+    models the operator's list does not allow (403/422) and, for a run, an input its
+    graph refuses (422). A join waits for its run holding no database connection. A 5xx
+    Aegra answers leaves without the exception's text (which may quote the database).
 
     Attributes:
         app: The next ASGI app.
@@ -285,19 +296,34 @@ class InputCheck:
         self.origins = origins or SERVED.origins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check a run-creating POST's models and input, or wait out a join; then hand it on."""
+        """Check the request as the class says, then hand it on."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
         origin = foreign_origin(scope, self.origins)
         if origin is not None:
-            line = f"cross-origin requests from {origin} are not allowed (see http.cors)"
-            await _json(send, 403, {"error": "forbidden", "message": line})
+            why = f"cross-origin requests from {origin} are not allowed (see http.cors)"
+            await _json(send, 403, {"error": "forbidden", "message": why})
             return
-        if scope["type"] == "http" and scope["method"] == "GET":
-            join = JOIN_ROUTE.match(scope["path"])
+        send = _without_exception_text(send)
+        passed, user = await signed_in(scope)
+        if not passed:  # Aegra answers 401 (or serves a public route)
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        path, query = scope["path"], scope.get("query_string", b"")
+        if method not in ("POST", "PUT", "PATCH", "DELETE"):
+            line = guard.refusal(method, path, query, None)
+            if line is not None:
+                await _json(send, 422, {"error": "validation_error", "message": line})
+                return
+            if user is not None and await _not_theirs(send, user, path, query, None):
+                return
+            join = JOIN_ROUTE.match(scope["path"]) if method == "GET" else None
             if join:
                 await run_ended(join.group("run"))
-        kind = kind_of(scope)
-        if kind is None:
-            await self.app(scope, receive, send)
+            query = guard.store_query(scope["path"], scope.get("query_string", b""))
+            await self.app({**scope, "query_string": query}, receive, send)
             return
         chunks: list[bytes] = []
         while True:
@@ -308,24 +334,70 @@ class InputCheck:
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        body = b"".join(chunks)
-        if not await signed_in(scope):  # Aegra answers 401 before anything is checked
-            await self.app(scope, _replay([{"type": "http.request", "body": body}], receive), send)
+        raw = b"".join(chunks)
+        is_json, body = guard.parse(raw)
+        line = guard.refusal(method, path, query, body)
+        if line is not None:
+            await _json(send, 422, {"error": "validation_error", "message": line})
             return
-        refused = refused_models(body, self.models)
-        if refused is not None:
-            code = "forbidden" if refused.status == 403 else "validation_error"
-            await _json(send, refused.status, {"error": code, "message": str(refused)})
+        if user is not None and await _not_theirs(send, user, path, query, body):
             return
-        if kind == "run":
+        kind = kind_of(scope)
+        if kind is not None and is_json:
+            refused = refused_models(body, self.models)
+            if refused is not None:
+                code = "forbidden" if refused.status == 403 else "validation_error"
+                await _json(send, refused.status, {"error": code, "message": str(refused)})
+                return
+            normal = guard.normalised(body)
+            if normal is not body:
+                raw = json.dumps(normal).encode()
+        if kind == "run" and is_json:
             route = RUN_ROUTES.match(scope["path"])
-            error, body = await checked(body, route.group("thread") if route else None)
+            error, raw = await checked(raw, route.group("thread") if route else None)
             if error is not None:
                 await _json(send, 422, {"error": "validation_error", "message": error})
                 return
         headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
-        scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
-        await self.app(scope, _replay([{"type": "http.request", "body": body}], receive), send)
+        headers.append((b"content-length", str(len(raw)).encode()))
+        query = guard.store_query(scope["path"], scope.get("query_string", b""))
+        scope = {**scope, "headers": headers, "query_string": query}
+        await self.app(scope, _replay([{"type": "http.request", "body": raw}], receive), send)
+
+
+async def _not_theirs(send: Send, user: str, path: str, query: bytes, body: Any) -> bool:
+    """Answer a request for another user's thread or namespace (and say so), if it is one."""
+    refused = await owners.refusal(user, path, query, body)
+    if refused is None:
+        return False
+    status, line = refused
+    await _json(
+        send, status, {"error": "not_found" if status == 404 else "forbidden", "message": line}
+    )
+    return True
+
+
+def _without_exception_text(send: Send) -> Send:
+    """``send``, with the body of a 5xx replaced by one line that quotes nothing."""
+    failed = False
+
+    async def scrubbed(message: Message) -> None:
+        nonlocal failed
+        if message["type"] == "http.response.start" and message["status"] >= 500:
+            failed = True
+            body = json.dumps(
+                {"error": "internal_error", "message": "the server failed on this request"}
+            ).encode()
+            headers = [(b"content-type", b"application/json")]
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({**message, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        if failed:
+            return  # the original body: dropped
+        await send(message)
+
+    return scrubbed
 
 
 def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
@@ -394,4 +466,4 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
 
 
 app = FastAPI(title="debategraph", lifespan=lifespan)
-app.add_middleware(InputCheck)
+app.add_middleware(RequestCheck)

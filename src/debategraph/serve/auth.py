@@ -9,11 +9,9 @@ The file maps each user to the token they send, as ``Authorization: Bearer TOKEN
     alice: 3q2+7w...
     bob: Zx81Pe...
 
-Aegra keeps each thread, run and assistant with the user who made it and shows a user
-only their own. The store is scoped here (:func:`own_store`): a user reaches
-``("users", <themselves>, ...)`` and the inbox of their own threads, nothing else, so
-nobody interjects into or stops another user's debate. An operator with an auth handler
-of their own registers :func:`own_store` on it (``my_auth.on.store(own_store)``).
+Aegra keeps each thread, run and assistant with the user who made it; what it leaves
+open (runs on another user's thread, other users' inboxes) is closed for any auth
+handler by :mod:`debategraph.serve.owners`.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from debategraph.checkpoints.inbox import NAMESPACE as INBOX
 from debategraph.datafiles import load_data
 from debategraph.errors import UsageError
 
@@ -137,54 +134,3 @@ async def authenticate(headers: Mapping[Any, Any]) -> Auth.types.MinimalUserDict
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-@auth.on.store
-async def own_store(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
-    """Let a user reach only their own store namespaces and their own threads' inboxes.
-
-    Aegra scopes ``("users", <id>)`` itself and leaves every other namespace open to
-    every user: this refuses those, and an inbox of a thread the user does not own.
-
-    Args:
-        ctx: Who asks and what for.
-        value: The request (its ``namespace``, ``namespace_prefix`` or ``prefix``).
-
-    Raises:
-        Auth.exceptions.HTTPException: 403 naming what the user may reach.
-    """
-    me = ctx.user.identity
-    raw = next((value[k] for k in ("namespace", "namespace_prefix", "prefix") if k in value), None)
-    namespace = _labels(raw)
-    if not namespace or (namespace[0] == "users" and namespace[1:2] == [me]):
-        return  # Aegra puts an empty namespace under ("users", me)
-    if tuple(namespace[:2]) == INBOX and len(namespace) >= 3:
-        thread_id = namespace[2].replace("%2E", ".").replace("%25", "%")
-        if await _owns(me, thread_id):
-            return
-        raise Auth.exceptions.HTTPException(
-            status_code=403, detail=f"thread {thread_id!r} is not one of yours: its inbox is not"
-        )
-    raise Auth.exceptions.HTTPException(
-        status_code=403,
-        detail=f"namespace {'.'.join(namespace)!r} is not yours: a user reaches ('users', "
-        f"'{me}', ...) and the inbox of their own threads ('debategraph', 'inbox', THREAD)",
-    )
-
-
-def _labels(raw: Any) -> list[str]:
-    if isinstance(raw, str):
-        return [part for part in raw.split(".") if part]
-    if isinstance(raw, list | tuple):
-        return [str(part) for part in raw]
-    return []
-
-
-async def _owns(user: str, thread_id: str) -> bool:
-    """Whether ``user`` owns the thread, in Aegra's threads table."""
-    from aegra_api.core.orm import Thread, _get_session_maker  # type: ignore[import-untyped]
-    from sqlalchemy import select
-
-    async with _get_session_maker()() as session:
-        owner = await session.scalar(select(Thread.user_id).where(Thread.thread_id == thread_id))
-    return bool(owner == user)

@@ -192,10 +192,15 @@ def check_auth(path: str) -> None:
         raise UsageError(
             f"auth handler {path} cannot be loaded: {type(exc).__name__}: {reason}"
         ) from None
-    if not isinstance(getattr(module, variable, None), Auth):
+    handler = getattr(module, variable, None)
+    if not isinstance(handler, Auth):
         raise UsageError(
             f"auth handler {path}: {variable!r} is not a langgraph_sdk.Auth in that module"
         )
+    from debategraph.serve.auth import auth, served_tokens
+
+    if handler is auth:
+        served_tokens()  # debategraph's own: its tokens file must be readable now
 
 
 def check_database(url: str) -> None:

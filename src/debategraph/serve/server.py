@@ -116,12 +116,13 @@ def serve(
     if models is not None:
         read_models(models)
     if tokens is not None:
-        from debategraph.serve.auth import AUTH_PATH, read_tokens
+        from debategraph.serve.auth import AUTH_PATH, TOKENS_ENV, read_tokens
 
         if "auth" in config:
             raise UsageError(f"--tokens and {source}'s auth both sign users in: give one")
         read_tokens(tokens)
         config["auth"] = {"path": AUTH_PATH}
+        os.environ[TOKENS_ENV] = str(Path(tokens).resolve())  # where the handler reads them
     if "auth" in config:
         check_auth(config["auth"]["path"])
     elif not is_loopback(host) and not insecure_no_auth:
@@ -135,13 +136,8 @@ def serve(
     try:
         path = folder / "aegra.json"
         path.write_text(json.dumps(config, indent=2))
-        from debategraph.serve.auth import TOKENS_ENV
-
-        files = {MODELS_ENV: models, TOKENS_ENV: tokens}
-        for name, file in files.items():
-            os.environ.pop(name, None)
-            if file is not None:
-                os.environ[name] = str(Path(file).resolve())
+        if models is not None:
+            os.environ[MODELS_ENV] = str(Path(models).resolve())
         os.environ.update(
             {
                 "AEGRA_CONFIG": str(path),
