@@ -38,7 +38,8 @@ SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("durability.py", "Durability: kill -9 and resume, many processes on one file", (), ()),
     (
         "serve.py",
-        "Serving: 100 debates through Aegra on PostgreSQL beside the in-process API",
+        "Serving: 100 debates through Aegra on PostgreSQL beside the in-process API; "
+        "schemathesis against its OpenAPI",
         (),
         (),
     ),

@@ -1,6 +1,6 @@
 """Serving: 100 debates at once through ``debategraph serve`` beside the in-process API.
 
-One figure (issue 25), measured against one stub model process (the test suite's
+Two figures. The first (issue 25) is measured against one stub model process (the test suite's
 OpenAI-compatible server, ``benchmarks/stub_process.py``) that answers each call after
 200 ms, so a debate of 4 solvers and 3 rounds has a critical path of 3 x 200 ms = 0.6 s:
 
@@ -27,6 +27,14 @@ measured. A debate through the server that fails (an HTTP error, a run that ends
 otherwise or is not done within 150 s, 60 s in ``--quick``) counts as not finished and
 its error is reported; so are the error and warning lines of the server's log, and why
 the debates failed where the log tells (a database pool of Aegra's running out).
+
+The second (issue 35) is a property-based run of ``schemathesis`` against the server's
+own OpenAPI document (``tests/fuzz_server.py``): a server signed in with an operator's
+tokens and model list, every operation called with generated requests (examples,
+coverage cases, fuzzing, stateful sequences) as a signed-in user, for several seeds. Target:
+no 5xx and no exception text in any response. CI runs one short seed
+(``tests/test_serve_safety.py``); this runs 3 seeds of 25 examples each (``--quick``: 1
+of 1).
 
 PostgreSQL: the server named by ``DEBATEGRAPH_TEST_POSTGRES_URL`` (a role that may create
 databases); without it the script runs ``.ci/postgres.sh`` (which installs and starts one
@@ -91,6 +99,70 @@ def repo_imports() -> tuple[Any, Any, Any]:
     from tests.backends import fresh_database
 
     return aegra_server, models_file, fresh_database
+
+
+#: The fuzz figure's seeds and examples per operation and phase (full, quick).
+FUZZ_SEEDS = {False: (11, 22, 33), True: (11,)}
+FUZZ_EXAMPLES = {False: 25, True: 1}
+
+
+def figure_fuzz(workdir: Path, *, quick: bool) -> Figure:
+    """The figure: schemathesis finds no 5xx and no exception text on a signed-in server."""
+    import secrets
+
+    aegra_server, models_file, fresh_database = repo_imports()
+    from tests.fuzz_server import fuzz
+
+    token = secrets.token_urlsafe(32)
+    (workdir / "tokens.yaml").write_text(f"fuzzer: {token}\n")
+    results = []
+    with (
+        stub_process(0.0) as model,
+        fresh_database("debategraph_bench_fuzz") as db,
+        aegra_server(
+            db,
+            logdir=workdir,
+            extra_args=(
+                "--models",
+                str(models_file(workdir, {"stub": model.url})),
+                "--tokens",
+                str(workdir / "tokens.yaml"),
+            ),
+        ) as server,
+    ):
+        for seed in FUZZ_SEEDS[quick]:
+            print(f"  schemathesis, seed {seed} ...", flush=True)
+            results.append(fuzz(server.url, token, examples=FUZZ_EXAMPLES[quick], seed=seed))
+    cases = sum(r.cases for r in results)
+    failures = sum(r.failures for r in results)
+    clean = all(r.returncode == 0 for r in results) and failures == 0 and cases > 0
+    rows = [
+        (f"seed {seed}", f"{r.cases} cases, {r.failures} failures, {r.seconds:.0f} s")
+        for seed, r in zip(FUZZ_SEEDS[quick], results, strict=True)
+    ]
+    examples = FUZZ_EXAMPLES[quick]
+    return Figure(
+        number=2,
+        name="schemathesis against the server's OpenAPI",
+        setup=f"schemathesis {schemathesis_version()} on `debategraph serve` (Aegra on "
+        "PostgreSQL, --models, --tokens), every operation of its /openapi.json with "
+        f"generated requests signed in as one user, {examples} examples per operation "
+        f"and phase, seeds {', '.join(map(str, FUZZ_SEEDS[quick]))}; checks: "
+        "not_a_server_error, no_exception_text (tests/schemathesis_hooks.py)",
+        rows=rows,
+        target="no 5xx and no exception text in any response",
+        passed=clean,
+        values={"cases": cases, "failures": failures, "seeds": list(FUZZ_SEEDS[quick])},
+        why="" if clean else next((r.tail[-600:] for r in results if r.returncode), ""),
+        headline=f"{cases} generated requests, {failures} failures",
+    )
+
+
+def schemathesis_version() -> str:
+    """The installed schemathesis's version."""
+    from importlib.metadata import version
+
+    return version("schemathesis")
 
 
 def postgres_url() -> str:
@@ -604,13 +676,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     quick: bool = args.quick
-    for module in ("aegra_api", "langgraph_sdk"):
+    for module in ("aegra_api", "langgraph_sdk", "schemathesis"):
         if importlib.util.find_spec(module) is None:
             raise SystemExit(f"serve.py: {module} is missing: pip install -e '.[dev]'")
     postgres_url()
     return run_benchmark(
         "debategraph serving benchmark",
-        [lambda workdir: figure_serve(workdir, quick=quick, pool_size=args.pool_size)],
+        [
+            lambda workdir: figure_serve(workdir, quick=quick, pool_size=args.pool_size),
+            lambda workdir: figure_fuzz(workdir, quick=quick),
+        ],
         args=args,
         quick_note="quick mode: 1 run of 30 debates at once per side instead of 2 runs of "
         "100; the figure is advisory",

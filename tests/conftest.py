@@ -12,7 +12,7 @@ import pytest
 
 from debategraph.cli import main
 from tests.backends import checkpoint_url, saver
-from tests.openai_stub import StubOpenAIServer
+from tests.openai_stub import StubOpenAIServer, default_responder
 
 os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
 
@@ -55,6 +55,13 @@ def answer_18(request: dict[str, Any]) -> dict[str, Any]:
         "answer": "18",
         "confidence": 0.9,
     }
+
+
+def solvers_answer_18(request: dict[str, Any]) -> Any:
+    """Solvers answer 18; every other call gets what its schema asks for."""
+    if solver_of(request).startswith("solver_"):
+        return answer_18(request)
+    return default_responder(request)
 
 
 @pytest.fixture

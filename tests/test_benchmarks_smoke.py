@@ -110,6 +110,8 @@ def check_serve(figures: dict[str, dict[str, Any]], output: str) -> None:
         assert side["calls"] == [30 * values["calls_per_debate"]], output
         assert side["debates_per_s"][0] > 0 and side["peak_rss_mb"] > 0, output
         assert values["critical_path_s"] <= side["p50_s"][0] <= side["p95_s"][0], output
+    fuzz = figures["schemathesis against the server's OpenAPI"]["values"]
+    assert fuzz["cases"] > 0 and fuzz["failures"] == 0, output
 
 
 def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
@@ -205,10 +207,10 @@ CASES = [
     # 30 debates through `debategraph serve` (Aegra on PostgreSQL), beside in-process.
     Case(
         "serve.py",
-        ("30 debates through the server",),
-        timeout_s=120,
-        test_timeout_s=140,
-        must_pass=("30 debates through the server",),
+        ("30 debates through the server", "schemathesis against the server's OpenAPI"),
+        timeout_s=180,
+        test_timeout_s=200,
+        must_pass=("30 debates through the server", "schemathesis against the server's OpenAPI"),
         check=check_serve,
         postgres=True,
     ),

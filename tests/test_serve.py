@@ -32,8 +32,8 @@ from debategraph.checkpoints import inbox_item, inbox_namespace
 from debategraph.graphs.inputs import check_input
 from tests.aegra_server import AegraServer, aegra_server, models_file, serve_command
 from tests.backends import fresh_database, require_module, wait_for_saved_tasks
-from tests.conftest import answer_18, solver_of
-from tests.openai_stub import StubOpenAIServer, default_responder
+from tests.conftest import answer_18, solver_of, solvers_answer_18
+from tests.openai_stub import StubOpenAIServer
 from tests.studio_server import free_port, stream_parts
 
 pytestmark = pytest.mark.timeout(300)
@@ -56,13 +56,6 @@ INPUTS: dict[str, dict[str, Any]] = {
 }
 
 
-def reply(request: dict[str, Any]) -> Any:
-    """Solvers answer 18; every other call gets what its schema asks for."""
-    if solver_of(request).startswith("solver_"):
-        return answer_18(request)
-    return default_responder(request)
-
-
 def require_server() -> None:
     require_module("aegra_api", "pip install -e '.[dev]' installs the serve extra (aegra-api)")
     require_module("langgraph_sdk", "pip install -e '.[dev]' installs langgraph-sdk")
@@ -77,7 +70,7 @@ def database() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def model() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer(reply, latency_s=0.01) as stub:
+    with StubOpenAIServer(solvers_answer_18, latency_s=0.01) as stub:
         yield stub
 
 
@@ -85,9 +78,9 @@ def model() -> Iterator[StubOpenAIServer]:
 def stubs(model: StubOpenAIServer) -> Iterator[dict[str, StubOpenAIServer]]:
     """Every stub the servers list, by model name: ``slow`` and ``spare`` are per test."""
     with (
-        StubOpenAIServer(reply) as other,
-        StubOpenAIServer(reply, latency_s=0.4) as slow,
-        StubOpenAIServer(reply) as spare,
+        StubOpenAIServer(solvers_answer_18) as other,
+        StubOpenAIServer(solvers_answer_18, latency_s=0.4) as slow,
+        StubOpenAIServer(solvers_answer_18) as spare,
     ):
         yield {"stub": model, "other-model": other, "slow": slow, "spare": spare}
 
@@ -127,11 +120,11 @@ def slow(stubs: dict[str, StubOpenAIServer]) -> StubOpenAIServer:
 
 @pytest.fixture
 def spare(stubs: dict[str, StubOpenAIServer]) -> Iterator[StubOpenAIServer]:
-    """A listed stub a test gives its own responder (set back to ``reply`` after)."""
+    """A listed stub a test gives its own responder (set back after)."""
     stub = stubs["spare"]
     stub.reset_stats()
     yield stub
-    stub.responder = reply
+    stub.responder = solvers_answer_18
 
 
 def client_of(server: AegraServer) -> Any:

@@ -34,8 +34,8 @@ import pytest
 from debategraph.checkpoints import inbox_item, inbox_namespace
 from tests.aegra_server import AegraServer, aegra_server, models_file, serve_command
 from tests.backends import decoded_dump, fresh_database_as, require_module
-from tests.conftest import answer_18, solver_of
-from tests.openai_stub import StubOpenAIServer, default_responder
+from tests.conftest import solvers_answer_18
+from tests.openai_stub import StubOpenAIServer
 from tests.studio_server import free_port, stream_parts
 
 pytestmark = pytest.mark.timeout(300)
@@ -51,13 +51,6 @@ BOB = secrets.token_urlsafe(32)
 #: The schemathesis run CI makes (``make bench`` makes a longer one).
 FUZZ_SEED = 66104613069820906609046283360585178988
 FUZZ_EXAMPLES = 5
-
-
-def reply(request: dict[str, Any]) -> Any:
-    """Solvers answer 18; every other call gets what its schema asks for."""
-    if solver_of(request).startswith("solver_"):
-        return answer_18(request)
-    return default_responder(request)
 
 
 # -- a listener where a leaked key would go ------------------------------------------------
@@ -116,7 +109,7 @@ def database() -> Iterator[Database]:
 
 @pytest.fixture(scope="module")
 def model() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer(reply) as stub:
+    with StubOpenAIServer(solvers_answer_18) as stub:
         yield stub
 
 

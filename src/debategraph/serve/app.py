@@ -310,71 +310,77 @@ class RequestCheck:
         if not passed:  # Aegra answers 401 (or serves a public route)
             await self.app(scope, receive, send)
             return
-        method = scope["method"]
-        path, query = scope["path"], scope.get("query_string", b"")
-        if method not in ("POST", "PUT", "PATCH", "DELETE"):
-            line = guard.refusal(method, path, query, None)
-            if line is not None:
-                await _json(send, 422, {"error": "validation_error", "message": line})
-                return
-            if user is not None and await _not_theirs(send, user, path, query, None):
-                return
-            join = JOIN_ROUTE.match(scope["path"]) if method == "GET" else None
-            if join:
-                await run_ended(join.group("run"))
-            query = guard.store_query(scope["path"], scope.get("query_string", b""))
-            await self.app({**scope, "query_string": query}, receive, send)
+        has_body = scope["method"] in ("POST", "PUT", "PATCH", "DELETE")
+        raw = b""
+        if has_body:
+            chunks: list[bytes] = []
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    await self.app(scope, _replay([message]), send)
+                    return
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    break
+            raw = b"".join(chunks)
+        refused, raw = await self.refusal(scope, user, raw)
+        if refused is not None:
+            status, line = refused
+            code = {403: "forbidden", 404: "not_found"}.get(status, "validation_error")
+            await _json(send, status, {"error": code, "message": line})
             return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                await self.app(scope, _replay([message]), send)
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        raw = b"".join(chunks)
+        join = JOIN_ROUTE.match(scope["path"]) if scope["method"] == "GET" else None
+        if join:
+            await run_ended(join.group("run"))
+        query = guard.store_query(scope["path"], scope.get("query_string", b""))
+        scope = {**scope, "query_string": query}
+        if not has_body:
+            await self.app(scope, receive, send)
+            return
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(raw)).encode()))
+        scope = {**scope, "headers": headers}
+        await self.app(scope, _replay([{"type": "http.request", "body": raw}], receive), send)
+
+    async def refusal(
+        self, scope: Scope, user: str | None, raw: bytes
+    ) -> tuple[tuple[int, str] | None, bytes]:
+        """Why a signed-in request is refused (``(status, line)``), and the body to hand on.
+
+        Args:
+            scope: The request.
+            user: Who signed in (``None``: nobody does on this server).
+            raw: Its body.
+
+        Returns:
+            ``(refusal or None, body)``: the body completed where a run goes on from its
+            thread, or with a ``null`` object left out.
+        """
+        method, path = scope["method"], scope["path"]
+        query = scope.get("query_string", b"")
         is_json, body = guard.parse(raw)
         line = guard.refusal(method, path, query, body)
         if line is not None:
-            await _json(send, 422, {"error": "validation_error", "message": line})
-            return
-        if user is not None and await _not_theirs(send, user, path, query, body):
-            return
+            return (422, line), raw
+        if user is not None:
+            theirs = await owners.refusal(user, path, query, body)
+            if theirs is not None:
+                return theirs, raw
         kind = kind_of(scope)
-        if kind is not None and is_json:
-            refused = refused_models(body, self.models)
-            if refused is not None:
-                code = "forbidden" if refused.status == 403 else "validation_error"
-                await _json(send, refused.status, {"error": code, "message": str(refused)})
-                return
-            normal = guard.normalised(body)
-            if normal is not body:
-                raw = json.dumps(normal).encode()
-        if kind == "run" and is_json:
-            route = RUN_ROUTES.match(scope["path"])
+        if kind is None or not is_json:
+            return None, raw
+        models = refused_models(body, self.models)
+        if models is not None:
+            return (models.status, str(models)), raw
+        normal = guard.normalised(body)
+        if normal is not body:
+            raw = json.dumps(normal).encode()
+        if kind == "run":
+            route = RUN_ROUTES.match(path)
             error, raw = await checked(raw, route.group("thread") if route else None)
             if error is not None:
-                await _json(send, 422, {"error": "validation_error", "message": error})
-                return
-        headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
-        headers.append((b"content-length", str(len(raw)).encode()))
-        query = guard.store_query(scope["path"], scope.get("query_string", b""))
-        scope = {**scope, "headers": headers, "query_string": query}
-        await self.app(scope, _replay([{"type": "http.request", "body": raw}], receive), send)
-
-
-async def _not_theirs(send: Send, user: str, path: str, query: bytes, body: Any) -> bool:
-    """Answer a request for another user's thread or namespace (and say so), if it is one."""
-    refused = await owners.refusal(user, path, query, body)
-    if refused is None:
-        return False
-    status, line = refused
-    await _json(
-        send, status, {"error": "not_found" if status == 404 else "forbidden", "message": line}
-    )
-    return True
+                return (422, error), raw
+        return None, raw
 
 
 def _without_exception_text(send: Send) -> Send:
