@@ -354,6 +354,8 @@ def test_a_second_user_cannot_reach_the_first_users_threads(alice: Any, bob: Any
         "update_state": lambda: bob.threads.update_state(thread_id, {"round": 9}),
     }
     assert refusals(read_or_run) == dict.fromkeys(read_or_run, "NotFoundError")
+    taken = {"create": lambda: bob.threads.create(thread_id=thread_id, if_exists="do_nothing")}
+    assert refusals(taken) == {"create": "ConflictError"}  # not hers to him, nor a 500
     inbox = {
         "put": lambda: bob.store.put_item(namespace, "k", inbox_item("stop")[1]),
         "get": lambda: bob.store.get_item(namespace, key),

@@ -31,8 +31,10 @@ class ModelSpec:
             ``DEBATEGRAPH_GGUF``), ``local:PATH.gguf`` for another GGUF file served the
             same way, else the endpoint's model name.
         base_url: OpenAI-compatible base URL; ``None`` uses ``OPENAI_BASE_URL`` or OpenAI.
-        api_key: API key; ``None`` uses ``api_key_env``, else ``OPENAI_API_KEY`` (or a
-            placeholder). Never stored with a thread.
+        api_key: API key; ``None`` uses ``api_key_env``, else ``OPENAI_API_KEY`` where
+            the endpoint is the one that variable is for (:meth:`key`), else none. Not
+            written by the CLI with a thread (its record keeps ``api_key_env``) and refused
+            from a served run's context.
         api_key_env: The name of the environment variable that holds the API key (what
             an agent's model names instead of a key; stored, the key never is).
         temperature: Sampling temperature.

@@ -326,7 +326,9 @@ class RequestCheck:
         refused, raw = await self.refusal(scope, user, raw)
         if refused is not None:
             status, line = refused
-            code = {403: "forbidden", 404: "not_found"}.get(status, "validation_error")
+            code = {403: "forbidden", 404: "not_found", 409: "conflict"}.get(
+                status, "validation_error"
+            )
             await _json(send, status, {"error": code, "message": line})
             return
         join = JOIN_ROUTE.match(scope["path"]) if scope["method"] == "GET" else None
@@ -363,7 +365,7 @@ class RequestCheck:
         if line is not None:
             return (422, line), raw
         if user is not None:
-            theirs = await owners.refusal(user, path, query, body)
+            theirs = await owners.refusal(user, method, path, query, body)
             if theirs is not None:
                 return theirs, raw
         kind = kind_of(scope)

@@ -26,19 +26,28 @@ STORE_ROUTE = re.compile(r"^/store/")
 NAMESPACE_FIELDS = ("namespace", "namespace_prefix", "prefix")
 
 
-async def refusal(user: str, path: str, query: bytes, body: Any) -> tuple[int, str] | None:
+async def refusal(
+    user: str, method: str, path: str, query: bytes, body: Any
+) -> tuple[int, str] | None:
     """Why ``user`` may not make this request, if so: ``(status, one line)``.
 
     Args:
         user: The signed-in user's identity.
+        method: The HTTP method.
         path: The request's path.
         query: Its query string.
         body: Its parsed JSON body (``None``: none).
 
     Returns:
-        ``(404, ...)`` for another user's thread, ``(403, ...)`` for a store namespace
-        that is not the user's, else ``None``.
+        ``(404, ...)`` for another user's thread, ``(409, ...)`` for a new thread given
+        the id of another user's, ``(403, ...)`` for a store namespace that is not the
+        user's, else ``None``.
     """
+    if method == "POST" and path.rstrip("/") == "/threads" and isinstance(body, dict):
+        wanted = body.get("thread_id")
+        if isinstance(wanted, str) and await owner_of(wanted) not in (None, user):
+            return 409, f"thread {wanted!r} already exists: give another id, or none"
+        return None
     route = THREAD_ROUTE.match(path)
     if route:
         owner = await owner_of(route.group("thread"))
