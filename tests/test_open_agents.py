@@ -7,6 +7,7 @@ test the one place that does the work (``nodes/agent.py``, ``models/loops.py``,
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +25,9 @@ from debategraph.nodes.tools import resolve_tools
 from debategraph.state.base import charge_update
 from debategraph.state.records import TOOL_STAGE, AgentSpec, Participant, Turn
 from debategraph.strategies.calculator import CalculatorError, calculate
+from tests.conftest import run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
+from tests.openai_stub import StubOpenAIServer
 
 PROMPT = [SystemMessage("You solve."), HumanMessage("What is 48 + 24?")]
 
@@ -472,3 +475,24 @@ def test_tools_of_a_stage_participant_are_refused_on_the_embedded_model() -> Non
     with pytest.raises(UsageError, match="agent 'Ann' has tools"):
         refuse_tools_on_embedded(settings)
     assert own_agents(settings) == ["cy"]  # Bob is on the embedded model, the chair no speaker
+
+
+def test_the_cli_sends_a_key_only_where_it_was_named(
+    stub: StubOpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--api-key-env`` names the endpoint's key; ``OPENAI_API_KEY`` stays with OpenAI."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-for-openai")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("GATEWAY_KEY", "sk-for-the-gateway")
+    db = tmp_path / "d.sqlite"
+    code, _, err = run_cli(["solve", "2+3?", *stub_args(stub, db)], capsys)
+    assert code == 0, err
+    assert set(stub.keys) == {"Bearer not-needed"}  # not OpenAI's key
+    stub.reset_stats()
+    args = ["solve", "2+3?", *stub_args(stub, db), "--api-key-env", "GATEWAY_KEY"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert set(stub.keys) == {"Bearer sk-for-the-gateway"}

@@ -21,7 +21,14 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.app import app
-from debategraph.cli.options import BaseUrlOpt, JsonOpt, ModelOpt, RetriesOpt, TimeoutOpt
+from debategraph.cli.options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    JsonOpt,
+    ModelOpt,
+    RetriesOpt,
+    TimeoutOpt,
+)
 from debategraph.cli.render import emit_json, err, fail, model_label, out
 from debategraph.errors import DebategraphError, UsageError
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
@@ -192,11 +199,16 @@ def _options(
     db: str | None,
     json_output: bool,
     shard: str | None = None,
+    api_key_env: str | None = None,
 ) -> EvalOptions:
     from debategraph.eval.shards import parse_shard
 
     spec = ModelSpec(
-        model=model, base_url=base_url, timeout_s=timeout, max_retries=max_retries
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout_s=timeout,
+        max_retries=max_retries,
     ).validated()
     split = None if shard is None else parse_shard(shard)
     return EvalOptions(
@@ -236,6 +248,7 @@ def _eval_command(kind: str) -> Callable[..., None]:
         out_dir: OutOpt = None,
         model: ModelOpt = LOCAL,
         base_url: BaseUrlOpt = None,
+        api_key_env: ApiKeyEnvOpt = None,
         timeout: TimeoutOpt = None,
         max_retries: RetriesOpt = 2,
         db: DbOpt = None,
@@ -245,7 +258,7 @@ def _eval_command(kind: str) -> Callable[..., None]:
         options = _options(
             modes, decisions, judge_model, matched, (agents, rounds, neighbours), parallel,
             out_dir or Path(f"eval-{kind}"), model, base_url, timeout, max_retries, db,
-            json_output, shard,
+            json_output, shard, api_key_env,
         )  # fmt: skip
         run_eval(options, lambda: dataset_questions(kind, dataset, (offset, limit, seed)))
 
@@ -290,6 +303,7 @@ def arithmetic_command(
     out_dir: OutOpt = None,
     model: ModelOpt = LOCAL,
     base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = 2,
     db: DbOpt = None,
@@ -303,7 +317,7 @@ def arithmetic_command(
     options = _options(
         modes, decisions, judge_model, matched, (agents, rounds, neighbours), parallel,
         out_dir or Path("eval-arithmetic"), model, base_url, timeout, max_retries, db,
-        json_output, shard,
+        json_output, shard, api_key_env,
     )  # fmt: skip
     run_eval(
         options,
