@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -216,8 +218,21 @@ def test_resume_repeats_no_finished_call(
 
 
 def test_ctrl_c_then_resume(tmp_path: Path) -> None:
+    """Interrupted with a call in flight (held until the process has exited), then resumed.
+
+    The 4th call is held by the model until the interrupted process is gone, so the
+    signal lands mid-round however slowly the machine runs (not within a time window).
+    """
     db = tmp_path / "d.sqlite"
-    with StubOpenAIServer(answer_18, latency_s=0.4) as server:
+    release = threading.Event()
+    answered = itertools.count(1)
+
+    def held(request: dict[str, Any]) -> dict[str, Any]:
+        if next(answered) > 3:
+            release.wait(60)
+        return answer_18(request)
+
+    with StubOpenAIServer(held, latency_s=0.05) as server:
         cmd = [
             sys.executable,
             "-m",
@@ -233,11 +248,12 @@ def test_ctrl_c_then_resume(tmp_path: Path) -> None:
             *stub_args(server, db),
         ]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 20
-        while server.calls < 3 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 4 and time.monotonic() < deadline:
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=60)
+        release.set()
         assert proc.returncode == 130, err
         assert "Traceback" not in err
         assert "resumable" in one_error_line(err)
