@@ -247,7 +247,15 @@ def test_ctrl_c_then_resume(tmp_path: Path) -> None:
             "k",
             *stub_args(server, db),
         ]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            # Ctrl-C as a terminal delivers it: a shell starts a background job (CI
+            # runners may run this suite as one) with SIGINT ignored, which Python keeps.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         deadline = time.monotonic() + 60
         while len(server.requests) < 4 and time.monotonic() < deadline:
             time.sleep(0.05)
