@@ -10,6 +10,7 @@ them.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -176,3 +177,17 @@ def test_a_dotted_store_namespace_is_split_and_a_null_config_dropped() -> None:
 )
 def test_only_loopback_hosts_may_serve_without_sign_in(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+def test_a_key_written_twice_in_a_data_file_is_refused_with_its_line(tmp_path: Path) -> None:
+    """YAML keeps the last of two equal keys silently; a user's file says which line."""
+    from debategraph.datafiles import load_data
+    from debategraph.errors import UsageError
+
+    path = tmp_path / "tokens.yaml"
+    path.write_text("alice: one-token-of-24-characters-x\nbob: x\nalice: another\n")
+    with pytest.raises(UsageError) as refused:
+        load_data(path, "--tokens")
+    assert (
+        str(refused.value) == f"--tokens {path}: not valid YAML at line 3: 'alice' is written twice"
+    )
