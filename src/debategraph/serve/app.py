@@ -111,43 +111,39 @@ async def has_checkpoint(thread_id: str | None) -> bool:
     return await db_manager.get_checkpointer().aget_tuple(config) is not None
 
 
-async def checked(body: bytes, thread_id: str | None) -> tuple[str | None, bytes]:
-    """A run-creating request's body, checked (and completed) before Aegra sees it.
+async def checked(request: Any, thread_id: str | None) -> tuple[str | None, Any]:
+    """A run-creating request, checked (and completed) before Aegra sees it.
 
     Args:
-        body: The request's JSON body.
+        request: The request's parsed JSON body.
         thread_id: The thread it runs on (``None``: a stateless run).
 
     Returns:
-        ``(error, body)``: the one-line reason its graph cannot start from the input
-        (``None``: it can), and the body to hand on. A run with no input (none, or
-        ``{}``) and no command goes on from the thread's last checkpoint, as on
-        LangGraph's server: Aegra 0.6.0 refuses a run without input (422), so it is
-        handed on with ``input: {}``, which :class:`~debategraph.graphs.served.ServedGraph`
-        reads as no input. On a thread with nothing to go on from, the input is checked
-        as a first input (and so refused with the pattern's own line).
+        ``(error, request)``: the one-line reason its graph cannot start from the input
+        (``None``: it can), and the request to hand on (a new object where it changed).
+        A run with no input (none, or ``{}``) and no command goes on from the thread's
+        last checkpoint, as on LangGraph's server: Aegra 0.6.0 refuses a run without
+        input (422), so it is handed on with ``input: {}``, which
+        :class:`~debategraph.graphs.served.ServedGraph` reads as no input. On a thread
+        with nothing to go on from, the input is checked as a first input (and so
+        refused with the pattern's own line).
     """
-    try:
-        request = json.loads(body or b"{}")
-    except ValueError:
-        return None, body  # Aegra answers malformed JSON itself
     if not isinstance(request, dict) or request.get("command") is not None:
-        return None, body  # a command acts on the thread's state: nothing to check
+        return None, request  # a command acts on the thread's state: nothing to check
     name = graph_of(request.get("assistant_id"))
     values = request.get("input")
     ongoing = await has_checkpoint(thread_id)
     if values in (None, {}):
         if ongoing or name is None:
-            request["input"] = {}
-            return None, json.dumps(request).encode()
+            return None, {**request, "input": {}}
         values = {}
     elif name is None:
-        return None, body  # another assistant's run: its graph checks it when it starts
+        return None, request  # another assistant's run: its graph checks it when it starts
     try:
         check_input(name, values, first=not ongoing)
     except ValueError as exc:
-        return str(exc), body
-    return None, body
+        return str(exc), request
+    return None, request
 
 
 def refused_models(request: Any, models: ModelList) -> RefusedContext | None:
@@ -375,14 +371,12 @@ class RequestCheck:
         if models is not None:
             return (models.status, str(models)), raw
         normal = guard.normalised(body)
-        if normal is not body:
-            raw = json.dumps(normal).encode()
         if kind == "run":
             route = RUN_ROUTES.match(path)
-            error, raw = await checked(raw, route.group("thread") if route else None)
+            error, normal = await checked(normal, route.group("thread") if route else None)
             if error is not None:
                 return (422, error), raw
-        return None, raw
+        return None, raw if normal is body else json.dumps(normal).encode()
 
 
 def _without_exception_text(send: Send) -> Send:

@@ -87,7 +87,7 @@ def refusal(method: str, path: str, query: bytes, body: Any) -> str | None:
                 return bad
     status = body.get("status", RUN_STATUSES[0])
     if method == "PATCH" and RUN_ROUTE.match(path) and status not in RUN_STATUSES:
-        return f"run status {_short(repr(status))} is not one of {', '.join(RUN_STATUSES)}"
+        return f"run status {clipped(repr(status))} is not one of {', '.join(RUN_STATUSES)}"
     return None
 
 
@@ -147,11 +147,11 @@ def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
 
 def _bad_text(text: str, where: str) -> str | None:
     if "\x00" in text:
-        return f"{_short(where)} holds a NUL character, which the database cannot store"
+        return f"{clipped(where)} holds a NUL character, which the database cannot store"
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return f"{_short(where)} holds an unpaired surrogate, which is not text"
+        return f"{clipped(where)} holds an unpaired surrogate, which is not text"
     return None
 
 
@@ -161,7 +161,7 @@ def _bad_count(name: str, value: Any) -> str | None:
     except (TypeError, ValueError):
         return None  # not a number: Aegra's own validation answers
     if number is None or not 0 <= number <= MAX_COUNT:
-        return f"{name} {_short(repr(value))} must be a whole number from 0 to {MAX_COUNT}"
+        return f"{name} {clipped(repr(value))} must be a whole number from 0 to {MAX_COUNT}"
     return None
 
 
@@ -169,12 +169,13 @@ def _bad_labels(name: str, labels: list[Any]) -> str | None:
     for label in labels:
         if not isinstance(label, str) or not label or "." in label:
             return (
-                f"store {name} label {_short(repr(label))} must be a non-empty string without '.'"
+                f"store {name} label {clipped(repr(label))} must be a non-empty string without '.'"
             )
     return None
 
 
-def _short(text: str) -> str:
+def clipped(text: str) -> str:
+    """``text`` cut to 60 characters for a one-line message (``...`` where cut)."""
     return text if len(text) <= 60 else text[:57] + "..."
 
 

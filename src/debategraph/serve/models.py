@@ -36,6 +36,7 @@ from typing import Any
 from debategraph.datafiles import load_data
 from debategraph.errors import UsageError
 from debategraph.models.spec import MODEL_KEYS, ModelSpec, parse_model
+from debategraph.serve.guard import clipped
 
 #: The environment variable that names the model list's file for the server process.
 MODELS_ENV = "DEBATEGRAPH_MODELS"
@@ -117,7 +118,7 @@ class ModelList:
         if context is None:
             return
         if not isinstance(context, Mapping):
-            raise RefusedContext(f"{where} must be an object, got {_short(context)}")
+            raise RefusedContext(f"{where} must be an object, got {clipped(repr(context))}")
         allowed = f"a client sets only {', '.join(CLIENT_FIELDS)}"
         for key in OPERATOR_FIELDS:
             if context.get(key) is not None:
@@ -150,16 +151,17 @@ class ModelList:
             )
         if not isinstance(value, str) or value not in self.models:
             raise RefusedContext(
-                f"{where} {_short(value)} is not one of the server's models: {self.names()}"
+                f"{where} {clipped(repr(value))} is not one of the server's models: {self.names()}"
             )
 
     def _agent_models(self, value: Any, where: str) -> None:
         if not isinstance(value, Mapping):
+            got = clipped(repr(value))
             raise RefusedContext(
-                f"{where}.agent_models must map agent names to model names, got {_short(value)}"
+                f"{where}.agent_models must map agent names to model names, got {got}"
             )
         for agent, name in value.items():
-            self._name(name, f"{where}.agent_models[{_short(agent)}]")
+            self._name(name, f"{where}.agent_models[{clipped(repr(agent))}]")
 
     def resolve(self, context: Any) -> dict[str, Any]:
         """A checked context with its names replaced by the operator's specs.
@@ -187,11 +189,6 @@ class ModelList:
         spec = self.models[name]
         values = {key: getattr(spec, field) for key, field in MODEL_KEYS.items()}
         return {k: v for k, v in values.items() if v is not None and k != "timeout"}
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 #: The list of a server given none: its default model.

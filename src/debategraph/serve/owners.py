@@ -17,11 +17,10 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from debategraph.checkpoints.inbox import NAMESPACE as INBOX
+from debategraph.serve.guard import STORE_ROUTE
 
 #: A route under one thread (its runs, state, history...).
 THREAD_ROUTE = re.compile(r"^/threads/(?P<thread>[^/]+)/.")
-#: A store route.
-STORE_ROUTE = re.compile(r"^/store/")
 #: Where a store request names its namespace.
 NAMESPACE_FIELDS = ("namespace", "namespace_prefix", "prefix")
 
