@@ -312,13 +312,12 @@ def figure_throughput(
             if ratio >= THROUGHPUT_TARGET
             else f"the eval process used {run.cpu_s:.1f} CPU-s in {run.wall_s:.1f} s "
             f"({run.cpu_s / calls * 1000:.1f} ms per call, start-up included): one Python "
-            "event loop runs every question, so past about one busy core the client's CPU per "
-            "call, not the 200 ms latency, sets the pace; the start-up (imports, the plot) "
-            f"takes {run.wall_s - graph_s:.1f} s of the wall. What would reach it: less client "
-            "CPU per call (langchain-openai and the openai SDK take about 4 ms of each, see "
-            "speed.py's client CPU figure), not walking each thread's whole checkpoint history "
-            "for its wall time (about 6 ms of CPU a thread here, 4 threads a question), or "
-            "more questions to amortise the start-up"
+            "event loop runs every question, so past one busy core the client's CPU per "
+            f"call, not the {LATENCY_S * 1000:.0f} ms latency, sets the pace; the start-up "
+            f"(imports, the plot) takes {run.wall_s - graph_s:.1f} s of the wall. What would "
+            "reach it: less client CPU per call (speed.py's client CPU figure measures where "
+            "it goes), not walking each thread's whole checkpoint history for its wall time, "
+            "or more questions to amortise the start-up"
         ),
         values={
             "questions": questions,

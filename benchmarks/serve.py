@@ -567,9 +567,10 @@ def why_not(log: ServerLog, errors: dict[str, int]) -> str:
             f"a database pool of Aegra's ran out ({POOL_EXHAUSTED!r} in the server's log; the "
             f"client saw: {said}): Aegra 0.6.0 keeps threads and runs through a SQLAlchemy "
             "pool apart from the checkpoints' (debategraph serve sizes it from --pool-size: "
-            "half of it, as many again on demand), and a request that waits 30 s for one of "
-            "its connections fails. What would: fewer requests holding a connection while "
-            "they wait, or a larger --pool-size within PostgreSQL's max_connections."
+            "half of it, as many again on demand), and a request that waits out the pool's "
+            "timeout for one of its connections fails. What would: fewer requests holding a "
+            "connection while they wait, or a larger --pool-size within PostgreSQL's "
+            "max_connections."
         )
     return f"the client saw: {said}; see the server's log"
 

@@ -42,8 +42,9 @@ class StubProcess:
         """The server's counts since the last call (or its start), then reset them.
 
         Returns:
-            ``calls``, ``prompt_tokens``, ``completion_tokens``, ``max_in_flight`` and
-            ``first_request_at`` (the wall clock, ``time.time()``, of the first request).
+            ``calls``, ``prompt_tokens``, ``completion_tokens``, ``max_in_flight``,
+            ``first_request_at`` (the wall clock, ``time.time()``, of the first request) and
+            ``arrivals`` (the wall clock of each request, in order).
         """
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write("stats\n")
@@ -95,11 +96,10 @@ def main() -> None:
     from tests.openai_stub import StubOpenAIServer
 
     respond = make_responder(args.chars)
-    first: list[float] = []
+    arrivals: list[float] = []
 
     def responder(body: dict[str, Any]) -> Any:
-        if not first:
-            first.append(time.time())
+        arrivals.append(time.time())
         return respond(body)
 
     with StubOpenAIServer(responder, latency_s=args.latency) as server:
@@ -112,10 +112,11 @@ def main() -> None:
                 "prompt_tokens": server.prompt_tokens,
                 "completion_tokens": server.completion_tokens,
                 "max_in_flight": server.max_in_flight,
-                "first_request_at": first[0] if first else None,
+                "first_request_at": arrivals[0] if arrivals else None,
+                "arrivals": list(arrivals),
             }
             server.reset_stats()
-            first.clear()
+            arrivals.clear()
             print(f"STATS {json.dumps(stats)}", flush=True)
 
 

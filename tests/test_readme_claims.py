@@ -79,10 +79,14 @@ DOCS = REPO_ROOT / "docs"
 def _tool(name: str) -> Any:
     """``benchmarks/<name>.py`` imported by path (``benchmarks/`` is not a package)."""
     import importlib.util
+    import sys
 
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"bench_{name}", REPO_ROOT / "benchmarks" / f"{name}.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -308,3 +312,48 @@ def test_each_pattern_s_roster_is_read_as_its_table_says() -> None:
         assert re.search(rf"read_agents_file\(\s*\w+,\s*{record}\b", inspect.getsource(module)), (
             f"{entry.name}: its agents file is not read as {record}"
         )
+
+
+def test_why_not_texts_state_measured_figures_never_constants() -> None:
+    """A benchmark's "why not" text writes its figures from what it measured."""
+    import ast
+
+    figure = re.compile(r"\d[\d,]*(?:\.\d+)? ?(?:ms|s|min|x|%|MB|KB|B|tok/s)\b")
+    typed = []
+    for path in sorted((REPO_ROOT / "benchmarks").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.keyword) and node.arg == "why":
+                parts: list[ast.AST] = [node.value]
+            elif isinstance(node, ast.FunctionDef) and node.name.startswith("why_"):
+                parts = list(node.body[1:])  # the docstring aside
+            else:
+                continue
+            typed += [
+                f"{path.name}:{part.lineno}: {m.group(0)}"
+                for body in parts
+                for part in ast.walk(body)
+                if isinstance(part, ast.Constant) and isinstance(part.value, str)
+                for m in figure.finditer(part.value)
+            ]
+    assert not typed, f"constants in why-not texts: {typed}"
+
+
+def test_one_debate_s_why_not_states_the_round_timing_measured() -> None:
+    """The rounds' timing comes from when the requests reached the server, in this run."""
+    speed = _tool("speed")
+    latency = speed.LATENCY_S
+    # Three rounds of 4 requests: 2.5 ms apart within a round; 7 ms from a round's last
+    # reply to the next round's first request.
+    arrivals, at = [], 100.0
+    for _ in range(3):
+        round_ = [at + i * 0.0025 for i in range(4)]
+        arrivals += round_
+        at = round_[-1] + latency + 0.007
+    timing = speed.round_timing(arrivals, latency)
+    assert timing["rounds"] == 3
+    assert timing["spread_ms"] == pytest.approx(7.5)
+    assert timing["turn_ms"] == pytest.approx(7.0)
+    why = speed.why_one(1.06, 1.04, timing)
+    assert "over 7.5 ms" in why and "7.0 ms pass" in why
+    assert f"{0.06 * speed.CRITICAL_S / speed.ROUNDS * 1000:.1f} ms beyond" in why
+    assert "about" not in why
