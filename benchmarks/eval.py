@@ -491,8 +491,8 @@ def figure_embedded(
             "questions.jsonl, results.json, results.csv, accuracy.png and dynamics.png written "
             "(the wiring; the accuracies are reported as measured)",
             passed=complete and png and questions_file,
-            headline=f"{questions} questions x {len(result['modes'])} rows in {run.wall_s:.0f} s; "
-            + accuracies(result),
+            headline=f"{questions} questions x {len(result['modes'])} rows: "
+            f"{_threads(result['meta'], run.wall_s, brief=True)}; " + accuracies(result),
             values={
                 "questions": questions,
                 "modes": {
@@ -568,9 +568,24 @@ def publish(
     return docs
 
 
-def _threads(meta: dict[str, Any], wall_s: float) -> str:
-    """How this run got its threads, and its wall time: honest about what was read back."""
+def _threads(meta: dict[str, Any], wall_s: float, *, brief: bool = False) -> str:
+    """How this run got its threads, and its wall time: honest about what was read back.
+
+    Args:
+        meta: The eval's ``meta`` (its ``threads`` counts).
+        wall_s: The run's wall time.
+        brief: A clause for a headline instead of the report's sentences.
+
+    Returns:
+        The text; a run that read threads back says so (a read-back makes no model call).
+    """
     threads = meta["threads"]
+    if brief:
+        read = f", {threads['finished']} read back (a read-back: no model call)"
+        return (
+            f"{threads['started']} threads run and {threads['resumed']} resumed in "
+            f"{wall_s:.0f} s" + (read if threads["finished"] else "")
+        )
     done = f"It ran {threads['started']} threads and resumed {threads['resumed']} in {wall_s:.0f} s"
     if not threads["finished"]:
         return done + "."

@@ -357,3 +357,15 @@ def test_one_debate_s_why_not_states_the_round_timing_measured() -> None:
     assert "over 7.5 ms" in why and "7.0 ms pass" in why
     assert f"{0.06 * speed.CRITICAL_S / speed.ROUNDS * 1000:.1f} ms beyond" in why
     assert "about" not in why
+
+
+def test_the_embedded_eval_s_headline_labels_a_read_back() -> None:
+    """A run that read finished threads back says so in its headline: its time is no eval's."""
+    evaluation = _tool("eval")
+    meta = {"threads": {"started": 0, "resumed": 0, "finished": 700}}
+    said = evaluation._threads(meta, 17.0, brief=True)
+    assert "700 read back" in said and "read-back" in said and "0 threads run" in said
+    ran = evaluation._threads(
+        {"threads": {"started": 4, "resumed": 1, "finished": 0}}, 9.0, brief=True
+    )
+    assert ran == "4 threads run and 1 resumed in 9 s"
