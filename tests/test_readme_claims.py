@@ -369,3 +369,20 @@ def test_the_embedded_eval_s_headline_labels_a_read_back() -> None:
         {"threads": {"started": 4, "resumed": 1, "finished": 0}}, 9.0, brief=True
     )
     assert ran == "4 threads run and 1 resumed in 9 s"
+
+
+@pytest.mark.parametrize(
+    "first_line", ["from typing import TypedDict", "from langgraph.graph import END"]
+)
+def test_an_offline_python_example_runs_as_written(
+    first_line: str, stub: StubOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's example runs on the model it names offline (the stub stands in for it)."""
+    examples = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    code = next(b for b in examples if b.startswith(first_line))
+    offline = 'ModelSpec(model="local")'
+    assert offline in code
+    monkeypatch.chdir(tmp_path)  # the examples write their SQLite files here
+    code = code.replace(offline, f'ModelSpec(model="stub", base_url="{stub.url}", max_retries=0)')
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    assert stub.calls > 0
