@@ -54,6 +54,7 @@ EVAL_WORKDIR = ".bench-eval"
 #: takes hours on 2 CPUs, so in full mode it keeps its work in ``EVAL_WORKDIR``: a run that
 #: stopped resumes, and a finished one is read back from its checkpoints (no model call) to
 #: rewrite ``docs/eval``. Its stub figures measure a fresh run each time, so they run apart.
+#: In full mode ``embedded.py`` also times a fresh install (the README's set-up figure).
 SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("speed.py", "Speed beside the peers (stub server, 200 ms per call)", (), ()),
     ("solver_debate.py", "Solver debate in-process (stub server)", (), ()),
@@ -76,7 +77,7 @@ SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
         ("--only", "embedded"),
         ("--workdir", EVAL_WORKDIR),
     ),
-    ("embedded.py", "Embedded model (llama.cpp server, SmolLM2-135M)", (), ()),
+    ("embedded.py", "Embedded model (llama.cpp server, SmolLM2-135M)", (), ("--install",)),
 )
 
 
