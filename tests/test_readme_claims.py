@@ -104,7 +104,7 @@ HAND_WRITTEN = [README, *sorted(p for p in DOCS.glob("*.md") if p.name != "bench
 FIGURE = re.compile(
     r"(?<![\w.@/:-])(\d[\d,]*(?:\.\d+)?) ?"
     r"(ms|s|sec|seconds?|min|minutes?|hours?|h|KB|MB|GB|KiB|MiB|GiB|B|bytes|tok/s|x|%"
-    r"|tokens|questions a minute|questions/min|debates/s|calls)(?![\w/])"
+    r"|tokens|questions a minute|questions/min|debates/s|calls|passed|failed|skipped)(?![\w/])"
 )
 
 #: Numbers with units that are settings, not measurements: each (the text, why it may stand).
