@@ -30,11 +30,11 @@ import pytest
 from debategraph import registry
 from debategraph.checkpoints import inbox_item, inbox_namespace
 from debategraph.graphs.inputs import check_input
-from tests.aegra_server import AegraServer, aegra_server, models_file, serve_command
+from tests.aegra_server import AegraServer, aegra_server, healthy, models_file, serve_command
 from tests.backends import fresh_database, require_module, wait_for_saved_tasks
 from tests.conftest import answer_18, solver_of, solvers_answer_18
 from tests.openai_stub import StubOpenAIServer
-from tests.studio_server import free_port, stream_parts
+from tests.studio_server import closed_port, free_port, port_taken, stream_parts
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -456,7 +456,7 @@ def test_a_langgraph_json_is_served_as_aegra_reads_it(tmp_path: Path) -> None:
 
 
 def test_an_unreachable_database_is_named_in_one_line(tmp_path: Path) -> None:
-    url = f"postgresql://someone:secret@127.0.0.1:{free_port()}/nowhere"
+    url = f"postgresql://someone:secret@127.0.0.1:{closed_port()}/nowhere"
     done = run_serve(db=url, cwd=tmp_path)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
@@ -484,6 +484,26 @@ def test_aegra_itself_refuses_an_unknown_graph_at_start(database: str, tmp_path:
     )
     assert done.returncode != 0
     assert "names graph 'poll', which debategraph does not have" in done.stdout + done.stderr
+
+
+def test_a_taken_port_is_tried_again(
+    database: str,
+    models: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A port taken between picking and binding it (another worker) costs a retry only."""
+    import tests.aegra_server as starter
+
+    taken = closed_port()  # held here: the server cannot bind it
+    picks = [taken]
+    monkeypatch.setattr(starter, "free_port", lambda: picks.pop() if picks else free_port())
+    logdir = tmp_path_factory.mktemp("serve-retry")
+    with aegra_server(database, logdir=logdir, extra_args=("--models", str(models))) as running:
+        assert picks == [] and not running.url.endswith(f":{taken}")
+        assert healthy(running.url)
+    first = logdir / f"serve-{taken}.log"
+    assert port_taken(first.read_text(errors="replace")), first.read_text(errors="replace")
 
 
 # -- two servers on one database -------------------------------------------------------------

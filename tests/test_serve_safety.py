@@ -36,7 +36,7 @@ from tests.aegra_server import AegraServer, aegra_server, models_file, serve_com
 from tests.backends import decoded_dump, fresh_database_as, require_module
 from tests.conftest import solvers_answer_18
 from tests.openai_stub import StubOpenAIServer
-from tests.studio_server import free_port, stream_parts
+from tests.studio_server import closed_port, free_port, stream_parts
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -420,7 +420,7 @@ def test_a_host_beyond_this_machine_needs_sign_in(database: Database, tmp_path: 
     assert line.startswith("--host 0.0.0.0 is reachable beyond this machine and nobody signs in")
     assert "--insecure-no-auth" in line
     # said in so many words, it gets past sign-in (and stops at the next check)
-    unreachable = f"postgresql://u:p@127.0.0.1:{free_port()}/nowhere"
+    unreachable = f"postgresql://u:p@127.0.0.1:{closed_port()}/nowhere"
     command = [*serve_command(unreachable, free_port(), "--insecure-no-auth")]
     command[command.index("--host") + 1] = "0.0.0.0"
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)

@@ -29,6 +29,7 @@ from tests.backends import decoded_dump
 from tests.conftest import one_error_line, run_cli, solver_of
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer, StubReply
+from tests.studio_server import closed_port
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 SECRET = "sk-test-SECRET"
@@ -563,12 +564,8 @@ def test_resume_after_a_kill_keeps_each_solvers_model(
 def test_an_unreachable_agent_endpoint_is_one_line_naming_the_agent_and_endpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import socket
-
     monkeypatch.setenv(KEY_VAR, SECRET)
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
     db = tmp_path / "d.sqlite"
     with StubOpenAIServer(answer_as_named) as alive:
         file = tmp_path / "solvers.yaml"

@@ -466,3 +466,45 @@ def test_scripted_model_is_thread_safe() -> None:
     assert sorted(seen, key=int) == [str(i) for i in range(n)]
     assert len(exhausted) == 8
     assert len(model.prompts) == 48
+
+
+# --------------------------------------------------------------------------
+# Ports for servers the tests start (parallel workers must not collide)
+# --------------------------------------------------------------------------
+
+
+def test_free_port_skips_a_port_another_process_reserved(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    from tests import studio_server
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom tests.studio_server import free_port\n"
+         "print(free_port(), flush=True)\nsys.stdin.read()"],
+        cwd=studio_server.REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None
+        taken = int(holder.stdout.readline())
+        offered = [taken]  # the OS offers the other process's port first, then its own pick
+        real = studio_server._unused_port
+        monkeypatch.setattr(
+            studio_server, "_unused_port", lambda host: offered.pop() if offered else real(host)
+        )
+        port = studio_server.free_port()
+        assert offered == [] and port != taken
+    finally:
+        holder.communicate("", timeout=60)
+
+
+def test_a_closed_port_refuses_and_no_server_can_take_it() -> None:
+    from tests.studio_server import closed_port
+
+    port = closed_port()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=10).close()
+    with socket.socket() as other:
+        other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as HTTP servers do
+        with pytest.raises(OSError, match="in use"):
+            other.bind(("127.0.0.1", port))
