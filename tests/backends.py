@@ -178,27 +178,67 @@ def fresh_database_as(prefix: str) -> Iterator[tuple[str, str]]:
             conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(name)))
 
 
-def decoded_dump(url: str) -> str:
+#: Columns that hold a serialized blob beside a ``type`` column: Postgres' ``blob``
+#: (``checkpoint_blobs``, ``checkpoint_writes``), SQLite's ``checkpoint`` and ``value``.
+BLOB_COLUMNS = ("blob", "checkpoint", "value")
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def decoded_dump(where: str | os.PathLike[str]) -> str:
     """Every row of every table of a database as text, checkpoints decoded.
 
-    A ``(type, blob)`` pair (LangGraph's checkpoint blobs and pending writes) is read with
-    debategraph's serializer (which reads LangGraph's plain ``msgpack`` and its own
-    compressed ``msgpack+z1``); any other bytes are read as UTF-8. So a secret in a
-    checkpoint is found whether or not it was stored compressed.
+    The one way a test searches what was stored (for a key that must not be there): a
+    PostgreSQL URL (checkpoints, the store, Aegra's run records) or a file. A SQLite file
+    (checkpoints, the inbox store, an archive) is read table by table; any other file
+    (an export, a report, a SQLite ``-wal``) as its text. A ``(type, blob)`` pair
+    (LangGraph's checkpoint blobs and pending writes) is read with debategraph's
+    serializer (which reads LangGraph's plain ``msgpack`` and its own compressed
+    ``msgpack+z1``); any other bytes are read as UTF-8. So a secret in a checkpoint is
+    found whether or not it was stored compressed.
 
     Args:
-        url: The database.
+        where: A ``postgresql://`` URL, or a path (``sqlite:///`` prefix allowed).
 
     Returns:
-        One line per row: ``table: {column: value, ...}``.
+        One line per row: ``table: {column: value, ...}`` (a file that is not SQLite:
+        its text).
     """
-    import psycopg
-    from psycopg.rows import dict_row
+    from debategraph.checkpoints.savers import sqlite_path
 
+    text = str(where)
+    if text.startswith(("postgres://", "postgresql://")):
+        rows = _postgres_rows(text)
+    else:
+        path = sqlite_path(text)
+        data = path.read_bytes()
+        if not data.startswith(SQLITE_HEADER):
+            return data.decode("utf-8", "replace")
+        rows = _sqlite_rows(path)
     from debategraph.checkpoints.serde import serializer
 
     serde = serializer()
-    lines = []
+    return "\n".join(f"{table}: {_decoded(values, serde)!r}" for table, values in rows)
+
+
+def _decoded(values: dict[str, Any], serde: Any) -> dict[str, Any]:
+    """A row with its serialized blob loaded (by ``serde``) and other bytes read as UTF-8."""
+    kind = values.get("type")
+    for column in BLOB_COLUMNS:
+        blob = values.get(column)
+        if isinstance(kind, str) and isinstance(blob, bytes | memoryview):
+            values[column] = serde.loads_typed((kind, bytes(blob)))
+    for column, value in values.items():
+        if isinstance(value, bytes | memoryview):
+            values[column] = bytes(value).decode("utf-8", "replace")
+    return values
+
+
+def _postgres_rows(url: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every row of every table of a PostgreSQL database, as ``(table, row)``."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    rows = []
     with psycopg.connect(url, row_factory=dict_row) as conn:
         tables = conn.execute(
             "SELECT table_schema, table_name FROM information_schema.tables "
@@ -207,15 +247,26 @@ def decoded_dump(url: str) -> str:
         ).fetchall()
         for table in tables:
             query = 'SELECT * FROM "{}"."{}"'.format(table["table_schema"], table["table_name"])
-            for row in conn.execute(query):
-                values = dict(row)
-                if isinstance(values.get("blob"), bytes) and isinstance(values.get("type"), str):
-                    values["blob"] = serde.loads_typed((values["type"], values["blob"]))
-                for key, value in values.items():
-                    if isinstance(value, bytes | memoryview):
-                        values[key] = bytes(value).decode("utf-8", "replace")
-                lines.append(f"{table['table_name']}: {values!r}")
-    return "\n".join(lines)
+            rows += [(str(table["table_name"]), dict(row)) for row in conn.execute(query)]
+    return rows
+
+
+def _sqlite_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Every row of every table of a SQLite file (its ``-wal`` read too), as ``(table, row)``."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.row_factory = sqlite3.Row
+    try:
+        names = [
+            str(name)
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        ]
+        return [
+            (name, dict(row)) for name in names for row in conn.execute(f'SELECT * FROM "{name}"')
+        ]
+    finally:
+        conn.close()
 
 
 def drop_database(admin: str, name: str, attempts: int = 5) -> None:

@@ -616,6 +616,7 @@ class StubOpenAIServer:
         prompt_tokens: Sum of prompt tokens of answered completions.
         completion_tokens: Sum of completion tokens of answered completions.
         max_in_flight: Highest number of chat requests handled at once.
+        idle: Set while no chat request is being handled (an event to wait on).
     """
 
     def __init__(
@@ -645,6 +646,8 @@ class StubOpenAIServer:
         self.completion_tokens = 0
         self.max_in_flight = 0
         self._in_flight = 0
+        self.idle = threading.Event()
+        self.idle.set()
         self._lock = threading.Lock()
         self._faults: deque[tuple[str, float]] = deque()
         self._stopping = threading.Event()
@@ -653,6 +656,12 @@ class StubOpenAIServer:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Chat requests being handled now."""
+        with self._lock:
+            return self._in_flight
 
     @property
     def url(self) -> str:
@@ -801,6 +810,7 @@ class StubOpenAIServer:
             self.requests.append(body)
             fault = self._faults.popleft() if self._faults else None
             self._in_flight += 1
+            self.idle.clear()
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
         send: Callable[[], None] = handler.drop
         answered: tuple[int, int] | None = None
@@ -812,6 +822,8 @@ class StubOpenAIServer:
         finally:
             with self._lock:
                 self._in_flight -= 1
+                if not self._in_flight:
+                    self.idle.set()
                 if answered is not None:
                     self.calls += 1
                     self.prompt_tokens += answered[0]

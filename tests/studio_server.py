@@ -45,9 +45,11 @@ __all__ = [
     "REPO_ROOT",
     "StudioServer",
     "StudioServerError",
+    "closed_port",
     "free_port",
     "langgraph_cli",
     "langgraph_dev",
+    "port_taken",
     "stream_parts",
     "studio_config",
     "studio_server",
@@ -85,11 +87,71 @@ class StudioServer:
         return _tail(self.log_path, chars)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port that was free a moment ago (the OS picks it)."""
+#: Where test processes reserve the ports :func:`free_port` hands out (one lock file a port).
+PORT_LOCKS = Path(tempfile.gettempdir()) / "debategraph-test-ports"
+#: The reservations this process holds (their locks last as long as the process).
+_RESERVED: list[Any] = []
+
+
+def _unused_port(host: str) -> int:
+    """A port the OS reports unused now (bound to port 0, then let go)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A free port that no other test process gets from this function while this one lives.
+
+    The OS picks an unused port, which is let go before a server (a child process) binds
+    it, so two test processes (parallel workers) could pick the same one. Each port handed
+    out is reserved with a lock on a file named after it (``fcntl.flock``, released when
+    the process ends, however it ends); a port another process reserved is skipped. A port
+    taken meanwhile by something that binds port 0 itself is a bind error the server
+    starters retry (:func:`studio_server`, :func:`tests.aegra_server.aegra_server`).
+
+    Args:
+        host: The interface.
+
+    Returns:
+        The port, reserved for this process.
+    """
+    import fcntl
+
+    PORT_LOCKS.mkdir(exist_ok=True)
+    while True:
+        port = _unused_port(host)
+        handle = (PORT_LOCKS / str(port)).open("a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another test process has it
+            handle.close()
+            continue
+        _RESERVED.append(handle)
+        return port
+
+
+def closed_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on, while this process lives: a URL on it is refused.
+
+    The port stays bound here and is never listened on, so no server (of this process or
+    another) can take it meanwhile, as one could a port picked and let go.
+
+    Args:
+        host: The interface.
+
+    Returns:
+        The port.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((host, 0))
+    _RESERVED.append(sock)
+    return int(sock.getsockname()[1])
+
+
+def port_taken(log_text: str) -> bool:
+    """Whether a server's log says its port was taken (so starting it again may work)."""
+    return "address already in use" in log_text.lower()
 
 
 def langgraph_cli() -> str | None:
@@ -327,7 +389,7 @@ def studio_server(
             finally:
                 stop_group(process)
             log_text = _tail(log_path, 4000)
-            if "address already in use" not in log_text.lower() or attempt == attempts:
+            if not port_taken(log_text) or attempt == attempts:
                 raise StudioServerError(
                     f"langgraph dev exited with code {process.returncode} before it was "
                     f"ready; log {log_path}:\n{log_text}"

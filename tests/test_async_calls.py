@@ -24,12 +24,12 @@ from debategraph.models import calls as model_calls
 from debategraph.nodes.agent import Agent
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer
+from tests.studio_server import closed_port
 from tests.test_models import (
     GOOD,
     HINT_PREFIX,
     MESSAGES,
     Estimate,
-    closed_port,
     spec_for,
 )
 

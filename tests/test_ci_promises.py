@@ -13,12 +13,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.studio_server import closed_port
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 POSTGRES_CASE = "tests/test_async_graphs.py::test_ainvoke_and_invoke_give_the_same_debate[postgres]"
@@ -44,12 +45,6 @@ exec {real} "$@"
 SH
 chmod +x "$3"/bin/*
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def ci_run(tmp_path: Path, postgres_sh: str, ci: str | None) -> tuple[int, str, str]:
@@ -91,7 +86,7 @@ BROKEN_POSTGRES = {
     "prints-no-url": ("echo 'ready'\n", ".ci/run: .ci/postgres.sh printed no PostgreSQL URL"),
     "url-does-not-answer": (
         "echo 'export DEBATEGRAPH_TEST_POSTGRES_URL="
-        f"postgresql://nobody:secret@127.0.0.1:{free_port()}/none'\n",
+        f"postgresql://nobody:secret@127.0.0.1:{closed_port()}/none'\n",
         "does not answer",
     ),
 }

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -18,6 +17,7 @@ import pytest
 from tests.backends import wait_for_saved_tasks
 from tests.conftest import answer_18, one_error_line, run_cli, solver_of, stub_args
 from tests.openai_stub import StubOpenAIServer
+from tests.studio_server import closed_port
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 
@@ -127,9 +127,7 @@ def test_dead_endpoint_leaves_resumable_thread(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "d.sqlite"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
     started = time.monotonic()
     code, out, err = run_cli(
         [

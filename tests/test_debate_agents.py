@@ -23,6 +23,7 @@ from debategraph.checkpoints import open_checkpointer, read_run
 from debategraph.nodes.debate import ARGUE_STAGE, JUDGE_STAGE, MODERATE_STAGE, SUMMARY_STAGE
 from debategraph.state.debate import Debater, Verdict
 from debategraph.state.records import TOOL_STAGE, Turn
+from tests.backends import decoded_dump
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer, StubReply
@@ -497,6 +498,7 @@ def test_cli_agents_file_puts_each_agent_on_its_model_and_resume_keeps_them(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    checkpoint_url: str,
 ) -> None:
     a, b = endpoints
     monkeypatch.setenv("DG_TEST_BOB_KEY", "sk-bob-secret-4711")
@@ -518,7 +520,7 @@ agents:
     model: judge-m@{b.url}
 """,
     )
-    db = tmp_path / "d.sqlite"
+    db = checkpoint_url
     args = ["debate", TOPIC, "--agents-file", str(agents), "--rounds", "2", "--judge"]
     args += ["--pause-after-round", "--thread", "t", "--json"]
     code, out, err = run_cli([*args, *stub_args(run_stub, db)], capsys)
@@ -552,10 +554,13 @@ agents:
     code, out, err = run_cli(["export", "t", "--db", str(db)], capsys)
     assert code == 0, err
     assert '**Alice** _(tool)_ `calculator({"expression": "48 * 3"}) -> 144`' in out
-    # The key is named by its variable; no file written holds it.
+    # The key went to Bob's endpoint, is named by its variable, and nothing holds it.
+    assert "Bearer sk-bob-secret-4711" in b.keys
     assert "sk-bob-secret-4711" not in out
+    stored = decoded_dump(db)
+    assert "48 * 3" in stored and "DG_TEST_BOB_KEY" in stored  # the checkpoints, decoded
     written = [p for p in tmp_path.iterdir() if p.is_file()]
-    assert written and all(b"sk-bob-secret-4711" not in p.read_bytes() for p in written)
+    assert all("sk-bob-secret-4711" not in decoded_dump(p) for p in [db, *written])
 
 
 @pytest.mark.filterwarnings(REACT_WARNING)

@@ -24,6 +24,7 @@ from debategraph.cli.patterns.discussion import discuss_command
 from debategraph.errors import UsageError
 from debategraph.graphs.discussion import GRAPH_NAME
 from debategraph.state.records import TOOL_STAGE, AgentSpec, Turn
+from tests.backends import decoded_dump
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer, StubReply
@@ -294,12 +295,16 @@ def agents_yaml(one: str, two: str) -> str:
 
 
 def test_agents_file_gives_each_persona_its_endpoint_and_resume_keeps_them(
-    paper: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    paper: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    checkpoint_url: str,
 ) -> None:
     monkeypatch.setenv("DG_DISCUSS_KEY", SECRET)
     monkeypatch.chdir(tmp_path)  # resume writes its report where it runs
     responder = with_calculator(scripted(vote=0.0, consensus="point", ask=alice_clarifies))
-    db = str(tmp_path / "d.sqlite")
+    db = checkpoint_url
     agents = tmp_path / "agents.yaml"
     with (
         StubOpenAIServer(responder) as one,
@@ -332,9 +337,12 @@ def test_agents_file_gives_each_persona_its_endpoint_and_resume_keeps_them(
     assert [(r["pattern"], r["status"]) for r in json.loads(out)] == [("discussion", "finished")]
     code, out, _ = run_cli(["export", "p", "--db", db], capsys)
     assert code == 0 and 'calculator({"expression": "6 * 7"}) -> 42' in out
-    # The key is named by its variable; no file written holds it.
-    for written in tmp_path.iterdir():
-        assert SECRET.encode() not in written.read_bytes(), written
+    # The key went to Bob's endpoint, is named by its variable, and nothing holds it.
+    assert f"Bearer {SECRET}" in two.keys
+    stored = decoded_dump(db)
+    assert "6 * 7" in stored and "DG_DISCUSS_KEY" in stored  # the checkpoints, decoded
+    for written in [db, *tmp_path.iterdir()]:
+        assert SECRET not in decoded_dump(written), written
 
 
 def test_discuss_command_puts_the_agents_files_entries_in_its_settings(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from tests.backends import require_module
 from tests.conftest import one_error_line, run_cli
 from tests.openai_stub import StubOpenAIServer, default_responder
 from tests.processes import embedded_servers
+from tests.studio_server import closed_port
 from tests.unprivileged import without_privileges
 
 
@@ -54,12 +54,6 @@ def lines_of(out: str) -> dict[str, str]:
         if match:
             found[match.group(2)] = f"{match.group(1)} {match.group(3)}"
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 #: The checks every doctor run starts with, whatever the model.
@@ -140,7 +134,7 @@ def test_function_calling_unsupported_fails(
 def test_unreachable_endpoint_is_a_reason_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = f"http://127.0.0.1:{free_port()}/v1"
+    url = f"http://127.0.0.1:{closed_port()}/v1"
     started = time.perf_counter()
     code, out, err = run_cli(doctor_args(url, tmp_path / "d.sqlite"), capsys)
     assert time.perf_counter() - started < 10

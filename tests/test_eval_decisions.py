@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-import socket
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 from tests.conftest import one_error_line, run_cli, solver_of, stub_args
 from tests.eval_data import gold_of, write_gsm8k
 from tests.openai_stub import StubOpenAIServer, schema_of
+from tests.studio_server import closed_port
 
 QUESTIONS = 3
 SOLVERS = 3
@@ -155,10 +155,7 @@ def test_a_judge_whose_endpoint_does_not_answer_is_refused_before_any_call(
     """One line naming the judge and its endpoint, exit 2, nothing written or asked."""
     dataset = write_gsm8k(tmp_path / "gsm.jsonl", QUESTIONS)
     out = tmp_path / "out"
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    judge_url = f"http://127.0.0.1:{port}/v1"
+    judge_url = f"http://127.0.0.1:{closed_port()}/v1"
     with StubOpenAIServer(scripted) as solvers:
         args = eval_args(solvers, dataset, out, "--modes", "vote", "--decisions", "judge")
         code, _, err = run_cli([*args, "--judge-model", f"referee@{judge_url}"], capsys)

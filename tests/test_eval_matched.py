@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from debategraph.eval.modes import adjusted_k, matched_k
 from tests.conftest import run_cli, stub_args
 from tests.eval_data import chance_responder, write_gsm8k
 from tests.openai_stub import StubOpenAIServer
@@ -102,11 +103,42 @@ def test_a_vote_off_the_budget_by_more_than_10_percent_is_run_once_more_with_k_a
     first = int(re.search(r"k = (\d+)", matched["how"]).group(1))  # type: ignore[union-attr]
     k = matched["k"]
     assert k < first  # the vote's answers are longer than the debate's round 1
-    assert f"so k was adjusted once to round({first} x " in matched["how"]
+    # The exact k, from budgets measured here: every vote answer is the same call (one
+    # token apart in the prompt, none in the reply), so a vote of n costs n answers and
+    # the first vote cost first x (one answer); k is round(first x debate / that).
+    debate = mean_tokens(out, "debate-full")
+    answer = mean_tokens(out, f"vote@{k}") / k
+    first_vote = first * answer
+    expected = max(2, round(first * debate / first_vote))
+    assert k == expected, (k, expected, debate, answer)
+    assert f"round({first} x {debate:.1f} / {first_vote:.1f}) = {k}" in matched["how"]
     assert asked == QUESTIONS * (3 * 2 + first + k)  # both votes ran
     assert [m["mode"] for m in result["modes"]] == ["debate-full", f"vote@{k}"]  # the one used
     threads = {r["thread_id"].split("-")[1] for r in csv.DictReader((out / "results.csv").open())}
     assert threads == {"debate", f"vote@{k}"}
+
+
+@pytest.mark.parametrize(
+    ("k", "debate", "vote", "adjusted"),
+    [
+        (7, 1128.0, 1470.0, 5),  # 7 x 1128 / 1470 = 5.37
+        (4, 1000.0, 600.0, 7),  # 4 x 1000 / 600 = 6.67: a vote too cheap gets more solvers
+        (5, 1000.0, 1100.0, 5),  # 4.55
+        (3, 100.0, 1000.0, 2),  # 0.3: never under two voters
+        (6, 500.0, 0.0, 6),  # nothing measured: k stays
+    ],
+)
+def test_adjusted_k_for_given_budgets(k: int, debate: float, vote: float, adjusted: int) -> None:
+    assert adjusted_k(k, debate, vote) == adjusted
+
+
+@pytest.mark.parametrize(
+    ("debate", "answer", "k"),
+    [(1128.0, 164.0, 7), (1000.0, 400.0, 2), (1000.0, 350.0, 3), (100.0, 0.0, 2)],
+)
+def test_matched_k_for_given_budgets(debate: float, answer: float, k: int) -> None:
+    # 1128 / 164 = 6.88 -> 7; 1000 / 400 = 2.5 -> 2; 1000 / 350 = 2.86 -> 3; none -> 2
+    assert matched_k(debate, answer) == k
 
 
 def test_no_matched_and_one_round_run_no_vote(

@@ -28,7 +28,6 @@ from debategraph.strategies.dynamics import (
     Dynamics,
     DynamicsSummary,
     summarize_dynamics,
-    thread_dynamics,
 )
 from debategraph.strategies.intervals import wilson_interval
 
@@ -525,27 +524,34 @@ def test_an_abstaining_protocol_row_is_never_right() -> None:
     )
 
 
-def test_decision_results_are_the_summaries_of_their_threads() -> None:
-    # Each label's oracle, final accuracy and loss are summarize_dynamics' of its rows.
+def test_decision_results_are_the_figures_worked_out_by_hand() -> None:
+    # Worked out from ROUNDS, FINAL and JUDGED above, not by the code under test:
+    # oracle: some solver is right in some round on all 4 questions (1: s1 in round 1;
+    # 2: s1, s2; 3: s3 in round 2; 4: all) -> 4/4.
+    # plurality finals 7, 42, 5, 42: right on 2 and 4 -> 2/4; lost (oracle right, final
+    # wrong) on 1 and 3 -> 2/4.
+    # judge finals 42, 42, 5, 42: right on 1, 2 and 4 -> 3/4; lost on 3 only -> 1/4.
     (entry,) = mode_dynamics(dynamics_rows(), ["debate-full"])
     plain, judged = entry.decisions
-    summary = entry.summary
-    assert (plain.oracle, plain.final_accuracy, plain.loss) == (
-        summary.oracle,
-        summary.final_accuracy,
-        summary.loss,
-    )
-    assert (plain.oracle_ci, plain.loss_ci) == (summary.oracle_ci, summary.loss_ci)
-    threads = [
-        thread_dynamics(ROUNDS[line], gold=GOLD, final=JUDGED[line]) for line in sorted(ROUNDS)
-    ]
-    again = summarize_dynamics(threads)
-    assert (judged.oracle, judged.final_accuracy, judged.loss) == (
-        again.oracle,
-        again.final_accuracy,
-        again.loss,
-    )
-    assert (judged.oracle_ci, judged.loss_ci) == (again.oracle_ci, again.loss_ci)
+    figures = {
+        "plurality": (plain, 4, 2, 2),
+        "judge": (judged, 4, 3, 1),
+    }
+    for decision, (result, oracle, right, lost) in figures.items():
+        assert result.threads == 4, decision
+        assert (result.oracle, result.final_accuracy, result.loss) == (
+            oracle / 4,
+            right / 4,
+            lost / 4,
+        ), decision
+        for got, count in (
+            (result.oracle_ci, oracle),
+            (result.final_ci, right),
+            (result.loss_ci, lost),
+        ):
+            assert got == pytest.approx(wilson_reference(count, 4)), decision
+    summary = entry.summary  # the mode's own summary is its plurality rows'
+    assert (summary.oracle, summary.final_accuracy, summary.loss) == (1.0, 0.5, 0.5)
 
 
 def test_the_figures_come_from_the_one_computation_of_each(

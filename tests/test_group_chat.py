@@ -418,22 +418,36 @@ def test_the_studio_graph_builds_with_its_registry_settings() -> None:
     assert recursion_limit(graph) == recursion_limit(build_group_chat(max_rounds=10))
 
 
+class RunClock:
+    """A stand-in for ``time.time`` that moves only when a test moves it."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.mark.parametrize(
-    "limit", [{"time_limit_s": 0.4}, {"until": ["timeout:0.4s"]}], ids=["time_limit_s", "until"]
+    "limit", [{"time_limit_s": 100}, {"until": ["timeout:100s"]}], ids=["time_limit_s", "until"]
 )
-def test_a_time_limit_ends_the_chat(limit: dict[str, Any]) -> None:
+def test_a_time_limit_ends_the_chat(limit: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each reply takes 40 s of the run's clock (a stand-in, no real waiting): after the
+    # third turn 120 s have passed, so the limit of 100 s ends the chat there, exactly.
     chat = Chat(approve_at=99)
+    clock = RunClock()
+    monkeypatch.setattr(time, "time", clock)
 
     def slow(messages: list[BaseMessage]) -> AIMessage:
-        time.sleep(0.15)
+        clock.now += 40
         return chat.respond(messages)
 
     model = ScriptedChatModel(respond=slow)
     graph = build_group_chat(model, agents=PAIR, max_rounds=40, **limit).compile()
     out = graph.invoke({"task": "t"}, config(turns=40))
     assert out["termination_reason"] == "time_limit"
-    assert "0.4" in out["termination_detail"]
-    assert 1 <= len(chat.order) < 10
+    assert "100" in out["termination_detail"]
+    assert len(chat.order) == 3
 
 
 @pytest.mark.parametrize(

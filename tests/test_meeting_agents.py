@@ -25,6 +25,7 @@ from debategraph.checkpoints import open_checkpointer, read_run
 from debategraph.models import ModelSpec
 from debategraph.state.meeting import FinalDecision, Stage
 from debategraph.state.records import TOOL_STAGE, AgentSpec, Participant, Turn
+from tests.backends import decoded_dump
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer, StubReply, schema_of
@@ -46,6 +47,8 @@ STAGES = [
 ]
 SPEAKER_RE = re.compile(r"You are (.+?), a participant in a meeting")
 ROTA_RESULT = "support: ROTA-SEVEN people"
+RUN_KEY_VAR = "DG_MEETING_RUN_KEY"
+RUN_KEY = "sk-meeting-run-key-5150"
 
 
 class Labelled(ScriptedChatModel):
@@ -437,12 +440,16 @@ def test_cli_agents_file_puts_agents_on_their_endpoints_and_resume_keeps_them(
     endpoints: tuple[StubOpenAIServer, StubOpenAIServer],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    checkpoint_url: str,
 ) -> None:
     own, run = endpoints
-    db = tmp_path / "m.sqlite"
+    monkeypatch.setenv(RUN_KEY_VAR, RUN_KEY)  # the run's model's key, named by variable
+    db = checkpoint_url
     file = agents_yaml(tmp_path, own)
     args = ["meeting", TOPIC, "--agents-file", str(file), "--pause-after-round"]
-    code, out, err = run_cli([*args, "--thread", "t", "--json", *stub_args(run, db)], capsys)
+    args += ["--thread", "t", "--json", "--api-key-env", RUN_KEY_VAR]
+    code, out, err = run_cli([*args, *stub_args(run, db)], capsys)
     assert code == 0, err
     assert json.loads(out)["status"] == "waiting"
     with open_checkpointer(db) as saver:
@@ -468,7 +475,11 @@ def test_cli_agents_file_puts_agents_on_their_endpoints_and_resume_keeps_them(
     assert asked(run).count("Skeptic") == 0 and asked(run).count("Advocate") == 4
     assert set(result["usage_by_model"]) == {f"stub@{own.url}", f"stub@{run.url}"}
     assert result["decision"] == DECISION
-    assert "sk-" not in db.read_bytes().decode("latin-1")
+    # Every resume sent the run's key to its endpoint; no stored row holds it.
+    assert run.keys and set(run.keys) == {f"Bearer {RUN_KEY}"}
+    stored = decoded_dump(db)
+    assert "Pilot it" in stored and RUN_KEY_VAR in stored  # the checkpoints, decoded
+    assert RUN_KEY not in stored
 
 
 @pytest.mark.parametrize(

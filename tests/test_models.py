@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -32,6 +31,7 @@ from debategraph.models import output as model_output
 from debategraph.state.records import Usage
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer
+from tests.studio_server import closed_port
 
 HINT_PREFIX = REPAIR_HINT.split("{error}")[0]  # "Your previous reply could not be used: "
 
@@ -59,12 +59,6 @@ def server() -> Iterator[StubOpenAIServer]:
 
 def spec_for(url: str, *, timeout_s: float = 5.0) -> ModelSpec:
     return ModelSpec(model="stub", base_url=url, timeout_s=timeout_s, max_retries=0)
-
-
-def closed_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # --------------------------------------------------------------------------

@@ -30,7 +30,9 @@ from tests.conftest import run_cli
 from tests.openai_stub import StubOpenAIServer, schema_of
 
 SAVED = Path(__file__).parent / "data" / "saved_threads_v1.sqlite"
-SAVED_SHA256 = hashlib.sha256(SAVED.read_bytes()).hexdigest()
+#: The file's hash as committed (0669a2c), pinned here: not computed from the file, so a
+#: changed file fails instead of becoming the new reference.
+SAVED_SHA256 = "21be7037d2ddcc9ae7967c32be718bac1cab2fc35e506b3e1acecbdc25dcf924"
 
 #: thread id -> (pattern, status) as saved.
 THREADS = {
@@ -102,6 +104,10 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     shutil.copyfile(SAVED, copy)
     yield str(copy)
     assert hashlib.sha256(SAVED.read_bytes()).hexdigest() == SAVED_SHA256, "saved file changed"
+
+
+def test_the_saved_file_is_the_one_committed() -> None:
+    assert hashlib.sha256(SAVED.read_bytes()).hexdigest() == SAVED_SHA256
 
 
 @pytest.fixture

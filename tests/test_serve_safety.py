@@ -36,7 +36,7 @@ from tests.aegra_server import AegraServer, aegra_server, models_file, serve_com
 from tests.backends import decoded_dump, fresh_database_as, require_module
 from tests.conftest import solvers_answer_18
 from tests.openai_stub import StubOpenAIServer
-from tests.studio_server import free_port, stream_parts
+from tests.studio_server import closed_port, free_port, stream_parts
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -51,6 +51,8 @@ BOB = secrets.token_urlsafe(32)
 #: The schemathesis run CI makes (``make bench`` makes a longer one).
 FUZZ_SEED = 66104613069820906609046283360585178988
 FUZZ_EXAMPLES = 5
+#: The tables of LangGraph's Postgres saver that hold checkpoint blobs and writes.
+CHECKPOINT_TABLES = ("checkpoint_blobs: ", "checkpoint_writes: ")
 
 
 # -- a listener where a leaked key would go ------------------------------------------------
@@ -276,7 +278,11 @@ def test_a_listed_model_gets_its_key_and_nothing_secret_is_stored_or_shown(
         )
     ]
     dump = decoded_dump(database.url)
-    assert "solver_1" in dump and "18" in dump  # the dump does read the checkpoints
+    # The search reads what a leak would be in: the checkpoints (decoded: the solvers'
+    # turns are in no other row) and the run records.
+    checkpoints = [line for line in dump.splitlines() if line.startswith(CHECKPOINT_TABLES)]
+    assert any("solver_1: 48/2 = 24, no, 18." in line for line in checkpoints)
+    assert any(line.startswith("runs: ") and thread_id in line for line in dump.splitlines())
     log = server.log_path.read_text(errors="replace")
     for secret in (SERVER_KEY, OTHER_SECRET, OPENAI_KEY, database.password):
         assert secret not in dump, "a secret is in the database"
@@ -414,7 +420,7 @@ def test_a_host_beyond_this_machine_needs_sign_in(database: Database, tmp_path: 
     assert line.startswith("--host 0.0.0.0 is reachable beyond this machine and nobody signs in")
     assert "--insecure-no-auth" in line
     # said in so many words, it gets past sign-in (and stops at the next check)
-    unreachable = f"postgresql://u:p@127.0.0.1:{free_port()}/nowhere"
+    unreachable = f"postgresql://u:p@127.0.0.1:{closed_port()}/nowhere"
     command = [*serve_command(unreachable, free_port(), "--insecure-no-auth")]
     command[command.index("--host") + 1] = "0.0.0.0"
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)

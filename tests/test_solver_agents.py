@@ -25,9 +25,11 @@ from debategraph.cli.runner import refuse_tools_on_embedded
 from debategraph.errors import UsageError
 from debategraph.nodes.solver_debate import make_close_round, solver_setup, termination_conditions
 from debategraph.state.records import TOOL_STAGE, Participant, Turn, Usage
+from tests.backends import decoded_dump
 from tests.conftest import one_error_line, run_cli, solver_of
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer, StubReply
+from tests.studio_server import closed_port
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 SECRET = "sk-test-SECRET"
@@ -240,7 +242,7 @@ def test_bad_solver_records_fail_at_build_time_in_one_line(
     assert "\n" not in str(info.value)
 
 
-def test_a_missing_key_variable_is_named_and_the_key_never_shown(
+def test_a_missing_key_variable_is_named_at_build_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(KEY_VAR, raising=False)
@@ -250,6 +252,32 @@ def test_a_missing_key_variable_is_named_and_the_key_never_shown(
         build_solver_debate(agents=[record, "Bo"])
     monkeypatch.setenv(KEY_VAR, SECRET)
     build_solver_debate(agents=[record, "Bo"])
+
+
+def test_a_key_in_use_is_never_shown(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    checkpoint_url: str,
+) -> None:
+    """What a user is shown (a run's output, show, both exports) holds no key."""
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    shown = []
+    with StubOpenAIServer(answer_as_named) as server:
+        file = agents_file(tmp_path / "solvers.json", {"Ada": server, "Bo": server})
+        for args in (
+            ["solve", QUESTION, "--agents-file", str(file), "--rounds", "2", "--thread", "s",
+             "--model", "stub", "--base-url", server.url, "--max-retries", "0"],
+            ["show", "s"],
+            ["export", "s", "--format", "md"],
+            ["export", "s", "--format", "json"],
+        ):  # fmt: skip
+            code, out, err = run_cli([*args, "--db", checkpoint_url], capsys)
+            assert code == 0, err
+            shown += [out, err]
+        assert set(server.keys) == {f"Bearer {SECRET}"}  # the key was in play
+    assert "Ada: 48 + 24 = 72" in shown[2]  # show prints the turns
+    assert all(SECRET not in text for text in shown)
 
 
 # --------------------------------------------------------------------------
@@ -432,10 +460,13 @@ def agents_file(path: Path, endpoint: dict[str, StubOpenAIServer]) -> Path:
 
 
 def test_resume_keeps_each_solvers_model_and_no_key_is_written(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    checkpoint_url: str,
 ) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
-    db = tmp_path / "d.sqlite"
+    db = checkpoint_url
     archive = tmp_path / "a.sqlite"
     errors: list[str] = []
     with (
@@ -477,11 +508,13 @@ def test_resume_keeps_each_solvers_model_and_no_key_is_written(
     assert result["answer"] == "72" and result["termination_reason"] == "rounds_completed"
     assert {m: u["calls"] for m, u in result["usage_by_model"].items()} == dict.fromkeys(models, 4)
     written = [p for p in tmp_path.iterdir() if p.name != file.name]
-    assert archive in written and db in written
-    for path in written:
-        assert SECRET.encode() not in path.read_bytes(), path
+    assert archive in written
+    stored = decoded_dump(db)
+    assert "Ada: 48 + 24 = 72" in stored  # the search reads the checkpoints, decoded
     # The variable's name is stored with the thread (resume reads the key from it).
-    assert any(KEY_VAR.encode() in path.read_bytes() for path in written)
+    assert KEY_VAR in stored
+    for text in [stored, *map(decoded_dump, written)]:
+        assert SECRET not in text
     assert all(SECRET not in e for e in errors)
 
 
@@ -524,18 +557,15 @@ def test_resume_after_a_kill_keeps_each_solvers_model(
     result = json.loads(out)
     assert result["termination_reason"] == "rounds_completed"
     assert sum(u["calls"] for u in result["usage_by_model"].values()) == 12
-    assert SECRET.encode() not in db.read_bytes()
+    stored = decoded_dump(db)
+    assert "Ada: 48 + 24 = 72" in stored and SECRET not in stored
 
 
 def test_an_unreachable_agent_endpoint_is_one_line_naming_the_agent_and_endpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import socket
-
     monkeypatch.setenv(KEY_VAR, SECRET)
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
     db = tmp_path / "d.sqlite"
     with StubOpenAIServer(answer_as_named) as alive:
         file = tmp_path / "solvers.yaml"

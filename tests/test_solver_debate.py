@@ -6,7 +6,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 import typing
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -35,6 +34,7 @@ from debategraph.nodes.solver_debate.prompts import SOLUTION_VIEW
 from debategraph.registry import Launch, current_settings, entry
 from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.strategies import ring, star
+from tests.backends import wait_for_saved_tasks
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer
 
@@ -460,9 +460,37 @@ def test_empty_question_fails_when_invoked(question: str) -> None:
 # --------------------------------------------------------------------------
 
 
+#: How long a held call waits for its group at most (generous: the machine may be busy).
+HOLD_S = 60.0
+
+
+class InGroups:
+    """A responder that holds calls until ``size`` of them are in flight together.
+
+    The calls are answered in groups of ``size`` (what is left over at the end, fewer
+    than ``size``, at once): if the graph never has ``size`` calls in flight at once, a
+    group never fills and its calls fail (after :data:`HOLD_S`), so overlap is shown by
+    an event, not by how long a slow reply happened to take.
+    """
+
+    def __init__(self, size: int, total: int) -> None:
+        self.barrier = threading.Barrier(size, timeout=HOLD_S)
+        self.grouped = total - total % size
+        self.arrived = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            self.arrived += 1
+            grouped = self.arrived <= self.grouped
+        if grouped:
+            self.barrier.wait()
+        return stub_answer(body)
+
+
 @pytest.mark.parametrize("max_concurrency", [5, 2])
 def test_solvers_run_concurrently_up_to_max_concurrency(max_concurrency: int) -> None:
-    with StubOpenAIServer(stub_answer, latency_s=0.3) as server:
+    with StubOpenAIServer(InGroups(max_concurrency, 5)) as server:
         graph = build_solver_debate(stub_spec(server), agents=5, max_rounds=1).compile()
         out = graph.invoke(
             {"question": QUESTION},
@@ -480,21 +508,22 @@ def test_resume_after_a_failed_solver_call_repeats_no_finished_call(tmp_path: Pa
     failed = threading.Event()
     server: StubOpenAIServer
 
+    saved: list[bool] = []
+
     def responder(body: dict[str, Any]) -> dict[str, Any]:
         if who_asks(body) == ("solver_4", 2) and not failed.is_set():
-            # Fail once, after the three other round-2 calls have been answered
-            # (4 in round 1 + 3), so their results are saved before the run stops.
-            deadline = time.monotonic() + 5
-            while server.calls < 7 and time.monotonic() < deadline:
-                time.sleep(0.01)
-            time.sleep(0.3)
+            # Fail once, after the three other round-2 calls were answered and their
+            # results saved as the step's pending writes (waited on, not slept on).
+            saved.append(wait_for_saved_tasks(str(db), "resumable", 3))
             failed.set()
             raise RuntimeError("solver_4 endpoint hiccup")
         return stub_answer(body)
 
+    db = tmp_path / "d.sqlite"
+
     with (
         StubOpenAIServer(responder) as server,
-        open_checkpointer(tmp_path / "d.sqlite") as sqlite_saver,
+        open_checkpointer(db) as sqlite_saver,
     ):
         graph = build_solver_debate(stub_spec(server), agents=4, max_rounds=2).compile(
             checkpointer=sqlite_saver
@@ -503,7 +532,7 @@ def test_resume_after_a_failed_solver_call_repeats_no_finished_call(tmp_path: Pa
         with pytest.raises(ModelUnavailableError, match="HTTP 500") as info:
             graph.invoke({"question": QUESTION}, config)
         assert server.url in str(info.value)
-        assert failed.is_set()
+        assert failed.is_set() and saved == [True]
 
         # The round-2 step is pending: three solver tasks have saved results, one failed.
         snap = graph.get_state(config)
