@@ -4,7 +4,7 @@ Each agent turn records the model that answered (``Turn.model``, e.g.
 ``stub@http://127.0.0.1:PORT/v1``). Stored in every turn, the label cost about 30 bytes of
 each checkpoint write (issue 36, item 4: storage per agent turn beyond its text past
 2,048 B). A transcript write now stores a label the transcript already holds as a
-reference to the nearest earlier record holding it (``@INDEX``), and the transcript
+reference to the first record holding it (``@INDEX``), and the transcript
 channel reads it back whole: the graph's state, ``show``, both exports and a fork see
 every turn's model, on SQLite and PostgreSQL. A thread saved before the change
 (``tests/data/model_labels_v1.sqlite``, every label whole) reads as it did.

@@ -186,10 +186,11 @@ class TurnsWrite(list[Turn]):
 def stored_once(turns: Iterable[Turn], so_far: Sequence[Turn]) -> TurnsWrite:
     """The transcript write of ``turns``, each model label to be stored once.
 
-    A record whose model is the label of an earlier record of ``so_far`` (the nearest)
-    will be stored referring to that record (``@INDEX``) instead of holding the label
-    again. ``so_far`` must be the transcript the write is appended to (the node's state),
-    so that the index means the same record when the channel reads the write back.
+    A record whose model is the label of an earlier record of ``so_far`` will be stored
+    referring to the first such record (``@INDEX``, a short index: the label's first
+    turn) instead of holding the label again. ``so_far`` must be the transcript the write
+    is appended to (the node's state), so that the index means the same record when the
+    channel reads the write back.
 
     Args:
         turns: The records to write, in order.
@@ -199,17 +200,15 @@ def stored_once(turns: Iterable[Turn], so_far: Sequence[Turn]) -> TurnsWrite:
         The records, as a write for the ``transcript`` channel.
     """
     out = TurnsWrite(turns)
-    nearest: dict[str, int] = {}
+    first: dict[str, int] = {}
     for position, turn in enumerate(out):
         if turn.model is None or turn.model.startswith(MODEL_AT):
             continue
-        if turn.model not in nearest:
-            found = next(
-                (i for i in range(len(so_far) - 1, -1, -1) if so_far[i].model == turn.model), -1
-            )
-            nearest[turn.model] = found
-        if nearest[turn.model] >= 0:
-            out.model_at[position] = nearest[turn.model]
+        if turn.model not in first:
+            found = next((i for i, t in enumerate(so_far) if t.model == turn.model), -1)
+            first[turn.model] = found
+        if first[turn.model] >= 0:
+            out.model_at[position] = first[turn.model]
     return out
 
 
