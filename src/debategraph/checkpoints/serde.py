@@ -12,13 +12,15 @@ without a ``+`` (everything written before) load as they always did.
 
 from __future__ import annotations
 
+import functools
 import zlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from debategraph.errors import UnreadableCheckpointError
 
 if TYPE_CHECKING:  # imported where used: the CLI's --help loads none of LangGraph
     from langgraph.checkpoint.serde.base import SerializerProtocol
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 #: Blobs shorter than this are stored as they are (``z0``).
 COMPRESS_MIN_BYTES = 32
@@ -105,17 +107,37 @@ def serializer() -> SerializerProtocol:
 
     Returns:
         LangGraph's :class:`JsonPlusSerializer` (msgpack allowlist: LangGraph's safe
-        types and every known pattern's records, :func:`debategraph.registry.record_types`)
-        inside its
+        types and every known pattern's records, :func:`debategraph.registry.record_types`),
+        as a subclass that stores a transcript write's model labels once
+        (:func:`~debategraph.state.records.stored_form`), inside its
         ``EncryptedSerializer`` with the :class:`Deflate` cipher. LangGraph sees through
-        the wrapper when it extends the allowlist (``with_allowlist``).
+        the wrapper when it extends the allowlist (``with_allowlist``, which copies the
+        inner serializer, subclass and all).
     """
     from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
     from debategraph.registry import record_types
 
-    inner = JsonPlusSerializer(
+    inner = _stored_form_serializer()(
         allowed_msgpack_modules=[(t.__module__, t.__name__) for t in record_types()]
     )
     return EncryptedSerializer(Deflate(), inner)
+
+
+@functools.cache
+def _stored_form_serializer() -> type[JsonPlusSerializer]:
+    """LangGraph's :class:`JsonPlusSerializer`, dumping a value's stored form.
+
+    Made on first use: the CLI's ``--help`` loads none of LangGraph.
+    """
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from debategraph.state.records import stored_form
+
+    class StoredFormSerializer(JsonPlusSerializer):
+        """Dumps :func:`~debategraph.state.records.stored_form` of each value."""
+
+        def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+            return super().dumps_typed(stored_form(obj))
+
+    return StoredFormSerializer

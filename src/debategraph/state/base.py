@@ -8,7 +8,7 @@ and per agent (reducers that add, so agents of one round may write in the same s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, NotRequired, TypeVar, get_args
 
@@ -16,7 +16,7 @@ from langchain_core.messages import AnyMessage
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.compat import StateLike
-from debategraph.state.records import Turn, Usage
+from debategraph.state.records import Turn, Usage, stored_once
 from debategraph.state.reducers import append_only, messages_channel, transcript_channel
 
 InputT = TypeVar("InputT", bound=StateLike)
@@ -224,17 +224,19 @@ def usage_update(agent: str, usage: Usage, model: str | None) -> dict[str, Any]:
     return update
 
 
-def turn_update(*turns: Turn) -> dict[str, Any]:
+def turn_update(*turns: Turn, so_far: Sequence[Turn] | None = None) -> dict[str, Any]:
     """The state update that records ``turns`` and charges their usage to their agents.
 
     Args:
         turns: Transcript records (an agent's tool calls and turn, see
             :func:`debategraph.nodes.agent.recorded`).
+        so_far: The transcript in the node's state: a model label it holds already is
+            stored once (:func:`~debategraph.state.records.stored_once`).
 
     Returns:
         ``transcript``, ``usage``, ``usage_by_agent`` and ``usage_by_model`` writes.
     """
-    return {"transcript": list(turns), **charge_update(turns)}
+    return {"transcript": stored_once(turns, so_far or ()), **charge_update(turns)}
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import (
@@ -116,6 +116,8 @@ class Turn(BaseModel):
             call, the error it raised.
         model: The model that produced it (its spec, e.g. ``local`` or
             ``gpt-4o-mini@http://host/v1``; never a key), where an agent's call did.
+            A checkpoint may store it as a reference to an earlier record with the same
+            label (:func:`stored_once`); the transcript channel reads it back whole.
         tool: For a tool call: the tool's name (``content`` is its result).
         arguments: For a tool call: its arguments, as JSON text.
     """
@@ -153,6 +155,100 @@ class Turn(BaseModel):
                 if data.get(key, "") is None:
                     del data[key]
         return data
+
+
+#: How a stored record refers to the transcript record that holds its model's label
+#: whole: this prefix and that record's index (``@12``). No label starts with it (a label
+#: is ``local``, ``NAME``, ``NAME@URL`` or ``agent:NAME``, never an empty name).
+MODEL_AT = "@"
+
+
+class TurnsWrite(list[Turn]):
+    """Records to append to the transcript, each knowing where its model's label is stored.
+
+    Made by :func:`stored_once`; in memory (state, streams, a parent graph) they are plain
+    records whose :attr:`Turn.model` is the label. Only the checkpoint serializer uses
+    :attr:`model_at` (:func:`stored_form`), so a checkpoint stores a label once per model
+    rather than once per turn (DESIGN.md principle 5).
+
+    Attributes:
+        model_at: Position in this write -> index of an earlier transcript record whose
+            model is the same label.
+    """
+
+    __slots__ = ("model_at",)
+
+    def __init__(self, turns: Iterable[Turn] = (), model_at: Mapping[int, int] | None = None):
+        super().__init__(turns)
+        self.model_at: dict[int, int] = dict(model_at or {})
+
+
+def stored_once(turns: Iterable[Turn], so_far: Sequence[Turn]) -> TurnsWrite:
+    """The transcript write of ``turns``, each model label to be stored once.
+
+    A record whose model is the label of an earlier record of ``so_far`` will be stored
+    referring to the first such record (``@INDEX``, a short index: the label's first
+    turn) instead of holding the label again. ``so_far`` must be the transcript the write
+    is appended to (the node's state), so that the index means the same record when the
+    channel reads the write back.
+
+    Args:
+        turns: The records to write, in order.
+        so_far: The transcript before this step.
+
+    Returns:
+        The records, as a write for the ``transcript`` channel.
+    """
+    out = TurnsWrite(turns)
+    first: dict[str, int] = {}
+    for position, turn in enumerate(out):
+        if turn.model is None or turn.model.startswith(MODEL_AT):
+            continue
+        if turn.model not in first:
+            found = next((i for i, t in enumerate(so_far) if t.model == turn.model), -1)
+            first[turn.model] = found
+        if first[turn.model] >= 0:
+            out.model_at[position] = first[turn.model]
+    return out
+
+
+def stored_form(value: Any) -> Any:
+    """What a checkpoint stores for a channel write: a :class:`TurnsWrite` with references.
+
+    Args:
+        value: A channel write (or any value the checkpoint serializer is given).
+
+    Returns:
+        For a :class:`TurnsWrite`, a plain list whose records with an earlier record of
+        the same model refer to it (``model="@INDEX"``); anything else as it is.
+    """
+    if not isinstance(value, TurnsWrite) or not value.model_at:
+        return value
+    return [
+        turn.model_copy(update={"model": f"{MODEL_AT}{value.model_at[i]}"})
+        if i in value.model_at
+        else turn
+        for i, turn in enumerate(value)
+    ]
+
+
+def model_read_back(turn: Turn, so_far: Sequence[Turn]) -> Turn:
+    """A record read from a checkpoint, with its model's label whole.
+
+    Args:
+        turn: The record as stored (its model the label, ``None`` or ``@INDEX``).
+        so_far: The transcript it is appended to.
+
+    Returns:
+        The record; one whose model refers to ``so_far[INDEX]`` gets that record's model
+        (``None`` if there is no such record).
+    """
+    model = turn.model
+    if model is None or not model.startswith(MODEL_AT) or not model[1:].isdigit():
+        return turn
+    index = int(model[1:])
+    label = so_far[index].model if index < len(so_far) else None
+    return turn.model_copy(update={"model": label})
 
 
 def tool_call_text(turn: Turn) -> str:

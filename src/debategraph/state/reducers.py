@@ -10,7 +10,7 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.channels.untracked_value import UntrackedValue
 
 from debategraph.compat import MISSING
-from debategraph.state.records import INTERJECT_STAGE, USER, Turn
+from debategraph.state.records import INTERJECT_STAGE, USER, Turn, model_read_back
 
 T = TypeVar("T")
 
@@ -57,6 +57,8 @@ def extend_turns(current: list[Turn], writes: Sequence[Any]) -> list[Turn]:
     ``role``/``content`` is turned into a chat message by LangGraph before it reaches the
     reducer. Both become a :class:`Turn`; missing fields default to a human interjection
     after the last round so far (``{"role": "user", "content": "..."}`` is enough).
+    A record stored with a reference to an earlier record's model label
+    (:func:`~debategraph.state.records.stored_once`) gets the label back here.
 
     Args:
         current: The transcript so far.
@@ -74,7 +76,7 @@ def extend_turns(current: list[Turn], writes: Sequence[Any]) -> list[Turn]:
 
 def _as_turn(item: Any, so_far: Sequence[Turn]) -> Turn:
     if isinstance(item, Turn):
-        return item
+        return model_read_back(item, so_far)
     if isinstance(item, BaseMessage):
         data: dict[str, Any] = {
             **item.additional_kwargs,
@@ -92,7 +94,7 @@ def _as_turn(item: Any, so_far: Sequence[Turn]) -> Turn:
         data.setdefault("agent", USER)
         data.setdefault("stage", INTERJECT_STAGE)
     data.setdefault("round", max((t.round for t in so_far if t.role == "agent"), default=0))
-    return Turn.model_validate(data)
+    return model_read_back(Turn.model_validate(data), so_far)
 
 
 def transcript_channel() -> DeltaChannel[Any]:

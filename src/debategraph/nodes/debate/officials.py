@@ -210,7 +210,7 @@ def make_moderator(setup: DebateSetup, model: ModelBinding | None) -> Runnable[A
             reason=decision.fallback,
         )
         update: dict[str, Any] = {
-            **turn_update(*recorded(result, turn)),
+            **turn_update(*recorded(result, turn), so_far=state.get("transcript")),
             "moderator_decisions": [decision],
         }
         emit("decision", agent=MODERATOR_NODE, **decision.model_dump(mode="json"))
@@ -269,7 +269,7 @@ def make_summarizer(setup: DebateSetup, model: ModelBinding | None) -> Runnable[
             usage=result.usage,
             reason=result.reason,
         )
-        update = turn_update(*recorded(result, turn))
+        update = turn_update(*recorded(result, turn), so_far=state.get("transcript"))
         if result.text:
             update.update(summary=result.text, summarized=target)
         return update
@@ -304,7 +304,10 @@ def make_judge(setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, 
             answer=verdict.winner,
             reason=verdict.fallback,
         )
-        return {**turn_update(*recorded(result, turn)), "verdict": verdict}
+        return {
+            **turn_update(*recorded(result, turn), so_far=state.get("transcript")),
+            "verdict": verdict,
+        }
 
     return agent_node(judge, JUDGE_NODE)
 

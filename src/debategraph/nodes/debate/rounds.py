@@ -127,7 +127,10 @@ def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> R
             words=word_count(result.text),
             limit=setup.words,
         )
-        return {**turn_update(*recorded(result, turn)), "word_counts": [count]}
+        return {
+            **turn_update(*recorded(result, turn), so_far=state.get("transcript")),
+            "word_counts": [count],
+        }
 
     return agent_node(speak, name)
 

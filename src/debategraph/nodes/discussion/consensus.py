@@ -191,7 +191,7 @@ def make_consensus(setup: DiscussionSetup, model: ModelBinding | None) -> Runnab
             reason=report.fallback,
         )
         update = {
-            **turn_update(*recorded(result, turn)),
+            **turn_update(*recorded(result, turn), so_far=state.get("transcript")),
             "report": report,
             "notes": list(report.notes),
         }

@@ -14,7 +14,7 @@ first, then the turn, stamped with the model that answered.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
@@ -50,12 +50,15 @@ class Speaker:
         setup: The discussion's settings.
         agent: The persona's agent (its model).
         runtime: The node's runtime (its context names the model when the graph has none).
+        so_far: The transcript in the node's state (a model label it holds is stored
+            once, :func:`~debategraph.state.records.stored_once`).
     """
 
     name: str
     setup: DiscussionSetup
     agent: Agent
     runtime: Runtime[Context]
+    so_far: Sequence[Turn] = ()
 
     def ask(self, schema: type[S], task: str) -> Steps[CallResult[S]]:
         """The steps of one structured call, the persona's system prompt first.
@@ -70,8 +73,7 @@ class Speaker:
         messages = [system_message(self.setup, self.name), HumanMessage(task)]
         return self.agent.ask_steps(self.runtime, schema, messages)
 
-    @staticmethod
-    def turn_update(turn: Turn, *results: CallResult[Any]) -> dict[str, Any]:
+    def turn_update(self, turn: Turn, *results: CallResult[Any]) -> dict[str, Any]:
         """The update that records ``turn`` after the calls that made it.
 
         The tool calls of each call (in call order) come first, then the turn, stamped
@@ -88,7 +90,7 @@ class Speaker:
         """
         *earlier, last = results
         calls = tool_calls_of(earlier, turn.agent, turn.round, turn.agent_id)
-        return turn_update(*calls, *recorded(last, turn))
+        return turn_update(*calls, *recorded(last, turn), so_far=self.so_far)
 
 
 #: A phase's persona body: ``(speaker, state)`` -> the steps of its calls, returning the
@@ -120,7 +122,11 @@ def persona_node(
     agent = agent_of(setup.persona(name), model)
 
     def node(state: DiscussionState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
-        return (yield from body(Speaker(name, setup, agent, runtime), state))
+        return (
+            yield from body(
+                Speaker(name, setup, agent, runtime, state.get("transcript") or ()), state
+            )
+        )
 
     return agent_node(node, name=body.__name__)
 

@@ -96,7 +96,7 @@ def make_speaker(name: str, setup: ChatSetup, model: ModelBinding | None) -> Run
             usage=result.usage,
             reason=result.reason,
         )
-        return turn_update(*recorded(result, turn))
+        return turn_update(*recorded(result, turn), so_far=state.get("transcript"))
 
     return agent_node(speak, name)
 

@@ -186,7 +186,7 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
                 answer=decision.action,
                 reason=decision.fallback,
             )
-            update.update(turn_update(*recorded(result, turn)))
+            update.update(turn_update(*recorded(result, turn), so_far=state.get("transcript")))
         update["controller_decisions"] = [decision]
         emit("decision", agent=CONTROLLER_AGENT, **decision.model_dump(mode="json"))
         update.update(next_step(decision, stage, setup))
@@ -230,7 +230,10 @@ def make_decide(setup: MeetingSetup, model: ModelBinding | None) -> Runnable[Any
             usage=result.usage,
             reason=None if decision else result.reason,
         )
-        update: dict[str, Any] = {**turn_update(*recorded(result, turn)), "decision": decision}
+        update: dict[str, Any] = {
+            **turn_update(*recorded(result, turn), so_far=state.get("transcript")),
+            "decision": decision,
+        }
         if decision is None:
             update["notes"] = [f"{CHAIR_FALLBACK}: {result.reason or 'no reply'}"]
         return update

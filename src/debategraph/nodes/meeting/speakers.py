@@ -147,7 +147,7 @@ def make_speaker(node: str, setup: MeetingSetup, model: ModelBinding | None) -> 
             usage=result.usage,
             reason=result.reason,
         )
-        return turn_update(*recorded(result, turn))
+        return turn_update(*recorded(result, turn), so_far=state.get("transcript"))
 
     return agent_node(speak, node)
 

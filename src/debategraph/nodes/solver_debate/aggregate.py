@@ -63,7 +63,7 @@ def make_aggregate(
             "decisions": {decision_key(decision): decision},
         }
         if records:
-            update.update(turn_update(*records))
+            update.update(turn_update(*records, so_far=state.get("transcript")))
         return update
 
     return agent_node(aggregate, AGGREGATE_NODE)

@@ -20,7 +20,14 @@ from debategraph.nodes.rounds import ended, require_text, review_payload
 from debategraph.nodes.solver_debate.setup import SOLVE_STAGE
 from debategraph.nodes.solver_debate.views import solver_prompt, solver_view
 from debategraph.state.base import charge_update
-from debategraph.state.records import TOOL_STAGE, AgentSpec, RoundRecord, Turn, Usage
+from debategraph.state.records import (
+    TOOL_STAGE,
+    AgentSpec,
+    RoundRecord,
+    Turn,
+    Usage,
+    stored_once,
+)
 from debategraph.state.solver_debate import SolverDebateState
 from debategraph.strategies import Topology, extract_answer
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
@@ -148,7 +155,9 @@ def make_solver(
                 agent=name, content="", stage=SOLVE_STAGE, round=task["round"],
                 reply_to=reply_to, usage=result.usage, reason=result.reason,
             )  # fmt: skip
-            return {"transcript": recorded(result, turn)}
+            return {
+                "transcript": stored_once(recorded(result, turn), state.get("transcript") or ())
+            }
         answer = extract_answer(reply.answer, loose=True, choices=choices) or extract_answer(
             reply.reasoning, choices=choices
         )
@@ -166,7 +175,7 @@ def make_solver(
             else f"no {'choice' if choices else 'number'} in answer {reply.answer[:80]!r}",
         )
         # its tool calls, then its turn; their usage is charged by close_round
-        return {"transcript": recorded(result, turn)}
+        return {"transcript": stored_once(recorded(result, turn), state.get("transcript") or ())}
 
     return agent_node(solve, name)
 
