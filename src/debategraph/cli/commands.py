@@ -25,7 +25,6 @@ from debategraph.checkpoints.threads import (
     read_run,
     thread_config,
     thread_state,
-    thread_wall_time,
 )
 from debategraph.cli.app import app
 from debategraph.cli.human import interject, post_to_inbox, refuse_finished, refuse_running
@@ -42,7 +41,14 @@ from debategraph.cli.options import (
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.shared import short
 from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_block
-from debategraph.cli.runner import Runner, check_concurrency, compile_graph, require_run, result_of
+from debategraph.cli.runner import (
+    Runner,
+    check_concurrency,
+    compile_graph,
+    require_run,
+    result_of,
+    thread_wall,
+)
 from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
@@ -258,7 +264,7 @@ def show(
         graph = compile_graph(saver, run)
         values = graph.get_state(thread_config(thread)).values
         state = _state(graph, thread, run.pattern)
-        wall_s = thread_wall_time(saver, thread)
+        wall_s = thread_wall(saver, db, thread)
     if json_output:
         emit_json(export_json(thread, values, status=state.status, wall_s=wall_s))
         return
@@ -269,8 +275,10 @@ def show(
             out.print(line)
     if state.status == "finished":
         print_result(pattern, result_of(pattern, thread, values, wall_s), json_output=False)
+    elif state.status == "failed":
+        out.print(f"failed after running {wall_s:.1f}s: {escape(state.where())}")
     else:
-        out.print(f"{state.status}: {escape(state.where())} · {wall_s:.1f}s wall so far")
+        out.print(f"{state.status}: {escape(state.where())} · ran {wall_s:.1f}s so far")
 
 
 @app.command()
@@ -416,7 +424,7 @@ def export(
         graph = compile_graph(saver, run)
         values = graph.get_state(thread_config(thread)).values
         status = _state(graph, thread, run.pattern).status
-        wall_s = thread_wall_time(saver, thread)
+        wall_s = thread_wall(saver, db, thread)
     if fmt == "md":
         pattern = get_pattern(run.pattern)
         text = render_markdown(thread, values, pattern=pattern, status=status, wall_s=wall_s)

@@ -1,0 +1,162 @@
+"""What a new user met, part B: wall times and what is printed (issue 36, item 6).
+
+A thread's wall time counts the time it ran, not the gaps between runs (a resumed thread,
+a fork, an eval question resumed); ``show`` of a failed thread says how long it ran and
+that it failed; tables fit 80 columns; every result line is labelled; Markdown exports
+render records as text; counts have proper singulars; ``doctor``'s ratio is checked for
+sense. Driven as a user would: ``debategraph`` in-process against the stub endpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import debategraph.checkpoints.threads as threads_module
+from tests.conftest import run_cli, stub_args
+from tests.eval_data import write_gsm8k
+from tests.openai_stub import StubOpenAIServer, default_responder
+
+QUESTION = "Natalia sold clips to 48 of her friends in April, and half as many in May. Total?"
+ANSWER = {"reasoning": "48 + 24 = 72", "answer": "72", "confidence": 0.9}
+#: How far back the fake clock puts a first run: the gap before the next one.
+GAP_S = 1000.0
+#: More than any run here takes, far less than the gap.
+RAN_AT_MOST_S = 120.0
+
+
+@contextlib.contextmanager
+def clock_behind(seconds: float) -> Iterator[None]:
+    """A fake clock, ``seconds`` behind, for what the run inside writes.
+
+    LangGraph stamps each checkpoint (``ts``) and debategraph each run's start; both
+    read the shifted clock, so the run looks ``seconds`` older than the next one (a
+    gap made without sleeping).
+    """
+    import langgraph.pregel._checkpoint as pregel_checkpoint
+
+    real_now = datetime.now
+
+    class Behind(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Any:
+            return real_now(tz) - timedelta(seconds=seconds)
+
+    clock = SimpleNamespace(time=lambda: time.time() - seconds)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pregel_checkpoint, "datetime", Behind)
+        patch.setattr(threads_module, "time", clock, raising=False)
+        yield
+
+
+def _answer(request: dict[str, Any]) -> Any:
+    if any("tools" in k for k in request) and "answer" in json.dumps(request.get("tools")):
+        return ANSWER
+    return default_responder(request)
+
+
+def _solve(server: StubOpenAIServer, db: Path, thread: str, *extra: str) -> list[str]:
+    args = ["solve", QUESTION, "--agents", "2", "--rounds", "2", "--thread", thread]
+    return [*args, *stub_args(server, db), *extra]
+
+
+# -- 1. a thread's wall time counts the time it ran ----------------------------------------
+
+
+def test_a_resumed_thread_and_its_fork_count_only_the_time_they_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "d.sqlite"
+    with StubOpenAIServer(_answer) as server:
+        with clock_behind(GAP_S):  # round 1, then a pause; resumed GAP_S later
+            code, out, err = run_cli(
+                _solve(server, db, "t", "--pause-after-round", "--json"), capsys
+            )
+        assert code == 0, err
+        assert json.loads(out)["status"] == "waiting"
+        code, out, err = run_cli(["resume", "t", "--approve", "--json", "--db", str(db)], capsys)
+        assert code == 0, err
+        resumed = json.loads(out)["wall_s"]
+        assert 0 < resumed < RAN_AT_MOST_S, resumed  # today: the gap counted (about 1000 s)
+
+        code, out, _ = run_cli(["show", "t", "--json", "--db", str(db)], capsys)
+        assert json.loads(out)["wall_s"] == resumed  # the same figure everywhere
+
+        code, out, _ = run_cli(["history", "t", "--json", "--db", str(db)], capsys)
+        entries = json.loads(out)
+        at = next(e["checkpoint_id"] for e in entries if e["round"] == 1 and e["next"])
+        code, out, err = run_cli(
+            ["fork", "t", "--at", at, "--thread", "f", "--json", "--db", str(db)], capsys
+        )
+        assert code == 0, err
+    forked = json.loads(out)["wall_s"]
+    # Its own run only: today it starts at the original thread's start (GAP_S back).
+    assert 0 < forked < RAN_AT_MOST_S, forked
+
+
+def test_a_resumed_eval_question_costs_the_time_it_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", 1)
+    out = tmp_path / "out"
+    calls = 0
+
+    def fail_in_round_two(request: dict[str, Any]) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 3:  # round 1 took two calls: the rest of round 2 fails
+            server.inject("5xx", 50)
+        return _answer(request)
+
+    with StubOpenAIServer(fail_in_round_two) as server:
+        args = [
+            "eval", "gsm8k", "--dataset", str(dataset), "--out", str(out),
+            "--modes", "debate-ring", "--agents", "2", "--rounds", "2", "--json",
+            *stub_args(server, out / "checkpoints.sqlite"),
+        ]  # fmt: skip
+        with clock_behind(GAP_S):
+            code, _, err = run_cli(args, capsys)
+        assert code == 1, err  # stopped in round 2: resumable
+        server.clear_faults()
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+    result = json.loads(stdout)
+    assert result["meta"]["threads"]["resumed"] == 1
+    assert result["modes"]
+    for mode in result["modes"]:  # the s/q figures; today about 1000
+        assert 0 < mode["wall_s"] < RAN_AT_MOST_S, mode
+    rows = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
+    assert rows
+    for row in rows:
+        assert 0 < float(row["wall_s"]) < RAN_AT_MOST_S, row
+
+
+# -- 6. show of a failed thread says how long it ran, and that it failed -------------------
+
+
+def test_show_of_a_failed_thread_says_how_long_it_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "d.sqlite"
+    latency = 0.5
+    with StubOpenAIServer(_answer, latency_s=latency) as server:
+        server.inject("5xx", 50)  # every call fails, each after `latency`
+        code, _, err = run_cli(_solve(server, db, "x"), capsys)
+    assert code == 1, err
+    code, out, _ = run_cli(["show", "x", "--db", str(db)], capsys)
+    assert code == 0
+    (line,) = [line for line in out.splitlines() if line.startswith("failed")]
+    assert "0.0s" not in line, line  # today: "failed: ... · 0.0s wall so far"
+    seconds = float(line.split("failed after running ")[1].split("s")[0])
+    assert seconds >= latency, line
+    code, out, _ = run_cli(["show", "x", "--json", "--db", str(db)], capsys)
+    assert json.loads(out)["wall_s"] >= latency
