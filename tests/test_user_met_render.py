@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import re
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -22,7 +23,7 @@ from typing import Any
 import pytest
 
 import debategraph.checkpoints.threads as threads_module
-from tests.conftest import run_cli, stub_args
+from tests.conftest import debate_reply, run_cli, stub_args
 from tests.eval_data import write_gsm8k
 from tests.openai_stub import StubOpenAIServer, default_responder
 
@@ -160,3 +161,80 @@ def test_show_of_a_failed_thread_says_how_long_it_ran(
     assert seconds >= latency, line
     code, out, _ = run_cli(["show", "x", "--json", "--db", str(db)], capsys)
     assert json.loads(out)["wall_s"] >= latency
+
+
+# -- 3. every result line labelled ---------------------------------------------------------
+
+#: What a result line may start with: the labels the patterns' results use.
+RESULT_LABELS = ("winner ", "judge's rationale: ", "longer than asked: ", "ended: ")
+
+
+def _debate(server: StubOpenAIServer, db: Path, thread: str, *extra: str) -> list[str]:
+    args = ["debate", "Tea is better than coffee", "--debater", "Alice:for"]
+    args += ["--debater", "Bob:against", "--rounds", "1", "--judge", "--thread", thread]
+    return [*args, *extra, *stub_args(server, db)]
+
+
+def test_the_judges_rationale_is_labelled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "d.sqlite"
+    with StubOpenAIServer(debate_reply) as server:
+        code, out, err = run_cli(_debate(server, db, "d"), capsys)
+    assert code == 0, err
+    (winner,) = [line for line in out.splitlines() if line.startswith("winner ")]
+    result = out.splitlines()[out.splitlines().index(winner) :]
+    (rationale,) = [line for line in result if "Alice answered every point." in line]
+    assert rationale.strip().startswith("judge's rationale: "), out  # today: bare
+    for line in result:
+        assert line.strip().startswith(RESULT_LABELS) or " · ended: " in line, line
+    code, out, _ = run_cli(["show", "d", "--db", str(db)], capsys)
+    assert "  judge's rationale: Alice answered every point." in out.splitlines()
+
+
+# -- 5. proper singulars -------------------------------------------------------------------
+
+#: "1 rounds", "1 votes each": a count of one with a plural word.
+ONE_PLURAL = re.compile(r"(?<![\d.,])1 (rounds|votes|calls|solvers|turns|checks|questions)\b")
+
+
+def test_a_count_of_one_reads_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "d.sqlite"
+    answers = iter(["18", "20"])
+
+    def split_vote(request: dict[str, Any]) -> Any:  # two solvers, one vote each
+        reply = _answer(request)
+        return {**reply, "answer": next(answers)} if reply is ANSWER else reply
+
+    with StubOpenAIServer(split_vote) as server:
+        args = ["solve", QUESTION, "--agents", "2", "--rounds", "1", "--thread", "s"]
+        code, out, err = run_cli([*args, *stub_args(server, db)], capsys)
+        assert code == 0, err
+        shown = out + err
+        assert "(1 vote each)" in shown and ", 1 round" in shown, shown
+        code, out, err = run_cli(_debate(server, db, "d"), capsys)
+        assert code == 0, err
+        shown += out + err
+    assert "· 1 round" in shown, shown
+    assert not ONE_PLURAL.search(shown), ONE_PLURAL.search(shown)
+
+
+# -- 4. Markdown exports render records as text --------------------------------------------
+
+
+def test_markdown_export_renders_the_verdict_and_the_moderator_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "d.sqlite"
+    with StubOpenAIServer(debate_reply) as server:
+        code, _, err = run_cli(_debate(server, db, "d", "--rounds", "2", "--moderator"), capsys)
+    assert code == 0, err
+    code, out, _ = run_cli(["export", "d", "--db", str(db), "--format", "md"], capsys)
+    assert code == 0
+    result = out.split("## Result\n")[1]
+    assert '{"' not in result and '["' not in result and "`" not in result, result  # no JSON
+    lines = [line.strip() for line in result.splitlines()]
+    assert "- Rationale: Alice answered every point." in lines, result
+    assert "- Debater: Bob · Argument: Coffee wakes you up." in lines, result
+    (moderator,) = [line for line in lines if "Reason: Close so far." in line]
+    assert "Leading: Alice" in moderator and "Round: 1" in moderator, moderator

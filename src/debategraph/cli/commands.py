@@ -53,6 +53,7 @@ from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.registry import names
+from debategraph.words import plural
 
 
 def _state(graph: Any, thread_id: str, pattern_name: str) -> Any:
@@ -398,8 +399,9 @@ def prune(
     saved = report.bytes_before - report.bytes_after
     share = saved / report.bytes_before if report.bytes_before else 0.0
     out.print(
-        f"pruned {report.threads_pruned} finished thread(s): {report.checkpoints_deleted} "
-        f"checkpoint(s) removed; {report.bytes_before:,} -> {report.bytes_after:,} bytes "
+        f"pruned {plural(report.threads_pruned, 'finished thread')}: "
+        f"{plural(report.checkpoints_deleted, 'checkpoint')} removed; "
+        f"{report.bytes_before:,} -> {report.bytes_after:,} bytes "
         f"({share:.0%} smaller)"
     )
 
@@ -475,8 +477,8 @@ def doctor(
     if json_output:
         emit_json([check.as_dict() for check in results])
     elif failed:
-        out.print(f"[red]{failed} of {len(results)} checks failed[/red]")
+        out.print(f"[red]{failed} of {plural(len(results), 'check')} failed[/red]")
     else:
-        out.print(f"[green]all {len(results)} checks passed[/green]")
+        out.print(f"[green]all {plural(len(results), 'check')} passed[/green]")
     if failed:
         raise typer.Exit(1)

@@ -30,6 +30,7 @@ from debategraph.doctor.common import (
 )
 from debategraph.errors import DebategraphError, UsageError
 from debategraph.local import (
+    DEFAULT_SLOTS,
     RUNTIME_INSTALL_HINT,
     GGUFInfo,
     LocalModelServer,
@@ -47,6 +48,7 @@ from debategraph.models import (
     structured_call,
     text_call,
 )
+from debategraph.words import plural
 
 #: Parallel slots of the embedded server the checks start (a round of four agents).
 SLOTS = 4
@@ -81,7 +83,7 @@ def embedded_checks(spec: ModelSpec) -> Iterator[Check]:
     yield Check(
         "model file",
         True,
-        f"{info.path} ({_size(info.size)}, {info.architecture}, {info.n_layer} layers)",
+        f"{info.path} ({_size(info.size)}, {info.architecture}, {plural(info.n_layer, 'layer')})",
     )
     runtime = check_runtime()
     yield runtime
@@ -161,7 +163,8 @@ def _timed_structured_call(spec: ModelSpec, info: GGUFInfo, up_s: float) -> Chec
         return Check("structured call", False, one_line(str(exc)))
     usage = result.usage
     rate = usage.completion_tokens / usage.latency_s if usage.latency_s > 0 else 0.0
-    head = f"{info.name} on {spec.slots} slots (up in {up_s:.1f}s): {binding.method}"
+    slots = plural(spec.slots or DEFAULT_SLOTS, "slot")
+    head = f"{info.name} on {slots} (up in {up_s:.1f}s): {binding.method}"
     timing = f"{usage.completion_tokens} tokens in {usage.latency_s:.2f}s, {rate:.0f} tok/s"
     if result.value is None:
         return Check(
@@ -193,7 +196,7 @@ def _parallel_slots(spec: ModelSpec, server: LocalModelServer) -> Check:
         f"({alone:.0f} -> {together:.0f} tok/s)"
     )
     if trials > 1:
-        detail += f", best of {trials} trials"
+        detail += f", best of {plural(trials, 'trial')}"
     if ratio < 1.0:
         return Check("parallel slots", False, f"{detail}: parallel slots are slower here")
     return Check("parallel slots", True, detail)
