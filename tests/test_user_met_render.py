@@ -238,3 +238,34 @@ def test_markdown_export_renders_the_verdict_and_the_moderator_as_text(
     assert "- Debater: Bob · Argument: Coffee wakes you up." in lines, result
     (moderator,) = [line for line in lines if "Reason: Close so far." in line]
     assert "Leading: Alice" in moderator and "Round: 1" in moderator, moderator
+
+
+# -- 2. the eval's tables fit 80 columns ---------------------------------------------------
+
+
+def test_the_eval_tables_fit_80_columns_with_every_figure_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from debategraph.cli.render import out as console
+
+    monkeypatch.setattr(console, "width", 80)  # what a pipe gets
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", 4)
+    out = tmp_path / "out"
+    with StubOpenAIServer(_answer) as server:
+        args = [
+            "eval", "gsm8k", "--dataset", str(dataset), "--out", str(out),
+            "--modes", "single,vote", "--agents", "3", "--rounds", "1",
+            *stub_args(server, out / "checkpoints.sqlite"),
+        ]  # fmt: skip
+        code, stdout, err = run_cli(args, capsys)
+    assert code == 0, err
+    lines = [line for line in stdout.splitlines() if not line.startswith("results: ")]
+    assert max(len(line) for line in lines) <= 80, stdout
+    assert "…" not in stdout, stdout  # today: `accu…`, `[0.0…`
+    result = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    for mode in result["modes"]:
+        low, high = mode["ci95"]
+        assert f"{mode['accuracy']:.3f} [{low:.3f}, {high:.3f}]" in stdout, stdout
+        assert f"{mode['wall_s']:.2f}" in stdout, stdout
+    for header in ("accuracy (95% CI)", "Pareto", "s/q"):
+        assert header.split()[0] in stdout, header

@@ -992,7 +992,7 @@ def write_report(
         f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
         f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
     )
-    for table in results_table(report):
+    for table in results_table(report, width=out.width):
         out.print(table)
     out.print(f"results: {escape(', '.join(str(p) for p in paths.values()))}")
 
