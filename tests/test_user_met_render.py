@@ -13,6 +13,7 @@ import contextlib
 import csv
 import json
 import re
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -269,3 +270,76 @@ def test_the_eval_tables_fit_80_columns_with_every_figure_whole(
         assert f"{mode['wall_s']:.2f}" in stdout, stdout
     for header in ("accuracy (95% CI)", "Pareto", "s/q"):
         assert header.split()[0] in stdout, header
+
+
+# -- 7. doctor's ratio is checked for sense ------------------------------------------------
+
+
+def _doctor_measuring(
+    monkeypatch: pytest.MonkeyPatch, alone: tuple[int, float], each_at_once: tuple[int, float]
+) -> None:
+    """``doctor``'s embedded checks on a fake server whose calls make these measurements.
+
+    A call alone makes ``alone[0]`` tokens in ``alone[1]`` seconds; each call at once
+    ``each_at_once[0]`` tokens and adds ``each_at_once[1]`` seconds (on a fake clock).
+    """
+    from debategraph.doctor import embedded as doctor_embedded
+    from debategraph.doctor.common import Check
+    from debategraph.state.records import Usage
+
+    now = [0.0]
+    lock = threading.Lock()
+
+    class Server:
+        def stop(self) -> None: ...
+
+        def failure(self, wait_s: float) -> None:
+            return None
+
+    def text_call(binding: object, messages: object) -> Any:
+        tokens, seconds = alone if binding == "alone" else each_at_once
+        with lock:  # the calls at once run on threads
+            now[0] += seconds
+        return SimpleNamespace(usage=Usage(completion_tokens=tokens, calls=1))
+
+    real_throughput = doctor_embedded._throughput
+
+    def throughput(binding: Any, calls: int) -> Any:  # tells text_call which it makes
+        return real_throughput("alone" if calls == 1 else "at once", calls)
+
+    monkeypatch.setattr(doctor_embedded, "shared_server", lambda path, slots: Server())
+    monkeypatch.setattr(
+        doctor_embedded, "_timed_structured_call", lambda *a: Check("structured call", True, "ok")
+    )
+    monkeypatch.setattr(doctor_embedded, "get_chat_model", lambda spec: None)
+    monkeypatch.setattr(doctor_embedded, "text_call", text_call)
+    monkeypatch.setattr(doctor_embedded, "_throughput", throughput)
+    monkeypatch.setattr(doctor_embedded, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+
+
+def _parallel_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    code, out, _ = run_cli(["doctor", "--json", "--db", str(tmp_path / "d.sqlite")], capsys)
+    checks = {check["name"]: check for check in json.loads(out)}
+    return {**checks["parallel slots"], "code": code}
+
+
+def test_doctor_calls_an_impossible_ratio_unreliable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The call alone: 3 tokens in 2 s (a cold start); each of 4 at once: 64 in 0.5 s.
+    _doctor_measuring(monkeypatch, alone=(3, 2.0), each_at_once=(64, 0.5))
+    check = _parallel_check(tmp_path, capsys)
+    assert not check["ok"], check  # today: passes, "4 concurrent: 85.33x the tokens/s of 1"
+    assert check["detail"].startswith("measurement unreliable (2 trials): "), check
+    assert "at most 4x" in check["detail"] and "3 tokens in 2.00 s" in check["detail"], check
+    assert check["code"] == 1
+
+
+def test_doctor_reports_a_possible_ratio(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The call alone: 64 tokens in 1 s; each of 4 at once: 64 in 0.75 s (3 s in all).
+    _doctor_measuring(monkeypatch, alone=(64, 1.0), each_at_once=(64, 0.75))
+    check = _parallel_check(tmp_path, capsys)
+    assert check["ok"], check
+    assert check["detail"] == "4 concurrent: 1.33x the tokens/s of 1 call alone (64 -> 85 tok/s)"
