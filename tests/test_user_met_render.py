@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import json
 import re
 import threading
@@ -31,29 +32,35 @@ from tests.openai_stub import StubOpenAIServer, default_responder
 QUESTION = "Natalia sold clips to 48 of her friends in April, and half as many in May. Total?"
 ANSWER = {"reasoning": "48 + 24 = 72", "answer": "72", "confidence": 0.9}
 #: How far back the fake clock puts a first run: the gap before the next one.
-GAP_S = 1000.0
-#: More than any run here takes, far less than the gap.
+GAP_S = 1_000_000.0
+#: How far the fake clock of a first run moves on each reading: that run looks long.
+STRETCH_S = 500.0
+#: More than any run here takes by the real clock, less than one stretch.
 RAN_AT_MOST_S = 120.0
 
 
 @contextlib.contextmanager
-def clock_behind(seconds: float) -> Iterator[None]:
-    """A fake clock, ``seconds`` behind, for what the run inside writes.
+def clock_behind(seconds: float, stretch_s: float = 0.0) -> Iterator[None]:
+    """A fake clock, ``seconds`` behind and moving ``stretch_s`` more at each reading.
 
     LangGraph stamps each checkpoint (``ts``) and debategraph each run's start; both
-    read the shifted clock, so the run looks ``seconds`` older than the next one (a
-    gap made without sleeping).
+    read this clock, so the run inside looks ``seconds`` older than the next one (a gap
+    made without sleeping) and, stretched, as long as its readings make it.
     """
     import langgraph.pregel._checkpoint as pregel_checkpoint
 
     real_now = datetime.now
+    readings = itertools.count()
+
+    def behind() -> float:
+        return seconds - stretch_s * next(readings)
 
     class Behind(datetime):
         @classmethod
         def now(cls, tz: Any = None) -> Any:
-            return real_now(tz) - timedelta(seconds=seconds)
+            return real_now(tz) - timedelta(seconds=behind())
 
-    clock = SimpleNamespace(time=lambda: time.time() - seconds)
+    clock = SimpleNamespace(time=lambda: time.time() - behind())
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pregel_checkpoint, "datetime", Behind)
         patch.setattr(threads_module, "time", clock, raising=False)
@@ -79,16 +86,20 @@ def test_a_resumed_thread_and_its_fork_count_only_the_time_they_ran(
 ) -> None:
     db = tmp_path / "d.sqlite"
     with StubOpenAIServer(_answer) as server:
-        with clock_behind(GAP_S):  # round 1, then a pause; resumed GAP_S later
+        # Round 1, then a pause; resumed GAP_S later. Its clock makes the first run long.
+        with clock_behind(GAP_S, STRETCH_S):
             code, out, err = run_cli(
                 _solve(server, db, "t", "--pause-after-round", "--json"), capsys
             )
         assert code == 0, err
-        assert json.loads(out)["status"] == "waiting"
+        first = json.loads(out)
+        assert first["status"] == "waiting"
+        assert STRETCH_S <= first["wall_s"] < GAP_S / 2, first["wall_s"]
         code, out, err = run_cli(["resume", "t", "--approve", "--json", "--db", str(db)], capsys)
         assert code == 0, err
         resumed = json.loads(out)["wall_s"]
-        assert 0 < resumed < RAN_AT_MOST_S, resumed  # today: the gap counted (about 1000 s)
+        # Both runs, not the gap between them (today: the gap counted, about GAP_S).
+        assert first["wall_s"] < resumed < first["wall_s"] + RAN_AT_MOST_S, resumed
 
         code, out, _ = run_cli(["show", "t", "--json", "--db", str(db)], capsys)
         assert json.loads(out)["wall_s"] == resumed  # the same figure everywhere
@@ -101,7 +112,8 @@ def test_a_resumed_thread_and_its_fork_count_only_the_time_they_ran(
         )
         assert code == 0, err
     forked = json.loads(out)["wall_s"]
-    # Its own run only: today it starts at the original thread's start (GAP_S back).
+    # Its own run only: not the original's first run (at least STRETCH_S), nor the time
+    # since the original started (today: about GAP_S).
     assert 0 < forked < RAN_AT_MOST_S, forked
 
 
