@@ -117,6 +117,23 @@ def test_a_resumed_thread_and_its_fork_count_only_the_time_they_ran(
     assert 0 < forked < RAN_AT_MOST_S, forked
 
 
+def test_prune_keeps_a_threads_wall_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "d.sqlite"
+    with StubOpenAIServer(_answer) as server:
+        with clock_behind(GAP_S, STRETCH_S):  # a long first run, then a pause
+            code, _, err = run_cli(_solve(server, db, "p", "--pause-after-round"), capsys)
+        assert code == 0, err
+        code, out, err = run_cli(["resume", "p", "--approve", "--json", "--db", str(db)], capsys)
+        assert code == 0, err
+    before = json.loads(out)["wall_s"]
+    code, out, _ = run_cli(["prune", "--keep-last", "1", "--json", "--db", str(db)], capsys)
+    assert json.loads(out)["checkpoints_deleted"] > 0
+    code, out, _ = run_cli(["show", "p", "--json", "--db", str(db)], capsys)
+    assert json.loads(out)["wall_s"] == pytest.approx(before, abs=0.01)  # the first run too
+
+
 def test_a_resumed_eval_question_costs_the_time_it_ran(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
