@@ -196,8 +196,8 @@ def wall_time(
     it spans from that start to its last checkpoint, or to its noted end (``ends``)
     where it stopped early after that. Checkpoints written by ``update_state`` (an
     interjection, an eval's verdict) or copied by ``fork`` from another thread are no
-    run's. A thread written before runs were stamped is timed from its first checkpoint
-    to its last (:data:`THREAD_STARTED` standing for the first once pruned).
+    run's. Checkpoints written before runs were stamped count as one run, from the first
+    of them to the last (:data:`THREAD_STARTED` standing for the first once pruned).
 
     Args:
         stamps: Each root checkpoint's time (ISO 8601, as LangGraph writes ``ts``) and
@@ -209,32 +209,30 @@ def wall_time(
     """
     noted: float | None = None
     runs: dict[float, float] = {}
-    legacy: list[datetime] = []
+    unstamped: list[datetime] = []
     for ts, metadata in stamps:
         if metadata.get(COPIED_FROM) is not None:
             continue
         wall = metadata.get(THREAD_WALL)
         if isinstance(wall, int | float):
             noted = max(noted or 0.0, float(wall))
-        stamp = _timestamp(ts)
-        for value in (stamp, _timestamp(metadata.get(THREAD_STARTED))):
-            if value is not None:
-                legacy.append(value)
-        started = metadata.get(RUN_STARTED)
-        if stamp is None or not isinstance(started, int | float):
-            continue
         if metadata.get("source") == "update":
             continue
-        runs[float(started)] = max(runs.get(float(started), started), stamp.timestamp())
+        stamp = _timestamp(ts)
+        started = metadata.get(RUN_STARTED)
+        if not isinstance(started, int | float):
+            moments = (stamp, _timestamp(metadata.get(THREAD_STARTED)))
+            unstamped += [moment for moment in moments if moment is not None]
+        elif stamp is not None:
+            runs[float(started)] = max(runs.get(float(started), started), stamp.timestamp())
     if noted is not None:  # pruned: the thread finished, the note holds all its runs
         return noted
     for started, ended in ends.items():
         runs[started] = max(runs.get(started, started), ended)
-    if runs:
-        return math.fsum(max(0.0, last - first) for first, last in runs.items())
-    if len(legacy) < 2:
-        return 0.0
-    return max(0.0, (max(legacy) - min(legacy)).total_seconds())
+    total = math.fsum(max(0.0, last - first) for first, last in runs.items())
+    if len(unstamped) >= 2:
+        total += (max(unstamped) - min(unstamped)).total_seconds()
+    return total
 
 
 def thread_wall_time(
