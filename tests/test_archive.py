@@ -784,7 +784,7 @@ def test_markdown_without_result_markdown_renders_the_summary() -> None:
     result = text.split("## Result\n\n")[1]
     assert result.startswith(
         "Answer: 72\n\nVotes:\n\n| key | value |\n| --- | --- |\n| 72 | 2 |\n| 96 | 1 |\n\n"
-        "Agreement: 0.6667\n\nTie break: none\n\nRounds: `[{"
+        "Agreement: 0.6667\n\nTie break: none\n\nRounds:\n\n- item 1:\n  - Round: 1\n"
     )
     assert "Termination: rounds_completed\n\nUsage: " in result
 
@@ -818,11 +818,13 @@ def test_summary_markdown() -> None:
         "| a b | 1 |",
         "| c | none |",
         "",
-        'Nested: `{"x":[1,2]}`',
+        "Nested:",
         "",
-        'Speakers: `["ann","ben"]`',
+        "- X: 1, 2",
         "",
-        "Empty: `{}`",
+        "Speakers: ann, ben",
+        "",
+        "Empty: none",
         "",
         "Usage:",
         "",
@@ -847,7 +849,7 @@ def test_markdown_of_unfinished_or_other_patterns() -> None:
     )
     paper = render_markdown("t8", {"paper": Paper("On  Graphs")}, pattern=DISCUSSION)
     assert paper.startswith("# On Graphs\n\nthread `t8`\n")
-    assert "Report: none\n\nScores: `{}`\n" in paper
+    assert "Report: none\n\nScores: none\n" in paper
     early = render_markdown(
         "t9",
         {

@@ -121,7 +121,7 @@ def test_async_malformed_json_every_time_falls_back(server: StubOpenAIServer) ->
     result = run(astructured_call(binding, Estimate, MESSAGES, max_attempts=2))
     assert result.value is None
     assert result.attempts == 2
-    assert (result.reason or "").startswith("invalid output after 2 attempt(s)")
+    assert (result.reason or "").startswith("invalid output after 2 attempts")
 
 
 @pytest.mark.parametrize(("fault", "status"), [("5xx", 500), ("503", 503)])
@@ -217,7 +217,7 @@ def test_atext_call_every_reply_empty_gives_a_reason() -> None:
     result = run(atext_call(bind_model(model), [HumanMessage("Argue.")]))
     assert result.text == ""
     assert result.attempts == 2
-    assert result.reason == "empty reply after 2 attempt(s)"
+    assert result.reason == "empty reply after 2 attempts"
 
 
 def test_unhandled_errors_reach_the_caller_unchanged() -> None:

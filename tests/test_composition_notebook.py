@@ -30,7 +30,7 @@ def test_composition_notebook_runs_the_four_ways(tmp_path: Path) -> None:
     assert "human -: Cities should ban cars downtown" in lines, text
     for side in ("Affirmative", "Negative"):
         assert sum(line.startswith(f"ai    {side}: {side}:") for line in lines) == 2, text
-    assert "1. node -> Affirmative wins after 2 round(s): Cleaner air." in lines, text
+    assert "1. node -> Affirmative wins after 2 rounds: Cleaner air." in lines, text
     # 2. An agent of a supervisor: handed over, answered, handed back, quoted.
     assert "tool  transfer_to_panel: Successfully transferred to panel" in lines, text
     assert f"2. supervisor -> Final: {ANSWER}" in lines, text

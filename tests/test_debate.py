@@ -466,7 +466,7 @@ def test_moderator_names_are_normalised_and_fallback_goes_on() -> None:
     )
     assert (third.settled, third.leading) == (False, TIE)
     assert third.fallback is not None
-    assert third.fallback.startswith("invalid output after 3 attempt(s)")
+    assert third.fallback.startswith("invalid output after 3 attempts")
     assert len(script.officials["moderator"]) == 2 + 3
 
 
@@ -559,7 +559,7 @@ def test_judge_fallback_records_a_tie_with_the_reason(saver: BaseCheckpointSaver
     assert isinstance(verdict, Verdict)
     assert (verdict.winner, verdict.scores, verdict.strongest) == (TIE, [], [])
     assert verdict.fallback is not None
-    assert verdict.fallback.startswith("invalid output after 3 attempt(s)")
+    assert verdict.fallback.startswith("invalid output after 3 attempts")
     assert len(script.officials["judge"]) == 3
     assert out["termination_reason"] == "rounds_completed"
     assert out["usage_by_agent"]["judge"].calls == 3
@@ -965,13 +965,13 @@ def test_summary_and_headline() -> None:
     assert [w["debater"] for w in summary["words"]] == ["Alice", "Bob"] * 2
     first, rationale = PATTERN.headline(summary)
     assert first == "winner [bold]Alice[/bold] · 2 rounds"
-    assert rationale.startswith("  Clear. Clear.") and rationale.endswith("…")
-    assert len(rationale) == 2 + 300
+    assert rationale.startswith("  judge's rationale: Clear. Clear.") and rationale.endswith("…")
+    assert len(rationale) == len("  judge's rationale: ") + 300
 
     no_judge = {"winner": None, "verdict": None, "rounds_completed": 3}
     assert PATTERN.headline(no_judge) == ["winner [bold]no verdict (no judge)[/bold] · 3 rounds"]
     odd = {"winner": "[b]x", "verdict": {"rationale": ""}, "rounds_completed": 1}
-    assert PATTERN.headline(odd) == ["winner [bold]\\[b]x[/bold] · 1 rounds"]
+    assert PATTERN.headline(odd) == ["winner [bold]\\[b]x[/bold] · 1 round"]
 
 
 def test_progress_lines_and_streaming() -> None:

@@ -367,7 +367,7 @@ def test_no_known_section_reads_the_first_ones() -> None:
     script = Script(SectionChoice=lambda a, t: {"section_ids": ["nope"], "reason": "?"})
     out = run(script, max_rounds=1, max_sections=1)
     assert all(c.section_ids == ["S1"] for c in out["section_choices"])
-    assert any("reads the first 1 section(s)" in n for n in out["notes"])
+    assert any("reads the first 1 section" in n for n in out["notes"])
 
 
 def test_insights_are_validated_clamped_and_capped() -> None:
@@ -390,13 +390,13 @@ def test_insights_are_validated_clamped_and_capped() -> None:
     assert all(i.importance == 1.0 and i.confidence == 0.0 for i in alice)
     assert all(i.evidence == ["sparse rings match full graphs"] for i in alice)
     assert any("only the first 3 kept" in n for n in out["notes"])
-    assert any("alice-1: 1 evidence quote(s) not found" in n for n in out["notes"])
+    assert any("alice-1: 1 evidence quote not found" in n for n in out["notes"])
 
 
 def test_too_few_insights_are_noted() -> None:
     one = lambda a, t: {"insights": [{"content": "only", "importance": 1, "confidence": 1}]}  # noqa: E731
     out = run(Script(Analysis=one, Inquiry=skip), max_rounds=1)
-    assert any("gave 1 insight(s), 2 were asked for" in n for n in out["notes"])
+    assert any("gave 1 insight, 2 were asked for" in n for n in out["notes"])
 
 
 def test_initial_turns_carry_both_calls_usage() -> None:
@@ -967,7 +967,7 @@ def test_pattern_declaration_renders_a_finished_run(tmp_path: Path) -> None:
     summary = PATTERN.summary(values)
     assert set(summary) == {"title", "iterations_completed", "convergence", "report", "notes"}
     line, last = PATTERN.headline({**summary, "termination_reason": "rounds_completed"})
-    assert line == ("consensus: 1 point(s), 1 divergent view(s), confidence 0.70 · 2 iteration(s)")
+    assert line == ("consensus: 1 point, 1 divergent view, confidence 0.70 · 2 iterations")
     assert last.startswith("  last convergence: score 0.")
     assert PATTERN.report is not None
     assert PATTERN.report.default_name.format(thread_id="t") == "discussion-t.md"
@@ -1009,7 +1009,7 @@ def test_pattern_progress_shows_the_phases() -> None:
     assert re.fullmatch(
         r"  iteration 1: convergence score 0\.\d\d \(consistency 1\.00, completeness 1\.00, "
         r"resolution 1\.00, stability 0\.50; self-scores: mean 0\.20 of 2\) · "
-        r"2 insight\(s\) revised",
+        r"2 insights revised",
         shown[4],
     )
 

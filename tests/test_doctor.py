@@ -72,7 +72,7 @@ def test_stub_endpoint_passes(
     assert list(checks) == [*FIRST_CHECKS, "endpoint", "model", "structured output"]
     assert all(value.startswith("✓") for value in checks.values()), out
     assert f"{server.url} answered in" in checks["endpoint"]
-    assert "listing 1 model(s)" in checks["endpoint"]
+    assert "listing 1 model" in checks["endpoint"]
     assert checks["model"] == "✓ stub is listed"
     assert re.search(r"json_schema ok \(\d+\.\d\ds\)", checks["structured output"])
     assert re.search(r"function_calling ok \(\d+\.\d\ds\)", checks["structured output"])
@@ -93,7 +93,7 @@ def test_model_not_listed_fails(
     code, out, _ = run_cli([*args, "--db", str(tmp_path / "d.sqlite")], capsys)
     assert code == 1
     checks = lines_of(out)
-    assert checks["model"] == "✗ other-model is not among the 1 model(s) listed: stub"
+    assert checks["model"] == "✗ other-model is not among the 1 model listed: stub"
     assert checks["structured output"].startswith("✓")  # the stub serves any name
     assert out.splitlines()[-1] == "1 of 6 checks failed"
 
@@ -127,7 +127,7 @@ def test_function_calling_unsupported_fails(
     assert code == 1
     detail = lines_of(out)["structured output"]
     assert detail.startswith("✗ json_schema ok (")
-    assert "function_calling failed (invalid output after 2 attempt(s)" in detail
+    assert "function_calling failed (invalid output after 2 attempts" in detail
     assert detail.endswith("runs use function_calling")
 
 

@@ -236,7 +236,7 @@ def test_unusable_gold_is_skipped_and_a_big_limit_clamped(
         )
         code, stdout, err = run_cli(args, capsys)
     assert code == 0, err
-    assert "1 question(s) skipped" in err
+    assert "1 question skipped" in err
     assert "--limit 50" in err
     result = json.loads(stdout)
     assert result["meta"]["skipped"] == 1

@@ -690,14 +690,14 @@ def test_describe_summary_headline_progress() -> None:
     ]
     lines = PATTERN.headline(summary)
     assert lines[0] == f"decision [bold]{DECISION['decision']}[/bold] · 4 rounds over 3 stages"
-    assert lines[1].startswith("  The advocate's gains")
+    assert lines[1].startswith("  rationale: The advocate's gains")
     assert lines[2:] == [
         "  dissent: The skeptic doubts the support rota holds.",
         "  next: Draft the rota",
         "  next: Review after the quarter",
     ]
     assert PATTERN.headline({"decision": None, "controller": [], "rounds": 1})[0] == (
-        "decision [bold]none[/bold] · 1 rounds over 0 stages"
+        "decision [bold]none[/bold] · 1 round over 0 stages"
     )
 
     forced, goes_on = values["controller_decisions"][:2]

@@ -143,7 +143,7 @@ def test_three_bad_replies_fall_back_to_a_reason() -> None:
     assert result.value is None
     assert result.attempts == 3
     assert result.reason is not None
-    assert result.reason.startswith("invalid output after 3 attempt(s)")
+    assert result.reason.startswith("invalid output after 3 attempts")
     assert result.reason.endswith("the reply had no structured output")
     assert result.usage.calls == 3
     assert result.usage.prompt_tokens == 30
@@ -159,7 +159,7 @@ def test_max_attempts_is_respected() -> None:
     assert result.value is None
     assert result.attempts == 1
     assert result.reason is not None
-    assert result.reason.startswith("invalid output after 1 attempt(s)")
+    assert result.reason.startswith("invalid output after 1 attempt")
     assert model.remaining == 1
 
 
@@ -324,7 +324,7 @@ def test_stub_malformed_json_every_time_falls_back(server: StubOpenAIServer) -> 
     assert result.value is None
     assert result.attempts == 3
     assert result.reason is not None
-    assert result.reason.startswith("invalid output after 3 attempt(s)")
+    assert result.reason.startswith("invalid output after 3 attempts")
 
 
 @pytest.mark.parametrize(("fault", "status"), [("5xx", 500), ("503", 503)])

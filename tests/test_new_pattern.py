@@ -115,7 +115,7 @@ def test_run_pause_interject_resume_show_export(
 
     code, out, _ = run_cli(["show", "p1", "--db", str(db)], capsys)
     assert "Favourite colour?" in out and "r1 user (interjection)\n    Think of the sea." in out
-    assert "poll: 2 answer(s) after 3 round(s) · rounds_completed" in out
+    assert "poll: 2 answer(s) after 3 round(s) · ended: rounds_completed" in out
 
     code, out, _ = run_cli(["export", "p1", "--db", str(db)], capsys)
     assert out.startswith("# Favourite colour?")

@@ -312,7 +312,7 @@ def test_invalid_replies_fall_back_and_the_debate_finishes(
     assert turn.answer is None
     assert turn.content == ""
     assert turn.reason is not None
-    assert turn.reason.startswith("invalid output after 3 attempt(s)")
+    assert turn.reason.startswith("invalid output after 3 attempts")
     assert turn.usage.calls == 3
     assert out["termination_reason"] == "rounds_completed"
     assert out["rounds"][0].answers["solver_2"] is None

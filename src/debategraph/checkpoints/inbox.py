@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from debategraph.checkpoints.savers import DEFAULT_DB, open_database
+from debategraph.checkpoints.threads import namespace_label
 
 if TYPE_CHECKING:  # imported where used: the CLI's --help loads none of LangGraph
     from langgraph.store.base import BaseStore, Item
@@ -72,7 +73,7 @@ def inbox_namespace(thread_id: str) -> tuple[str, ...]:
     Returns:
         ``("debategraph", "inbox", <thread id, escaped>)``.
     """
-    return (*NAMESPACE, thread_id.replace("%", "%25").replace(".", "%2E"))
+    return (*NAMESPACE, namespace_label(thread_id))
 
 
 def post(store: BaseStore, thread_id: str, kind: str, text: str = "") -> str:

@@ -33,7 +33,14 @@ from langgraph.checkpoint.base import (
 from langgraph.pregel import Pregel
 
 from debategraph.checkpoints.tables import ROOT_NS, AnySaver, Tables, stored_task_paths, tables_for
-from debategraph.checkpoints.threads import THREAD_STARTED, list_threads, thread_config
+from debategraph.checkpoints.threads import (
+    COPIED_FROM,
+    RUN_STARTED,
+    THREAD_WALL,
+    list_threads,
+    thread_config,
+    wall_time,
+)
 from debategraph.compat import MISSING, NULL_TASK_ID, DeltaSnapshot, task_path_str
 from debategraph.errors import UsageError
 
@@ -207,10 +214,13 @@ def fork(
         }
         if parent_id is not None:
             put_config["configurable"]["checkpoint_id"] = parent_id
+        # The copy is the origin's history, none of the new thread's runs (its wall time).
+        metadata = {k: v for k, v in (tup.metadata or {}).items() if k != RUN_STARTED}
+        metadata[COPIED_FROM] = thread_id
         saved = saver.put(
             put_config,
             tup.checkpoint,
-            tup.metadata,
+            cast(CheckpointMetadata, metadata),
             # Postgres stores a channel's blob only for the versions passed here.
             dict(tup.checkpoint["channel_versions"]),
         )
@@ -416,14 +426,12 @@ def _prune_thread(
 
     parents: dict[str, str | None] = {}
     head: str | None = None
-    started: list[str] = []  # the thread's first time, as checkpoints and notes hold it
+    stamps: list[tuple[object, dict[str, Any]]] = []  # what the thread's wall time is read from
     for tup in saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ROOT_NS}}):
         cid = _checkpoint_id(tup)
         head = head or cid  # newest first
         parents[cid] = _parent_id(tup)
-        for stamp in (tup.checkpoint.get("ts"), (tup.metadata or {}).get(THREAD_STARTED)):
-            if isinstance(stamp, str) and stamp:
-                started.append(stamp)
+        stamps.append((tup.checkpoint.get("ts"), dict(tup.metadata or {})))
     kept: list[str] = []
     cursor = head
     while cursor is not None and cursor in parents and len(kept) < keep:
@@ -434,9 +442,8 @@ def _prune_thread(
         return 0
 
     oldest = kept[-1]
-    first = min(started, key=lambda stamp: _utc(datetime.fromisoformat(stamp)), default=None)
     if parents[oldest] is not None and not _store_snapshot(
-        graph, saver, thread_id, oldest, started=first
+        graph, saver, thread_id, oldest, wall_s=wall_time(stamps, {})
     ):
         return 0  # deleted meanwhile
     tables.delete(thread_id, doomed)
@@ -449,16 +456,16 @@ def _store_snapshot(
     thread_id: str,
     checkpoint_id: str,
     *,
-    started: str | None = None,
+    wall_s: float | None = None,
 ) -> bool:
     """Save a checkpoint again with every delta channel's full value and no parent.
 
     The value is what LangGraph rebuilds for the checkpoint (the nearest stored value
     plus the ancestors' writes, not the checkpoint's own writes, which belong to the
     next step), so its descendants replay onto the same base once the ancestors go.
-    ``started`` (the thread's first checkpoint time) goes into its metadata as
-    :data:`~debategraph.checkpoints.threads.THREAD_STARTED`: the thread's wall time is
-    read from it once the first checkpoint is gone.
+    ``wall_s`` (the thread's wall time) goes into its metadata as
+    :data:`~debategraph.checkpoints.threads.THREAD_WALL`: the thread's wall time is read
+    from it once the checkpoints of its earlier runs are gone.
 
     Returns:
         False if the checkpoint does not exist.
@@ -483,8 +490,8 @@ def _store_snapshot(
             values[key] = DeltaSnapshot(channel.get())
     snapshot: Checkpoint = {**checkpoint, "channel_values": values}
     metadata = dict(tup.metadata or {})
-    if started is not None:
-        metadata[THREAD_STARTED] = started
+    if wall_s is not None:
+        metadata[THREAD_WALL] = round(wall_s, 3)
     saver.put(
         {"configurable": {"thread_id": thread_id, "checkpoint_ns": ROOT_NS}},
         snapshot,

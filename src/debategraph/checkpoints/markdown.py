@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints.thread_values import (
-    json_text,
     jsonable,
     termination,
     total_usage,
@@ -74,7 +73,9 @@ def summary_markdown(summary: Mapping[str, Any]) -> list[str]:
     """A pattern's summary fields as Markdown, each followed by a blank line.
 
     A scalar field is a ``Key: value`` line (a multi-line text a quote under ``Key:``), a
-    mapping of scalars a two-column table, anything else compact JSON.
+    list of scalars one line of them, a mapping of scalars a two-column table, any other
+    record (a verdict, a list of decisions) a Markdown list of its fields: text, never
+    JSON.
 
     Args:
         summary: The fields (:attr:`~debategraph.registry.Pattern.summary`).
@@ -228,12 +229,48 @@ def _code(text: str) -> str:
 def _field_markdown(label: str, value: Any) -> list[str]:
     if isinstance(value, str) and "\n" in value.strip():
         return [f"{label}:", "", *_quote(value)]
-    if _is_scalar(value):
-        return [f"{label}: {inline(_scalar(value))}"]
-    if isinstance(value, dict) and value and all(_is_scalar(v) for v in value.values()):
+    if _is_scalar(value) or _flat(value):
+        return [f"{label}: {_flat_text(value)}"]
+    if isinstance(value, dict) and all(_is_scalar(v) for v in value.values()):
         rows = [f"| {inline(k)} | {inline(_scalar(v))} |" for k, v in value.items()]
         return [f"{label}:", "", "| key | value |", "| --- | --- |", *rows]
-    return [f"{label}: {_code(json_text(value, compact=True))}"]
+    return [f"{label}:", "", *_list_items(value, 0)]
+
+
+def _flat(value: Any) -> bool:
+    """Whether a value reads on one line: empty, or a list of scalars."""
+    if isinstance(value, dict | list) and not value:
+        return True
+    return isinstance(value, list) and all(_is_scalar(v) for v in value)
+
+
+def _flat_text(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return inline(", ".join(_scalar(v) for v in value)) if value else "none"
+    return inline(_scalar(value))
+
+
+def _list_items(value: Any, depth: int) -> list[str]:
+    """A record (a mapping) or a list of them as a Markdown list, nested as it nests.
+
+    A field is ``- Key: value``; a record of scalars in a list is one item,
+    ``- Key: value · Key: value``; deeper records are nested lists.
+    """
+    if isinstance(value, dict):
+        pairs = [(f"{_label(str(k))}: ", v) for k, v in value.items()]
+    else:
+        pairs = [("", v) for v in value]
+    pad = "  " * depth
+    lines: list[str] = []
+    for n, (head, item) in enumerate(pairs, 1):
+        if isinstance(item, str) or _is_scalar(item) or _flat(item):
+            lines.append(f"{pad}- {head}{_flat_text(item)}")
+        elif isinstance(item, dict) and all(_is_scalar(v) or _flat(v) for v in item.values()):
+            fields = " · ".join(f"{_label(str(k))}: {_flat_text(v)}" for k, v in item.items())
+            lines.append(f"{pad}- {head}{fields}")
+        else:
+            lines += [f"{pad}- {head.rstrip() or f'item {n}:'}", *_list_items(item, depth + 1)]
+    return lines
 
 
 def _number(value: Any) -> float:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import socket
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.pregel import Pregel
+    from langgraph.store.base import BaseStore
 
 #: Checkpoint-metadata key under which a run's settings are stored (a JSON string).
 RUN_METADATA_KEY = "debategraph"
@@ -25,6 +28,9 @@ RUN_METADATA_KEY = "debategraph"
 #: Checkpoint-metadata keys naming the process that wrote a checkpoint.
 PID_KEY = "debategraph_pid"
 HOST_KEY = "debategraph_host"
+#: Checkpoint-metadata key: when the run that wrote a checkpoint started (unix time). Each
+#: invoke or resume is a run of its own; a thread's wall time sums its runs' spans.
+RUN_STARTED = "debategraph_run"
 
 ThreadStatus = Literal["running", "interrupted", "waiting", "finished", "failed"]
 
@@ -43,14 +49,15 @@ class RunInfo:
     settings: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
 
-    def to_metadata(self) -> dict[str, str | int]:
+    def to_metadata(self) -> dict[str, str | int | float]:
         """Encode for ``config["metadata"]`` (LangGraph keeps only scalar values there).
 
         Also records which process writes the checkpoints, so another process can tell a
-        running thread from one that stopped. LangGraph copies these entries into every
-        checkpoint's metadata; the SQLite saver ``open_checkpointer`` opens stores the
-        settings once per file, referenced from each checkpoint, and expands them again
-        when it reads a checkpoint.
+        running thread from one that stopped, and when this run started
+        (:data:`RUN_STARTED`): call it once per invoke or resume. LangGraph copies these
+        entries into every checkpoint's metadata; the SQLite saver ``open_checkpointer``
+        opens stores the settings once per file, referenced from each checkpoint, and
+        expands them again when it reads a checkpoint.
 
         Returns:
             The metadata entries.
@@ -60,6 +67,7 @@ class RunInfo:
             RUN_METADATA_KEY: json.dumps(payload, sort_keys=True),
             PID_KEY: os.getpid(),
             HOST_KEY: socket.gethostname(),
+            RUN_STARTED: round(time.time(), 3),
         }
 
     @classmethod
@@ -166,45 +174,153 @@ def read_run(saver: BaseCheckpointSaver[Any], thread_id: str) -> RunInfo | None:
 
 
 #: Checkpoint metadata key: the time (ISO 8601) of a thread's first checkpoint, noted by
-#: ``prune`` on the oldest checkpoint it keeps, so the thread's wall time survives it.
+#: ``prune`` before this version; read for threads written without :data:`RUN_STARTED`.
 THREAD_STARTED = "debategraph_thread_started"
+#: Checkpoint metadata key: the thread's wall time (seconds), noted by ``prune`` on the
+#: oldest checkpoint it keeps, so the runs whose checkpoints it deleted still count.
+THREAD_WALL = "debategraph_thread_wall"
+#: Checkpoint metadata key: the thread a checkpoint was copied from by ``fork``; a copied
+#: checkpoint is the origin's history, none of the fork's runs.
+COPIED_FROM = "debategraph_copied_from"
+#: The store namespace under which the end of each run that stopped early (failed or
+#: interrupted, after its last checkpoint) is noted: ``(..., <thread id>)``, key the run.
+RUN_ENDS = ("debategraph", "run_ends")
 
 
-def thread_wall_time(saver: BaseCheckpointSaver[Any], thread_id: str) -> float:
-    """The wall time of a thread: from its first checkpoint to its last, in seconds.
+def wall_time(
+    stamps: Iterable[tuple[object, Mapping[str, Any]]], ends: Mapping[float, float]
+) -> float:
+    """The time a thread ran: the sum of its runs' spans, without the gaps between them.
+
+    A run is one invoke or resume: its checkpoints carry its start (:data:`RUN_STARTED`);
+    it spans from that start to its last checkpoint, or to its noted end (``ends``)
+    where it stopped early after that. Checkpoints written by ``update_state`` (an
+    interjection, an eval's verdict) or copied by ``fork`` from another thread are no
+    run's. Checkpoints written before runs were stamped count as one run, from the first
+    of them to the last (:data:`THREAD_STARTED` standing for the first once pruned).
+
+    Args:
+        stamps: Each root checkpoint's time (ISO 8601, as LangGraph writes ``ts``) and
+            metadata, any order.
+        ends: Run start -> unix time it stopped, for runs that stopped early.
+
+    Returns:
+        Seconds (0.0 for a thread with no run).
+    """
+    noted: float | None = None
+    runs: dict[float, float] = {}
+    unstamped: list[datetime] = []
+    for ts, metadata in stamps:
+        if metadata.get(COPIED_FROM) is not None:
+            continue
+        wall = metadata.get(THREAD_WALL)
+        if isinstance(wall, int | float):
+            noted = max(noted or 0.0, float(wall))
+        if metadata.get("source") == "update":
+            continue
+        stamp = _timestamp(ts)
+        started = metadata.get(RUN_STARTED)
+        if not isinstance(started, int | float):
+            moments = (stamp, _timestamp(metadata.get(THREAD_STARTED)))
+            unstamped += [moment for moment in moments if moment is not None]
+        elif stamp is not None:
+            runs[float(started)] = max(runs.get(float(started), started), stamp.timestamp())
+    if noted is not None:  # pruned: the thread finished, the note holds all its runs
+        return noted
+    for started, ended in ends.items():
+        runs[started] = max(runs.get(started, started), ended)
+    total = math.fsum(max(0.0, last - first) for first, last in runs.items())
+    if len(unstamped) >= 2:
+        total += (max(unstamped) - min(unstamped)).total_seconds()
+    return total
+
+
+def thread_wall_time(
+    saver: BaseCheckpointSaver[Any], thread_id: str, store: BaseStore | None = None
+) -> float:
+    """The time a thread ran, in seconds (:func:`wall_time` of its checkpoints).
 
     The one wall time every command shows for a thread (a run's result, ``show``,
-    ``export``, the archive): it is read from the checkpoints, so it is the same whichever
-    process asks. It spans the thread's whole history, so time a thread spent stopped or
-    waiting between runs counts; a fork shares its origin's checkpoints up to the fork
-    point. Pruning deletes early checkpoints but notes the first one's time in the
-    metadata of the oldest it keeps (:data:`THREAD_STARTED`), so it changes nothing here.
+    ``export``, the archive): it is read from the checkpoints (and the run ends noted in
+    the store), so it is the same whichever process asks. Time a thread spent stopped or
+    waiting between runs does not count; a fork counts only its own runs. Pruning notes
+    the thread's wall time on the oldest checkpoint it keeps (:data:`THREAD_WALL`).
 
     Args:
         saver: The checkpointer.
         thread_id: The thread.
+        store: The store of the same database, where the ends of runs that stopped early
+            are noted (:func:`note_run_end`); ``None``: none counted.
 
     Returns:
-        Seconds (0.0 for a thread with fewer than two checkpoints, or none).
+        Seconds (0.0 for a thread that never ran, or none).
     """
-    stamps: list[datetime] = []
+    stamps: list[tuple[object, Mapping[str, Any]]] = []
     # Close the generator when done: SqliteSaver holds its lock while a list is open.
     tuples = saver.list(thread_config(thread_id))
     try:
         for tup in tuples:
             if tup.config["configurable"].get("checkpoint_ns"):
                 continue  # a subgraph's
-            for value in (tup.checkpoint.get("ts"), (tup.metadata or {}).get(THREAD_STARTED)):
-                stamp = _timestamp(value)
-                if stamp is not None:
-                    stamps.append(stamp)
+            stamps.append((tup.checkpoint.get("ts"), dict(tup.metadata or {})))
     finally:
         close = getattr(tuples, "close", None)
         if close is not None:
             close()
-    if len(stamps) < 2:
-        return 0.0
-    return max(0.0, (max(stamps) - min(stamps)).total_seconds())
+    return wall_time(stamps, run_ends(store, thread_id) if store is not None else {})
+
+
+def note_run_end(store: BaseStore, thread_id: str, config: RunnableConfig) -> None:
+    """Note that the run of ``config`` stopped now (failed or interrupted).
+
+    Its last checkpoint may be long before: the step it was running when it stopped
+    (a call timing out, retried) wrote none.
+
+    Args:
+        store: The store of the thread's database.
+        thread_id: The thread.
+        config: The config the run was started with (its metadata names the run).
+    """
+    started = (config.get("metadata") or {}).get(RUN_STARTED)
+    if isinstance(started, int | float):
+        value = {"started": float(started), "ended": round(time.time(), 3)}
+        store.put(_run_ends_namespace(thread_id), repr(float(started)), value, index=False)
+
+
+def run_ends(store: BaseStore, thread_id: str) -> dict[float, float]:
+    """The ends :func:`note_run_end` noted for a thread's runs.
+
+    Args:
+        store: The store.
+        thread_id: The thread.
+
+    Returns:
+        Run start -> unix time it stopped.
+    """
+    ends: dict[float, float] = {}
+    for item in store.search(_run_ends_namespace(thread_id), limit=10_000):
+        started, ended = item.value.get("started"), item.value.get("ended")
+        if isinstance(started, int | float) and isinstance(ended, int | float):
+            ends[float(started)] = float(ended)
+    return ends
+
+
+def _run_ends_namespace(thread_id: str) -> tuple[str, ...]:
+    return (*RUN_ENDS, namespace_label(thread_id))
+
+
+def namespace_label(thread_id: str) -> str:
+    """A thread id as a store namespace label (which may hold no ``.``).
+
+    It is written with ``%``-escapes for ``%`` and ``.``: one id, one label.
+
+    Args:
+        thread_id: The thread.
+
+    Returns:
+        The label.
+    """
+    return thread_id.replace("%", "%25").replace(".", "%2E")
 
 
 def _timestamp(value: object) -> datetime | None:

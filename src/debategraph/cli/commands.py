@@ -25,7 +25,6 @@ from debategraph.checkpoints.threads import (
     read_run,
     thread_config,
     thread_state,
-    thread_wall_time,
 )
 from debategraph.cli.app import app
 from debategraph.cli.human import interject, post_to_inbox, refuse_finished, refuse_running
@@ -42,11 +41,19 @@ from debategraph.cli.options import (
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.shared import short
 from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_block
-from debategraph.cli.runner import Runner, check_concurrency, compile_graph, require_run, result_of
+from debategraph.cli.runner import (
+    Runner,
+    check_concurrency,
+    compile_graph,
+    require_run,
+    result_of,
+    thread_wall,
+)
 from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.registry import names
+from debategraph.words import plural
 
 
 def _state(graph: Any, thread_id: str, pattern_name: str) -> Any:
@@ -258,7 +265,7 @@ def show(
         graph = compile_graph(saver, run)
         values = graph.get_state(thread_config(thread)).values
         state = _state(graph, thread, run.pattern)
-        wall_s = thread_wall_time(saver, thread)
+        wall_s = thread_wall(saver, db, thread)
     if json_output:
         emit_json(export_json(thread, values, status=state.status, wall_s=wall_s))
         return
@@ -269,8 +276,10 @@ def show(
             out.print(line)
     if state.status == "finished":
         print_result(pattern, result_of(pattern, thread, values, wall_s), json_output=False)
+    elif state.status == "failed":
+        out.print(f"failed after running {wall_s:.1f}s: {escape(state.where())}")
     else:
-        out.print(f"{state.status}: {escape(state.where())} · {wall_s:.1f}s wall so far")
+        out.print(f"{state.status}: {escape(state.where())} · ran {wall_s:.1f}s so far")
 
 
 @app.command()
@@ -390,8 +399,9 @@ def prune(
     saved = report.bytes_before - report.bytes_after
     share = saved / report.bytes_before if report.bytes_before else 0.0
     out.print(
-        f"pruned {report.threads_pruned} finished thread(s): {report.checkpoints_deleted} "
-        f"checkpoint(s) removed; {report.bytes_before:,} -> {report.bytes_after:,} bytes "
+        f"pruned {plural(report.threads_pruned, 'finished thread')}: "
+        f"{plural(report.checkpoints_deleted, 'checkpoint')} removed; "
+        f"{report.bytes_before:,} -> {report.bytes_after:,} bytes "
         f"({share:.0%} smaller)"
     )
 
@@ -416,7 +426,7 @@ def export(
         graph = compile_graph(saver, run)
         values = graph.get_state(thread_config(thread)).values
         status = _state(graph, thread, run.pattern).status
-        wall_s = thread_wall_time(saver, thread)
+        wall_s = thread_wall(saver, db, thread)
     if fmt == "md":
         pattern = get_pattern(run.pattern)
         text = render_markdown(thread, values, pattern=pattern, status=status, wall_s=wall_s)
@@ -467,8 +477,8 @@ def doctor(
     if json_output:
         emit_json([check.as_dict() for check in results])
     elif failed:
-        out.print(f"[red]{failed} of {len(results)} checks failed[/red]")
+        out.print(f"[red]{failed} of {plural(len(results), 'check')} failed[/red]")
     else:
-        out.print(f"[green]all {len(results)} checks passed[/green]")
+        out.print(f"[green]all {plural(len(results), 'check')} passed[/green]")
     if failed:
         raise typer.Exit(1)

@@ -34,6 +34,7 @@ from debategraph.errors import DebategraphError, UsageError
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
 from debategraph.eval.modes import MODES
 from debategraph.models.spec import LOCAL, ModelSpec
+from debategraph.words import plural
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -368,7 +369,8 @@ def dataset_questions(
         lines = ", ".join(map(str, loaded.skipped_lines[:5]))
         more = ", ..." if loaded.skipped > 5 else ""
         notes.append(
-            f"{loaded.skipped} question(s) skipped, their gold answer unusable (line {lines}{more})"
+            f"{plural(loaded.skipped, 'question')} skipped, their gold answer unusable "
+            f"(line {lines}{more})"
         )
     if note:
         notes.append(note)
@@ -984,13 +986,13 @@ def write_report(
         return
     counts = meta["threads"]
     protocols = len({"plurality", *(meta.get("decisions") or ())})  # plurality: always a row
-    shown = f" x {protocols} decisions" if protocols > 1 else ""
+    shown = f" x {plural(protocols, 'decision')}" if protocols > 1 else ""
     err.print(
-        f"{meta['questions']} questions x {len(labels)} modes{shown} · model "
+        f"{plural(meta['questions'], 'question')} x {plural(len(labels), 'mode')}{shown} · model "
         f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
         f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
     )
-    for table in results_table(report):
+    for table in results_table(report, width=out.width):
         out.print(table)
     out.print(f"results: {escape(', '.join(str(p) for p in paths.values()))}")
 

@@ -20,6 +20,7 @@ from rich.markup import escape
 from debategraph.cli.patterns.shared import short
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.registry import Pattern
+from debategraph.words import plural
 
 if TYPE_CHECKING:
     from debategraph.state.records import Turn
@@ -266,7 +267,7 @@ def print_result(
         return
     usage = result["usage"]
     tail = (
-        f"{result['termination_reason']} · {usage['calls']} calls, "
+        f"ended: {result['termination_reason']} · {plural(usage['calls'], 'call')}, "
         f"{usage['prompt_tokens'] + usage['completion_tokens']:,} tokens · "
         f"{result['wall_s']:.1f}s wall · thread {result['thread_id']}"
     )

@@ -21,6 +21,7 @@ from debategraph import registry
 from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import (
     RunInfo,
+    note_run_end,
     read_run,
     thread_config,
     thread_exists,
@@ -313,6 +314,21 @@ def own_agents(settings: Values) -> list[str]:
     return sorted({name.lower() for name, _ in _records(speakers, own=True)})
 
 
+def thread_wall(saver: BaseCheckpointSaver[Any], db: str, thread_id: str) -> float:
+    """A thread's wall time, with the ends of its runs noted in the store of ``db``.
+
+    Args:
+        saver: The checkpointer of ``db``.
+        db: The ``--db`` value.
+        thread_id: The thread.
+
+    Returns:
+        Seconds (:func:`~debategraph.checkpoints.threads.thread_wall_time`).
+    """
+    with inbox.open_store(db) as store:
+        return thread_wall_time(saver, thread_id, store)
+
+
 def _interactive(json_output: bool) -> bool:
     return not json_output and sys.stdin.isatty() and sys.stderr.isatty()
 
@@ -420,16 +436,23 @@ class Runner:
         self.finish(thread_id)
 
     def _drive(self, graph: Graph, thread_id: str, graph_input: Any) -> bool:
-        """Run the thread's graph until it finishes (True) or waits (False)."""
-        config = self._config(thread_id)
+        """Run the thread's graph until it finishes (True) or waits (False).
+
+        Each stream is a run of its own (a human's pause between two is no run's time);
+        one that stops early has its end noted in the graph's store, so the time its
+        last step ran counts in the thread's wall time.
+        """
         from debategraph.cli.render import Progress
 
         progress = Progress(self.pattern, stream_text=not self.json_output)
         modes: list[StreamMode] = ["updates", "messages"] if progress.stream_text else ["updates"]
         while True:
+            config = self._config(thread_id)
             try:
                 asyncio.run(_stream(graph, graph_input, config, modes, progress))
             except (ModelUnavailableError, KeyboardInterrupt) as exc:
+                if graph.store is not None:
+                    note_run_end(graph.store, thread_id, config)
                 self._stopped_early(thread_id, exc)
             state = thread_state(graph, thread_id, boundary=_boundary(self.pattern))
             if state.status != "waiting":
@@ -482,7 +505,7 @@ class Runner:
 
         interrupts.resumable(thread_id, self.db)  # resuming a finished thread re-archives it
         values = self.graph.get_state(thread_config(thread_id)).values
-        wall_s = thread_wall_time(self.saver, thread_id)
+        wall_s = thread_wall(self.saver, self.db, thread_id)
         result = result_of(self.pattern, thread_id, values, wall_s)
         path = self._write_report(thread_id, values)
         if path is not None:
@@ -519,7 +542,7 @@ class Runner:
 
     def _result(self, thread_id: str) -> dict[str, Any]:
         values = self.graph.get_state(thread_config(thread_id)).values
-        wall_s = thread_wall_time(self.saver, thread_id)
+        wall_s = thread_wall(self.saver, self.db, thread_id)
         return result_of(self.pattern, thread_id, values, wall_s)
 
     def _report_waiting(self, thread_id: str, payload: Any) -> None:

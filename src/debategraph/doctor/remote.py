@@ -24,6 +24,7 @@ from debategraph.models import (
     one_line,
     structured_call,
 )
+from debategraph.words import plural
 
 #: Seconds ``GET {base_url}/models`` may take (``--timeout`` when given).
 REACH_TIMEOUT_S = 5.0
@@ -105,7 +106,7 @@ def check_endpoint(
     return Check(
         "endpoint",
         True,
-        f"{base_url} answered in {elapsed_ms:.0f} ms, listing {len(listed)} model(s)",
+        f"{base_url} answered in {elapsed_ms:.0f} ms, listing {plural(len(listed), 'model')}",
     ), listed
 
 
@@ -135,7 +136,9 @@ def check_model_listed(model: str, listed: Sequence[str]) -> Check:
         return Check("model", True, f"{model} is listed")
     shown = ", ".join(listed[:LISTED_MAX]) + (", ..." if len(listed) > LISTED_MAX else "")
     return Check(
-        "model", False, f"{model} is not among the {len(listed)} model(s) listed: {shown or '-'}"
+        "model",
+        False,
+        f"{model} is not among the {plural(len(listed), 'model')} listed: {shown or '-'}",
     )
 
 

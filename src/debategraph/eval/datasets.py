@@ -26,6 +26,7 @@ from debategraph.strategies.answers import (
     normalize_number,
     valid_choices,
 )
+from debategraph.words import plural
 
 _OPTION = "--dataset"
 _SHOWN = 40  # characters of a bad value shown in an error
@@ -118,7 +119,7 @@ def select(
     if limit is not None and limit < 1:
         raise UsageError(f"--limit {limit}: must be 1 or more (leave it out for every question)")
     if offset >= len(items):
-        raise UsageError(f"--offset {offset}: the dataset has {_questions(len(items))}")
+        raise UsageError(f"--offset {offset}: the dataset has {plural(len(items), 'question')}")
     order = list(items)
     if seed is not None:
         random.Random(seed).shuffle(order)
@@ -128,14 +129,10 @@ def select(
     note = None
     if limit > left:
         note = (
-            f"--limit {limit} is more than the {_questions(left)} from offset {offset}: "
+            f"--limit {limit} is more than the {plural(left, 'question')} from offset {offset}: "
             f"using {left}"
         )
     return order[offset : offset + limit], note
-
-
-def _questions(count: int) -> str:
-    return f"{count} question" if count == 1 else f"{count} questions"
 
 
 def _show(value: Any) -> str:

@@ -288,12 +288,16 @@ def write_results(
 
 @dataclass(frozen=True)
 class _Section:
-    """One table: its title, column headers, rows of cells and notes under it."""
+    """One table: its title, column headers, rows of cells and notes under it.
+
+    Its first ``keys`` columns say what a row is: a table split to fit repeats them.
+    """
 
     title: str
     headers: tuple[str, ...]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
+    keys: int = 1
 
 
 def _format_p(p_value: float) -> str:
@@ -401,7 +405,7 @@ def _rounds_section(report: Report) -> _Section:
         "those not right that are now; conformity: share of the solvers off the previous "
         "round's plurality that moved to it."
     ]
-    return _Section("Debate dynamics per round", headers, rows, notes)
+    return _Section("Debate dynamics per round", headers, rows, notes, keys=2)
 
 
 def _loss_section(report: Report) -> _Section:
@@ -442,18 +446,83 @@ def _sections(report: Report) -> list[_Section]:
     return [sections[0], *(s for s in sections[1:] if s.rows)]
 
 
-def _rich_table(section: _Section) -> Table:
-    """A Rich table of plain-text cells (``Text``, so ``[0.61, 0.79]`` is not markup)."""
-    caption = Text("\n".join(section.notes)) if section.notes else None
-    table = Table(title=section.title, caption=caption, caption_justify="left")
-    for index, header in enumerate(section.headers):
-        table.add_column(Text(header), justify="left" if index == 0 else "right")
-    for row in section.rows:
-        table.add_row(*(Text(cell) for cell in row))
-    return table
+def _rich_tables(section: _Section, width: int | None) -> list[Table]:
+    """A section as Rich tables of plain-text cells that fit ``width`` columns.
+
+    Cells are ``Text`` (so ``[0.61, 0.79]`` is not markup) and never cut or folded: a
+    section too wide for ``width`` is split by columns into tables that fit, each
+    repeating the key columns (what the row is) and titled ``(continued)`` after the
+    first; a header wraps at its spaces where its column is narrower. The notes go under
+    the last.
+    """
+    groups = _column_groups(section, width)
+    tables = []
+    for number, columns in enumerate(groups):
+        last = number == len(groups) - 1
+        caption = Text("\n".join(section.notes)) if section.notes and last else None
+        title = section.title if number == 0 else f"{section.title} (continued)"
+        table = Table(title=title, caption=caption, caption_justify="left")
+        for index, column_width in columns:
+            table.add_column(
+                Text(section.headers[index]),
+                justify="left" if index < section.keys else "right",
+                width=column_width,
+            )
+        for row in section.rows:
+            table.add_row(*(Text(row[index]) for index, _ in columns))
+        tables.append(table)
+    return tables
 
 
-def results_table(report: Report) -> list[Table]:
+#: What a Rich table adds to its columns' text: a border and a space either side each,
+#: and the closing border.
+_COLUMN_EXTRA, _TABLE_EXTRA = 3, 1
+
+
+def _widths(section: _Section, index: int) -> tuple[int, int]:
+    """A column's least width and the width that holds its header on one line.
+
+    The least holds its widest cell whole and its header's longest word.
+    """
+    cells = [len(row[index]) for row in section.rows]
+    header = section.headers[index]
+    least = max([*cells, *(len(word) for word in header.split()), 1])
+    return least, max(least, len(header))
+
+
+def _column_groups(section: _Section, width: int | None) -> list[list[tuple[int, int]]]:
+    """The section's columns, with their widths, in groups that fit ``width``.
+
+    Each group starts with the key columns; columns get their least width, then what
+    room is left widens them toward a one-line header, left to right. ``None``: one
+    group, every column as wide as its header and cells.
+    """
+    count = len(section.headers)
+    widths = [_widths(section, index) for index in range(count)]
+    if width is None:
+        return [[(index, widths[index][1]) for index in range(count)]]
+    keys = list(range(min(section.keys, count)))
+    groups: list[list[int]] = [list(keys)]
+    for index in range(len(keys), count):
+        group = groups[-1]
+        used = sum(widths[i][0] + _COLUMN_EXTRA for i in group) + _TABLE_EXTRA
+        if used + widths[index][0] + _COLUMN_EXTRA > width and len(group) > len(keys):
+            groups.append(list(keys))
+        groups[-1].append(index)
+    placed = []
+    for group in groups:
+        room = width - _TABLE_EXTRA - sum(widths[i][0] + _COLUMN_EXTRA for i in group)
+        sized = []
+        for index in group:
+            least, whole = widths[index]
+            extra = max(0, min(whole - least, room))
+            room -= extra
+            sized.append((index, least + extra))
+        placed.append(sized)
+    return placed
+
+
+def results_table(report: Report, width: int | None = None) -> list[Table]:
     """The printed report's tables.
 
     Accuracy and cost per label, then the paired tests, the matched-budget votes, the
@@ -461,11 +530,14 @@ def results_table(report: Report) -> list[Table]:
 
     Args:
         report: The report.
+        width: The columns they are printed in (a terminal's, 80 when piped): a table
+            wider is split by its columns into tables that fit, none of its figures cut.
+            ``None``: one table per section, however wide.
 
     Returns:
         The tables, to print with ``console.print(*tables)``.
     """
-    return [_rich_table(section) for section in _sections(report)]
+    return [table for section in _sections(report) for table in _rich_tables(section, width)]
 
 
 def _markdown(section: _Section) -> str:

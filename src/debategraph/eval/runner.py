@@ -24,11 +24,10 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from debategraph import registry
-from debategraph.checkpoints.threads import RunInfo, thread_config, writer_elsewhere
+from debategraph.checkpoints.threads import RunInfo, thread_config, wall_time, writer_elsewhere
 from debategraph.errors import ModelUnavailableError, UsageError
 from debategraph.eval.modes import (
     MIN_VOTERS,
@@ -652,24 +651,18 @@ def _graph_input(item: Item) -> dict[str, Any]:
 
 
 async def _checkpointed_seconds(graph: Graph, config: RunnableConfig) -> float:
-    """A thread's wall time from its checkpoints: the first one's time to its end's.
+    """A thread's wall time from its checkpoints: the sum of its runs' spans.
 
-    For a thread this process did not run from its start (read back, or resumed: then
-    the time it lay interrupted counts too). Its end is its last checkpoint before any
-    the eval added (a judge's verdict, written later). It walks the thread's history,
-    so a fresh run is timed by the clock instead.
+    For a thread this process did not run from its start (read back, or resumed): the
+    time it lay stopped between runs does not count, nor the judge's verdict the eval
+    added (an update, timed by its call's latency instead). It walks the thread's
+    history, so a fresh run is timed by the clock instead.
     """
-    first: str | None = None
-    last: str | None = None
-    async for past in graph.aget_state_history(config):  # newest first
-        if not past.created_at:
-            continue
-        first = past.created_at
-        if last is None and (past.metadata or {}).get("source") != "update":
-            last = past.created_at
-    if not first or not last:
-        return 0.0
-    return max(0.0, (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds())
+    stamps = [
+        (past.created_at, dict(past.metadata or {}))
+        async for past in graph.aget_state_history(config)
+    ]
+    return wall_time(stamps, {})
 
 
 class _Thread:

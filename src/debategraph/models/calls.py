@@ -38,6 +38,7 @@ from debategraph.models.output import S, _cut_off_reply, _try_repair
 from debategraph.models.spec import StructuredMethod
 from debategraph.models.steps import Steps, TimeLimitReached, arun_steps, run_steps
 from debategraph.state.records import Turn, Usage
+from debategraph.words import plural
 
 #: Characters per token when an endpoint reports no usage and its count is estimated.
 CHARS_PER_TOKEN = 4
@@ -200,7 +201,10 @@ def structured_steps(
         last_error = one_line(error)
         prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
     return CallResult(
-        None, usage, attempts, reason=f"invalid output after {attempts} attempt(s): {last_error}"
+        None,
+        usage,
+        attempts,
+        reason=f"invalid output after {plural(attempts, 'attempt')}: {last_error}",
     )
 
 
@@ -280,7 +284,9 @@ def text_steps(
         text = reply.text.strip() if isinstance(reply, AIMessage) else ""
         if text:
             return TextResult(text, usage, attempts)
-    return TextResult("", usage, attempts, reason=f"empty reply after {attempts} attempt(s)")
+    return TextResult(
+        "", usage, attempts, reason=f"empty reply after {plural(attempts, 'attempt')}"
+    )
 
 
 def _spent(cut: TimeLimitReached) -> Usage:

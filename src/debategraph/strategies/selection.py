@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from debategraph.state.records import Turn, Usage
 from debategraph.strategies.names import match_speaker
+from debategraph.words import plural
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -282,7 +283,9 @@ class MaxInARow:
         if chosen.agent != context.last_speaker or context.in_a_row() < self.k:
             return chosen
         instead = context.after(chosen.agent)
-        note = f"{chosen.agent} spoke {self.k} turns in a row: {instead} (next in sequence)"
+        note = (
+            f"{chosen.agent} spoke {plural(self.k, 'turn')} in a row: {instead} (next in sequence)"
+        )
         return Selection(instead, "guard", chosen.answer, note, chosen.usage)
 
     def describe(self) -> str:  # noqa: D102

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from debategraph.words import plural
+
 
 class Vote(BaseModel):
     """Result of a vote over the solvers' final answers.
@@ -63,12 +65,14 @@ def majority_vote(
         if len(leaders) == 1:
             winner = leaders[0]
             tie_break = (
-                f"tie between {', '.join(tied)} ({top} votes each) broken by summed confidence"
+                f"tie between {', '.join(tied)} ({plural(top, 'vote')} each) "
+                "broken by summed confidence"
             )
         else:
             winner = next(a for a in given.values() if a in leaders)
             tie_break = (
-                f"tie between {', '.join(tied)} ({top} votes each) broken by the earliest solver"
+                f"tie between {', '.join(tied)} ({plural(top, 'vote')} each) "
+                "broken by the earliest solver"
             )
     agreement = round(top / len(answers), 4) if answers else 0.0
     return Vote(

@@ -26,6 +26,7 @@ from debategraph.nodes.debate.setup import (
 )
 from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.debate import Debater
+from debategraph.words import plural
 
 #: Nodes whose model output is not prose worth streaming (structured, or a summary).
 NOT_STREAMED = frozenset({MODERATOR_NODE, JUDGE_NODE, SUMMARIZER_NODE})
@@ -107,7 +108,7 @@ def _describe(settings: Values) -> str:
         extras.append(f"window of {settings['keep_last']}")
     extra = f" + {', '.join(extras)}" if extras else ""
     return (
-        f"{' vs '.join(names)}{extra}, {settings['max_rounds']} rounds, "
+        f"{' vs '.join(names)}{extra}, {plural(settings['max_rounds'], 'round')}, "
         f"{settings['words']} words per turn{pausing(settings)}"
     )
 
@@ -129,9 +130,9 @@ def _headline(result: Values) -> list[str]:
     verdict = result.get("verdict") or {}
     shown = escape(str(winner)) if winner else "no verdict (no judge)"
     why = fallback_note(verdict.get("fallback"))
-    lines = [f"winner [bold]{shown}[/bold]{why} · {result['rounds_completed']} rounds"]
+    lines = [f"winner [bold]{shown}[/bold]{why} · {plural(result['rounds_completed'], 'round')}"]
     if verdict.get("rationale"):
-        lines.append(f"  {escape(short(verdict['rationale'], 300))}")
+        lines.append(f"  judge's rationale: {escape(short(verdict['rationale'], 300))}")
     over = [w for w in result.get("words") or () if w["words"] > w["limit"]]
     if over:
         turns = ", ".join(

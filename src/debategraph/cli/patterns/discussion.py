@@ -38,6 +38,7 @@ from debategraph.nodes.discussion.setup import (
 from debategraph.nodes.rounds import REVIEW_NODE
 from debategraph.registry import Launch, Pattern, Report, Values
 from debategraph.state.discussion import Persona
+from debategraph.words import plural
 
 #: ``--time-limit`` when not given: the factory's default, as the option reads it (``30m``).
 DEFAULT_TIME_LIMIT = f"{DEFAULT_TIME_LIMIT_S / 60:g}m"
@@ -164,7 +165,8 @@ def _personas(settings: Values) -> int:
 
 def _describe(settings: Values) -> str:
     return (
-        f"{_personas(settings)} personas, up to {settings['max_rounds']} iterations, "
+        f"{plural(_personas(settings), 'persona')}, up to "
+        f"{plural(settings['max_rounds'], 'iteration')}, "
         f"threshold {settings['threshold']}, time limit {settings['time_limit_s']:.0f}s"
         f"{pausing(settings)}"
     )
@@ -178,16 +180,16 @@ def _headline(result: Values) -> list[str]:
     ending the consensus overturned (scores said converged, no consensus point) says why.
     """
     report = result.get("report") or {}
-    iterations = f"{result.get('iterations_completed', 0)} iteration(s)"
+    iterations = plural(result.get("iterations_completed", 0), "iteration")
     if report.get("fallback"):
         lines = [
             f"consensus: not written{fallback_note(report['fallback'])} · {iterations}",
-            f"  {UNSYNTHESISED}",
+            f"  note: {UNSYNTHESISED}",
         ]
     else:
         lines = [
-            f"consensus: {len(report.get('consensus_points', []))} point(s), "
-            f"{len(report.get('divergent_views', []))} divergent view(s), confidence "
+            f"consensus: {plural(len(report.get('consensus_points', [])), 'point')}, "
+            f"{plural(len(report.get('divergent_views', [])), 'divergent view')}, confidence "
             f"{report.get('overall_confidence', 0):.2f} · {iterations}"
         ]
     record = result.get("convergence")
@@ -217,7 +219,7 @@ def _progress(node: str, update: Values) -> list[str]:
     record = records[-1]
     lines = [
         f"  iteration {record.iteration}: convergence {convergence_text(record)} · "
-        f"{record.changed} insight(s) revised"
+        f"{plural(record.changed, 'insight')} revised"
     ]
     if update.get("termination_reason"):
         lines.append("  [bold]phase 5: consensus[/bold]")

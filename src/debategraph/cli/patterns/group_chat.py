@@ -40,6 +40,7 @@ from debategraph.nodes.group_chat.turns import require_task
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant
+from debategraph.words import plural
 
 #: Nodes whose model output is not prose worth streaming (the selector, the judges).
 NOT_STREAMED = frozenset({BEGIN_NODE, OPEN_ROUND_NODE, SELECT_NODE, CLOSE_TURN_NODE, REVIEW_NODE})
@@ -165,7 +166,7 @@ def _describe(settings: Values) -> str:
     guard = f", at most {settings['max_in_a_row']} in a row" if settings.get("max_in_a_row") else ""
     return (
         f"{', '.join(names)}, {settings['selection']} selection{guard}{ends}, "
-        f"at most {settings['max_rounds']} turns{pausing(settings)}"
+        f"at most {plural(settings['max_rounds'], 'turn')}{pausing(settings)}"
     )
 
 
@@ -184,7 +185,9 @@ def _summary(values: Values) -> dict[str, Any]:
 
 
 def _headline(result: Values) -> list[str]:
-    lines = [f"{result['turns']} turns · {escape(result.get('termination_detail') or '')}"]
+    lines = [
+        f"{plural(result['turns'], 'turn')} · {escape(result.get('termination_detail') or '')}"
+    ]
     messages = [m for m in result.get("transcript") or [] if m["role"] == "agent"]
     if messages:
         last = messages[-1]
@@ -198,7 +201,9 @@ def _headline(result: Values) -> list[str]:
     ]
     if len(fallbacks) > SHOWN_FALLBACKS:
         more = len(fallbacks) - SHOWN_FALLBACKS
-        lines.append(f"  and {more} more speaker(s) picked by fallback (--json: selections)")
+        lines.append(
+            f"  and {plural(more, 'more speaker')} picked by fallback (--json: selections)"
+        )
     return lines
 
 

@@ -39,6 +39,7 @@ from debategraph.nodes.meeting.setup import (
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant, Turn
+from debategraph.words import plural
 
 #: How a controller decision that fell back is explained on screen.
 CONTROLLER_GAVE_NOTHING = "the controller gave no usable decision"
@@ -177,14 +178,14 @@ def _summary(values: Values) -> dict[str, Any]:
 def _headline(result: Values) -> list[str]:
     decision = result.get("decision")
     stages = len({d.get("stage") for d in result.get("controller") or ()})
-    tail = f"{result.get('rounds', 0)} rounds over {stages} stage{'s' if stages != 1 else ''}"
+    tail = f"{plural(result.get('rounds', 0), 'round')} over {plural(stages, 'stage')}"
     if not decision:
         why = fallback_note(result.get("decision_fallback"))
         lines = [f"decision [bold]none[/bold]{why} · {tail}"]
     else:
         lines = [f"decision [bold]{escape(short(decision['decision'], 200))}[/bold] · {tail}"]
         if decision.get("rationale"):
-            lines.append(f"  {escape(short(decision['rationale'], 300))}")
+            lines.append(f"  rationale: {escape(short(decision['rationale'], 300))}")
         lines += [f"  dissent: {escape(short(d, 160))}" for d in decision.get("dissent") or ()]
         lines += [f"  next: {escape(short(s, 160))}" for s in decision.get("next_steps") or ()]
     for made in result.get("controller") or ():

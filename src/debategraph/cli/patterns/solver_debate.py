@@ -28,6 +28,7 @@ from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, parse_protocol
 from debategraph.strategies.dynamics import LAST, thread_dynamics
 from debategraph.strategies.topology import SINGLE, TOPOLOGY_NAMES
+from debategraph.words import plural
 
 #: Solvers when neither ``--agents`` nor ``--agents-file`` is given.
 DEFAULT_AGENTS = 4
@@ -262,20 +263,20 @@ def _describe(settings: Values) -> str:
     topo = settings["topology"]
     n = _solvers(settings)
     if isinstance(topo, Mapping):
-        shape = f"custom topology of {n} solvers"
+        shape = f"custom topology of {plural(n, 'solver')}"
     elif topo == SINGLE:
         shape = "1 solver alone"
     elif topo == "ring":
         k = settings["neighbours"] or min(2, n - 1)
-        shape = f"{n} solvers, ring k={k}"
+        shape = f"{plural(n, 'solver')}, ring k={k}"
     else:
-        shape = f"{n} solvers, {topo}"
+        shape = f"{plural(n, 'solver')}, {topo}"
     tools = settings.get("tools")
     extra = f", tools {', '.join(map(str, tools))}" if tools else ""
     decision = settings.get("decision")
     if decision is not None and str(getattr(decision, "spec", decision)) != PLURALITY:
         extra += f", decision {getattr(decision, 'spec', decision)}"
-    return f"{shape}, {settings['max_rounds']} rounds{extra}{pausing(settings)}"
+    return f"{shape}, {plural(settings['max_rounds'], 'round')}{extra}{pausing(settings)}"
 
 
 def _tally(answers: Mapping[str, str | None]) -> str:
@@ -307,7 +308,7 @@ def _headline(result: Values) -> list[str]:
         f"agreement {result['agreement']:.2f}"
     ]
     if result.get("tie_break"):
-        lines.append(f"  {escape(result['tie_break'])}")
+        lines.append(f"  tie-break: {escape(result['tie_break'])}")
     decided = decision_line(result.get("decision"))
     if decided:
         lines.append(f"  {decided}")

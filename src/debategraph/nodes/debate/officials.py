@@ -48,6 +48,7 @@ from debategraph.state.debate import TIE, DebateState, ModeratorDecision, Verdic
 from debategraph.state.records import Turn
 from debategraph.strategies.names import read_name
 from debategraph.strategies.termination import RoundOutcome, Settled, first_fired
+from debategraph.words import plural
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -327,13 +328,17 @@ def outcome(state: Mapping[str, Any]) -> Outcome:
     verdict: Verdict | None = state.get("verdict")
     if verdict is not None:
         won = "It is a tie" if verdict.winner == TIE else f"{verdict.winner} wins"
-        return JUDGE_NODE, f"{won} after {rounds} round(s): {verdict.rationale}".strip()
+        return JUDGE_NODE, f"{won} after {plural(rounds, 'round')}: {verdict.rationale}".strip()
     decisions: Sequence[ModeratorDecision] = state.get("moderator_decisions") or ()
     if decisions:
         last = decisions[-1]
         lead = "no one leads" if last.leading == TIE else f"{last.leading} leads"
         return (
             MODERATOR_NODE,
-            f"The debate ended after {rounds} round(s) ({reason}): {lead}. {last.reason}".strip(),
+            f"The debate ended after {plural(rounds, 'round')} ({reason}): "
+            f"{lead}. {last.reason}".strip(),
         )
-    return "debate", f"The debate ended after {rounds} round(s) ({reason}); no judge was asked."
+    return (
+        "debate",
+        f"The debate ended after {plural(rounds, 'round')} ({reason}); no judge was asked.",
+    )

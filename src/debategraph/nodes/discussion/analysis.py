@@ -26,6 +26,7 @@ from debategraph.nodes.roster import slug
 from debategraph.nodes.rounds import start_clock
 from debategraph.state.discussion import Analysis, DiscussionState, Insight, SectionChoice
 from debategraph.state.records import Turn
+from debategraph.words import plural
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -163,7 +164,7 @@ def normalise_choice(
     reason = choice.reason if choice else ""
     if not ids:
         why = fallback if choice is None else "no known section chosen"
-        notes.append(f"{agent}: {why}; reads the first {cap} section(s)")
+        notes.append(f"{agent}: {why}; reads the first {plural(cap, 'section')}")
         ids = [s.id for s in paper.sections[:cap]]
     return SectionChoice(section_ids=ids, reason=reason, agent=agent, notes=tuple(notes))
 
@@ -192,12 +193,16 @@ def normalise_insights(
     notes: list[str] = []
     given = [i for i in (analysis.insights if analysis else []) if i.content.strip()]
     if analysis and len(given) < len(analysis.insights):
-        notes.append(f"{agent}: {len(analysis.insights) - len(given)} empty insight(s) dropped")
+        notes.append(
+            f"{agent}: {plural(len(analysis.insights) - len(given), 'empty insight')} dropped"
+        )
     if len(given) > MAX_INSIGHTS:
         notes.append(f"{agent}: gave {len(given)} insights, only the first {MAX_INSIGHTS} kept")
         given = given[:MAX_INSIGHTS]
     if analysis and len(given) < MIN_INSIGHTS:
-        notes.append(f"{agent}: gave {len(given)} insight(s), {MIN_INSIGHTS} were asked for")
+        notes.append(
+            f"{agent}: gave {plural(len(given), 'insight')}, {MIN_INSIGHTS} were asked for"
+        )
     haystack = _squash(read_text)
     out = []
     for n, insight in enumerate(given, 1):
@@ -205,7 +210,9 @@ def normalise_insights(
         evidence = [e for e in insight.evidence if _squash(e) and _squash(e) in haystack]
         if len(evidence) < len(insight.evidence):
             dropped = len(insight.evidence) - len(evidence)
-            notes.append(f"{iid}: {dropped} evidence quote(s) not found in the sections read")
+            notes.append(
+                f"{iid}: {plural(dropped, 'evidence quote')} not found in the sections read"
+            )
         out.append(
             insight.model_copy(
                 update={"id": iid, "agent": agent, "evidence": evidence, "version": 1}

@@ -13,6 +13,7 @@ from debategraph.nodes.solver_debate.views import latest_turns
 from debategraph.state.base import turn_update
 from debategraph.state.solver_debate import SolverDebateState
 from debategraph.strategies.decisions import Protocol
+from debategraph.words import plural
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -88,7 +89,8 @@ def outcome(state: Mapping[str, Any]) -> Outcome:
         why = decision.reason if decision is not None and decision.reason else None
         return AGGREGATE_NODE, f"No answer was decided ({why or 'every solver abstained'})."
     text = (
-        f"The answer is {answer}: {votes.get(answer, 0)} of {solvers} solvers gave it ({protocol})."
+        f"The answer is {answer}: {votes.get(answer, 0)} of {plural(solvers, 'solver')} gave it "
+        f"({protocol})."
     )
     if decision is not None and decision.reason:
         text += f" {decision.reason}"

@@ -8,6 +8,7 @@ from typing import Protocol, TypeVar
 
 from debategraph.state.base import TerminationReason
 from debategraph.state.records import Turn, Usage
+from debategraph.words import plural
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ class Stall(Combinable):
 
     def describe(self) -> str:  # noqa: D102
         if self.turns is not None:
-            return f"no new content for {self.turns} turns"
+            return f"no new content for {plural(self.turns, 'turn')}"
         return "a round changed no position"
 
 

@@ -1,0 +1,25 @@
+"""How counts read in what the CLI prints: ``1 round``, ``2 rounds``."""
+
+from __future__ import annotations
+
+#: Plurals that are not the word plus ``s``.
+_IRREGULAR = {"reply": "replies", "is": "are", "was": "were"}
+
+
+def plural(count: float, word: str) -> str:
+    """``count`` and ``word``, the word plural unless the count is exactly one.
+
+    The one helper for a count in printed text: ``plural(1, "round")`` is ``1 round``,
+    ``plural(2, "vote")`` is ``2 votes``, ``plural(1.0, "vote")`` is ``1 vote``.
+
+    Args:
+        count: How many.
+        word: The singular.
+
+    Returns:
+        The count (integral floats without ``.0``) and the word.
+    """
+    shown = int(count) if float(count).is_integer() else count
+    if shown == 1:
+        return f"{shown} {word}"
+    return f"{shown} {_IRREGULAR.get(word, word + 's')}"
