@@ -30,10 +30,11 @@ from debategraph.cli.options import (
     TimeoutOpt,
 )
 from debategraph.cli.render import emit_json, err, fail, model_label, out
+from debategraph.cli.served import Endpoints, check_served
 from debategraph.errors import DebategraphError, UsageError
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
 from debategraph.eval.modes import MODES
-from debategraph.models.spec import LOCAL, ModelSpec
+from debategraph.models.spec import LOCAL, ModelSpec, same_endpoint
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -54,8 +55,6 @@ app.add_typer(eval_app)
 #: Where the checkpoints go unless ``--db`` says otherwise: inside ``--out``, so one
 #: folder holds an eval's threads and its results, and the same command resumes it.
 CHECKPOINTS_FILE = "checkpoints.sqlite"
-#: Seconds a judge's own endpoint has to answer before the eval starts.
-JUDGE_PROBE_S = 5.0
 #: ``--modes`` when not given: every built-in mode.
 DEFAULT_MODES = ",".join(MODES)
 
@@ -628,10 +627,11 @@ def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
         judge_model=judge_model,
         matched=options.matched,
     )
-    if options.spec.is_local:
-        _refuse_tools_on_embedded(plan)
+    _refuse_tools_on_embedded(plan, options.spec)
     check_judges(plan)
-    _check_judge_endpoints(plan, options.spec)
+    endpoints = Endpoints()
+    _check_judge_endpoints(plan, options.spec, endpoints)
+    check_served(_own_specs(plan), options.spec, endpoints)
     votes_only = plain_vote_modes(chosen, rounds, rosters)
     notes = [plain_vote_note(votes_only)] if votes_only else []
     if judge_model is not None and not any(plan.needs_judge(m) for m in chosen):
@@ -642,34 +642,52 @@ def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
     return plan, notes
 
 
-def _check_judge_endpoints(plan: EvalPlan, run: ModelSpec) -> None:
+def _check_judge_endpoints(plan: EvalPlan, run: ModelSpec, endpoints: Endpoints) -> None:
     """A judge on an endpoint of its own that does not answer: refused before any call.
 
-    The run's own endpoint is not probed here (its first call says so, resumable); a
-    judge elsewhere would otherwise fail only after every solver of a question ran.
+    The run's own endpoint is not refused here when it does not answer (its first call
+    says so, resumable); a judge elsewhere would otherwise fail only after every solver
+    of a question ran.
     """
-    from debategraph.doctor.remote import check_endpoint
-    from debategraph.models.spec import parse_model
-    from debategraph.strategies.decisions import JUDGE
-
-    seen: set[str] = set()
-    for mode in plan.modes:
-        if not plan.needs_judge(mode):
+    for mode, own in _judge_specs(plan):
+        if own.is_local or own.base_url is None:
             continue
-        record = plan.judge_record(mode)
-        model = getattr(record, "model", None)
-        own = None if model is None else parse_model(model, f"agent {JUDGE!r}")
-        if not isinstance(own, ModelSpec) or own.is_local or own.base_url is None:
+        if run.base_url is not None and same_endpoint(own.base_url, run.base_url):
             continue
-        if own.base_url.rstrip("/") == (run.base_url or "").rstrip("/") or own.base_url in seen:
-            continue
-        seen.add(own.base_url)
-        check, _ = check_endpoint(own.base_url, own.key(), JUDGE_PROBE_S)
+        check, _ = endpoints.probe(own.base_url, own.key())
         if not check.ok:
             raise UsageError(
                 f"the judge of mode {mode} ({own.label}): {check.detail}; start it, or "
                 "give the judge another model"
             )
+
+
+def _judge_specs(plan: EvalPlan) -> list[tuple[str, ModelSpec]]:
+    """``(mode, spec)`` of each mode's judge that has a model spec of its own."""
+    from debategraph.models.spec import parse_model
+    from debategraph.strategies.decisions import JUDGE
+
+    found = []
+    for mode in plan.modes:
+        if not plan.needs_judge(mode):
+            continue
+        model = getattr(plan.judge_record(mode), "model", None)
+        own = None if model is None else parse_model(model, f"agent {JUDGE!r}")
+        if isinstance(own, ModelSpec):
+            found.append((mode, own))
+    return found
+
+
+def _own_specs(plan: EvalPlan) -> list[tuple[str, ModelSpec]]:
+    """``(who, spec)`` of every model spec the plan's rosters and judges name."""
+    from debategraph.cli.runner import own_specs
+
+    found = [(f"the judge of mode {mode}", own) for mode, own in _judge_specs(plan)]
+    for name, roster in plan.rosters.items():
+        found += [
+            (f"mode {name}: {who}", own) for who, own in own_specs({"agents": roster.solvers})
+        ]
+    return found
 
 
 def _judge_model(text: str | None) -> str | None:
@@ -714,14 +732,14 @@ def read_roster(name: str, path: str) -> RosterMode:
     return RosterMode(name, path, tuple(roster.agents), judge)
 
 
-def _refuse_tools_on_embedded(plan: EvalPlan) -> None:
+def _refuse_tools_on_embedded(plan: EvalPlan, run: ModelSpec) -> None:
     """A roster's agent (or judge) with tools on the embedded model: refused in one line."""
     from debategraph.cli.runner import refuse_tools_on_embedded
 
     for name, roster in plan.rosters.items():
         agents = [*roster.solvers, *([roster.judge] if roster.judge else [])]
         try:
-            refuse_tools_on_embedded({"agents": agents})
+            refuse_tools_on_embedded({"agents": agents}, run)
         except UsageError as exc:
             raise UsageError(f"mode {name}: {exc}") from None
 

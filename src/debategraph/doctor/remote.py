@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import time
 import urllib.error
 import urllib.request
@@ -45,7 +44,7 @@ def remote_checks(spec: ModelSpec) -> Iterator[Check]:
         ``structured output``.
     """
     base_url = str(spec.base_url)
-    reach, listed = check_endpoint(base_url, spec.api_key, spec.timeout_s or REACH_TIMEOUT_S)
+    reach, listed = check_endpoint(base_url, spec.key(), spec.timeout_s or REACH_TIMEOUT_S)
     yield reach
     if not reach.ok:
         return
@@ -61,7 +60,9 @@ def check_endpoint(
 
     Args:
         base_url: The OpenAI-compatible base URL.
-        api_key: The API key (``None``: ``OPENAI_API_KEY``, if set).
+        api_key: The key that goes to this endpoint (:meth:`ModelSpec.key
+            <debategraph.models.ModelSpec.key>`), or ``None``: none is sent (a key
+            never goes to an endpoint it was not given for).
         timeout_s: Seconds to wait.
 
     Returns:
@@ -69,9 +70,8 @@ def check_endpoint(
     """
     url = f"{base_url.rstrip('/')}/models"
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    key = api_key or os.environ.get("OPENAI_API_KEY")
-    if key:
-        request.add_header("Authorization", f"Bearer {key}")
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
     started = time.perf_counter()
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
