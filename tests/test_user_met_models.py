@@ -7,6 +7,7 @@ Where the user ran the embedded model, the embedded server is the stub in its pl
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -306,3 +307,90 @@ def test_a_topology_file_with_a_different_agents_count_is_refused(
         )
     assert code == 0, err
     assert len(json.loads(out)["rounds"][0]["answers"]) == 3
+
+
+# -- 7. a long eval on the embedded model: fitted to the cores, never silent, slow != dead ----
+
+
+def eval_args(out: Path, *extra: str) -> list[str]:
+    """The user's ``eval arithmetic`` (fewer questions), checkpoints in ``out``."""
+    args = ["eval", "arithmetic", "--count", "4", "--modes", "single,vote", "--agents", "3"]
+    return [*args, "--rounds", "1", "--out", str(out), *extra]
+
+
+def test_an_eval_on_the_embedded_model_makes_no_more_calls_at_once_than_cores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2 cores: 2 slots, 2 calls at once (was: 4 questions x 3 solvers = 12 of each)."""
+    slots: list[int | None] = []
+    with StubOpenAIServer(answer_18, latency_s=0.05) as embedded:
+        embedded_is(embedded, monkeypatch)
+        fake = __import__("debategraph.local", fromlist=["shared_server"]).shared_server
+        monkeypatch.setattr(
+            "debategraph.local.shared_server",
+            lambda path, wanted=None: slots.append(wanted) or fake(path, wanted),
+        )
+        # A 2-core machine (raising=False: the check fails, not the patch, where it is missing)
+        monkeypatch.setattr("debategraph.local.usable_cores", lambda: 2, raising=False)
+        code, out, err = run_cli(eval_args(tmp_path / "out", "--json"), capsys)
+        assert code == 0, err
+        assert embedded.max_in_flight <= 2 and len(embedded.requests) == 4 * (1 + 3)
+    assert set(slots) == {2}
+    assert json.loads(out)["meta"]["questions"] == 4
+
+
+def test_a_long_eval_says_how_far_it_is_while_a_call_is_in_flight(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line on stderr (not a terminal) with questions done and calls in flight."""
+    import threading
+
+    from debategraph.cli import evaluate
+
+    seen = threading.Event()
+    lines: list[str] = []
+    monkeypatch.setattr(evaluate, "PROGRESS_EVERY_S", 0.01, raising=False)
+
+    def line(text: str) -> None:
+        lines.append(text)
+        if "1 model call(s) in flight" in text:
+            seen.set()
+        evaluate.err.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    monkeypatch.setattr(evaluate, "progress_line", line, raising=False)
+
+    held_once: list[bool] = []
+
+    def held(request: dict[str, Any]) -> Any:
+        if not held_once:  # the first call stays in flight until a line has said so
+            held_once.append(seen.wait(20))
+        return answer_18(request)
+
+    with StubOpenAIServer(held) as server:
+        args = [*eval_args(tmp_path / "out", "--parallel", "1", "--modes", "single")]
+        code, _, err = run_cli([*args, *stub_args(server, tmp_path / "out" / "c.sqlite")], capsys)
+    assert code == 0, err
+    assert seen.is_set(), lines[-3:]
+    flying = next(text for text in lines if "1 model call(s) in flight" in text)
+    assert flying.startswith("eval: 0/4 questions done · 1 model call(s) in flight · ")
+    assert flying in err.replace("\n", "")
+
+
+def test_a_slow_endpoint_that_still_answers_is_not_taken_for_a_dead_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each call outlives --timeout, the endpoint answers: recorded, the eval ends (was: exit 1)."""
+    with StubOpenAIServer(answer_18, latency_s=2.0) as server:
+        args = [*eval_args(tmp_path / "out", "--parallel", "1", "--modes", "single", "--json")]
+        args += [*stub_args(server, tmp_path / "out" / "c.sqlite"), "--timeout", "0.3"]
+        code, out, err = run_cli([*args, "--count", "2"], capsys)
+        assert code == 0, err
+        assert "timed out" not in err
+        result = json.loads(out)
+    assert result["meta"]["threads"]["started"] == 2
+    with (tmp_path / "out" / "results.csv").open(encoding="utf-8") as rows:
+        thread = next(csv.DictReader(rows))["thread_id"]
+    db = str(tmp_path / "out" / "c.sqlite")
+    code, shown, err = run_cli(["export", thread, "--db", db], capsys)
+    assert code == 0, err
+    assert "so it is slow, not down" in shown

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -486,7 +487,10 @@ def run_and_report(
     if spec.is_local:
         spec = _local_slots(spec, options.parallel * max(_solvers(plan)))
     started = time.perf_counter()
-    with _Progress(plan.modes, len(chosen.items), options.json_output) as bar:
+    with (
+        _Progress(plan.modes, len(chosen.items), options.json_output) as bar,
+        _calls_at_once(spec.slots if spec.is_local else None),
+    ):
         try:
             found = execute(plan, spec, chosen.items, options.checkpoints, bar.advance, dbs=dbs)
         except KeyboardInterrupt:
@@ -809,12 +813,36 @@ def _model_key(spec: ModelSpec) -> dict[str, Any]:
 
 
 def _local_slots(spec: ModelSpec, wanted: int) -> ModelSpec:
-    """The embedded model serves as many calls at once as the eval makes, up to its limit."""
-    from debategraph.local import check_gguf, resolve_gguf, slot_limit
+    """The embedded model's slots: the calls the eval makes at once, fitted to the machine.
 
-    return replace(
-        spec, slots=max(1, min(wanted, slot_limit(check_gguf(resolve_gguf(spec.model)))))
-    )
+    At most its memory's limit, and at most the cores it decodes on: on 2 cores, 12
+    slots made each call six times slower, until one ran past its timeout.
+    """
+    from debategraph.local import check_gguf, resolve_gguf, slot_limit, usable_cores
+
+    limit = min(slot_limit(check_gguf(resolve_gguf(spec.model))), usable_cores())
+    return replace(spec, slots=max(1, min(wanted, limit)))
+
+
+@contextlib.contextmanager
+def _calls_at_once(limit: int | None) -> Iterator[None]:
+    """Cap the process's model calls in flight (the embedded model's slots) for a run.
+
+    A call queued inside the server would wait out its own timeout; queued here, it
+    waits before its clock starts (:func:`~debategraph.models.limits.set_call_limit`).
+    ``None`` leaves the cap as it is.
+    """
+    from debategraph.models.limits import call_limit, set_call_limit
+
+    if limit is None:
+        yield
+        return
+    before = call_limit()
+    set_call_limit(limit)
+    try:
+        yield
+    finally:
+        set_call_limit(before)
 
 
 def _resume_hint(db: str) -> str:
@@ -896,10 +924,22 @@ def _run_failures() -> tuple[type[Exception], ...]:
     return (*kinds, psycopg.Error)
 
 
+#: Seconds between progress lines on a stderr that is not a terminal (a log, a pipe).
+PROGRESS_EVERY_S = 5.0
+
+
+def progress_line(text: str) -> None:
+    """Print one progress line on stderr (the eval's, every :data:`PROGRESS_EVERY_S`)."""
+    err.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
 class _Progress:
     """A progress bar across questions (stderr) with each mode's running accuracy.
 
-    A matched vote's threads (after the listed modes') get a bar of their own.
+    A matched vote's threads (after the listed modes') get a bar of their own. Every
+    :data:`PROGRESS_EVERY_S` seconds it says how far the run is and how many model calls
+    are in flight: on a terminal in the bar, elsewhere (a log, a pipe, where the bar
+    shows only when it ends) as a line of its own, so a long run is never silent.
     """
 
     def __init__(self, modes: tuple[str, ...], total: int, quiet: bool) -> None:
@@ -907,6 +947,11 @@ class _Progress:
 
         self.modes = modes
         self.total = total
+        self.quiet = quiet
+        self.done = 0
+        self.started = time.monotonic()
+        self.stopped = threading.Event()
+        self.ticker = threading.Thread(target=self._tick, name="eval-progress", daemon=True)
         self.right: dict[str, int] = {}
         self.seen: dict[str, int] = {}
         self.pending: dict[int, int] = {}
@@ -924,14 +969,40 @@ class _Progress:
 
     def __enter__(self) -> _Progress:
         self.bar.start()
+        if not self.quiet:
+            self.ticker.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def stop(self) -> None:
-        """Stop drawing (idempotent)."""
+        """Stop drawing and ticking (idempotent)."""
+        self.stopped.set()
+        if self.ticker.is_alive():
+            self.ticker.join()
         self.bar.stop()
+
+    def status(self) -> str:
+        """How far the run is: questions done, model calls in flight, time so far."""
+        from debategraph.models.limits import calls_in_flight
+
+        seconds = int(time.monotonic() - self.started)
+        return (
+            f"eval: {self.done}/{self.total} questions done · {calls_in_flight()} model "
+            f"call(s) in flight · {seconds // 60}m{seconds % 60:02d}s"
+        )
+
+    def _tick(self) -> None:
+        """Every :data:`PROGRESS_EVERY_S`: a line, or (on a terminal) the bar's own field."""
+        from debategraph.models.limits import calls_in_flight
+
+        while not self.stopped.wait(PROGRESS_EVERY_S):
+            if err.is_terminal:
+                flying = f"questions ({calls_in_flight()} calls in flight)"
+                self.bar.update(self.task, what=flying)
+            else:
+                progress_line(self.status())
 
     def advance(self, outcome: Outcome) -> None:
         """Count one (question, mode); a question is done when all its modes are.
@@ -950,6 +1021,7 @@ class _Progress:
             return
         left = self.pending.get(outcome.line, len(self.modes)) - 1
         self.pending[outcome.line] = left
+        self.done += left == 0
         running = " · ".join(
             f"{m} {self.right[m] / self.seen[m]:.2f}" for m in self.modes if self.seen.get(m)
         )
