@@ -74,16 +74,16 @@ def test_an_agent_model_its_endpoint_does_not_list_is_refused_once_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``/models`` lists ``stub`` only: ``gpt-4o-mini`` there is refused; one probe per endpoint."""
-    from debategraph.doctor import remote
+    from debategraph.models import probe
 
     probes: list[str] = []
-    real = remote.check_endpoint
+    real = probe.list_models
 
     def counted(base_url: str, key: str | None, timeout_s: float) -> Any:
         probes.append(base_url)
         return real(base_url, key, timeout_s)
 
-    monkeypatch.setattr(remote, "check_endpoint", counted)
+    monkeypatch.setattr(probe, "list_models", counted)
     with StubOpenAIServer(answer_18) as server:
         url = server.url
         team = roster(

@@ -658,10 +658,10 @@ def _check_judge_endpoints(plan: EvalPlan, run: ModelSpec, endpoints: Endpoints)
             continue
         if run.base_url is not None and same_endpoint(own.base_url, run.base_url):
             continue
-        check, _ = endpoints.probe(own.base_url, own.key())
-        if not check.ok:
+        found = endpoints.probe(own.base_url, own.key())
+        if not found.ok:
             raise UsageError(
-                f"the judge of mode {mode} ({own.label}): {check.detail}; start it, or "
+                f"the judge of mode {mode} ({own.label}): {found.detail}; start it, or "
                 "give the judge another model"
             )
 

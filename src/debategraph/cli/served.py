@@ -21,7 +21,7 @@ from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, OPENAI_URL, ModelSpec, same_endpoint
 
 if TYPE_CHECKING:
-    from debategraph.doctor.common import Check
+    from debategraph.models.probe import ModelList
 
 #: Seconds ``GET {base_url}/models`` may take before a run (no answer: the run goes on).
 PROBE_S = 3.0
@@ -77,18 +77,17 @@ def where(url: str) -> str:
 
 @dataclass
 class Endpoints:
-    """The models each endpoint lists, asked once per endpoint per run.
+    """What each endpoint's ``GET /models`` said, asked once per endpoint per run.
 
     Attributes:
-        found: Base URL -> whether ``GET /models`` answered, and the model ids it lists
-            (``None``: no list; nothing is refused there).
+        found: Base URL -> what it said (:func:`~debategraph.models.probe.list_models`).
         timeout_s: Seconds each request may take.
     """
 
-    found: dict[str, tuple[Check, list[str] | None]] = field(default_factory=dict)
+    found: dict[str, ModelList] = field(default_factory=dict)
     timeout_s: float = PROBE_S
 
-    def probe(self, base_url: str, key: str | None) -> tuple[Check, list[str] | None]:
+    def probe(self, base_url: str, key: str | None) -> ModelList:
         """``GET {base_url}/models``, asked the first time only.
 
         Args:
@@ -96,14 +95,14 @@ class Endpoints:
             key: The key that goes to it (:meth:`ModelSpec.key`), if any.
 
         Returns:
-            Whether it answered (the check), and the model ids it lists (``None``: no list).
+            What it said.
         """
         for known, found in self.found.items():
             if same_endpoint(known, base_url):
                 return found
-        from debategraph.doctor.remote import check_endpoint
+        from debategraph.models.probe import list_models
 
-        self.found[base_url] = check_endpoint(base_url, key, self.timeout_s)
+        self.found[base_url] = list_models(base_url, key, self.timeout_s)
         return self.found[base_url]
 
     def models(self, base_url: str, key: str | None) -> list[str] | None:
@@ -114,10 +113,10 @@ class Endpoints:
             key: The key that goes to it, if any.
 
         Returns:
-            The ids, or ``None``.
+            The ids, or ``None`` (nothing is refused there).
         """
-        check, ids = self.probe(base_url, key)
-        return ids if check.ok else None
+        found = self.probe(base_url, key)
+        return found.ids if found.ok else None
 
 
 def check_served(
