@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import debategraph.local as embedded_local
 from debategraph.models import clear_model_cache
 from tests.conftest import answer_18, one_error_line, run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer
@@ -325,11 +326,13 @@ def test_an_eval_on_the_embedded_model_makes_no_more_calls_at_once_than_cores(
     slots: list[int | None] = []
     with StubOpenAIServer(answer_18, latency_s=0.05) as embedded:
         embedded_is(embedded, monkeypatch)
-        fake = __import__("debategraph.local", fromlist=["shared_server"]).shared_server
-        monkeypatch.setattr(
-            "debategraph.local.shared_server",
-            lambda path, wanted=None: slots.append(wanted) or fake(path, wanted),
-        )
+        fake = embedded_local.shared_server
+
+        def started(path: Path, wanted: int | None = None) -> Any:
+            slots.append(wanted)
+            return fake(path, wanted)
+
+        monkeypatch.setattr(embedded_local, "shared_server", started)
         # A 2-core machine (raising=False: the check fails, not the patch, where it is missing)
         monkeypatch.setattr("debategraph.local.usable_cores", lambda: 2, raising=False)
         code, out, err = run_cli(eval_args(tmp_path / "out", "--json"), capsys)

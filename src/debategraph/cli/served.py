@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
 #: Seconds ``GET {base_url}/models`` may take before a run (no answer: the run goes on).
 PROBE_S = 3.0
-#: Model names a refusal lists at most.
-LISTED_MAX = 5
 
 
 def goes_to_embedded(own: ModelSpec | None, run: ModelSpec) -> bool:
@@ -128,8 +126,8 @@ def check_served(
 
     Args:
         models: ``(who, model)`` for each agent or official with a model of its own
-            (``who`` names it in the refusal: ``agent 'ann'``); ``None`` for the run's
-            model itself, which is checked once anyway when it is remote.
+            (``who`` names it in the refusal: ``agent 'ann'``; a ``None`` model is
+            skipped). The run's model is checked too (as ``--model``).
         run: The run's model (validated).
         endpoints: What the run asked the endpoints so far (one request each).
 
@@ -151,7 +149,9 @@ def check_served(
         listed = endpoints.models(url, _key(own, run, url))
         if listed is None or own.model in listed:
             continue
-        shown = ", ".join(listed[:LISTED_MAX]) + (", ..." if len(listed) > LISTED_MAX else "")
+        from debategraph.models.probe import some_of
+
+        shown = some_of(listed)
         raise UsageError(
             f"{who}: model {own.model!r} is not served by {where(url)}, which lists "
             f"{shown or 'no model'}"

@@ -19,13 +19,12 @@ from debategraph.models import (
     one_line,
     structured_call,
 )
+from debategraph.models.probe import some_of
 
 #: Seconds ``GET {base_url}/models`` may take (``--timeout`` when given).
 REACH_TIMEOUT_S = 5.0
 #: Seconds a structured-output probe of a remote endpoint may take (``--timeout`` when given).
 PROBE_TIMEOUT_S = 30.0
-#: Model names listed in a failure line at most.
-LISTED_MAX = 5
 
 
 def remote_checks(spec: ModelSpec) -> Iterator[Check]:
@@ -82,7 +81,7 @@ def check_model_listed(model: str, listed: Sequence[str]) -> Check:
     """
     if model in listed:
         return Check("model", True, f"{model} is listed")
-    shown = ", ".join(listed[:LISTED_MAX]) + (", ..." if len(listed) > LISTED_MAX else "")
+    shown = some_of(listed)
     return Check(
         "model", False, f"{model} is not among the {len(listed)} model(s) listed: {shown or '-'}"
     )

@@ -12,7 +12,11 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+#: Model names a line lists at most (:func:`some_of`).
+LISTED_MAX = 5
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,11 @@ def list_models(base_url: str, api_key: str | None, timeout_s: float) -> ModelLi
         return ModelList(True, True, f"{base_url} answered in {elapsed_ms:.0f} ms (no model list)")
     said = f"{base_url} answered in {elapsed_ms:.0f} ms, listing {len(listed)} model(s)"
     return ModelList(True, True, said, listed)
+
+
+def some_of(ids: Sequence[str]) -> str:
+    """The first :data:`LISTED_MAX` ids, comma-separated (``, ...`` when there are more)."""
+    return ", ".join(ids[:LISTED_MAX]) + (", ..." if len(ids) > LISTED_MAX else "")
 
 
 def _model_ids(body: bytes) -> list[str] | None:
