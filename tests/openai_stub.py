@@ -534,13 +534,11 @@ class _Handler(BaseHTTPRequestHandler):
             if path == "/health":
                 self._send_json(200, {"status": "ok"})
             elif path == "/v1/models":
-                model = {
-                    "id": MODEL_ID,
-                    "object": "model",
-                    "created": 0,
-                    "owned_by": "stub",
-                }
-                self._send_json(200, {"object": "list", "data": [model]})
+                listed = [
+                    {"id": name, "object": "model", "created": 0, "owned_by": "stub"}
+                    for name in self.server.stub.models
+                ]
+                self._send_json(200, {"object": "list", "data": listed})
             elif path == f"/v1/models/{MODEL_ID}":
                 self._send_json(
                     200,
@@ -617,6 +615,7 @@ class StubOpenAIServer:
         completion_tokens: Sum of completion tokens of answered completions.
         max_in_flight: Highest number of chat requests handled at once.
         idle: Set while no chat request is being handled (an event to wait on).
+        models: The model ids ``GET /v1/models`` lists (a chat request may name any).
     """
 
     def __init__(
@@ -626,6 +625,7 @@ class StubOpenAIServer:
         latency_s: float = 0.0,
         host: str = "127.0.0.1",
         port: int = 0,
+        models: tuple[str, ...] = (MODEL_ID,),
     ) -> None:
         """Create the server (not yet listening; call :meth:`start`).
 
@@ -634,8 +634,10 @@ class StubOpenAIServer:
             latency_s: Per-request latency in seconds.
             host: Interface to bind.
             port: Port to bind; ``0`` picks a free port.
+            models: The model ids ``GET /v1/models`` lists.
         """
         self.responder: Responder = responder or default_responder
+        self.models = models
         self.latency_s = latency_s
         self.host = host
         self.port = port

@@ -430,7 +430,11 @@ def endpoint_b(body: dict[str, Any]) -> Any:
 
 @pytest.fixture
 def endpoints() -> Iterator[tuple[StubOpenAIServer, StubOpenAIServer]]:
-    with StubOpenAIServer(endpoint_a) as a, StubOpenAIServer(endpoint_b) as b:
+    # Each lists the models named there: the CLI refuses one its endpoint does not list.
+    with (
+        StubOpenAIServer(endpoint_a, models=("alice-m",)) as a,
+        StubOpenAIServer(endpoint_b, models=("bob-m", "judge-m")) as b,
+    ):
         yield a, b
 
 

@@ -313,7 +313,8 @@ def test_another_model_does_not_read_back_this_ones_answers(
     def thread_ids() -> set[str]:
         return {r["thread_id"] for r in csv.DictReader((out / "results.csv").open())}
 
-    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+    # It serves both models (the CLI refuses a model its endpoint does not list).
+    with StubOpenAIServer(chance_responder(1.0, 1), models=("stub", "another")) as server:
         args = eval_args(server, "gsm8k", dataset, out, "--modes", "single", "--json")
         code, _, err = run_cli(args, capsys)
         assert code == 0, err

@@ -176,7 +176,10 @@ def test_a_judge_failing_midway_stops_in_one_line_and_the_rerun_resumes(
     """One line naming the judge; the rerun asks only what is left."""
     dataset = write_gsm8k(tmp_path / "gsm.jsonl", QUESTIONS)
     out = tmp_path / "out"
-    with StubOpenAIServer(scripted) as solvers, StubOpenAIServer(scripted) as judge:
+    with (
+        StubOpenAIServer(scripted) as solvers,
+        StubOpenAIServer(scripted, models=("referee",)) as judge,  # it lists the judge's
+    ):
         judge_url = judge.url
         judge.inject("503", count=10_000)  # it answers /models, then fails every call
         args = eval_args(solvers, dataset, out, "--modes", "vote", "--decisions", "judge")

@@ -53,7 +53,10 @@ def test_a_roster_mode_debates_with_each_solver_on_its_own_endpoint(
 ) -> None:
     dataset = write_gsm8k(tmp_path / "gsm.jsonl", QUESTIONS)
     out = tmp_path / "out"
-    with StubOpenAIServer(by_name) as run_model, StubOpenAIServer(by_name) as other:
+    with (
+        StubOpenAIServer(by_name) as run_model,
+        StubOpenAIServer(by_name, models=("stub", "referee")) as other,  # what it serves
+    ):
         run_url, other_url = run_model.url, other.url
         team = write_roster(tmp_path / "team.yaml", other.url)
         args = eval_args(run_model, dataset, out, "--modes", f"single,mixed={team}")
@@ -156,7 +159,10 @@ def test_a_judge_given_tools_is_another_judge_and_is_asked_again(
     """Editing only the judge's entry keeps the solvers' threads, but not its verdicts."""
     dataset = write_gsm8k(tmp_path / "gsm.jsonl", QUESTIONS)
     out = tmp_path / "out"
-    with StubOpenAIServer(by_name) as run_model, StubOpenAIServer(judge_with_tools) as other:
+    with (
+        StubOpenAIServer(by_name) as run_model,
+        StubOpenAIServer(judge_with_tools, models=("stub", "referee")) as other,
+    ):
         team = write_roster(tmp_path / "team.yaml", other.url)
         args = eval_args(run_model, dataset, out, "--modes", f"mixed={team}", "--no-matched")
         args += ["--decisions", "plurality,judge"]

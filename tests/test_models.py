@@ -365,7 +365,19 @@ def test_dropped_connection_raises_model_unavailable(server: StubOpenAIServer) -
         structured_call(bind_model(spec_for(server.url)), Estimate, MESSAGES)
 
 
-def test_timeout_raises_model_unavailable(server: StubOpenAIServer) -> None:
+def test_timeout_raises_model_unavailable(
+    server: StubOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A timeout where the endpoint no longer answers is a dead endpoint.
+
+    (One that still answers ``/models`` is slow, not dead: the call is a recorded
+    fallback, tests/test_user_met_models.py.)
+    """
+    from debategraph.models import probe
+
+    monkeypatch.setattr(
+        probe, "list_models", lambda url, key, timeout_s: probe.ModelList(False, False, "gone")
+    )
     server.inject("timeout", seconds=10)
     started = time.perf_counter()
     with pytest.raises(ModelUnavailableError, match="timed out") as info:

@@ -321,7 +321,13 @@ def test_solve_command_takes_an_agents_file_and_tools(tmp_path: Path) -> None:
         ([{"name": "Ada", "tools": ["calculator"]}, {"name": "Bo"}], None, "agent 'Ada'"),
         ([{"name": "Ada", "model": "m@http://h:1/v1"}, {"name": "Bo"}], ["calculator"], "'Bo'"),
         ([{"name": "Ada", "model": "m@http://h:1/v1", "tools": ["calculator"]}], None, None),
-        ([{"name": "Ada", "agent": "m:a"}, {"name": "Bo", "model": "m"}], ["calculator"], None),
+        # Bo's "m" (no endpoint) goes to the run's endpoint, the embedded model.
+        ([{"name": "Ada", "agent": "m:a"}, {"name": "Bo", "model": "m"}], ["calculator"], "'Bo'"),
+        (
+            [{"name": "Ada", "agent": "m:a"}, {"name": "Bo", "model": "m@http://h:1/v1"}],
+            ["calculator"],
+            None,
+        ),
         (["Ada", Participant(name="Bo", model="m")], ["calculator"], "agent 'Ada'"),
     ],
 )

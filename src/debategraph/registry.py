@@ -420,6 +420,11 @@ def _nothing(node: str, update: Values) -> list[str]:
     return []
 
 
+def _max_rounds(settings: Values) -> int | None:
+    value = settings.get("max_rounds")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 @dataclass(frozen=True)
 class Pattern:
     """One pattern as the CLI and the thread tools see it (its ``cli/patterns`` module).
@@ -452,6 +457,9 @@ class Pattern:
         boundary_nodes: Nodes a thread waits at between rounds (interjections go
             there); empty: the shared round loop's (``open_round``, ``human``).
         round_word: What the pattern calls a round (``turn``), in progress lines.
+        last_round: The most rounds a run's settings allow (default: its
+            ``max_rounds``; ``None``: no cap known): once that round has opened, no
+            round reads an interjection.
     """
 
     name: str
@@ -468,3 +476,4 @@ class Pattern:
     result_markdown: Callable[[Values], list[str]] | None = None
     boundary_nodes: frozenset[str] = field(default_factory=lambda: frozenset())
     round_word: str = "round"
+    last_round: Callable[[Values], int | None] = _max_rounds

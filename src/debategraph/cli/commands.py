@@ -27,7 +27,13 @@ from debategraph.checkpoints.threads import (
     thread_state,
 )
 from debategraph.cli.app import app
-from debategraph.cli.human import interject, post_to_inbox, refuse_finished, refuse_running
+from debategraph.cli.human import (
+    interject,
+    post_to_inbox,
+    refuse_finished,
+    refuse_running,
+    refuse_unread,
+)
 from debategraph.cli.interrupts import resume_command
 from debategraph.cli.options import (
     ArchiveOpt,
@@ -100,6 +106,8 @@ def resume(
         spec = ModelSpec(**stored).validated()
         runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive, report)
         state = _state(runner.graph, thread, run.pattern)
+        if interject_text is not None and state.status != "waiting":
+            refuse_unread(runner.graph, thread, state, run)  # before any model call
         if state.status == "finished":
             err.print(f"thread {thread} is already finished; its result:")
             runner.finish(thread)
@@ -111,7 +119,7 @@ def resume(
             if interject_text is not None or approve:
                 graph_input = Command(resume=reply)
         elif interject_text is not None:
-            interject(runner.graph, thread, interject_text, state, db)
+            interject(runner.graph, thread, interject_text, state, db, run)
         runner.run(thread, graph_input)
 
 
@@ -130,7 +138,7 @@ def interject_command(
         run = require_run(saver, thread, db)
         graph = compile_graph(saver, run)
         state = _state(graph, thread, run.pattern)
-        delivery = interject(graph, thread, text, state, db)
+        delivery = interject(graph, thread, text, state, db, run)
     word = get_pattern(run.pattern).round_word
     if delivery == "recorded":
         err.print(
@@ -348,14 +356,15 @@ def fork(
         runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive)
         target = new_thread or uuid.uuid4().hex[:12]
         checkpoint = fork_thread(runner.graph, saver, thread, at, target)
-        err.print(f"forked thread {thread} at checkpoint {checkpoint} into thread {target}")
         if interject_text is not None:
-            try:
+            try:  # refused (no round would read it) before any model call
                 state = _state(runner.graph, target, run.pattern)
-                interject(runner.graph, target, interject_text, state, db)
-            except UsageError:
+                refuse_unread(runner.graph, target, state, run, shown=thread)
+                interject(runner.graph, target, interject_text, state, db, run)
+            except UsageError as exc:
                 saver.delete_thread(target)
-                raise
+                raise UsageError(f"fork --at {checkpoint}: {exc}") from exc
+        err.print(f"forked thread {thread} at checkpoint {checkpoint} into thread {target}")
         runner.run(target, None)
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -30,10 +31,11 @@ from debategraph.cli.options import (
     TimeoutOpt,
 )
 from debategraph.cli.render import emit_json, err, fail, model_label, out
+from debategraph.cli.served import Endpoints, check_served
 from debategraph.errors import DebategraphError, UsageError
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
 from debategraph.eval.modes import MODES
-from debategraph.models.spec import LOCAL, ModelSpec
+from debategraph.models.spec import LOCAL, ModelSpec, same_endpoint
 from debategraph.words import plural
 
 if TYPE_CHECKING:
@@ -55,8 +57,6 @@ app.add_typer(eval_app)
 #: Where the checkpoints go unless ``--db`` says otherwise: inside ``--out``, so one
 #: folder holds an eval's threads and its results, and the same command resumes it.
 CHECKPOINTS_FILE = "checkpoints.sqlite"
-#: Seconds a judge's own endpoint has to answer before the eval starts.
-JUDGE_PROBE_S = 5.0
 #: ``--modes`` when not given: every built-in mode.
 DEFAULT_MODES = ",".join(MODES)
 
@@ -489,7 +489,10 @@ def run_and_report(
     if spec.is_local:
         spec = _local_slots(spec, options.parallel * max(_solvers(plan)))
     started = time.perf_counter()
-    with _Progress(plan.modes, len(chosen.items), options.json_output) as bar:
+    with (
+        _Progress(plan.modes, len(chosen.items), options.json_output) as bar,
+        _calls_at_once(spec.slots if spec.is_local else None),
+    ):
         try:
             found = execute(plan, spec, chosen.items, options.checkpoints, bar.advance, dbs=dbs)
         except KeyboardInterrupt:
@@ -630,10 +633,11 @@ def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
         judge_model=judge_model,
         matched=options.matched,
     )
-    if options.spec.is_local:
-        _refuse_tools_on_embedded(plan)
+    _refuse_tools_on_embedded(plan, options.spec)
     check_judges(plan)
-    _check_judge_endpoints(plan, options.spec)
+    endpoints = Endpoints()
+    _check_judge_endpoints(plan, options.spec, endpoints)
+    check_served(_own_specs(plan), options.spec, endpoints)
     votes_only = plain_vote_modes(chosen, rounds, rosters)
     notes = [plain_vote_note(votes_only)] if votes_only else []
     if judge_model is not None and not any(plan.needs_judge(m) for m in chosen):
@@ -644,34 +648,52 @@ def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
     return plan, notes
 
 
-def _check_judge_endpoints(plan: EvalPlan, run: ModelSpec) -> None:
+def _check_judge_endpoints(plan: EvalPlan, run: ModelSpec, endpoints: Endpoints) -> None:
     """A judge on an endpoint of its own that does not answer: refused before any call.
 
-    The run's own endpoint is not probed here (its first call says so, resumable); a
-    judge elsewhere would otherwise fail only after every solver of a question ran.
+    The run's own endpoint is not refused here when it does not answer (its first call
+    says so, resumable); a judge elsewhere would otherwise fail only after every solver
+    of a question ran.
     """
-    from debategraph.doctor.remote import check_endpoint
+    for mode, own in _judge_specs(plan):
+        if own.is_local or own.base_url is None:
+            continue
+        if run.base_url is not None and same_endpoint(own.base_url, run.base_url):
+            continue
+        found = endpoints.probe(own.base_url, own.key())
+        if not found.ok:
+            raise UsageError(
+                f"the judge of mode {mode} ({own.label}): {found.detail}; start it, or "
+                "give the judge another model"
+            )
+
+
+def _judge_specs(plan: EvalPlan) -> list[tuple[str, ModelSpec]]:
+    """``(mode, spec)`` of each mode's judge that has a model spec of its own."""
     from debategraph.models.spec import parse_model
     from debategraph.strategies.decisions import JUDGE
 
-    seen: set[str] = set()
+    found = []
     for mode in plan.modes:
         if not plan.needs_judge(mode):
             continue
-        record = plan.judge_record(mode)
-        model = getattr(record, "model", None)
+        model = getattr(plan.judge_record(mode), "model", None)
         own = None if model is None else parse_model(model, f"agent {JUDGE!r}")
-        if not isinstance(own, ModelSpec) or own.is_local or own.base_url is None:
-            continue
-        if own.base_url.rstrip("/") == (run.base_url or "").rstrip("/") or own.base_url in seen:
-            continue
-        seen.add(own.base_url)
-        check, _ = check_endpoint(own.base_url, own.key(), JUDGE_PROBE_S)
-        if not check.ok:
-            raise UsageError(
-                f"the judge of mode {mode} ({own.label}): {check.detail}; start it, or "
-                "give the judge another model"
-            )
+        if isinstance(own, ModelSpec):
+            found.append((mode, own))
+    return found
+
+
+def _own_specs(plan: EvalPlan) -> list[tuple[str, ModelSpec]]:
+    """``(who, spec)`` of every model spec the plan's rosters and judges name."""
+    from debategraph.cli.runner import own_specs
+
+    found = [(f"the judge of mode {mode}", own) for mode, own in _judge_specs(plan)]
+    for name, roster in plan.rosters.items():
+        found += [
+            (f"mode {name}: {who}", own) for who, own in own_specs({"agents": roster.solvers})
+        ]
+    return found
 
 
 def _judge_model(text: str | None) -> str | None:
@@ -716,14 +738,14 @@ def read_roster(name: str, path: str) -> RosterMode:
     return RosterMode(name, path, tuple(roster.agents), judge)
 
 
-def _refuse_tools_on_embedded(plan: EvalPlan) -> None:
+def _refuse_tools_on_embedded(plan: EvalPlan, run: ModelSpec) -> None:
     """A roster's agent (or judge) with tools on the embedded model: refused in one line."""
     from debategraph.cli.runner import refuse_tools_on_embedded
 
     for name, roster in plan.rosters.items():
         agents = [*roster.solvers, *([roster.judge] if roster.judge else [])]
         try:
-            refuse_tools_on_embedded({"agents": agents})
+            refuse_tools_on_embedded({"agents": agents}, run)
         except UsageError as exc:
             raise UsageError(f"mode {name}: {exc}") from None
 
@@ -793,12 +815,36 @@ def _model_key(spec: ModelSpec) -> dict[str, Any]:
 
 
 def _local_slots(spec: ModelSpec, wanted: int) -> ModelSpec:
-    """The embedded model serves as many calls at once as the eval makes, up to its limit."""
-    from debategraph.local import check_gguf, resolve_gguf, slot_limit
+    """The embedded model's slots: the calls the eval makes at once, fitted to the machine.
 
-    return replace(
-        spec, slots=max(1, min(wanted, slot_limit(check_gguf(resolve_gguf(spec.model)))))
-    )
+    At most its memory's limit, and at most the cores it decodes on: on 2 cores, 12
+    slots made each call six times slower, until one ran past its timeout.
+    """
+    from debategraph.local import check_gguf, resolve_gguf, slot_limit, usable_cores
+
+    limit = min(slot_limit(check_gguf(resolve_gguf(spec.model))), usable_cores())
+    return replace(spec, slots=max(1, min(wanted, limit)))
+
+
+@contextlib.contextmanager
+def _calls_at_once(limit: int | None) -> Iterator[None]:
+    """Cap the process's model calls in flight (the embedded model's slots) for a run.
+
+    A call queued inside the server would wait out its own timeout; queued here, it
+    waits before its clock starts (:func:`~debategraph.models.limits.set_call_limit`).
+    ``None`` leaves the cap as it is.
+    """
+    from debategraph.models.limits import call_limit, set_call_limit
+
+    if limit is None:
+        yield
+        return
+    before = call_limit()
+    set_call_limit(limit)
+    try:
+        yield
+    finally:
+        set_call_limit(before)
 
 
 def _resume_hint(db: str) -> str:
@@ -880,10 +926,22 @@ def _run_failures() -> tuple[type[Exception], ...]:
     return (*kinds, psycopg.Error)
 
 
+#: Seconds between progress lines on a stderr that is not a terminal (a log, a pipe).
+PROGRESS_EVERY_S = 5.0
+
+
+def progress_line(text: str) -> None:
+    """Print one progress line on stderr (the eval's, every :data:`PROGRESS_EVERY_S`)."""
+    err.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
 class _Progress:
     """A progress bar across questions (stderr) with each mode's running accuracy.
 
-    A matched vote's threads (after the listed modes') get a bar of their own.
+    A matched vote's threads (after the listed modes') get a bar of their own. Every
+    :data:`PROGRESS_EVERY_S` seconds it says how far the run is and how many model calls
+    are in flight: on a terminal in the bar, elsewhere (a log, a pipe, where the bar
+    shows only when it ends) as a line of its own, so a long run is never silent.
     """
 
     def __init__(self, modes: tuple[str, ...], total: int, quiet: bool) -> None:
@@ -891,6 +949,11 @@ class _Progress:
 
         self.modes = modes
         self.total = total
+        self.quiet = quiet
+        self.done = 0
+        self.started = time.monotonic()
+        self.stopped = threading.Event()
+        self.ticker = threading.Thread(target=self._tick, name="eval-progress", daemon=True)
         self.right: dict[str, int] = {}
         self.seen: dict[str, int] = {}
         self.pending: dict[int, int] = {}
@@ -908,14 +971,40 @@ class _Progress:
 
     def __enter__(self) -> _Progress:
         self.bar.start()
+        if not self.quiet:
+            self.ticker.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def stop(self) -> None:
-        """Stop drawing (idempotent)."""
+        """Stop drawing and ticking (idempotent)."""
+        self.stopped.set()
+        if self.ticker.is_alive():
+            self.ticker.join()
         self.bar.stop()
+
+    def status(self) -> str:
+        """How far the run is: questions done, model calls in flight, time so far."""
+        from debategraph.models.limits import calls_in_flight
+
+        seconds = int(time.monotonic() - self.started)
+        return (
+            f"eval: {self.done}/{self.total} questions done · {calls_in_flight()} model "
+            f"call(s) in flight · {seconds // 60}m{seconds % 60:02d}s"
+        )
+
+    def _tick(self) -> None:
+        """Every :data:`PROGRESS_EVERY_S`: a line, or (on a terminal) the bar's own field."""
+        from debategraph.models.limits import calls_in_flight
+
+        while not self.stopped.wait(PROGRESS_EVERY_S):
+            if err.is_terminal:
+                flying = f"questions ({calls_in_flight()} calls in flight)"
+                self.bar.update(self.task, what=flying)
+            else:
+                progress_line(self.status())
 
     def advance(self, outcome: Outcome) -> None:
         """Count one (question, mode); a question is done when all its modes are.
@@ -934,6 +1023,7 @@ class _Progress:
             return
         left = self.pending.get(outcome.line, len(self.modes)) - 1
         self.pending[outcome.line] = left
+        self.done += left == 0
         running = " · ".join(
             f"{m} {self.right[m] / self.seen[m]:.2f}" for m in self.modes if self.seen.get(m)
         )

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from debategraph.checkpoints import inbox
-from debategraph.checkpoints.threads import ThreadState, thread_config
+from debategraph.checkpoints.threads import RunInfo, ThreadState, thread_config
 from debategraph.errors import UsageError
 from debategraph.nodes.rounds import REVIEW_NODE
+from debategraph.state.base import termination_word
 from debategraph.state.records import Turn, interjection
 
 if TYPE_CHECKING:
@@ -45,13 +46,21 @@ def refuse_running(thread_id: str, state: ThreadState) -> None:
 Delivery = Literal["recorded", "posted"]
 
 
-def interject(graph: Graph, thread_id: str, text: str, state: ThreadState, db: str) -> Delivery:
+def interject(
+    graph: Graph,
+    thread_id: str,
+    text: str,
+    state: ThreadState,
+    db: str,
+    run: RunInfo | None = None,
+) -> Delivery:
     """Add a human message to a thread: now, or at its next round boundary.
 
     A thread waiting at its review point, or stopped between rounds, takes it at once
     through ``update_state`` (LangGraph's own API). A thread another process is running,
     or one stopped in the middle of a round, gets it in its inbox in the store
     (:mod:`debategraph.checkpoints.inbox`): the node that opens its next round records it.
+    A message no round would read is refused (:func:`refuse_unread`).
 
     Args:
         graph: The thread's compiled graph.
@@ -59,19 +68,20 @@ def interject(graph: Graph, thread_id: str, text: str, state: ThreadState, db: s
         text: The message.
         state: Where the thread stands.
         db: The ``--db`` value, whose store holds the inbox.
+        run: The thread's run (its pattern and settings: how many rounds it may have);
+            ``None``: only a finished or ending thread is refused.
 
     Returns:
         ``recorded`` or ``posted``.
 
     Raises:
-        UsageError: If the text is empty or the thread is finished.
+        UsageError: If the text is empty, or no round of the thread will read it.
     """
     from langgraph.errors import InvalidUpdateError
 
     if not text.strip():
         raise UsageError("interjection text is empty")
-    fork = f"debategraph fork {thread_id} --at CHECKPOINT --interject TEXT"
-    refuse_finished(thread_id, state, f"branch it instead with {fork}")
+    refuse_unread(graph, thread_id, state, run)
     if state.status == "running" or not (state.status == "waiting" or state.at_round_boundary):
         post_to_inbox(db, thread_id, inbox.INTERJECT, text)
         return "posted"
@@ -83,6 +93,48 @@ def interject(graph: Graph, thread_id: str, text: str, state: ThreadState, db: s
     except InvalidUpdateError as exc:
         raise UsageError(f"cannot interject into thread {thread_id} here: {exc}") from exc
     return "recorded"
+
+
+def refuse_unread(
+    graph: Graph,
+    thread_id: str,
+    state: ThreadState,
+    run: RunInfo | None,
+    shown: str | None = None,
+) -> None:
+    """Refuse an interjection no round of the thread will read, before anything runs.
+
+    A round reads what was sent before it opened. None will open after a finished
+    thread, one whose state already ends it (a termination reason is set), or one whose
+    last round (:attr:`Pattern.last_round <debategraph.registry.Pattern.last_round>`)
+    has opened.
+
+    Args:
+        graph: The thread's compiled graph.
+        thread_id: The thread.
+        state: Where it stands.
+        run: Its run (pattern and settings; ``None``: its round cap is not known).
+        shown: The thread the message names (a fork's original; default ``thread_id``).
+
+    Raises:
+        UsageError: One line saying why, and how to interject where a round reads it.
+    """
+    from debategraph.cli.patterns import get_pattern
+
+    pattern = get_pattern(run.pattern) if run is not None else None
+    word = pattern.round_word if pattern is not None else "round"
+    name = shown or thread_id
+    fork = f"debategraph fork {name} --at CHECKPOINT --interject TEXT"
+    earlier = f"branch it from a checkpoint before its last {word} instead ({fork}; "
+    earlier += f"see debategraph history {name})"
+    refuse_finished(name, state, f"no {word} would read the interjection; {earlier}")
+    values = graph.get_state(thread_config(thread_id)).values
+    reason = values.get("termination_reason")
+    cap = pattern.last_round(run.settings) if pattern is not None and run is not None else None
+    if reason or (cap is not None and state.round is not None and state.round >= cap):
+        ending = f"it is ending ({termination_word(reason)})"
+        why = ending if reason else f"its last {word} ({cap}) has begun"
+        raise UsageError(f"thread {name}: no {word} would read the interjection: {why}; {earlier}")
 
 
 def refuse_finished(thread_id: str, state: ThreadState, instead: str) -> None:

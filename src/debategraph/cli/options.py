@@ -25,9 +25,11 @@ BaseUrlOpt = Annotated[
     str | None,
     typer.Option(
         "--base-url",
-        envvar="OPENAI_BASE_URL",
-        help="OpenAI-compatible base URL (with a model name); env OPENAI_BASE_URL.",
-        show_envvar=False,
+        # Not ``envvar``: OPENAI_BASE_URL is read where a model goes to the run's
+        # endpoint (ModelSpec.validated), so a shell that sets it runs the embedded
+        # model, or agents with their own models, as if it were unset.
+        help="OpenAI-compatible base URL (with --model NAME) \\[default: env "
+        "OPENAI_BASE_URL, else OpenAI's API].",
     ),
 ]
 ApiKeyEnvOpt = Annotated[

@@ -33,8 +33,9 @@ from debategraph.cli.human import close_inbox
 from debategraph.cli.options import ARCHIVE_SUFFIX, POSTGRES_ARCHIVE
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.render import emit_json, err, model_label, print_result
+from debategraph.cli.served import check_served, goes_to_embedded
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
-from debategraph.models.spec import ModelSpec, is_local
+from debategraph.models.spec import ModelSpec, is_local, parse_model
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import AgentSpec, Usage
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
     from langgraph.types import StreamMode
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+#: The run's model when none is named: the embedded one.
+LOCAL_SPEC = ModelSpec()
 
 
 def default_archive(db: str) -> str:
@@ -232,63 +236,104 @@ def spec_record(spec: ModelSpec) -> dict[str, Any]:
     return record
 
 
-def refuse_tools_on_embedded(settings: Values) -> None:
-    """Refuse a run on the embedded model in which an agent would call tools on it.
+def refuse_tools_on_embedded(settings: Values, run: ModelSpec = LOCAL_SPEC) -> None:
+    """Refuse a run in which an agent would call tools on the embedded model.
 
-    An agent calls the run's model unless it has a model or an agent of its own, and
-    the embedded SmolLM2's chat template has no tool calls. The agents are the records
-    (mappings or ``AgentSpec`` s with a ``name``) at any depth of the settings; a
-    ``tools`` setting (``solve --tools``) gives tools to every agent of the ``agents``
-    setting without tools or an agent of its own.
+    An agent's calls go to the embedded model when its own model is ``local``, or when
+    it has none (or only a name without an endpoint) on a run whose model is ``local``
+    (:func:`~debategraph.cli.served.goes_to_embedded`); the embedded SmolLM2's chat
+    template has no tool calls. The agents are the records (mappings or ``AgentSpec`` s
+    with a ``name``) at any depth of the settings; a ``tools`` setting (``solve
+    --tools``) gives tools to every agent of the ``agents`` setting without tools or an
+    agent of its own.
 
     Args:
         settings: The run's settings.
+        run: The run's model (default: the embedded one).
 
     Raises:
         UsageError: One line naming the first such agent.
     """
-    shared = bool(settings.get("tools"))
-    users = [name for name, record in _records(settings, own=False) if _field(record, "tools")]
-    if shared:
+    users = [
+        name
+        for name, record in agent_records(settings)
+        if _field(record, "tools") and _calls_embedded(record, run)
+    ]
+    if settings.get("tools"):
         agents = settings.get("agents")
-        if isinstance(agents, int):
+        if isinstance(agents, int) and run.is_local:
             users.append("every agent")
         for entry in agents if isinstance(agents, list | tuple) else ():
             record = {"name": entry} if isinstance(entry, str) else entry
-            if _field(record, "agent") is None and _field(record, "model") is None:
+            if _field(record, "tools") or _field(record, "agent") is not None:
+                continue
+            if _calls_embedded(record, run):
                 users.append(str(_field(record, "name")))
     if users:
         who = users[0] if users[0] == "every agent" else f"agent {users[0]!r}"
         raise UsageError(
-            f"{who} has tools, but the embedded model (--model local) has no tool calls: "
-            "tools need a model with tool calls (give --model NAME --base-url URL, or a model "
-            "per agent in --agents-file)"
+            f"{who} has tools, but its calls go to the embedded model (--model local), which "
+            "has no tool calls: tools need a model with tool calls (give --model NAME "
+            "--base-url URL, or a model per agent in --agents-file: NAME@BASE_URL)"
         )
 
 
-def _records(settings: Any, *, own: bool) -> list[tuple[str, Any]]:
-    """The agent records at any depth of the settings (a stage's participants too).
+def agent_records(settings: Any) -> list[tuple[str, Any]]:
+    """Every agent record at any depth of the settings (a stage's participants, officials).
 
     Args:
         settings: The settings, or a value in them.
-        own: The records with a model or an agent of their own that is not the embedded
-            model (``True``), or those that call the run's model (``False``).
 
     Returns:
-        ``(name, record)`` pairs.
+        ``(name, record)`` pairs: the mappings and ``AgentSpec`` s with a ``name``.
     """
     found: list[tuple[str, Any]] = []
     if isinstance(settings, Mapping | AgentSpec) and _field(settings, "name") is not None:
-        model = _field(settings, "model")
-        local = isinstance(model, str) and is_local(model.strip())
-        elsewhere = (model is not None and not local) or _field(settings, "agent") is not None
-        if elsewhere == own:
-            found.append((str(_field(settings, "name")), settings))
+        found.append((str(_field(settings, "name")), settings))
     if isinstance(settings, Mapping):
-        found += [r for k, v in settings.items() if k != "model" for r in _records(v, own=own)]
+        found += [r for k, v in settings.items() if k != "model" for r in agent_records(v)]
     elif isinstance(settings, list | tuple):
-        found += [r for v in settings for r in _records(v, own=own)]
+        found += [r for v in settings for r in agent_records(v)]
     return found
+
+
+def own_specs(settings: Values) -> list[tuple[str, ModelSpec]]:
+    """The model specs the agents (and officials) of a run's settings name of their own.
+
+    Args:
+        settings: The run's settings.
+
+    Returns:
+        ``(who, spec)`` pairs (``who``: ``agent 'ann'``); a chat model object, an agent
+        of its own or a model that does not parse (refused where it is read) is left out.
+    """
+    found = []
+    for name, record in agent_records(settings):
+        spec = _own_spec(record)
+        if spec is not None and _field(record, "agent") is None:
+            found.append((f"agent {name!r}", spec))
+    return found
+
+
+def _own_spec(record: Any) -> ModelSpec | None:
+    """A record's own model, as a spec (``None``: none, or not a spec)."""
+    model = _field(record, "model")
+    if model is None:
+        return None
+    try:
+        spec = parse_model(model)
+    except ValueError:
+        return None
+    return spec if isinstance(spec, ModelSpec) else None
+
+
+def _calls_embedded(record: Any, run: ModelSpec) -> bool:
+    """Whether a record's calls go to the embedded model."""
+    if _field(record, "agent") is not None:
+        return False
+    if _field(record, "model") is not None and _own_spec(record) is None:
+        return False  # a chat model of its own
+    return goes_to_embedded(_own_spec(record), run)
 
 
 def _field(record: Any, key: str) -> Any:
@@ -311,7 +356,14 @@ def own_agents(settings: Values) -> list[str]:
         Their names.
     """
     speakers = {k: v for k, v in settings.items() if k != "officials"}
-    return sorted({name.lower() for name, _ in _records(speakers, own=True)})
+    return sorted({name.lower() for name, r in agent_records(speakers) if _elsewhere(r)})
+
+
+def _elsewhere(record: Any) -> bool:
+    """Whether a record has a model (not the embedded one) or an agent of its own."""
+    model = _field(record, "model")
+    local = isinstance(model, str) and is_local(model.strip())
+    return (model is not None and not local) or _field(record, "agent") is not None
 
 
 def thread_wall(saver: BaseCheckpointSaver[Any], db: str, thread_id: str) -> float:
@@ -602,7 +654,8 @@ def launch(
         report: ``--report``, for patterns that write one.
 
     Raises:
-        UsageError: On bad input, before anything is written.
+        UsageError: On bad input (a model its endpoint does not serve, tools on the
+            embedded model), before anything is written or called.
     """
     from debategraph.checkpoints.savers import open_checkpointer
 
@@ -610,9 +663,9 @@ def launch(
         raise UsageError("--thread is empty: give a thread id or leave it out")
     check_concurrency(max_concurrency)
     settings = {**launched.settings, "pause_after_round": pause_after_round}
-    if spec.is_local:
-        refuse_tools_on_embedded(settings)
+    refuse_tools_on_embedded(settings, spec)
     validate_settings(pattern, settings)
+    check_served(own_specs(settings), spec)
     for note in launched.notes:
         err.print(f"note: {escape(note)}")
     run = RunInfo(pattern.name, settings, spec_record(spec))

@@ -41,7 +41,6 @@ from debategraph.doctor.embedded import (
 )
 from debategraph.doctor.environment import MIN_PYTHON, PACKAGES, check_packages, check_python
 from debategraph.doctor.remote import (
-    LISTED_MAX,
     PROBE_TIMEOUT_S,
     REACH_TIMEOUT_S,
     check_endpoint,
@@ -52,6 +51,7 @@ from debategraph.doctor.remote import (
 from debategraph.errors import UsageError
 from debategraph.local import resolve_gguf
 from debategraph.models import LOCAL, ModelSpec
+from debategraph.models.probe import LISTED_MAX
 
 __all__ = [
     "LISTED_MAX",

@@ -7,12 +7,7 @@ in that list, when the endpoint lists models; ``structured output`` which of
 
 from __future__ import annotations
 
-import http.client
-import json
-import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
@@ -24,14 +19,13 @@ from debategraph.models import (
     one_line,
     structured_call,
 )
+from debategraph.models.probe import some_of
 from debategraph.words import plural
 
 #: Seconds ``GET {base_url}/models`` may take (``--timeout`` when given).
 REACH_TIMEOUT_S = 5.0
 #: Seconds a structured-output probe of a remote endpoint may take (``--timeout`` when given).
 PROBE_TIMEOUT_S = 30.0
-#: Model names listed in a failure line at most.
-LISTED_MAX = 5
 
 
 def remote_checks(spec: ModelSpec) -> Iterator[Check]:
@@ -46,7 +40,7 @@ def remote_checks(spec: ModelSpec) -> Iterator[Check]:
         ``structured output``.
     """
     base_url = str(spec.base_url)
-    reach, listed = check_endpoint(base_url, spec.api_key, spec.timeout_s or REACH_TIMEOUT_S)
+    reach, listed = check_endpoint(base_url, spec.key(), spec.timeout_s or REACH_TIMEOUT_S)
     yield reach
     if not reach.ok:
         return
@@ -58,68 +52,22 @@ def remote_checks(spec: ModelSpec) -> Iterator[Check]:
 def check_endpoint(
     base_url: str, api_key: str | None, timeout_s: float
 ) -> tuple[Check, list[str] | None]:
-    """``GET {base_url}/models``: does the endpoint answer, and which models does it list.
+    """``GET {base_url}/models`` (:func:`~debategraph.models.probe.list_models`) as a check.
 
     Args:
         base_url: The OpenAI-compatible base URL.
-        api_key: The API key (``None``: ``OPENAI_API_KEY``, if set).
+        api_key: The key that goes to this endpoint (:meth:`ModelSpec.key
+            <debategraph.models.ModelSpec.key>`), or ``None``: none is sent (a key
+            never goes to an endpoint it was not given for).
         timeout_s: Seconds to wait.
 
     Returns:
         The check, and the model ids it lists (``None`` if it lists none).
     """
-    url = f"{base_url.rstrip('/')}/models"
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    key = api_key or os.environ.get("OPENAI_API_KEY")
-    if key:
-        request.add_header("Authorization", f"Bearer {key}")
-    started = time.perf_counter()
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            body = response.read()
-    except urllib.error.HTTPError as exc:
-        if exc.code in (401, 403):
-            return Check(
-                "endpoint", False, f"{base_url} refused the API key (HTTP {exc.code} on /models)"
-            ), None
-        return Check(
-            "endpoint", True, f"{base_url} answered (HTTP {exc.code} on /models: no model list)"
-        ), None
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, TimeoutError):
-            return Check(
-                "endpoint", False, f"{base_url} did not answer within {timeout_s:g}s"
-            ), None
-        text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
-        return Check("endpoint", False, f"{base_url} is unreachable: {one_line(str(text))}"), None
-    except TimeoutError:
-        return Check("endpoint", False, f"{base_url} did not answer within {timeout_s:g}s"), None
-    except (OSError, http.client.HTTPException) as exc:
-        return Check("endpoint", False, f"{base_url} is unreachable: {one_line(str(exc))}"), None
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    listed = _model_ids(body)
-    if listed is None:
-        return Check(
-            "endpoint", True, f"{base_url} answered in {elapsed_ms:.0f} ms (no model list)"
-        ), None
-    return Check(
-        "endpoint",
-        True,
-        f"{base_url} answered in {elapsed_ms:.0f} ms, listing {plural(len(listed), 'model')}",
-    ), listed
+    from debategraph.models.probe import list_models
 
-
-def _model_ids(body: bytes) -> list[str] | None:
-    """The ``data[].id`` of a ``/models`` reply, or ``None`` if it is not such a list."""
-    try:
-        payload = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    data = payload.get("data") if isinstance(payload, dict) else None
-    if not isinstance(data, list):
-        return None
-    return [str(item["id"]) for item in data if isinstance(item, dict) and "id" in item]
+    found = list_models(base_url, api_key, timeout_s)
+    return Check("endpoint", found.ok, found.detail), found.ids
 
 
 def check_model_listed(model: str, listed: Sequence[str]) -> Check:
@@ -134,7 +82,7 @@ def check_model_listed(model: str, listed: Sequence[str]) -> Check:
     """
     if model in listed:
         return Check("model", True, f"{model} is listed")
-    shown = ", ".join(listed[:LISTED_MAX]) + (", ..." if len(listed) > LISTED_MAX else "")
+    shown = some_of(listed)
     return Check(
         "model",
         False,

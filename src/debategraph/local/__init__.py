@@ -22,6 +22,7 @@ from debategraph.local.server import (
     runtime_available,
     shared_server,
     slot_limit,
+    usable_cores,
 )
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "runtime_available",
     "shared_server",
     "slot_limit",
+    "usable_cores",
 ]

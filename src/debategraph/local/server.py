@@ -69,6 +69,17 @@ def available_memory() -> int:
     return 4 << 30
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity), at least 1.
+
+    The embedded server decodes with this many threads, and a run's calls to it at
+    once are fitted to it: more slots than cores share the cores, so each call runs
+    proportionally longer (and a queued one waits out its own timeout).
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    return cores or os.cpu_count() or 1
+
+
 def slot_limit(info: GGUFInfo, ctx_per_slot: int | None = None) -> int:
     """How many slots this machine can hold for a model.
 
@@ -186,8 +197,7 @@ class LocalModelServer:
         check_slots(self.model, self.slots)
         self.port = free_port()
         self._log = tempfile.TemporaryFile(prefix="debategraph-llama-")  # noqa: SIM115 - closed in stop()
-        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-        threads = threads or os.cpu_count() or 1
+        threads = usable_cores()
         cmd = [
             sys.executable, str(_CHILD),
             "--model", str(self.model.path),

@@ -164,6 +164,11 @@ def structured_steps(
             out = yield runnable, prompt
         except TimeLimitReached as exc:  # the run's deadline: no retry, a recorded fallback
             return CallResult(None, usage + _spent(exc), _made(attempts, exc), reason=str(exc))
+        except openai.APITimeoutError as exc:  # slow, or dead: its endpoint says which
+            slow = _slow_not_dead(model, exc, time.perf_counter() - started)
+            if slow is None:
+                raise _unavailable(model, exc) from exc
+            return CallResult(None, usage + slow[1], attempts, reason=slow[0])
         except openai.APIStatusError as exc:
             if method == "json_schema" and _rejects_json_schema(exc):
                 _NO_JSON_SCHEMA.add(model.endpoint)
@@ -278,6 +283,11 @@ def text_steps(
             reply = yield model.chat, list(messages)
         except TimeLimitReached as exc:  # the run's deadline: no retry, a recorded fallback
             return TextResult("", usage + _spent(exc), _made(attempts, exc), reason=str(exc))
+        except openai.APITimeoutError as exc:  # slow, or dead: its endpoint says which
+            slow = _slow_not_dead(model, exc, time.perf_counter() - started)
+            if slow is None:
+                raise _unavailable(model, exc) from exc
+            return TextResult("", usage + slow[1], attempts, reason=slow[0])
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise _unavailable(model, exc) from exc
         usage = usage + _usage_of(reply, time.perf_counter() - started, messages)
@@ -299,6 +309,46 @@ def _spent(cut: TimeLimitReached) -> Usage:
 def _made(attempts: int, cut: TimeLimitReached) -> int:
     """The calls made, counting the last only if it was (cancelled in flight)."""
     return attempts if cut.in_flight_s is not None else attempts - 1
+
+
+#: Seconds a timed-out call's endpoint has to answer ``GET /models`` to count as alive.
+ALIVE_PROBE_S = 5.0
+
+
+def _slow_not_dead(
+    model: ModelBinding, exc: openai.APITimeoutError, waited_s: float
+) -> tuple[str, Usage] | None:
+    """Whether a call that timed out met a slow endpoint rather than a dead one.
+
+    A timeout alone does not say: an embedded model that shares two cores with other
+    work, or a busy server, answers late but answers. The endpoint is asked
+    ``GET /models`` (no key sent): if it answers, the call is one slow call, recorded
+    as the agent's fallback with its reason, and the run goes on; if the embedded
+    server's process has ended, or the endpoint does not answer, it is down.
+
+    Args:
+        model: The binding that was called.
+        exc: The timeout.
+        waited_s: Seconds the call was in flight.
+
+    Returns:
+        The reason to record and the call's usage (its time), or ``None`` when the
+        endpoint is down.
+    """
+    from debategraph.models.probe import list_models
+
+    if _refused(exc) or not model.endpoint.startswith("http"):
+        return None
+    if model.diagnose is not None and model.diagnose() is not None:
+        return None
+    if not list_models(model.endpoint, None, ALIVE_PROBE_S).answered:
+        return None
+    reason = (
+        f"no reply within the timeout ({waited_s:.0f}s in flight): {model.endpoint} "
+        "answers, so it is slow, not down (a longer --timeout, or fewer calls at once, "
+        "gives it time)"
+    )
+    return reason, Usage(calls=1, latency_s=round(waited_s, 6))
 
 
 def _rejects_json_schema(exc: openai.APIStatusError) -> bool:

@@ -17,6 +17,9 @@ import weakref
 from collections.abc import AsyncIterator, Iterator
 
 _limit: int | None = None
+#: Model calls in flight now, in this process (every call holds a place while it runs).
+_in_flight = 0
+_count_lock = threading.Lock()
 _sync_gate: threading.BoundedSemaphore | None = None
 _async_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
     weakref.WeakKeyDictionary()
@@ -48,31 +51,51 @@ def call_limit() -> int | None:
     return _limit
 
 
+def calls_in_flight() -> int:
+    """How many model calls of this process are in flight now (for progress lines)."""
+    return _in_flight
+
+
+@contextlib.contextmanager
+def _counted() -> Iterator[None]:
+    global _in_flight
+    with _count_lock:
+        _in_flight += 1
+    try:
+        yield
+    finally:
+        with _count_lock:
+            _in_flight -= 1
+
+
 @contextlib.contextmanager
 def sync_slot() -> Iterator[None]:
-    """Hold one of the process's call places for a blocking call."""
+    """Hold one of the process's call places for a blocking call (counted in flight)."""
     gate = _sync_gate
     if gate is None:
-        yield
+        with _counted():
+            yield
         return
-    with gate:
+    with gate, _counted():
         yield
 
 
 @contextlib.asynccontextmanager
 async def async_slot() -> AsyncIterator[None]:
-    """Hold one of the process's call places for an awaited call (on this event loop).
+    """Hold one of the process's call places for an awaited call (counted in flight).
 
     Each event loop has its own count (an ``asyncio.Semaphore`` belongs to one loop);
     a process runs its async runs on one loop.
     """
     limit = _limit
     if limit is None:
-        yield
+        with _counted():
+            yield
         return
     loop = asyncio.get_running_loop()
     gate = _async_gates.get(loop)
     if gate is None:
         gate = _async_gates[loop] = asyncio.Semaphore(limit)
     async with gate:
-        yield
+        with _counted():
+            yield

@@ -150,7 +150,8 @@ class ModelSpec:
         if base_url is not None:
             parsed = urlparse(base_url)
             if parsed.scheme not in ("http", "https") or not parsed.netloc:
-                raise UsageError(f"base URL {base_url!r} is not an http(s) URL")
+                named = "base URL" if self.base_url else "OPENAI_BASE_URL"
+                raise UsageError(f"{named} {base_url!r} is not an http(s) URL")
         return replace(self, base_url=base_url)
 
 
@@ -249,6 +250,13 @@ def _from_text(text: str, who: str) -> ModelSpec:
     if at < 0 and "://" in text:
         url = text[text.rfind("@", 0, text.find("://")) + 1 :]
         raise ValueError(f"{who}: base URL {url!r} is not an http(s) URL")
+    if at < 0 and "@" in text:  # NAME@URL whose URL is not one
+        url = text[text.rfind("@") + 1 :]
+        raise ValueError(
+            f"{who}: base URL {url!r} (after the '@' of {text!r}) is not an http(s) URL: "
+            "give NAME@http://HOST/v1 (a name that holds an '@' goes in a mapping, "
+            "{model: NAME})"
+        )
     name, base_url = (text[:at], text[at + 1 :]) if at >= 0 else (text, "")
     if name.startswith("openai:"):
         name = name.removeprefix("openai:")

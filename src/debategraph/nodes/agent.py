@@ -384,7 +384,8 @@ def agent_of(
     Its model is parsed (:func:`~debategraph.models.parse_model`; a key named by
     ``api_key_env`` must be set), its tools resolved
     (:func:`~debategraph.nodes.tools.resolve_tools`), its agent checked to be a
-    ``Runnable``; an embedded model of its own cannot take tools.
+    ``Runnable``; an agent whose calls go to the embedded model (its own ``local``, or
+    no model or a name without an endpoint on a graph built with it) cannot take tools.
 
     Args:
         member: The agent's record, or its name alone (nothing of its own).
@@ -408,7 +409,9 @@ def agent_of(
             raise ValueError(f"{who}: {exc}") from None
     tools = resolve_tools(member.tools, who)
     local = own.label if isinstance(own, ModelSpec) and own.is_local else None
-    if own is None and model is not None and not model.tool_calls:
+    # No model of its own, or a name without an endpoint: its calls go to the graph's.
+    at_graphs = own is None or (isinstance(own, ModelSpec) and own.base_url is None)
+    if local is None and at_graphs and model is not None and not model.tool_calls:
         local = model.name or model.endpoint
     if tools and local is not None:
         raise ValueError(

@@ -226,6 +226,7 @@ PATTERN = Pattern(
     summary=_summary,
     describe=_describe,
     agents_per_round=lambda s: max(_caps(s)[1], default=1),
+    last_round=lambda s: sum(_caps(s)[0]) or None,  # a meeting's rounds run on across stages
     headline=_headline,
     progress=_progress,
     streams=lambda node: node not in NOT_STREAMED,

@@ -102,10 +102,16 @@ def solve_command(
     """
     protocol = decision_option(decision)
     solvers, officials = roster_option(agents, agents_file)
+    shape = parse_topology(topology)
+    if isinstance(shape, Mapping) and agents is not None and agents != len(shape):
+        raise UsageError(
+            f"--agents {agents} and --topology {topology} disagree: the file names "
+            f"{len(shape)} solvers; leave out --agents (or give --agents {len(shape)})"
+        )
     settings: dict[str, Any] = {
         "agents": solvers,
         "max_rounds": rounds,
-        "topology": parse_topology(topology),
+        "topology": shape,
         "neighbours": neighbours,
         "token_budget": token_budget,
         "stop_when_unanimous": unanimous,
