@@ -98,3 +98,23 @@ def one_error_line(err: str) -> str:
     assert len(lines) == 1, err
     assert "Traceback" not in err
     return lines[0]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep tests that must share an xdist worker on one: a module's, or the embedded model's.
+
+    ``pytest -n N --dist loadgroup`` (the default options) hands tests out one by one; a
+    module whose tests share a server started once per module (Aegra, Studio, a stub whose
+    counters the module reads) would start it on every worker. Its tests form one group.
+    """
+    for item in items:
+        if item.get_closest_marker("embedded") is not None:
+            # One embedded model at a time: a llama.cpp server takes every core it is given,
+            # and four at once on two cores made each call slow enough to time out.
+            item.add_marker(pytest.mark.xdist_group("embedded"))
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        shared = [d for chain in defs for d in chain if d.scope in ("module", "session")]
+        if any(d.func.__module__.startswith("tests.") for d in shared):  # ours, not pytest's
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else ""))

@@ -127,7 +127,18 @@ def run_postgres_case(**env: str) -> tuple[str, str]:
     """
     clean = {k: v for k, v in os.environ.items() if k not in SWITCHES}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", POSTGRES_CASE, "-q", "-rfs", "-p", "no:cacheprovider"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            POSTGRES_CASE,
+            "-q",
+            "-rfs",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",  # one process: the suite's own workers are running it
+        ],
         cwd=REPO_ROOT,
         env={**clean, **env},
         capture_output=True,

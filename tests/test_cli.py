@@ -432,3 +432,19 @@ def test_usage_error_from_a_subprocess_has_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert proc.stderr.startswith("debategraph: error: question is empty")
+
+
+def test_max_tokens_caps_every_call_and_a_bad_value_is_refused(
+    stub: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "d.sqlite"
+    args = ["solve", "What is 9 + 9?", "--agents", "2", "--rounds", "1", "--max-tokens", "7"]
+    code, _, err = run_cli([*args, *stub_args(stub, db)], capsys)
+    assert code == 0, err
+    assert len(stub.requests) == 2
+    assert {r.get("max_completion_tokens", r.get("max_tokens")) for r in stub.requests} == {7}
+    stub.reset_stats()
+    args[-1] = "0"
+    code, _, err = run_cli([*args, *stub_args(stub, tmp_path / "e.sqlite")], capsys)
+    assert code == 2 and not stub.requests
+    assert "max_tokens 0 must be a whole number of at least 1" in one_error_line(err)

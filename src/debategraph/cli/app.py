@@ -99,6 +99,7 @@ def pattern_command(entry: registry.Entry) -> Any:
             base_url=common["base_url"],
             api_key_env=common["api_key_env"],
             timeout_s=common["timeout"],
+            max_tokens=common["max_tokens"],
             max_retries=common["max_retries"],
         ).validated()
         launch(

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from debategraph.checkpoints.savers import DEFAULT_DB
-from debategraph.models.spec import LOCAL
+from debategraph.models.spec import LOCAL, LOCAL_MAX_TOKENS
 
 #: Archive of Postgres checkpoints, in the working directory. A SQLite ``--db FILE`` is
 #: archived beside it in ``FILE-archive.sqlite``: a file of its own, so pruning checkpoints
@@ -42,6 +42,14 @@ ApiKeyEnvOpt = Annotated[
 ]
 TimeoutOpt = Annotated[
     float | None, typer.Option("--timeout", help="Seconds per model request (default 60).")
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        help="Completion tokens per model call \\[default: the endpoint's own cap; "
+        f"{LOCAL_MAX_TOKENS} on the embedded model].",
+    ),
 ]
 RetriesOpt = Annotated[int, typer.Option("--max-retries", help="Client retries per request.")]
 DbOpt = Annotated[
@@ -88,6 +96,7 @@ def run_options(
     base_url: BaseUrlOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
     timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
     max_retries: RetriesOpt = 2,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,

@@ -56,9 +56,7 @@ def check_endpoint(
 
     Args:
         base_url: The OpenAI-compatible base URL.
-        api_key: The key that goes to this endpoint (:meth:`ModelSpec.key
-            <debategraph.models.ModelSpec.key>`), or ``None``: none is sent (a key
-            never goes to an endpoint it was not given for).
+        api_key: The key for this endpoint, or ``None`` (as ``list_models`` takes it).
         timeout_s: Seconds to wait.
 
     Returns:

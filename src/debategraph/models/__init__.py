@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from debategraph.models.spec import (
     LOCAL,
+    LOCAL_MAX_TOKENS,
     MethodChoice,
     ModelSpec,
     StructuredMethod,
@@ -41,7 +42,6 @@ from debategraph.models.spec import (
 if TYPE_CHECKING:
     from debategraph.models.binding import (
         DEFAULT_TIMEOUT_S,
-        LOCAL_MAX_TOKENS,
         LOCAL_TIMEOUT_S,
         ModelBinding,
         bind_model,

@@ -21,11 +21,16 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from debategraph.models.client import LeanChatOpenAI
-from debategraph.models.spec import MethodChoice, ModelSpec, StructuredMethod, is_local
+from debategraph.models.spec import (
+    LOCAL_MAX_TOKENS,
+    MethodChoice,
+    ModelSpec,
+    StructuredMethod,
+    is_local,
+)
 
 DEFAULT_TIMEOUT_S = 60.0
 LOCAL_TIMEOUT_S = 300.0
-LOCAL_MAX_TOKENS = 320
 
 
 class ModelBinding(NamedTuple):

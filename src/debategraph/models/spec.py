@@ -20,6 +20,8 @@ from debategraph.errors import UsageError
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
 MethodChoice = Literal["auto", "function_calling", "json_schema", "json_mode"]
 LOCAL = "local"
+#: Completion tokens per call on the embedded model unless a spec sets ``max_tokens``.
+LOCAL_MAX_TOKENS = 320
 
 
 @dataclass(frozen=True)
