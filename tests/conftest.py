@@ -100,6 +100,7 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Keep tests that must share an xdist worker on one: a module's, or the embedded model's.
 
