@@ -100,22 +100,24 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Keep tests that must share an xdist worker on one: a module's, or the embedded model's.
+    """Refuse a test that would run on a worker of its own where it must share one.
 
-    ``pytest -n N --dist loadgroup`` (the default options) hands tests out one by one; a
-    module whose tests share a server started once per module (Aegra, Studio, a stub whose
-    counters the module reads) would start it on every worker. Its tests form one group.
+    The suite runs with ``-n 4 --dist loadgroup``: the embedded model's tests, and a
+    module's tests that share a module-scoped fixture of ours (a server started once per
+    module), each need an ``xdist_group`` mark (:mod:`tests.groups`), set where the test is
+    written: xdist reads marks into node ids before a hook could add one.
     """
     for item in items:
-        if item.get_closest_marker("embedded") is not None:
-            # One embedded model at a time: a llama.cpp server takes every core it is given,
-            # and four at once on two cores made each call slow enough to time out.
-            item.add_marker(pytest.mark.xdist_group("embedded"))
-            continue
+        grouped = item.get_closest_marker("xdist_group") is not None
         info = getattr(item, "_fixtureinfo", None)
         defs = info.name2fixturedefs.values() if info is not None else ()
         shared = [d for chain in defs for d in chain if d.scope in ("module", "session")]
-        if any(d.func.__module__.startswith("tests.") for d in shared):  # ours, not pytest's
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else ""))
+        needs = item.get_closest_marker("embedded") is not None or any(
+            d.func.__module__.startswith("tests.") for d in shared
+        )
+        if needs and not grouped:
+            raise pytest.UsageError(
+                f"{item.nodeid} needs an xdist_group mark (tests/groups.py): it runs the "
+                "embedded model or shares a module-scoped fixture"
+            )

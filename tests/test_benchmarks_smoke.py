@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.backends import postgres_admin_url, require_module
+from tests.groups import EMBEDDED
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -317,7 +318,7 @@ def run_in_own_group(
             id=case.id,
             marks=[
                 pytest.mark.timeout(case.test_timeout_s),
-                *([pytest.mark.embedded] if case.embedded else []),
+                *(EMBEDDED if case.embedded else []),
             ],
         )
         for case in CASES

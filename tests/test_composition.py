@@ -37,6 +37,7 @@ from debategraph import (
     recursion_limit,
 )
 from debategraph.models import ModelSpec
+from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer, StubReply, default_responder, schema_of
 
 QUESTION = "What is 17 + 25?"
@@ -48,7 +49,10 @@ PATTERN_CALL = "stub"
 
 # create_react_agent is what langgraph-supervisor, langgraph-swarm and this issue name;
 # LangGraph 1.x marks it as moved to langchain.agents (not a dependency here).
-pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:create_react_agent has been moved"),
+    one_worker(__name__),
+]
 BOSS = "boss"
 
 

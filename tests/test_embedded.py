@@ -15,14 +15,13 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from debategraph.local import find_packaged_gguf
 from tests.backends import require_module
+from tests.groups import EMBEDDED
 from tests.notebooks import run_notebook
 from tests.processes import embedded_servers
 
-pytestmark = pytest.mark.embedded
+pytestmark = EMBEDDED
 
 # Skipped without the ``local`` extra; failed instead where the real parts are required.
 require_module("xllamacpp", "the embedded model needs: pip install -e '.[local]'")

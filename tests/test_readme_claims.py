@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_cli, stub_args
+from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
+
+pytestmark = one_worker(__name__)  # a module-scoped fixture
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

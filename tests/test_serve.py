@@ -33,10 +33,11 @@ from debategraph.graphs.inputs import check_input
 from tests.aegra_server import AegraServer, aegra_server, healthy, models_file, serve_command
 from tests.backends import fresh_database, require_module, wait_for_saved_tasks
 from tests.conftest import answer_18, solver_of, solvers_answer_18
+from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
 from tests.studio_server import closed_port, free_port, port_taken, stream_parts
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), one_worker(__name__)]
 
 WAIT_S = 60.0
 NOTE = "Check the halving"

@@ -35,10 +35,11 @@ from debategraph.checkpoints import inbox_item, inbox_namespace
 from tests.aegra_server import AegraServer, aegra_server, models_file, serve_command
 from tests.backends import decoded_dump, fresh_database_as, require_module
 from tests.conftest import solvers_answer_18
+from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
 from tests.studio_server import closed_port, free_port, stream_parts
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), one_worker(__name__)]
 
 WAIT_S = 60.0
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in all?"

@@ -30,10 +30,11 @@ import pytest
 
 from tests.backends import require_module
 from tests.conftest import debate_reply, solver_of
+from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
 from tests.studio_server import CONFIG, StudioServer, stream_parts, studio_config, studio_server
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), one_worker(__name__)]
 
 GRAPH = "solver_debate"
 APP = "panel_app"
