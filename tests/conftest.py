@@ -100,7 +100,7 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Refuse a test that would run on a worker of its own where it must share one.
 
     The suite runs with ``-n 4 --dist loadgroup``: the embedded model's tests, and a
@@ -120,4 +120,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             raise pytest.UsageError(
                 f"{item.nodeid} needs an xdist_group mark (tests/groups.py): it runs the "
                 "embedded model or shares a module-scoped fixture"
+            )
+
+
+@pytest.hookimpl(trylast=True)  # after xdist's worker has written the groups into node ids
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Refuse to run where xdist ignores the groups (see the pytest pin in pyproject.toml)."""
+    config = session.config
+    if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
+        return
+    for item in session.items:
+        if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid:
+            raise pytest.UsageError(
+                f"pytest-xdist did not group {item.nodeid} (pytest {pytest.__version__}): "
+                "install the versions pyproject.toml allows"
             )
