@@ -15,6 +15,10 @@ from tests.backends import checkpoint_url, saver
 from tests.openai_stub import StubOpenAIServer, default_responder
 
 os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Beside three other workers, an embedded server decoding on every core waits on the
+    # one another process holds: a token took ten times as long (tests/groups.py).
+    os.environ.setdefault("DEBATEGRAPH_LOCAL_THREADS", "1")
 
 __all__ = ["checkpoint_url", "saver"]  # the backend fixtures, shared by every test module
 
@@ -121,6 +125,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"{item.nodeid} needs an xdist_group mark (tests/groups.py): it runs the "
                 "embedded model or shares a module-scoped fixture"
             )
+    # The longest chains first (``--no-loadscope-reorder`` keeps this order): the embedded
+    # model's tests, then the servers' modules; single tests fill the workers around them.
+    items.sort(key=_start_order)
+
+
+def _start_order(item: pytest.Item) -> int:
+    group = item.get_closest_marker("xdist_group")
+    if group is None:
+        return len(FIRST)
+    name = str(group.args[0])
+    return FIRST.index(name) if name in FIRST else len(FIRST) - 1
+
+
+#: Groups in the order they start (any other group after them, before single tests).
+FIRST = ["embedded", "tests.test_serve_safety", "tests.test_serve", "tests.test_studio", "*"]
 
 
 @pytest.hookimpl(trylast=True)  # after xdist's worker has written the groups into node ids

@@ -32,6 +32,8 @@ from tests.groups import EMBEDDED
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.slow  # benchmark scripts
+
 
 def check_composition(figures: dict[str, dict[str, Any]], output: str) -> None:
     agent = figures["As a supervisor's agent"]["values"]

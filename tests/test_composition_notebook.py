@@ -15,6 +15,8 @@ import pytest
 
 from tests.notebooks import run_notebook
 
+pytestmark = pytest.mark.slow  # a notebook's kernel
+
 ANSWER = "The answer is 42: 3 of 3 solvers gave it (plurality)."
 
 

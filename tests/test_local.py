@@ -192,3 +192,16 @@ def test_a_second_embedded_model_that_does_not_fit_is_refused_in_one_line(
     assert "\n" not in str(err.value)
     monkeypatch.setattr(server, "available_memory", lambda: 64 << 30)
     server.check_room(second, 4, [tmp_path / "first.gguf"])  # fits: no error
+
+
+def test_server_threads_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from debategraph.local.server import THREADS_ENV, server_threads, usable_cores
+
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    assert server_threads() == usable_cores()
+    monkeypatch.setenv(THREADS_ENV, "3")
+    assert server_threads() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(THREADS_ENV, bad)
+        with pytest.raises(UsageError, match=f"{THREADS_ENV}='{bad}' must be a whole number"):
+            server_threads()

@@ -16,6 +16,8 @@ import pytest
 
 from tests.notebooks import run_notebook
 
+pytestmark = pytest.mark.slow  # a notebook's kernel
+
 
 @pytest.mark.timeout(400)
 def test_open_agents_notebook_runs_a_mixed_roster(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
 
-pytestmark = one_worker(__name__)  # a module-scoped fixture
+pytestmark = [pytest.mark.slow, one_worker(__name__)]  # a module-scoped fixture
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PEERS_PYTHON = Path(

@@ -39,7 +39,7 @@ from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
 from tests.studio_server import closed_port, free_port, stream_parts
 
-pytestmark = [pytest.mark.timeout(300), one_worker(__name__)]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, one_worker(__name__)]
 
 WAIT_S = 60.0
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in all?"

@@ -123,7 +123,7 @@ def solved(
     checkpoint_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> Iterator[tuple[str, dict[str, str], StubOpenAIServer]]:
     """A 3-round solve of Ada (model ``ada``), Bo (``bo``) and Cy (the run's ``stub``)."""
-    with StubOpenAIServer(_reply) as server:
+    with StubOpenAIServer(_reply, models=("stub", "ada", "bo")) as server:
         agents = tmp_path / "solvers.yaml"
         agents.write_text(
             f"- name: Ada\n  model: ada@{server.url}\n- name: Bo\n  model: bo@{server.url}\n"

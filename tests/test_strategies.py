@@ -331,7 +331,7 @@ def test_tie_broken_by_confidence() -> None:
     assert vote.tie_break is not None
     assert "summed confidence" in vote.tie_break
     assert "3" in vote.tie_break and "5" in vote.tie_break
-    assert "1 votes each" in vote.tie_break
+    assert "1 vote each" in vote.tie_break
 
 
 def test_tie_broken_by_summed_not_maximum_confidence() -> None:

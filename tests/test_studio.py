@@ -34,7 +34,7 @@ from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
 from tests.studio_server import CONFIG, StudioServer, stream_parts, studio_config, studio_server
 
-pytestmark = [pytest.mark.timeout(300), one_worker(__name__)]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, one_worker(__name__)]
 
 GRAPH = "solver_debate"
 APP = "panel_app"

@@ -44,6 +44,11 @@ STARTUP_TIMEOUT_S = 120.0
 CTX_PER_SLOT = 4096
 #: Environment variable overriding :data:`CTX_PER_SLOT` (long full-history debates).
 CTX_ENV = "DEBATEGRAPH_CTX_PER_SLOT"
+#: Environment variable setting the threads the embedded server decodes with (default: every
+#: usable core). Fewer leave cores to other work: llama.cpp's threads wait on each other, so
+#: one taken by another process slows every token (the test suite, running in parallel
+#: processes, sets 1).
+THREADS_ENV = "DEBATEGRAPH_LOCAL_THREADS"
 #: llama.cpp's hard cap on parallel sequences.
 MAX_SLOTS_RUNTIME = 256
 #: Share of the machine's available memory the KV cache of all slots may take.
@@ -78,6 +83,20 @@ def usable_cores() -> int:
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     return cores or os.cpu_count() or 1
+
+
+def server_threads() -> int:
+    """Threads the embedded server decodes with: :data:`THREADS_ENV`, else :func:`usable_cores`.
+
+    Raises:
+        UsageError: If :data:`THREADS_ENV` is not a whole number of at least 1.
+    """
+    configured = os.environ.get(THREADS_ENV, "").strip()
+    if not configured:
+        return usable_cores()
+    if not configured.isdigit() or int(configured) < 1:
+        raise UsageError(f"{THREADS_ENV}={configured!r} must be a whole number of threads >= 1")
+    return int(configured)
 
 
 def slot_limit(info: GGUFInfo, ctx_per_slot: int | None = None) -> int:
@@ -197,7 +216,7 @@ class LocalModelServer:
         check_slots(self.model, self.slots)
         self.port = free_port()
         self._log = tempfile.TemporaryFile(prefix="debategraph-llama-")  # noqa: SIM115 - closed in stop()
-        threads = usable_cores()
+        threads = server_threads()
         cmd = [
             sys.executable, str(_CHILD),
             "--model", str(self.model.path),
