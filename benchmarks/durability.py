@@ -908,7 +908,7 @@ def figure_prune(workdir: Path, *, threads: int) -> Figure:
         for i in range(threads):
             code, _ = call(
                 "solve", QUESTION, "--agents", str(PRUNE_AGENTS), "--rounds", str(PRUNE_ROUNDS),
-                "--thread", f"t{i}", "--model", "sim", "--base-url", server.url,
+                "--thread", f"t{i}", "--model", "stub", "--base-url", server.url,
                 "--db", str(db), "--max-retries", "0",
             )  # fmt: skip
             if code != 0:

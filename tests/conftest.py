@@ -139,7 +139,14 @@ def _start_order(item: pytest.Item) -> int:
 
 
 #: Groups in the order they start (any other group after them, before single tests).
-FIRST = ["embedded", "tests.test_serve_safety", "tests.test_serve", "tests.test_studio", "*"]
+FIRST = [
+    "embedded",
+    "embedded-bench",
+    "tests.test_serve_safety",
+    "tests.test_serve",
+    "tests.test_studio",
+    "*",
+]
 
 
 @pytest.hookimpl(trylast=True)  # after xdist's worker has written the groups into node ids

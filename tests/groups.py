@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-#: The embedded model's tests: one llama.cpp server at a time (each takes every core it is
-#: given; four at once on two cores made each call slow enough to time out).
+#: The embedded model's end-to-end tests (``tests/test_embedded.py``): one worker, one
+#: llama.cpp server at a time (four at once on two cores made calls time out).
 EMBEDDED = [pytest.mark.embedded, pytest.mark.xdist_group("embedded")]
+#: The embedded model's benchmark and doctor tests: a second worker beside the first, so the
+#: two longest chains of the suite run at once (each server on one thread: conftest.py).
+EMBEDDED_BENCH = [pytest.mark.embedded, pytest.mark.xdist_group("embedded-bench")]
 
 
 def one_worker(module: str) -> pytest.MarkDecorator:

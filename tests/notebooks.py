@@ -31,11 +31,15 @@ def run_notebook(
         kernel_name="python3",
         resources={"metadata": {"path": str(tmp_path)}},
     ).execute()
-    text = "\n".join(
-        str(output.get("text", ""))
+    # A cell's stream is cut into outputs wherever the kernel flushed it (on a busy machine,
+    # mid-line): its pieces are joined as written, and each cell starts on a line of its own.
+    cells = [
+        "".join(
+            str(output.get("text", ""))
+            for output in cell.get("outputs", [])
+            if not stdout_only or output.get("name") == "stdout"
+        )
         for cell in nb.cells
         if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-        if not stdout_only or output.get("name") == "stdout"
-    )
-    return text, nb
+    ]
+    return "\n".join(cells), nb

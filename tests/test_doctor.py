@@ -330,7 +330,7 @@ def test_cli_import_does_not_load_doctor() -> None:
 # -- the embedded model ----------------------------------------------------------------
 
 
-@pytest.mark.xdist_group("embedded")
+@pytest.mark.xdist_group("embedded-bench")
 @pytest.mark.embedded
 @pytest.mark.timeout(120)
 def test_doctor_on_embedded_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
