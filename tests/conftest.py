@@ -140,8 +140,8 @@ def _start_order(item: pytest.Item) -> int:
 
 #: Groups in the order they start (any other group after them, before single tests).
 FIRST = [
-    "embedded",
-    "embedded-bench",
+    "embedded-a",
+    "embedded-b",
     "tests.test_serve_safety",
     "tests.test_serve",
     "tests.test_studio",

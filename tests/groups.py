@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-#: The embedded model's end-to-end tests (``tests/test_embedded.py``): one worker, one
-#: llama.cpp server at a time (four at once on two cores made calls time out).
-EMBEDDED = [pytest.mark.embedded, pytest.mark.xdist_group("embedded")]
-#: The embedded model's benchmark and doctor tests: a second worker beside the first, so the
-#: two longest chains of the suite run at once (each server on one thread: conftest.py).
-EMBEDDED_BENCH = [pytest.mark.embedded, pytest.mark.xdist_group("embedded-bench")]
+#: The embedded model's tests run as two chains, each on one worker, beside the other
+#: workers: one llama.cpp server per chain at a time, decoding on one thread (conftest.py).
+#: Four servers at once on two cores made calls time out; one chain alone was the suite's
+#: critical path. Each embedded test names its chain, balanced by their durations.
+EMBEDDED_A = pytest.mark.xdist_group("embedded-a")
+EMBEDDED_B = pytest.mark.xdist_group("embedded-b")
 
 
 def one_worker(module: str) -> pytest.MarkDecorator:

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from tests.backends import postgres_admin_url, require_module
-from tests.groups import EMBEDDED_BENCH
+from tests.groups import EMBEDDED_B
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -320,7 +320,7 @@ def run_in_own_group(
             id=case.id,
             marks=[
                 pytest.mark.timeout(case.test_timeout_s),
-                *(EMBEDDED_BENCH if case.embedded else []),
+                *([pytest.mark.embedded, EMBEDDED_B] if case.embedded else []),
             ],
         )
         for case in CASES

@@ -21,6 +21,7 @@ from debategraph.local import gguf
 from debategraph.models import calls as model_calls
 from tests.backends import require_module
 from tests.conftest import one_error_line, run_cli
+from tests.groups import EMBEDDED_B
 from tests.openai_stub import StubOpenAIServer, default_responder
 from tests.processes import embedded_servers
 from tests.studio_server import closed_port
@@ -330,7 +331,7 @@ def test_cli_import_does_not_load_doctor() -> None:
 # -- the embedded model ----------------------------------------------------------------
 
 
-@pytest.mark.xdist_group("embedded-bench")
+@EMBEDDED_B
 @pytest.mark.embedded
 @pytest.mark.timeout(120)
 def test_doctor_on_embedded_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,13 +15,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from debategraph.local import find_packaged_gguf
 from tests.backends import require_module
-from tests.groups import EMBEDDED
+from tests.groups import EMBEDDED_A, EMBEDDED_B
 from tests.notebooks import run_notebook
 from tests.processes import embedded_servers
 
-pytestmark = EMBEDDED
+pytestmark = pytest.mark.embedded  # and each test's chain: EMBEDDED_A or EMBEDDED_B
 
 # Skipped without the ``local`` extra; failed instead where the real parts are required.
 require_module("xllamacpp", "the embedded model needs: pip install -e '.[local]'")
@@ -45,12 +47,14 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "debategraph.cli", *args]
 
 
+@EMBEDDED_A
 def test_gguf_found_through_distribution_files() -> None:
     path = find_packaged_gguf()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert path.stat().st_size > 50_000_000
 
 
+@EMBEDDED_A
 def test_solve_on_embedded_model(tmp_path: Path) -> None:
     args = ["solve", QUESTION, "--agents", "2", "--rounds", "2", "--json", *SHORT]
     proc = subprocess.Popen(
@@ -90,6 +94,7 @@ def solve_until(marker: str, *args: str) -> tuple[subprocess.Popen[str], list[st
     return proc, seen
 
 
+@EMBEDDED_B
 def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
     db = str(tmp_path / "d.sqlite")
     proc, _ = solve_until("round 1 done", "--rounds", "3", "--thread", "k9", "--db", db)
@@ -107,6 +112,7 @@ def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
     assert [r["round"] for r in result["rounds"]] == [1, 2, 3]
 
 
+@EMBEDDED_A
 def test_debate_notebook_runs(tmp_path: Path) -> None:
     text, _ = run_notebook("debate.ipynb", tmp_path)
     assert "graph TD" in text and "human" in text
@@ -115,6 +121,7 @@ def test_debate_notebook_runs(tmp_path: Path) -> None:
     assert "winner:" in text and "Talk about commuting time." in text
 
 
+@EMBEDDED_B
 def test_discussion_notebook_runs(tmp_path: Path) -> None:
     text, _ = run_notebook("discussion.ipynb", tmp_path)
     assert "Sparse Debate Helps | ['Method', 'Results']" in text or "Sparse Debate Helps" in text
@@ -122,6 +129,7 @@ def test_discussion_notebook_runs(tmp_path: Path) -> None:
     assert "# Discussion report: Sparse Debate Helps" in text
 
 
+@EMBEDDED_A
 def test_discuss_on_embedded_model_writes_report(tmp_path: Path) -> None:
     paper = tmp_path / "paper.md"
     paper.write_text(
@@ -152,6 +160,7 @@ def test_discuss_on_embedded_model_writes_report(tmp_path: Path) -> None:
     assert report.read_text().startswith("# Discussion report: Sparse Debate Helps")
 
 
+@EMBEDDED_A
 def test_chat_on_embedded_model(tmp_path: Path) -> None:
     args = ["chat", "Write a slogan for a bakery.", "--rounds", "2", "--json", *SHORT]
     args += ["--select", "llm", "--max-in-a-row", "1"]
@@ -167,6 +176,7 @@ def test_chat_on_embedded_model(tmp_path: Path) -> None:
     assert result["usage"]["completion_tokens"] > 0
 
 
+@EMBEDDED_A
 def test_eval_on_embedded_model(tmp_path: Path) -> None:
     """A handful of questions in single and debate-ring mode, then a rerun that calls nothing."""
     dataset = tmp_path / "gsm.jsonl"
@@ -202,6 +212,7 @@ def test_eval_on_embedded_model(tmp_path: Path) -> None:
     }
 
 
+@EMBEDDED_A
 def test_meeting_on_embedded_model(tmp_path: Path) -> None:
     """Two short stages through the CLI (the notebook runs the default three)."""
     stages = tmp_path / "stages.yaml"
@@ -226,6 +237,7 @@ def test_meeting_on_embedded_model(tmp_path: Path) -> None:
     assert "decision" in result  # typed, or None with a note when the model gave nothing usable
 
 
+@EMBEDDED_B
 def test_group_chat_notebook_runs(tmp_path: Path) -> None:
     text, _ = run_notebook("group_chat.ipynb", tmp_path)
     assert "graph TD" in text and "close_turn" in text
@@ -234,12 +246,14 @@ def test_group_chat_notebook_runs(tmp_path: Path) -> None:
     assert "Writer saw and wrote" in text
 
 
+@EMBEDDED_B
 def test_meeting_notebook_runs(tmp_path: Path) -> None:
     text, _ = run_notebook("meeting.ipynb", tmp_path)
     assert "graph TD" in text and "termination: completed" in text
     assert "decision:" in text or "no usable decision" in text
 
 
+@EMBEDDED_B
 def test_notebook_runs(tmp_path: Path) -> None:
     text, _ = run_notebook("solver_debate.ipynb", tmp_path)
     assert "graph TD" in text
@@ -247,6 +261,7 @@ def test_notebook_runs(tmp_path: Path) -> None:
     assert "parent graph got:" in text
 
 
+@EMBEDDED_A
 def test_server_killed_mid_run_is_named_and_resume_finishes(tmp_path: Path) -> None:
     db = str(tmp_path / "d.sqlite")
     proc, seen = solve_until("round 1", "--rounds", "2", "--thread", "segv", "--db", db)
@@ -267,6 +282,7 @@ def test_server_killed_mid_run_is_named_and_resume_finishes(tmp_path: Path) -> N
     assert [r["round"] for r in result["rounds"]] == [1, 2]
 
 
+@EMBEDDED_A
 def test_four_slots_generate_at_the_same_time() -> None:
     from langchain_core.messages import HumanMessage
 
@@ -294,6 +310,7 @@ def test_four_slots_generate_at_the_same_time() -> None:
     assert max(first_tokens) < min(last_tokens), spans
 
 
+@EMBEDDED_A
 def test_streamed_debate_turns_report_usage() -> None:
     from debategraph.graphs.debate import build_debate
     from debategraph.models import ModelSpec
