@@ -189,7 +189,7 @@ def test_eval_on_embedded_model(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = cli("eval", "gsm8k", "--dataset", str(dataset), "--out", str(out),
                "--modes", "single,debate-ring", "--agents", "2", "--rounds", "2",
-               "--parallel", "2", "--no-matched", "--json")  # fmt: skip
+               "--parallel", "2", "--no-matched", "--json", *SHORT)  # fmt: skip
     proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)

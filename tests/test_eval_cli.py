@@ -402,3 +402,19 @@ def test_bad_arithmetic_input_is_one_line_exit_2_and_nothing_written(
     assert code == 2, err
     assert message in one_error_line(err)
     assert not out.exists()
+
+
+def test_max_tokens_caps_every_eval_call_and_is_part_of_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_mcq(tmp_path / "mcq.jsonl", 4)
+    out = tmp_path / "out"
+    with StubOpenAIServer(choice_responder) as server:
+        extra = ("--modes", "single,vote", "--max-tokens", "9", "--json")
+        code, _, err = run_cli(eval_args(server, "mcq", dataset, out, *extra), capsys)
+        assert code == 0, err
+        assert len(server.requests) == 4 + 4 * 3  # single, then a vote of 3
+        sent = {r.get("max_completion_tokens", r.get("max_tokens")) for r in server.requests}
+        assert sent == {9}
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert plan["settings"]["model"]["max_tokens"] == 9

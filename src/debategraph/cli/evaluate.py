@@ -26,6 +26,7 @@ from debategraph.cli.options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
     JsonOpt,
+    MaxTokensOpt,
     ModelOpt,
     RetriesOpt,
     TimeoutOpt,
@@ -201,6 +202,7 @@ def _options(
     json_output: bool,
     shard: str | None = None,
     api_key_env: str | None = None,
+    max_tokens: int | None = None,
 ) -> EvalOptions:
     from debategraph.eval.shards import parse_shard
 
@@ -209,6 +211,7 @@ def _options(
         base_url=base_url,
         api_key_env=api_key_env,
         timeout_s=timeout,
+        max_tokens=max_tokens,
         max_retries=max_retries,
     ).validated()
     split = None if shard is None else parse_shard(shard)
@@ -251,6 +254,7 @@ def _eval_command(kind: str) -> Callable[..., None]:
         base_url: BaseUrlOpt = None,
         api_key_env: ApiKeyEnvOpt = None,
         timeout: TimeoutOpt = None,
+        max_tokens: MaxTokensOpt = None,
         max_retries: RetriesOpt = 2,
         db: DbOpt = None,
         shard: ShardOpt = None,
@@ -259,7 +263,7 @@ def _eval_command(kind: str) -> Callable[..., None]:
         options = _options(
             modes, decisions, judge_model, matched, (agents, rounds, neighbours), parallel,
             out_dir or Path(f"eval-{kind}"), model, base_url, timeout, max_retries, db,
-            json_output, shard, api_key_env,
+            json_output, shard, api_key_env, max_tokens,
         )  # fmt: skip
         run_eval(options, lambda: dataset_questions(kind, dataset, (offset, limit, seed)))
 
@@ -306,6 +310,7 @@ def arithmetic_command(
     base_url: BaseUrlOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
     timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
     max_retries: RetriesOpt = 2,
     db: DbOpt = None,
     shard: ShardOpt = None,
@@ -318,7 +323,7 @@ def arithmetic_command(
     options = _options(
         modes, decisions, judge_model, matched, (agents, rounds, neighbours), parallel,
         out_dir or Path("eval-arithmetic"), model, base_url, timeout, max_retries, db,
-        json_output, shard, api_key_env,
+        json_output, shard, api_key_env, max_tokens,
     )  # fmt: skip
     run_eval(
         options,
@@ -553,7 +558,13 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
         "agents": plan.agents,
         "rounds": plan.rounds,
         "neighbours": plan.neighbours,
-        "model": {"model": spec.model, "base_url": spec.base_url},
+        # max_tokens decides answers: compared between shards, and only where it is set
+        # (a plan written before it existed reads the same).
+        "model": {
+            "model": spec.model,
+            "base_url": spec.base_url,
+            **({"max_tokens": spec.max_tokens} if spec.max_tokens is not None else {}),
+        },
         "client": {"timeout": spec.timeout_s, "max_retries": spec.max_retries},
         "model_key": dict(plan.model_key),
         "parallel": plan.parallel,
@@ -1168,6 +1179,7 @@ def options_from_plan(
         int(client["max_retries"]),
         db,
         json_output,
+        max_tokens=model.get("max_tokens"),
     )
     selection = (int(settings["offset"]), settings["limit"], settings["seed"])
     if settings["kind"] == "arithmetic":
