@@ -124,7 +124,15 @@ def test_an_interrupted_eval_resumes_without_redoing_finished_questions(tmp_path
                        "--parallel", "2", "--no-matched", "--json"),
         ]  # fmt: skip
         env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        proc = subprocess.Popen(
+            args,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            # Ctrl-C must reach it even where the suite started in the background (cmd &),
+            # which hands children SIGINT ignored.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         deadline = time.monotonic() + 60
         while len(server.requests) < n * per_question // 2 and time.monotonic() < deadline:
             time.sleep(0.02)

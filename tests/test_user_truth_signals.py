@@ -43,6 +43,9 @@ class Running:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            # A Ctrl-C the CLI can take: a suite started in the background (``cmd &``)
+            # hands its children SIGINT ignored, and Python keeps it ignored.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         self.err_lines: list[str] = []
         self.out_lines: list[str] = []
