@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 CHILD_SCRIPT = b"debategraph/local/child.py"
@@ -26,3 +27,12 @@ def embedded_servers(parent: int | None = None) -> set[int]:
         for pid, cmdline in _cmdlines().items()
         if CHILD_SCRIPT in cmdline and (parent is None or marker in cmdline)
     }
+
+
+def takes_ctrl_c() -> None:
+    """``preexec_fn`` for a child a test interrupts: SIGINT back to its default.
+
+    A shell starts a background job (CI runners may run the suite as one) with SIGINT
+    ignored, which its children inherit and Python keeps: Ctrl-C would then do nothing.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

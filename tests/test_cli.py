@@ -17,6 +17,7 @@ import pytest
 from tests.backends import wait_for_saved_tasks
 from tests.conftest import answer_18, one_error_line, run_cli, solver_of, stub_args
 from tests.openai_stub import StubOpenAIServer
+from tests.processes import takes_ctrl_c
 from tests.studio_server import closed_port
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
@@ -250,9 +251,7 @@ def test_ctrl_c_then_resume(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            # Ctrl-C as a terminal delivers it: a shell starts a background job (CI
-            # runners may run this suite as one) with SIGINT ignored, which Python keeps.
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            preexec_fn=takes_ctrl_c,  # Ctrl-C as a terminal delivers it
         )
         deadline = time.monotonic() + 60
         while len(server.requests) < 4 and time.monotonic() < deadline:

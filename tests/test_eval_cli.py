@@ -27,6 +27,7 @@ from tests.eval_data import (
     write_mcq,
 )
 from tests.openai_stub import StubOpenAIServer
+from tests.processes import takes_ctrl_c
 
 P_RIGHT = 0.6
 WRONG_VALUES = 2
@@ -129,9 +130,7 @@ def test_an_interrupted_eval_resumes_without_redoing_finished_questions(tmp_path
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
-            # Ctrl-C must reach it even where the suite started in the background (cmd &),
-            # which hands children SIGINT ignored.
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            preexec_fn=takes_ctrl_c,
         )
         deadline = time.monotonic() + 60
         while len(server.requests) < n * per_question // 2 and time.monotonic() < deadline:

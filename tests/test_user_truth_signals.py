@@ -25,6 +25,7 @@ import pytest
 
 from tests.conftest import answer_18, stub_args
 from tests.openai_stub import StubOpenAIServer
+from tests.processes import takes_ctrl_c
 
 CLI = [sys.executable, "-m", "debategraph.cli"]
 QUESTION = "Natalia sold clips to 48 of her friends in April, and half as many in May. Total?"
@@ -43,9 +44,7 @@ class Running:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
-            # A Ctrl-C the CLI can take: a suite started in the background (``cmd &``)
-            # hands its children SIGINT ignored, and Python keeps it ignored.
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            preexec_fn=takes_ctrl_c,
         )
         self.err_lines: list[str] = []
         self.out_lines: list[str] = []
