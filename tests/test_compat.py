@@ -296,13 +296,9 @@ def test_lean_client_names_hold() -> None:
 
 @pytest.fixture
 def fresh_choice() -> Iterator[None]:
-    from debategraph.models.binding import client_class
-
     compat.lean_client_problems.cache_clear()
-    client_class.cache_clear()
     yield
     compat.lean_client_problems.cache_clear()
-    client_class.cache_clear()
 
 
 @pytest.mark.usefixtures("fresh_choice")
@@ -315,7 +311,6 @@ def test_a_changed_name_turns_the_lean_client_off(
     from debategraph.models.client import LeanChatOpenAI
 
     assert client_class() is LeanChatOpenAI
-    client_class.cache_clear()
 
     def renamed(self: Any, reply: Any) -> Any:  # a release renames the parameter
         raise AssertionError("not called")

@@ -159,14 +159,14 @@ def _openai_binding(
     )
 
 
-@functools.cache
 def client_class() -> type[ChatOpenAI]:
     """The chat model class bindings are built with: the lean client where it is safe.
 
     :class:`~debategraph.models.client.LeanChatOpenAI`, unless ``DEBATEGRAPH_LEAN_CLIENT``
     is ``0`` or a private name it needs has changed in the installed libraries
     (:func:`debategraph.compat.lean_client_problems`): then langchain-openai's
-    ``ChatOpenAI``, with one debug line saying why. Decided once per process.
+    ``ChatOpenAI``, with one debug line saying why. The libraries are checked once per
+    process; the variable is read for each binding built.
 
     Returns:
         The class.
