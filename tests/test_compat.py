@@ -295,7 +295,12 @@ def test_lean_client_names_hold() -> None:
 
 
 @pytest.fixture
-def fresh_choice() -> Iterator[None]:
+def fresh_choice(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The libraries checked afresh, and the lean client not switched off (as by
+    ``make test-stock-client``)."""
+    from debategraph.models.binding import LEAN_CLIENT_ENV
+
+    monkeypatch.delenv(LEAN_CLIENT_ENV, raising=False)
     compat.lean_client_problems.cache_clear()
     yield
     compat.lean_client_problems.cache_clear()

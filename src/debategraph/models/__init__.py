@@ -57,12 +57,12 @@ if TYPE_CHECKING:
         astructured_call,
         atext_call,
         json_schema_rejected,
-        one_line,
         structured_call,
         structured_steps,
         text_call,
         text_steps,
     )
+    from debategraph.models.failures import one_line
     from debategraph.models.limits import call_limit, set_call_limit
     from debategraph.models.output import repair
     from debategraph.models.steps import Steps, arun_steps, run_steps
@@ -104,7 +104,7 @@ __all__ = [
 
 #: The modules that hold the names imported on first use, in the order they are searched:
 #: the light ones first; the others need the OpenAI client.
-_LAZY_MODULES = ("steps", "limits", "binding", "calls", "output")
+_LAZY_MODULES = ("steps", "limits", "binding", "calls", "failures", "output")
 
 if not TYPE_CHECKING:  # type checkers see the imports above, and flag unknown names
 
