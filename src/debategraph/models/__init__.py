@@ -62,7 +62,6 @@ if TYPE_CHECKING:
         text_call,
         text_steps,
     )
-    from debategraph.models.failures import one_line
     from debategraph.models.limits import call_limit, set_call_limit
     from debategraph.models.output import repair
     from debategraph.models.steps import Steps, arun_steps, run_steps
@@ -91,7 +90,6 @@ __all__ = [
     "get_chat_model",
     "is_local",
     "json_schema_rejected",
-    "one_line",
     "parse_model",
     "repair",
     "run_steps",

@@ -35,7 +35,6 @@ from pydantic import BaseModel, ValidationError
 from debategraph.models.binding import ModelBinding, for_running_loop
 from debategraph.models.failures import (
     made,
-    one_line,
     rejects_json_schema,
     slow_not_dead,
     spent,
@@ -45,7 +44,7 @@ from debategraph.models.output import S, _cut_off_reply, _try_repair
 from debategraph.models.spec import StructuredMethod
 from debategraph.models.steps import Steps, TimeLimitReached, arun_steps, run_steps
 from debategraph.state.records import Turn, Usage
-from debategraph.words import plural
+from debategraph.words import one_line, plural
 
 #: Characters per token when an endpoint reports no usage and its count is estimated.
 CHARS_PER_TOKEN = 4

@@ -19,6 +19,7 @@ from debategraph.errors import ModelUnavailableError
 from debategraph.models.binding import ModelBinding
 from debategraph.models.steps import Steps, TimeLimitReached
 from debategraph.state.records import Usage
+from debategraph.words import one_line
 
 
 def spent(cut: TimeLimitReached) -> Usage:
@@ -136,8 +137,3 @@ def root_cause(exc: BaseException) -> str:
     while exc.__cause__ is not None and str(exc.__cause__):
         exc = exc.__cause__
     return str(exc)
-
-
-def one_line(text: str) -> str:
-    """``text`` on one line (whitespace runs collapsed), at most 400 characters."""
-    return " ".join(text.split())[:400]

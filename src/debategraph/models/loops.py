@@ -35,9 +35,10 @@ from debategraph.errors import UsageError
 from debategraph.models import failures
 from debategraph.models.binding import ModelBinding, for_running_loop
 from debategraph.models.calls import usage_of
-from debategraph.models.failures import one_line, unavailable
+from debategraph.models.failures import unavailable
 from debategraph.models.steps import Steps, TimeLimitReached
 from debategraph.state.records import TOOL_STAGE, Turn, Usage
+from debategraph.words import one_line
 
 #: What the model is told once its tool calls are done, before its typed answer.
 ANSWER_NOW = "Now give your final answer, in the form asked for."
