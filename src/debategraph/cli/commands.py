@@ -26,7 +26,7 @@ from debategraph.checkpoints.threads import (
     thread_config,
     thread_state,
 )
-from debategraph.cli.app import app
+from debategraph.cli.group import app
 from debategraph.cli.human import (
     interject,
     post_to_inbox,

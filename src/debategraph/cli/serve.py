@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from debategraph.cli.app import app
+from debategraph.cli.group import app
 from debategraph.errors import UsageError
 from debategraph.serve.server import DEFAULT_POOL_SIZE
 
