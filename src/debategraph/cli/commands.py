@@ -47,14 +47,8 @@ from debategraph.cli.options import (
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.shared import short
 from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_block
-from debategraph.cli.runner import (
-    Runner,
-    check_concurrency,
-    compile_graph,
-    require_run,
-    result_of,
-    thread_wall,
-)
+from debategraph.cli.results import result_of, thread_wall
+from debategraph.cli.runner import Runner, check_concurrency, compile_graph, require_run
 from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
