@@ -341,7 +341,7 @@ def fork(
     json_output: JsonOpt = False,
 ) -> None:
     """Continue a thread from an earlier checkpoint as a new thread; the original stays."""
-    from debategraph.checkpoints.maintenance import fork as fork_thread
+    from debategraph.checkpoints.forking import fork as fork_thread
 
     check_concurrency(max_concurrency)
     with open_checkpointer(db) as saver:
@@ -378,7 +378,7 @@ def prune(
     json_output: JsonOpt = False,
 ) -> None:
     """Remove old checkpoints of finished threads (kept ones stay resumable), then reclaim space."""
-    from debategraph.checkpoints.maintenance import prune as prune_threads
+    from debategraph.checkpoints.pruning import prune as prune_threads
     from debategraph.checkpoints.thread_values import jsonable
 
     known = set(names())
