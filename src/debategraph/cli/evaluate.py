@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from debategraph.cli.app import app
+from debategraph.cli.group import app
 from debategraph.cli.options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,

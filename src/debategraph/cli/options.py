@@ -7,7 +7,11 @@ from typing import Annotated, Any
 import typer
 
 from debategraph.checkpoints.savers import DEFAULT_DB
-from debategraph.models.spec import LOCAL, LOCAL_MAX_TOKENS
+from debategraph.models.spec import LOCAL_MAX_TOKENS, ModelSpec
+
+#: The run's model when no option names one (the embedded one), and the spec's defaults
+#: the model options read.
+LOCAL_SPEC = ModelSpec()
 
 #: Archive of Postgres checkpoints, in the working directory. A SQLite ``--db FILE`` is
 #: archived beside it in ``FILE-archive.sqlite``: a file of its own, so pruning checkpoints
@@ -92,12 +96,12 @@ ReportOpt = Annotated[
 
 def run_options(
     pause_after_round: PauseOpt = False,
-    model: ModelOpt = LOCAL,
+    model: ModelOpt = LOCAL_SPEC.model,
     base_url: BaseUrlOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
-    max_retries: RetriesOpt = 2,
+    max_retries: RetriesOpt = LOCAL_SPEC.max_retries,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,

@@ -28,6 +28,9 @@ from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node, round_router
 from debategraph.nodes.solver_debate.setup import (
+    DEFAULT_AGENTS,
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_TOPOLOGY,
     DEFAULT_VIEW_CHARS,
     JUDGE,
     AgentsLike,
@@ -44,10 +47,10 @@ GRAPH_NAME = "solver_debate"
 def build_solver_debate(
     model: ModelLike = None,
     *,
-    agents: AgentsLike = 4,
+    agents: AgentsLike = DEFAULT_AGENTS,
     tools: Sequence[Any] = (),
-    max_rounds: int = 3,
-    topology: TopologyLike = "ring",
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    topology: TopologyLike = DEFAULT_TOPOLOGY,
     neighbours: int | None = None,
     token_budget: int | None = None,
     stop_when_unanimous: bool = False,

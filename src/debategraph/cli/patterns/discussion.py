@@ -28,6 +28,7 @@ from debategraph.nodes.discussion.setup import (
     CHECK_NODE,
     DEFAULT_MAX_ROUNDS,
     DEFAULT_PERSONAS,
+    DEFAULT_THRESHOLD,
     DEFAULT_TIME_LIMIT_S,
     OFFICIALS,
     OPEN_ITERATION_NODE,
@@ -61,7 +62,7 @@ def discuss_command(
     ] = None,
     threshold: Annotated[
         float, typer.Option("--threshold", help="Convergence (0-1) that ends the discussion.")
-    ] = 0.75,
+    ] = DEFAULT_THRESHOLD,
     time_limit: TimeLimit = DEFAULT_TIME_LIMIT,
     persona: Annotated[
         Path | None,

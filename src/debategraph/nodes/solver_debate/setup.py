@@ -11,7 +11,13 @@ from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
 from debategraph.state.records import AgentSpec, Participant
 from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, Protocol, parse_protocol
-from debategraph.strategies.topology import SINGLE, Topology, make_topology, solver_names
+from debategraph.strategies.topology import (
+    DEFAULT_NEIGHBOURS,
+    SINGLE,
+    Topology,
+    make_topology,
+    solver_names,
+)
 
 #: One solver as given: its name, or its record (a :class:`Participant` or its dict:
 #: ``name`` and optionally ``model``, ``tools``, ``agent``, ``max_tool_calls``,
@@ -25,6 +31,12 @@ SOLVER_FIELDS = (
 )
 #: The topology as given: a name, an adjacency mapping, or a topology.
 TopologyLike = str | Mapping[str, Sequence[str]] | Topology
+
+#: The factory's defaults (``build_solver_debate``'s, which the CLI's options read):
+#: solvers, rounds and topology.
+DEFAULT_AGENTS = 4
+DEFAULT_MAX_ROUNDS = 3
+DEFAULT_TOPOLOGY = "ring"
 
 MIN_VIEW_CHARS = 40
 #: Characters of each neighbour's reasoning a solver reads: its start and its end.
@@ -205,7 +217,7 @@ def make_solvers(
         if single and len(names) != 1:
             raise ValueError(f"topology 'single' has one solver: give one name, got {names!r}")
         count = len(names)
-    k = min(2, count - 1) if neighbours is None else neighbours
+    k = min(DEFAULT_NEIGHBOURS, count - 1) if neighbours is None else neighbours
     topo = make_topology(topology, count, k)
     if names is not None and isinstance(topology, str):
         topo = _named(topo, names)
