@@ -7,7 +7,12 @@ from typing import Annotated, Any
 import typer
 
 from debategraph.checkpoints.savers import DEFAULT_DB
-from debategraph.models.spec import LOCAL_MAX_TOKENS, ModelSpec
+from debategraph.models.spec import (
+    DEFAULT_TIMEOUT_S,
+    LOCAL_MAX_TOKENS,
+    LOCAL_TIMEOUT_S,
+    ModelSpec,
+)
 
 #: The run's model when no option names one (the embedded one), and the spec's defaults
 #: the model options read.
@@ -45,7 +50,12 @@ ApiKeyEnvOpt = Annotated[
     ),
 ]
 TimeoutOpt = Annotated[
-    float | None, typer.Option("--timeout", help="Seconds per model request (default 60).")
+    float | None,
+    typer.Option(
+        "--timeout",
+        help=f"Seconds per model request (default {DEFAULT_TIMEOUT_S:g}; "
+        f"{LOCAL_TIMEOUT_S:g} on the embedded model).",
+    ),
 ]
 MaxTokensOpt = Annotated[
     int | None,

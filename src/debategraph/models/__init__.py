@@ -30,8 +30,10 @@ import importlib
 from typing import TYPE_CHECKING
 
 from debategraph.models.spec import (
+    DEFAULT_TIMEOUT_S,
     LOCAL,
     LOCAL_MAX_TOKENS,
+    LOCAL_TIMEOUT_S,
     MethodChoice,
     ModelSpec,
     StructuredMethod,
@@ -41,8 +43,6 @@ from debategraph.models.spec import (
 
 if TYPE_CHECKING:
     from debategraph.models.binding import (
-        DEFAULT_TIMEOUT_S,
-        LOCAL_TIMEOUT_S,
         ModelBinding,
         bind_model,
         clear_model_cache,

@@ -26,19 +26,19 @@ from pydantic import SecretStr
 from debategraph.compat import lean_client_problems
 from debategraph.models.client import LeanChatOpenAI
 from debategraph.models.spec import (
+    DEFAULT_TIMEOUT_S,
     LOCAL_MAX_TOKENS,
+    LOCAL_TIMEOUT_S,
     MethodChoice,
     ModelSpec,
     StructuredMethod,
     is_local,
 )
 
-DEFAULT_TIMEOUT_S = 60.0
 #: Set to ``0`` to build stock ``ChatOpenAI`` instead of the lean client (see
 #: :func:`client_class`).
 LEAN_CLIENT_ENV = "DEBATEGRAPH_LEAN_CLIENT"
 _log = logging.getLogger(__name__)
-LOCAL_TIMEOUT_S = 300.0
 
 
 class ModelBinding(NamedTuple):
