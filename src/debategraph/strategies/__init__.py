@@ -18,8 +18,8 @@ from debategraph.strategies.answers import (
     valid_choices,
 )
 from debategraph.strategies.decisions import (
-    Decision,
-    Protocol,
+    Decided,
+    DecisionProtocol,
     decide,
     judge_needed,
     parse_protocol,
@@ -47,10 +47,10 @@ __all__ = [
     "CHOICES_RULE",
     "CHOICE_LETTERS",
     "TOPOLOGY_NAMES",
-    "Decision",
+    "Decided",
+    "DecisionProtocol",
     "Dynamics",
     "DynamicsSummary",
-    "Protocol",
     "Topology",
     "Vote",
     "choice_index",

@@ -25,7 +25,7 @@ from debategraph.nodes.solver_debate.setup import CLOSE_ROUND_NODE, DEFAULT_VIEW
 from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
-from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, parse_protocol
+from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule
 from debategraph.strategies.dynamics import LAST, thread_dynamics
 from debategraph.strategies.topology import SINGLE, TOPOLOGY_NAMES
 from debategraph.words import plural
@@ -88,7 +88,7 @@ def solve_command(
         typer.Option(
             "--decision",
             help="How the final answers become one: "
-            + PROTOCOL_RULE.replace("[", "\\[")
+            + protocol_rule().replace("[", "\\[")
             + ". A judge (an --agents-file entry named judge sets its model) is called "
             "only when the answers differ.",
         ),
