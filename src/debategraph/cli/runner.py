@@ -32,12 +32,12 @@ from debategraph.cli import interrupts
 from debategraph.cli.human import close_inbox
 from debategraph.cli.options import ARCHIVE_SUFFIX, POSTGRES_ARCHIVE
 from debategraph.cli.patterns import get_pattern
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.render import emit_json, err, model_label, print_result
 from debategraph.cli.served import check_served, goes_to_embedded
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.models.spec import ModelSpec, is_local, parse_model
 from debategraph.nodes.rounds import APPROVE, INTERJECT
-from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import AgentSpec, Usage
 
 if TYPE_CHECKING:

@@ -19,10 +19,10 @@ from rich.markup import escape
 
 from debategraph.checkpoints.markdown import inline, ranked_table
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import TimeLimit, pausing, short, time_limit_option
 from debategraph.errors import UsageError
 from debategraph.nodes.solver_debate.setup import CLOSE_ROUND_NODE, DEFAULT_VIEW_CHARS, OFFICIALS
-from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule
