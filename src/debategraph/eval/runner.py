@@ -42,13 +42,7 @@ from debategraph.eval.modes import (
 )
 from debategraph.eval.records import Item, Matched, Outcome
 from debategraph.state.records import AgentSpec, RoundRecord, Turn, Usage
-from debategraph.strategies.decisions import (
-    JUDGE,
-    PLURALITY,
-    DecisionProtocol,
-    decide,
-    judge_needed,
-)
+from debategraph.strategies import JUDGE, PLURALITY, DecisionProtocol, decide, judge_needed
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig

@@ -18,6 +18,8 @@ from debategraph.strategies.answers import (
     valid_choices,
 )
 from debategraph.strategies.decisions import (
+    JUDGE,
+    PLURALITY,
     Decided,
     DecisionProtocol,
     decide,
@@ -46,6 +48,8 @@ from debategraph.strategies.voting import Vote, majority_vote
 __all__ = [
     "CHOICES_RULE",
     "CHOICE_LETTERS",
+    "JUDGE",
+    "PLURALITY",
     "TOPOLOGY_NAMES",
     "Decided",
     "DecisionProtocol",
