@@ -23,7 +23,8 @@ answer). An empty THRESHOLD or FALLBACK is its default: ``supermajority::judge``
 Each protocol is a small class (:mod:`debategraph.strategies.protocols`) in one table
 here: parsing, the rule text (:func:`protocol_rule`), validation and deciding read it, so
 a new protocol is one class passed to :func:`register_protocol`. A decision is a
-:class:`~debategraph.strategies.protocols.Decided`, a record of this layer.
+:class:`~debategraph.state.records.Decided`, a record of no pattern (the solver debate
+keeps it as its ``Decision``).
 """
 
 from __future__ import annotations
