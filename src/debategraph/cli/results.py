@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import thread_wall_time
-from debategraph.registry import Pattern
+from debategraph.cli.patterns.declaration import Pattern
 from debategraph.state.records import Usage
 
 if TYPE_CHECKING:

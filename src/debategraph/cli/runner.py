@@ -34,13 +34,13 @@ from debategraph.cli.agent_models import own_agents, own_specs, refuse_tools_on_
 from debategraph.cli.human import close_inbox
 from debategraph.cli.options import ARCHIVE_SUFFIX, POSTGRES_ARCHIVE
 from debategraph.cli.patterns import get_pattern
+from debategraph.cli.patterns.declaration import Launch, Pattern
 from debategraph.cli.render import emit_json, err, model_label, print_result
 from debategraph.cli.results import result_of, thread_wall
 from debategraph.cli.served import check_served
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
-from debategraph.registry import Launch, Pattern
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig

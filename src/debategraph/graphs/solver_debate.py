@@ -144,10 +144,10 @@ def build_solver_debate(
             ``supermajority[:THRESHOLD[:FALLBACK]]``, ``unanimity[:FALLBACK]`` or
             ``judge`` (an agent reads the final answers and reasons and picks one; it is
             called only when the answers differ); or a parsed
-            :class:`~debategraph.strategies.decisions.Protocol`. The result's ``answer``,
-            ``votes``, ``agreement`` and ``tie_break`` are the decision's; ``decision``
-            is the whole :class:`~debategraph.state.solver_debate.Decision` (its
-            fallback, reason and judge's model), also kept in ``decisions`` by key.
+            :class:`~debategraph.strategies.decisions.DecisionProtocol`. The result's
+            ``answer``, ``votes``, ``agreement`` and ``tie_break`` are the decision's;
+            ``decision`` is the whole :class:`~debategraph.state.solver_debate.Decision`
+            (its fallback, reason and judge's model), also kept in ``decisions`` by key.
         officials: The judge's record (an :class:`~debategraph.state.records.AgentSpec`
             or a dict ``{"name": "judge", "model": ..., "tools": [...], "agent": ...}``),
             giving it a model, tools or an agent of its own; without one the judge calls

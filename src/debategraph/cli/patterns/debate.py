@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -28,7 +29,6 @@ from debategraph.nodes.debate.setup import (
     OFFICIALS,
     SUMMARIZER_NODE,
 )
-from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.debate import Debater
 from debategraph.words import plural
 

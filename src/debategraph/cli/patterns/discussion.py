@@ -10,6 +10,7 @@ import typer
 
 from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Report, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -37,7 +38,6 @@ from debategraph.nodes.discussion.setup import (
     RESPONSES_DONE_NODE,
 )
 from debategraph.nodes.rounds import REVIEW_NODE
-from debategraph.registry import Launch, Pattern, Report, Values
 from debategraph.state.discussion import Persona
 from debategraph.words import plural
 

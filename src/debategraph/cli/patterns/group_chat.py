@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.agents_file import AgentsFile, Roster, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -40,7 +41,6 @@ from debategraph.nodes.group_chat.setup import (
 )
 from debategraph.nodes.group_chat.turns import require_task
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
-from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant
 from debategraph.words import plural
 

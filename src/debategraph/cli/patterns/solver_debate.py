@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from debategraph.checkpoints.markdown import inline, ranked_table
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import TimeLimit, pausing, short, time_limit_option
 from debategraph.errors import UsageError
 from debategraph.nodes.solver_debate.setup import (
@@ -29,10 +30,9 @@ from debategraph.nodes.solver_debate.setup import (
     DEFAULT_VIEW_CHARS,
     OFFICIALS,
 )
-from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
-from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, parse_protocol
+from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule
 from debategraph.strategies.dynamics import LAST, thread_dynamics
 from debategraph.strategies.topology import DEFAULT_NEIGHBOURS, SINGLE, TOPOLOGY_NAMES
 from debategraph.words import plural
@@ -98,7 +98,7 @@ def solve_command(
         typer.Option(
             "--decision",
             help="How the final answers become one: "
-            + PROTOCOL_RULE.replace("[", "\\[")
+            + protocol_rule().replace("[", "\\[")
             + ". A judge (an --agents-file entry named judge sets its model) is called "
             "only when the answers differ.",
         ),

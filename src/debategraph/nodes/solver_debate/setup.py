@@ -10,7 +10,12 @@ from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
 from debategraph.state.records import AgentSpec, Participant
-from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, Protocol, parse_protocol
+from debategraph.strategies.decisions import (
+    PLURALITY,
+    DecisionProtocol,
+    parse_protocol,
+    protocol_rule,
+)
 from debategraph.strategies.topology import (
     DEFAULT_NEIGHBOURS,
     SINGLE,
@@ -57,7 +62,7 @@ OFFICIALS: dict[str, str] = {
 }
 
 #: What ``decision`` may be: a protocol's text (``supermajority:3/4:judge``) or a protocol.
-DecisionLike = str | Protocol
+DecisionLike = str | DecisionProtocol
 
 #: Node names. ``open_round``, ``close_round`` and ``human`` are the shared round loop's
 #: names: the thread tools know a round boundary by them, and older threads resume.
@@ -96,7 +101,7 @@ class SolverSetup:
     time_limit_s: float | None = None
     members: Mapping[str, AgentSpec] = field(default_factory=dict)
     tools: tuple[Any, ...] = ()
-    protocol: Protocol = field(default_factory=lambda: Protocol(PLURALITY))
+    protocol: DecisionProtocol = field(default_factory=lambda: DecisionProtocol(PLURALITY))
     officials: Mapping[str, AgentSpec] = field(default_factory=dict)
 
     @property
@@ -294,7 +299,7 @@ def solver_setup(
     )
 
 
-def decision_protocol(decision: object) -> Protocol:
+def decision_protocol(decision: object) -> DecisionProtocol:
     """The ``decision`` setting, parsed: a protocol's text or a protocol.
 
     Args:
@@ -306,8 +311,8 @@ def decision_protocol(decision: object) -> Protocol:
     Raises:
         ValueError: One line naming the bad value and the protocols allowed.
     """
-    if isinstance(decision, Protocol):
+    if isinstance(decision, DecisionProtocol):
         return decision
     if not isinstance(decision, str):
-        raise ValueError(f"decision {decision!r} is not a protocol: use {PROTOCOL_RULE}")
+        raise ValueError(f"decision {decision!r} is not a protocol: use {protocol_rule()}")
     return parse_protocol(decision)
