@@ -30,10 +30,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 from debategraph.models.spec import (
-    DEFAULT_TIMEOUT_S,
     LOCAL,
     LOCAL_MAX_TOKENS,
-    LOCAL_TIMEOUT_S,
     MethodChoice,
     ModelSpec,
     StructuredMethod,
@@ -69,10 +67,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CHARS_PER_TOKEN",
     "CUT_OFF_HINT",
-    "DEFAULT_TIMEOUT_S",
     "LOCAL",
     "LOCAL_MAX_TOKENS",
-    "LOCAL_TIMEOUT_S",
     "REPAIR_HINT",
     "CallResult",
     "MethodChoice",
