@@ -29,13 +29,11 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableLambda
-from langgraph.runtime import get_runtime
+from langgraph.runtime import Runtime, get_runtime
 
 from debategraph.models.steps import arun_steps, run_steps
 
 if TYPE_CHECKING:
-    from langgraph.runtime import Runtime
-
     from debategraph.context import Context
 
 #: A node body: yields ``(runnable, input)`` for each model call (``yield from`` a call's
@@ -60,6 +58,19 @@ def deadline_of(state: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def runtime_here() -> Runtime[Context]:
+    """The running graph's runtime (``get_runtime()``), or an empty one outside a graph.
+
+    A node invoked on its own (a test, or a caller's code) gets what LangGraph gives a
+    node function there: a ``Runtime`` with no context, store or writer. A node may also
+    be given one, as ``node.invoke(state, runtime=...)``.
+    """
+    try:
+        return get_runtime()
+    except (KeyError, RuntimeError):  # no config, or a config of no graph
+        return Runtime()
+
+
 def dual_node(
     func: Callable[[Any, Runtime[Context]], Any],
     afunc: Callable[[Any, Runtime[Context]], Awaitable[Any]],
@@ -76,11 +87,11 @@ def dual_node(
         The node runnable, for ``add_node``.
     """
 
-    def node(state: Any) -> Any:
-        return func(state, get_runtime())
+    def node(state: Any, runtime: Runtime[Context] | None = None) -> Any:
+        return func(state, runtime or runtime_here())
 
-    async def anode(state: Any) -> Any:
-        return await afunc(state, get_runtime())
+    async def anode(state: Any, runtime: Runtime[Context] | None = None) -> Any:
+        return await afunc(state, runtime or runtime_here())
 
     return RunnableLambda(node, afunc=anode, name=name)
 
@@ -118,13 +129,13 @@ def loop_node(func: Callable[..., Any], name: str | None = None) -> Runnable[Any
     """
     if "runtime" in inspect.signature(func).parameters:
 
-        def node(state: Any) -> Any:
-            return func(state, runtime=get_runtime())
+        def node(state: Any, runtime: Runtime[Context] | None = None) -> Any:
+            return func(state, runtime=runtime or runtime_here())
 
     else:
         node = func
 
-    async def anode(state: Any) -> Any:
-        return node(state)
+    async def anode(state: Any, **kwargs: Any) -> Any:
+        return node(state, **kwargs)
 
     return RunnableLambda(node, afunc=anode, name=name or func.__name__)

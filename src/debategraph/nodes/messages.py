@@ -343,6 +343,6 @@ def emit(event: str, **data: Any) -> None:
 
     try:
         writer = get_stream_writer()
-    except RuntimeError:  # not inside a run
+    except (RuntimeError, KeyError):  # not inside a run (no config, or none of a graph's)
         return
     writer({"event": event, **data})
