@@ -15,6 +15,7 @@ from PIL import Image
 from rich.console import Console
 
 from debategraph.errors import UsageError
+from debategraph.eval.dynamics import mode_dynamics
 from debategraph.eval.figures import accuracy_figure, dynamics_figure
 from debategraph.eval.records import Matched, ModeSummary, Outcome
 from debategraph.eval.report import (
@@ -24,7 +25,7 @@ from debategraph.eval.report import (
     results_table,
     write_results,
 )
-from debategraph.eval.stats import Report, build_report, mode_dynamics, summarize
+from debategraph.eval.stats import Report, build_report, summarize
 
 MODES = ["single", "vote", "debate-full", "vote@6"]
 LABELS = ["single", "vote", "debate-full", "debate-full/judge", "vote@6"]

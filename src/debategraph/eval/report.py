@@ -23,15 +23,11 @@ from rich.table import Table
 from rich.text import Text
 
 from debategraph.errors import UsageError
+from debategraph.eval.budget import MatchedResult
+from debategraph.eval.dynamics import DecisionResult, ModeDynamics
 from debategraph.eval.figures import accuracy_figure, dynamics_figure
 from debategraph.eval.records import Comparison, ModeSummary, Outcome
-from debategraph.eval.stats import (
-    ALPHA,
-    DecisionResult,
-    MatchedResult,
-    ModeDynamics,
-    Report,
-)
+from debategraph.eval.stats import ALPHA, Report
 from debategraph.strategies.dynamics import DynamicsSummary
 
 #: The files written, by the key ``write_results`` returns their paths under.

@@ -11,7 +11,7 @@ protocol added later costs no re-run. Only the judge calls a model; its verdict,
 turn and its usage are stored in the thread, so a rerun reads them back.
 
 After the listed modes, each debate mode gets a vote of independent samples at its token
-budget (``vote@K``, see :func:`~debategraph.eval.modes.matched_k`), run on the same
+budget (``vote@K``, see :func:`~debategraph.eval.budget.matched_k`), run on the same
 questions and resumable like any mode.
 """
 
@@ -29,17 +29,8 @@ from typing import TYPE_CHECKING, Any
 from debategraph import registry
 from debategraph.checkpoints.threads import RunInfo, thread_config, wall_time, writer_elsewhere
 from debategraph.errors import ModelUnavailableError, UsageError
-from debategraph.eval.modes import (
-    MIN_VOTERS,
-    SINGLE,
-    RosterMode,
-    adjusted_k,
-    is_debate,
-    matched_k,
-    mode_settings,
-    vote_mode,
-    within_budget,
-)
+from debategraph.eval.budget import MIN_VOTERS, adjusted_k, matched_k, within_budget
+from debategraph.eval.modes import SINGLE, RosterMode, is_debate, mode_settings, vote_mode
 from debategraph.eval.records import Item, Matched, Outcome
 from debategraph.state.records import AgentSpec, RoundRecord, Turn, Usage
 from debategraph.strategies.decisions import JUDGE, PLURALITY, Protocol, decide, judge_needed
