@@ -1075,8 +1075,9 @@ def write_report(
     """
     import json
 
-    from debategraph.eval.report import results_table, write_results
+    from debategraph.eval.report import write_results
     from debategraph.eval.stats import build_report
+    from debategraph.eval.tables import results_table
 
     labels = report_labels(plan, run)
     report = build_report(run.outcomes, labels, run.matched)
