@@ -1,7 +1,7 @@
 """``debategraph eval gsm8k|mcq|arithmetic``: accuracy, cost and paired tests of solver modes.
 
 The run is three steps, each its own function: :func:`build_plan` checks every option
-and makes the :class:`~debategraph.eval.runner.EvalPlan`; :func:`execute` runs (or reads
+and makes the :class:`~debategraph.eval.plan.EvalPlan`; :func:`execute` runs (or reads
 back) every thread of the plan on the questions and returns what it found, printing
 nothing; :func:`write_report` writes the result files and prints the tables.
 """
@@ -43,8 +43,9 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from debategraph.eval.modes import RosterMode
+    from debategraph.eval.plan import EvalPlan
     from debategraph.eval.records import Item, Outcome
-    from debategraph.eval.runner import EvalPlan, EvalRun, OnOutcome
+    from debategraph.eval.runner import EvalRun, OnOutcome
 
 eval_app = typer.Typer(
     name="eval",
@@ -617,7 +618,7 @@ def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
         plain_vote_modes,
         plain_vote_note,
     )
-    from debategraph.eval.runner import EvalPlan, check_judges
+    from debategraph.eval.plan import EvalPlan, check_judges
     from debategraph.strategies.decisions import parse_protocols
 
     agents, rounds, neighbours = options.shape
