@@ -3,7 +3,8 @@
 A question's thread id is derived from what decides its answer (the mode's settings, the
 model, the question and its gold answer), so rerunning the same command finds the same
 threads. Decision protocols are no part of it: they are applied to the finished thread
-(:mod:`~debategraph.eval.verdicts`).
+(:mod:`~debategraph.eval.verdicts`). :mod:`~debategraph.eval.options` builds a plan from
+the ``eval`` command's options.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debategraph import registry
 from debategraph.errors import UsageError
@@ -21,6 +22,10 @@ from debategraph.eval.modes import SINGLE, RosterMode, is_debate, mode_settings
 from debategraph.eval.records import Item
 from debategraph.state.records import AgentSpec
 from debategraph.strategies.decisions import JUDGE, PLURALITY, Protocol
+
+if TYPE_CHECKING:
+    from debategraph.models.probe import ModelList
+    from debategraph.models.spec import ModelSpec
 
 #: Prefix of every eval thread's id (``debategraph threads`` lists them beside the rest).
 THREAD_PREFIX = "eval"
@@ -199,3 +204,59 @@ def check_judges(plan: EvalPlan) -> None:
                 agent_of(plan.judge_record(mode), None, JUDGE)
             except ValueError as exc:
                 raise UsageError(f"the judge of mode {mode}: {exc}") from None
+
+
+def judge_specs(plan: EvalPlan) -> list[tuple[str, ModelSpec]]:
+    """``(mode, spec)`` of each mode's judge that has a model spec of its own.
+
+    Args:
+        plan: The plan.
+
+    Returns:
+        The judges the plan consults whose model is a spec (not the run's model, not a
+        chat model object), in mode order.
+    """
+    from debategraph.models.spec import ModelSpec, parse_model
+
+    found = []
+    for mode in plan.modes:
+        if not plan.needs_judge(mode):
+            continue
+        model = getattr(plan.judge_record(mode), "model", None)
+        own = None if model is None else parse_model(model, f"agent {JUDGE!r}")
+        if isinstance(own, ModelSpec):
+            found.append((mode, own))
+    return found
+
+
+def check_judge_endpoints(
+    plan: EvalPlan, run: ModelSpec, probe: Callable[[str, str | None], ModelList]
+) -> None:
+    """A judge on an endpoint of its own that does not answer: refused before any call.
+
+    The run's own endpoint is not refused here when it does not answer (its first call
+    says so, resumable); a judge elsewhere would otherwise fail only after every solver
+    of a question ran.
+
+    Args:
+        plan: The plan.
+        run: The run's model.
+        probe: ``GET {base_url}/models`` with a key (the CLI asks each endpoint once
+            per run).
+
+    Raises:
+        UsageError: One line naming the mode, its judge's model and what its endpoint said.
+    """
+    from debategraph.models.spec import same_endpoint
+
+    for mode, own in judge_specs(plan):
+        if own.is_local or own.base_url is None:
+            continue
+        if run.base_url is not None and same_endpoint(own.base_url, run.base_url):
+            continue
+        found = probe(own.base_url, own.key())
+        if not found.ok:
+            raise UsageError(
+                f"the judge of mode {mode} ({own.label}): {found.detail}; start it, or "
+                "give the judge another model"
+            )

@@ -15,6 +15,7 @@ import io
 import json
 import os
 import secrets
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -211,6 +212,23 @@ def _stage(out_dir: Path, name: str, write: Callable[[IO[bytes]], None]) -> Path
         temp.unlink(missing_ok=True)
         raise
     return temp
+
+
+def check_out_dir(path: Path) -> None:
+    """Make ``--out`` and prove it writable before any question runs.
+
+    Args:
+        path: The folder.
+
+    Raises:
+        UsageError: If it cannot be made or written to.
+    """
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {path}: not writable: {exc.strerror or exc}") from exc
 
 
 def write_results(

@@ -8,19 +8,21 @@ decided under every protocol of its mode (:mod:`~debategraph.eval.verdicts`).
 
 After the listed modes, each debate mode gets a vote of independent samples at its token
 budget (``vote@K``, see :func:`~debategraph.eval.budget.matched_k`), run on the same
-questions and resumable like any mode.
+questions and resumable like any mode. :func:`execute` runs a plan from synchronous
+code (the CLI), printing nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints.threads import RunInfo, thread_config, writer_elsewhere
-from debategraph.errors import ModelUnavailableError, UsageError
+from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.eval.budget import MIN_VOTERS, adjusted_k, matched_k, within_budget
 from debategraph.eval.modes import vote_mode
 from debategraph.eval.plan import EvalPlan
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from debategraph.models import ModelBinding
+    from debategraph.models.spec import ModelSpec
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
 
@@ -330,3 +333,154 @@ def _graph_input(item: Item) -> dict[str, Any]:
     if item.choices:
         graph_input["choices"] = list(item.choices)
     return graph_input
+
+
+def report_labels(plan: EvalPlan, run: EvalRun) -> list[str]:
+    """The row labels in report order: the plan's modes, then the matched votes.
+
+    Args:
+        plan: The plan.
+        run: What the run found.
+
+    Returns:
+        The labels (a mode brings its protocol rows along).
+    """
+    return [*plan.modes, *dict.fromkeys(m.vote_mode for m in run.matched)]
+
+
+def run_spec(plan: EvalPlan, spec: ModelSpec) -> ModelSpec:
+    """The model as the run calls it: the embedded model's slots fitted to the run.
+
+    The embedded model gets a slot for each call the plan makes at once (its questions
+    in flight times its largest mode's solvers), at most its memory's limit and at most
+    the cores it decodes on: on 2 cores, 12 slots made each call six times slower, until
+    one ran past its timeout. Any other model is returned as it is.
+
+    Args:
+        plan: The plan.
+        spec: The run's model.
+
+    Returns:
+        The spec, its slots set where it is the embedded model.
+    """
+    if not spec.is_local:
+        return spec
+    from debategraph.local import check_gguf, resolve_gguf, slot_limit, usable_cores
+
+    solvers = [plan.agents, *(len(r.solvers) for r in plan.rosters.values())]
+    wanted = plan.parallel * max(solvers)
+    limit = min(slot_limit(check_gguf(resolve_gguf(spec.model))), usable_cores())
+    return replace(spec, slots=max(1, min(wanted, limit)))
+
+
+@contextlib.contextmanager
+def calls_at_once(spec: ModelSpec) -> Iterator[None]:
+    """Cap the process's model calls in flight at the embedded model's slots, for a run.
+
+    A call queued inside the server would wait out its own timeout; queued here, it
+    waits before its clock starts (:func:`~debategraph.models.limits.set_call_limit`).
+    Any other model leaves the cap as it is.
+
+    Args:
+        spec: The run's model (:func:`run_spec`'s).
+
+    Yields:
+        Nothing: the cap holds inside the ``with`` block.
+    """
+    from debategraph.models.limits import call_limit, set_call_limit
+
+    if not spec.is_local:
+        yield
+        return
+    before = call_limit()
+    set_call_limit(spec.slots)
+    try:
+        yield
+    finally:
+        set_call_limit(before)
+
+
+def resume_hint(db: str) -> str:
+    """How to resume an eval that stopped midway, naming its database (no password).
+
+    Args:
+        db: The checkpoint database.
+
+    Returns:
+        The hint, to end a one-line error.
+    """
+    from debategraph.checkpoints.savers import redact_url
+
+    return f"rerun the same command to resume (answers so far are saved in {redact_url(db)})"
+
+
+def execute(
+    plan: EvalPlan,
+    spec: ModelSpec,
+    items: Sequence[Item],
+    db: str,
+    on_outcome: OnOutcome | None = None,
+    *,
+    dbs: Mapping[int, str] | None = None,
+) -> EvalRun:
+    """Run or read back every thread of the plan on ``items``, then the matched votes.
+
+    Prints nothing: ``on_outcome`` sees each thread's plurality outcome as it is done.
+
+    Args:
+        plan: The plan.
+        spec: The model (the embedded model's slots set).
+        items: The questions.
+        db: The checkpoint database (SQLite path or Postgres URL).
+        on_outcome: Called with each thread's plurality outcome (progress).
+        dbs: A question's own database, by its line (shards that kept their own);
+            the others use ``db``.
+
+    Returns:
+        The outcomes (one per question, mode and protocol), the thread counts, the
+        matched votes and the judge calls made.
+
+    Raises:
+        UsageError: If another live process runs one of the threads.
+        DebategraphError: If an endpoint, the embedded server or the database fails,
+            one line naming the question and how to resume (every answer so far saved).
+        KeyboardInterrupt: On Ctrl-C (every answer so far saved).
+    """
+    from debategraph.checkpoints.savers import open_checkpointer
+    from debategraph.models import bind_model
+
+    resume = resume_hint(db)
+    with contextlib.ExitStack() as stack:
+        opened: dict[str, BaseCheckpointSaver[Any]] = {}
+
+        def saver(path: str) -> BaseCheckpointSaver[Any]:
+            if path not in opened:
+                opened[path] = stack.enter_context(open_checkpointer(path))
+            return opened[path]
+
+        own = {line: saver(path) for line, path in (dbs or {}).items()}
+        evaluation = Evaluation(saver(db), bind_model(spec), plan, on_outcome, savers=own)
+        try:
+            return asyncio.run(evaluation.evaluate(items))
+        except UsageError:
+            raise
+        except DebategraphError as exc:  # an endpoint or the embedded server failed
+            raise type(exc)(f"{exc}; {resume}") from exc
+        except _run_failures() as exc:  # the database, or a model reply nothing could read
+            text = " ".join(str(exc).split())[:300]
+            raise DebategraphError(f"{type(exc).__name__}: {text}; {resume}") from exc
+
+
+def _run_failures() -> tuple[type[Exception], ...]:
+    """What else may stop a long eval midway (each question's saved steps stay)."""
+    import sqlite3
+
+    import openai
+    from langgraph.errors import GraphRecursionError
+
+    kinds: list[type[Exception]] = [sqlite3.Error, GraphRecursionError, openai.OpenAIError]
+    try:
+        import psycopg
+    except ImportError:  # the postgres extra is not installed
+        return tuple(kinds)
+    return (*kinds, psycopg.Error)
