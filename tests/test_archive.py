@@ -21,9 +21,9 @@ from debategraph.checkpoints.archive import ArchiveSummary, archive_debate, expo
 from debategraph.checkpoints.markdown import render_markdown, summary_markdown
 from debategraph.checkpoints.thread_values import jsonable
 from debategraph.cli.patterns import get_pattern
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.solver_debate import votes_markdown
 from debategraph.errors import UsageError
-from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import RoundRecord, Turn, Usage
 from tests.unprivileged import without_privileges
 

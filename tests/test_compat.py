@@ -282,3 +282,83 @@ def test_postgres_tables_are_langgraphs(tmp_path: Path) -> None:
             assert not missing, f"LangGraph's Postgres table {table} has no column(s) {missing}"
     finally:
         drop_database(admin, name)
+
+
+def test_lean_client_names_hold() -> None:
+    """Every private name the lean client calls is there and takes what it passes."""
+    problems = compat.lean_client_problems()
+    assert problems == (), (
+        f"langchain-openai {version('langchain-openai')} / langchain-core "
+        f"{version('langchain-core')} changed what the lean client needs: {problems}; "
+        "update src/debategraph/compat.py (the lean client is off until then)"
+    )
+
+
+@pytest.fixture
+def fresh_choice(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The libraries checked afresh, and the lean client not switched off (as by
+    ``make test-stock-client``)."""
+    from debategraph.models.binding import LEAN_CLIENT_ENV
+
+    monkeypatch.delenv(LEAN_CLIENT_ENV, raising=False)
+    compat.lean_client_problems.cache_clear()
+    yield
+    compat.lean_client_problems.cache_clear()
+
+
+@pytest.mark.usefixtures("fresh_choice")
+def test_a_changed_name_turns_the_lean_client_off(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from langchain_openai import ChatOpenAI
+
+    from debategraph.models.binding import client_class
+    from debategraph.models.client import LeanChatOpenAI
+
+    assert client_class() is LeanChatOpenAI
+
+    def renamed(self: Any, reply: Any) -> Any:  # a release renames the parameter
+        raise AssertionError("not called")
+
+    monkeypatch.setattr(ChatOpenAI, "_create_chat_result", renamed)
+    compat.lean_client_problems.cache_clear()
+    with caplog.at_level("DEBUG", logger="debategraph.models.binding"):
+        assert client_class() is ChatOpenAI
+    assert compat.lean_client_problems() == (
+        "langchain_openai.ChatOpenAI._create_chat_result no longer takes (self, response)",
+    )
+    assert [r.getMessage() for r in caplog.records] == [
+        "stock ChatOpenAI, not the lean client: langchain_openai.ChatOpenAI."
+        "_create_chat_result no longer takes (self, response)"
+    ]
+
+
+@pytest.mark.usefixtures("fresh_choice")
+def test_a_missing_name_turns_the_lean_client_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_openai.chat_models import base
+
+    monkeypatch.delattr(base, "_handle_openai_api_error")
+    assert compat.lean_client_problems() == (
+        "langchain_openai.chat_models.base._handle_openai_api_error is gone",
+    )
+
+
+@pytest.mark.usefixtures("fresh_choice")
+def test_the_lean_client_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_openai import ChatOpenAI
+
+    from debategraph.models import ModelSpec, get_chat_model
+    from debategraph.models.binding import LEAN_CLIENT_ENV, client_class
+    from debategraph.models.client import LeanChatOpenAI
+
+    monkeypatch.setenv(LEAN_CLIENT_ENV, "0")
+    assert client_class() is ChatOpenAI
+    chat = get_chat_model(ModelSpec(model="m", base_url="http://127.0.0.1:9/v1")).chat
+    assert type(chat) is ChatOpenAI and not isinstance(chat, LeanChatOpenAI)
+
+
+def test_aegra_names() -> None:
+    """The two Aegra names the server uses are still there."""
+    assert callable(private("aegra_api.config", "_resolve_config_path"))
+    assert callable(private("aegra_api.core.orm", "_get_session_maker"))
+    assert compat.aegra_config_path() is None or compat.aegra_config_path().name.endswith(".json")

@@ -25,10 +25,11 @@ from typing_extensions import TypedDict
 from debategraph import build_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer
 from debategraph.cli.patterns.debate import PATTERN
+from debategraph.cli.patterns.declaration import Launch
 from debategraph.graphs.debate import GRAPH_NAME
 from debategraph.nodes.debate import ARGUE_STAGE, termination_conditions
 from debategraph.nodes.debate.setup import DEFAULT_DEBATERS, debate_setup
-from debategraph.registry import Launch, entry
+from debategraph.registry import entry
 from debategraph.state.debate import (
     TIE,
     Debater,

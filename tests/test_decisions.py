@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from debategraph.nodes.solver_debate.judge import decision_of
+from debategraph.state.solver_debate import Decision
 from debategraph.strategies import (
-    Decision,
-    Protocol,
+    Decided,
+    DecisionProtocol,
     decide,
     judge_needed,
     majority_vote,
@@ -44,7 +46,7 @@ def decided(
     judged: str | None = None,
     judge_reason: str | None = None,
     judge_model: str | None = None,
-) -> Decision:
+) -> Decided:
     """Decide ``answers`` by the protocol written ``text``."""
     return decide(
         parse_protocol(text),
@@ -98,10 +100,12 @@ def test_specs_are_canonical_and_parse_back_to_the_same_protocol(text: str, spec
 
 
 def test_a_protocol_built_directly_gets_the_defaults() -> None:
-    assert Protocol(SUPERMAJORITY) == Protocol(SUPERMAJORITY, DEFAULT_THRESHOLD, PLURALITY)
-    assert Protocol(SUPERMAJORITY) == parse_protocol("supermajority")
-    assert Protocol(UNANIMITY).spec == "unanimity:plurality"
-    assert Protocol(SUPERMAJORITY, Fraction(3, 4), JUDGE).spec == "supermajority:3/4:judge"
+    assert DecisionProtocol(SUPERMAJORITY) == DecisionProtocol(
+        SUPERMAJORITY, DEFAULT_THRESHOLD, PLURALITY
+    )
+    assert DecisionProtocol(SUPERMAJORITY) == parse_protocol("supermajority")
+    assert DecisionProtocol(UNANIMITY).spec == "unanimity:plurality"
+    assert DecisionProtocol(SUPERMAJORITY, Fraction(3, 4), JUDGE).spec == "supermajority:3/4:judge"
 
 
 @pytest.mark.parametrize(
@@ -159,15 +163,15 @@ def test_a_bad_protocol_is_one_line_naming_it_and_the_rule(text: str, problem: s
 
 def test_a_bad_protocol_built_directly_is_refused_alike() -> None:
     with pytest.raises(ValueError) as raised:
-        Protocol(SUPERMAJORITY, Fraction(2, 5))
+        DecisionProtocol(SUPERMAJORITY, Fraction(2, 5))
     assert (
         str(raised.value) == f"supermajority threshold 2/5 is not in (0.5, 1]: use {PROTOCOL_RULE}"
     )
     with pytest.raises(ValueError) as raised:
-        Protocol(PLURALITY, fallback=JUDGE)
+        DecisionProtocol(PLURALITY, fallback=JUDGE)
     assert str(raised.value) == f"plurality takes no fallback, got 'judge': use {PROTOCOL_RULE}"
     with pytest.raises(ValueError) as raised:
-        Protocol("vote")
+        DecisionProtocol("vote")
     assert str(raised.value) == f"unknown decision protocol 'vote': use {PROTOCOL_RULE}"
 
 
@@ -199,26 +203,28 @@ def test_parse_protocols_refuses_an_empty_list_or_item(text: str, problem: str) 
 
 def test_plurality_is_the_majority_vote() -> None:
     decision = decided("plurality", SPLIT, confidences=SURE_OF_7)
-    assert decision == Decision(
+    assert decision == Decided(
         protocol="plurality", answer="18", votes={"18": 2, "7": 1}, agreement=0.5, abstentions=1
     )
 
 
 def test_plurality_reports_the_votes_tie_break() -> None:
     answers = {"a": "3", "b": "5", "c": "5", "d": "3"}
-    by_confidence = decide(Protocol(PLURALITY), answers, {"a": 0.1, "b": 0.9, "c": 0.1, "d": 0.1})
+    by_confidence = decide(
+        DecisionProtocol(PLURALITY), answers, {"a": 0.1, "b": 0.9, "c": 0.1, "d": 0.1}
+    )
     vote = majority_vote(answers, {"a": 0.1, "b": 0.9, "c": 0.1, "d": 0.1})
     assert (by_confidence.answer, by_confidence.tie_break) == (vote.answer, vote.tie_break)
     assert by_confidence.answer == "5"
     assert by_confidence.tie_break == "tie between 3, 5 (2 votes each) broken by summed confidence"
-    earliest = decide(Protocol(PLURALITY), answers)
+    earliest = decide(DecisionProtocol(PLURALITY), answers)
     assert earliest.answer == "3"
     assert earliest.tie_break == "tie between 3, 5 (2 votes each) broken by the earliest solver"
 
 
 def test_weighted_takes_the_highest_summed_confidence() -> None:
     decision = decided("weighted", SPLIT, confidences=SURE_OF_7)
-    assert decision == Decision(
+    assert decision == Decided(
         protocol="weighted", answer="7", votes={"18": 2, "7": 1}, agreement=0.25, abstentions=1
     )
 
@@ -231,18 +237,18 @@ def test_weighted_counts_an_unstated_confidence_as_zero() -> None:
 
 def test_weighted_ties_go_to_the_vote_count_then_the_earliest_solver() -> None:
     answers = {"a": "1", "b": "2", "c": "2", "d": "3"}
-    by_count = decide(Protocol(WEIGHTED), answers, {"a": 0.6, "b": 0.3, "c": 0.3, "d": 0.6})
+    by_count = decide(DecisionProtocol(WEIGHTED), answers, {"a": 0.6, "b": 0.3, "c": 0.3, "d": 0.6})
     assert by_count.answer == "2"  # 0.3 + 0.3 == 0.6, summed exactly
     assert by_count.tie_break == (
         "tie between 1, 2, 3 (summed confidence 0.6 each) broken by vote count"
     )
-    earliest = decide(Protocol(WEIGHTED), {"a": "1", "b": "2"})
+    earliest = decide(DecisionProtocol(WEIGHTED), {"a": "1", "b": "2"})
     assert earliest.answer == "1"
     assert (
         earliest.tie_break
         == "tie between 1, 2 (summed confidence 0 each) broken by the earliest solver"
     )
-    later = decide(Protocol(WEIGHTED), {"a": "1", "b": "2", "c": "3"}, {"b": 0.5, "c": 0.5})
+    later = decide(DecisionProtocol(WEIGHTED), {"a": "1", "b": "2", "c": "3"}, {"b": 0.5, "c": 0.5})
     assert later.answer == "2"
     assert later.tie_break == (
         "tie between 2, 3 (summed confidence 0.5 each) broken by the earliest solver"
@@ -271,7 +277,7 @@ def test_no_solvers_at_all_decide_no_answer() -> None:
 def test_supermajority_reached_takes_the_top_answer() -> None:
     answers = {"s1": "18", "s2": "18", "s3": "7"}
     decision = decided("supermajority", answers)
-    assert decision == Decision(
+    assert decision == Decided(
         protocol="supermajority:2/3:plurality",
         answer="18",
         votes={"18": 2, "7": 1},
@@ -293,7 +299,7 @@ def test_supermajority_compares_exact_fractions() -> None:
 def test_supermajority_counts_abstentions_among_the_solvers() -> None:
     # 2 of the 3 answers, but 2 of the 4 solvers: not 2/3.
     decision = decided("supermajority", SPLIT, confidences=SURE_OF_7)
-    assert decision == Decision(
+    assert decision == Decided(
         protocol="supermajority:2/3:plurality",
         answer="18",
         votes={"18": 2, "7": 1},
@@ -313,7 +319,7 @@ def test_supermajority_falls_back_to_weighted() -> None:
 
 def test_supermajority_falls_back_to_abstain() -> None:
     decision = decided("supermajority:0.75:abstain", SPLIT)
-    assert decision == Decision(
+    assert decision == Decided(
         protocol="supermajority:3/4:abstain",
         answer=None,
         votes={"18": 2, "7": 1},
@@ -339,7 +345,7 @@ def test_supermajority_falling_back_to_plurality_keeps_its_tie_break() -> None:
 
 def test_unanimity_reached() -> None:
     decision = decided("unanimity", ALL_18)
-    assert decision == Decision(
+    assert decision == Decided(
         protocol="unanimity:plurality", answer="18", votes={"18": 3}, agreement=1.0, abstentions=0
     )
 
@@ -386,7 +392,7 @@ def test_judge_needed(text: str, answers: dict[str, str | None], needed: bool) -
 
 def test_the_judges_pick_decides() -> None:
     decision = decided("judge", SPLIT, confidences=SURE_OF_7, judged="7", judge_model="big")
-    assert decision == Decision(
+    assert decision == Decided(
         protocol="judge",
         answer="7",
         votes={"18": 2, "7": 1},
@@ -398,7 +404,7 @@ def test_the_judges_pick_decides() -> None:
 
 def test_a_judges_pick_no_solver_gave_is_not_taken() -> None:
     decision = decided("judge", SPLIT, judged="19", judge_model="big")
-    assert decision == Decision(
+    assert decision == Decided(
         protocol="judge",
         answer="18",
         votes={"18": 2, "7": 1},
@@ -452,7 +458,8 @@ def test_unanimity_falling_back_to_the_judge_with_one_answer_left_asks_nobody() 
 
 
 def test_decisions_are_frozen_and_refuse_unknown_fields() -> None:
-    decision = decided("plurality", SPLIT)
+    # The solver debate's record of a decision (what its state and checkpoints hold).
+    decision = decision_of(decided("plurality", SPLIT))
     with pytest.raises(ValueError, match="frozen"):
         decision.answer = "7"
     with pytest.raises(ValueError, match="extra"):

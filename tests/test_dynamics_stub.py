@@ -24,7 +24,13 @@ from typing import Any
 from debategraph import build_solver_debate, recursion_limit
 from debategraph.models import ModelSpec
 from debategraph.nodes.solver_debate.views import latest_turns
-from debategraph.strategies import Dynamics, Protocol, decide, summarize_dynamics, thread_dynamics
+from debategraph.strategies import (
+    DecisionProtocol,
+    Dynamics,
+    decide,
+    summarize_dynamics,
+    thread_dynamics,
+)
 from debategraph.strategies.decisions import PLURALITY, WEIGHTED
 from tests.eval_data import gold_of, herd_responder
 from tests.openai_stub import StubOpenAIServer
@@ -225,10 +231,10 @@ def test_confidence_that_tracks_correctness_makes_weighted_beat_plurality() -> N
         answers = {solver: turn.answer for solver, turn in finals.items()}
         confidences = {solver: turn.confidence for solver, turn in finals.items()}
         assert answers == out["rounds"][-1].answers
-        plurality = decide(Protocol(PLURALITY), answers, confidences)
+        plurality = decide(DecisionProtocol(PLURALITY), answers, confidences)
         assert plurality.answer == out["answer"]  # the graph decides by plurality by default
         right[PLURALITY] += plurality.answer == str(gold_of(i))
-        right[WEIGHTED] += decide(Protocol(WEIGHTED), answers, confidences).answer == str(
+        right[WEIGHTED] += decide(DecisionProtocol(WEIGHTED), answers, confidences).answer == str(
             gold_of(i)
         )
     expected_plurality = sum(binomial(SOLVERS, k, p) for k in range(3, SOLVERS + 1))

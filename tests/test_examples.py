@@ -46,6 +46,9 @@ def test_the_public_api_is_small() -> None:
             "DebategraphError",
             "UsageError",
             "ModelUnavailableError",
+            "open_checkpointer",
+            "termination",
+            "render_report_markdown",
         ]
     )
     for name in debategraph.__all__:

@@ -1,14 +1,27 @@
-"""Imports go one way: down the layers that ``docs/architecture.md`` lists.
+"""Imports go one way: down the layers that ``docs/architecture.md`` lists, and in no circle.
 
 The test reads the ``layers`` block of that page (the one place the order is written)
 and checks every ``debategraph`` import in ``src/``, function-level and ``TYPE_CHECKING``
 ones included: a module may import its own layer or one below it.
+
+Within a layer, modules must not import each other in a circle. What counts as an import
+for that: every ``import debategraph...`` and ``from debategraph... import ...`` statement
+in a module, wherever it stands (at module level, inside a function, under ``if
+TYPE_CHECKING:``): a circle through a function-level import is still two modules that
+each need the other. ``from package import name`` is an import of the submodule
+``package.name`` when there is one, else of the package's ``__init__``. Not counted: the
+parent packages Python runs on the way to a module (``import a.b.c`` runs ``a/__init__``
+and ``a/b/__init__`` too: those are not the importer's choice), imports of a module by
+itself, and modules named by strings (``importlib.import_module``, the registry's
+``"module:attribute"`` lines), which are read only when used.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections import deque
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,8 +46,8 @@ def layer_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else parts[0]
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(SRC.parent).with_suffix("").parts
+def module_name(path: Path, src: Path = SRC.parent) -> str:
+    parts = path.relative_to(src).with_suffix("").parts
     return ".".join(parts).removesuffix(".__init__")
 
 
@@ -50,6 +63,92 @@ def imports(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.startswith("debategraph")]
     return found
+
+
+def import_edges(src: Path) -> dict[str, dict[str, str]]:
+    """Module -> {module it imports: ``path:line`` of the first such import}, under ``src``.
+
+    ``src`` is the directory holding the top package (``src/`` for ``debategraph``).
+    What counts is written in this file's docstring.
+    """
+    paths = {module_name(p, src): p for p in sorted(src.rglob("*.py"))}
+    edges: dict[str, dict[str, str]] = {}
+    for module, path in paths.items():
+        targets = edges.setdefault(module, {})
+        for node in ast.walk(ast.parse(path.read_text())):
+            found: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found = [
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in paths else node.module
+                    for a in node.names
+                ]
+            elif isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            for target in found:
+                if target in paths and target != module:
+                    targets.setdefault(target, f"{path.relative_to(src.parent)}:{node.lineno}")
+    return edges
+
+
+def import_circles(src: Path) -> list[str]:
+    """Every import circle among the modules under ``src``, one line each.
+
+    Each strongly connected part of the import graph is reported by one shortest circle
+    through its first module (by name): ``a -> b (src/a.py:3) -> a (src/b.py:9)``, each
+    arrow followed by where the import is written, then the part's other modules.
+    """
+    edges = import_edges(src)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    parts: list[list[str]] = []
+
+    def connect(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in edges[module]:
+            if target not in index:
+                connect(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            part = []
+            while True:
+                member = stack.pop()
+                part.append(member)
+                if member == module:
+                    break
+            if len(part) > 1:
+                parts.append(sorted(part))
+
+    for module in sorted(edges):
+        if module not in index:
+            connect(module)
+    return [_shortest_circle(edges, part) for part in sorted(parts)]
+
+
+def _shortest_circle(edges: dict[str, dict[str, str]], part: list[str]) -> str:
+    """The shortest circle through ``part[0]`` inside ``part``, as one line."""
+    start, members = part[0], set(part)
+    came_from: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        module = queue.popleft()
+        for target in sorted(edges[module]):
+            if target in members and target not in came_from:
+                came_from[target] = module
+                queue.append(target)
+        if start in came_from:
+            break
+    chain = [start]
+    while len(chain) == 1 or chain[-1] != start:
+        chain.append(came_from[chain[-1]])
+    chain.reverse()  # start -> ... -> start
+    steps = [f"{b} ({edges[a][b]})" for a, b in pairwise(chain)]
+    others = sorted(members - set(chain))
+    tied = f" [tied up with {', '.join(others)} too]" if others else ""
+    return " -> ".join([chain[0], *steps]) + tied
 
 
 def test_every_module_has_a_layer() -> None:
@@ -76,6 +175,30 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     probe.write_text("def f():\n    from debategraph.cli.app import app\n")
     assert imports(probe) == [(2, "debategraph.cli.app")]
     assert layer_ranks()["cli"] < layer_ranks()["state"]
+
+
+def test_no_import_circles() -> None:
+    circles = import_circles(SRC.parent)
+    assert not circles, "import circles (see this file's docstring for what counts):\n" + (
+        "\n".join(circles)
+    )
+
+
+def test_the_check_sees_a_circle_through_a_function(tmp_path: Path) -> None:
+    """A planted circle (one side imports inside a function) is found and named."""
+    package = tmp_path / "src" / "debategraph"
+    (package / "cli").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "cli" / "__init__.py").write_text("")
+    (package / "cli" / "app.py").write_text(
+        "def main():\n    from debategraph.cli import commands\n"
+    )
+    (package / "cli" / "commands.py").write_text("from debategraph.cli.app import main\n")
+    (package / "cli" / "render.py").write_text("from debategraph.cli import app\n")
+    assert import_circles(tmp_path / "src") == [
+        "debategraph.cli.app -> debategraph.cli.commands (src/debategraph/cli/app.py:2)"
+        " -> debategraph.cli.app (src/debategraph/cli/commands.py:1)"
+    ]
 
 
 def test_only_the_cli_imports_typer_and_rich() -> None:

@@ -17,7 +17,9 @@ from langgraph.pregel import Pregel
 
 from debategraph import build_solver_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer, thread_config
-from debategraph.checkpoints.maintenance import HistoryEntry, fork, history, prune
+from debategraph.checkpoints.forking import fork
+from debategraph.checkpoints.maintenance import HistoryEntry, history
+from debategraph.checkpoints.pruning import prune
 from debategraph.checkpoints.savers import serializer
 from debategraph.errors import UsageError
 from tests.backends import checkpoint_url  # noqa: F401  (fixture)

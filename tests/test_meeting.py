@@ -23,12 +23,13 @@ from langgraph.types import Command
 from debategraph import build_meeting, recursion_limit
 from debategraph.checkpoints import open_checkpointer
 from debategraph.checkpoints.savers import serializer
+from debategraph.cli.patterns.declaration import Launch
 from debategraph.cli.patterns.meeting import PATTERN
 from debategraph.errors import UsageError
 from debategraph.graphs.meeting import GRAPH_NAME
 from debategraph.nodes.conversation import agent_history
 from debategraph.nodes.meeting.setup import DEFAULT_STAGES, meeting_setup
-from debategraph.registry import Launch, entry, record_types
+from debategraph.registry import entry, record_types
 from debategraph.state.meeting import FinalDecision, RoundDecision, Stage
 from debategraph.state.records import Participant, Turn, Usage
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply

@@ -20,8 +20,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from debategraph import build_solver_debate, recursion_limit
 from debategraph.checkpoints.savers import serializer
+from debategraph.cli.agent_models import refuse_tools_on_embedded
 from debategraph.cli.patterns.solver_debate import PATTERN as SOLVE
-from debategraph.cli.runner import refuse_tools_on_embedded
 from debategraph.errors import UsageError
 from debategraph.nodes.solver_debate import make_close_round, solver_setup, termination_conditions
 from debategraph.state.records import TOOL_STAGE, Participant, Turn, Usage

@@ -24,6 +24,7 @@ from typing_extensions import TypedDict
 from debategraph import build_solver_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer, thread_status
 from debategraph.checkpoints.savers import serializer
+from debategraph.cli.patterns.declaration import Launch
 from debategraph.cli.patterns.solver_debate import PATTERN as SOLVE
 from debategraph.errors import ModelUnavailableError
 from debategraph.graphs import studio
@@ -31,7 +32,7 @@ from debategraph.graphs.solver_debate import GRAPH_NAME
 from debategraph.models import ModelSpec
 from debategraph.nodes.solver_debate import gist
 from debategraph.nodes.solver_debate.prompts import SOLUTION_VIEW
-from debategraph.registry import Launch, current_settings, entry
+from debategraph.registry import current_settings, entry
 from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.strategies import ring, star
 from tests.backends import wait_for_saved_tasks

@@ -11,7 +11,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,14 @@ from debategraph.nodes.solver_debate import latest_turns
 from debategraph.nodes.solver_debate.judge import decide_steps, decision_key, judge_prompt
 from debategraph.state.base import turn_update
 from debategraph.state.solver_debate import Decision
-from debategraph.strategies.decisions import parse_protocol
+from debategraph.strategies.decisions import (
+    DecisionRule,
+    parse_protocol,
+    protocol_rule,
+    register_protocol,
+    unregister_protocol,
+)
+from debategraph.strategies.protocols import Decided, Tally
 from tests.conftest import one_error_line, run_cli, solver_of, stub_args
 from tests.fake_model import ScriptedChatModel, tool_reply
 from tests.openai_stub import StubOpenAIServer
@@ -110,6 +117,59 @@ def test_each_protocol_decides_the_graphs_answer(
     assert judge_calls(model) == judged
     assert [t.stage for t in out["transcript"]].count("judge") == judged
     assert ("judge" in out["usage_by_agent"]) == bool(judged)
+
+
+class Highest(DecisionRule):
+    """A toy protocol: the numerically highest answer (and a fallback others may name)."""
+
+    name = "highest"
+    is_fallback = True
+
+    @classmethod
+    def decide(cls, tally: Tally) -> Decided:
+        given = [a for a in tally.answers.values() if a is not None]
+        return tally.decided(max(given, key=float) if given else None)
+
+
+@pytest.fixture
+def highest() -> Iterator[type[DecisionRule]]:
+    register_protocol(Highest)
+    try:
+        yield Highest
+    finally:
+        unregister_protocol(Highest.name)
+
+
+def test_a_new_protocol_is_one_class(highest: type[DecisionRule]) -> None:
+    # Parsing, the rule text and its errors read the table...
+    assert parse_protocol(" HIGHEST ").spec == "highest"
+    assert protocol_rule().startswith(
+        "plurality, weighted, supermajority[:THRESHOLD[:FALLBACK]], unanimity[:FALLBACK], "
+        "judge or highest (THRESHOLD in (0.5, 1], e.g. 0.75 or 2/3; FALLBACK plurality, "
+        "weighted, judge, abstain or highest)"
+    )
+    with pytest.raises(ValueError, match=r"^highest takes no argument, got 'highest:2': use "):
+        parse_protocol("highest:2")
+    # ...and so does the graph: as its decision, and as another protocol's fallback.
+    out = run(build_solver_debate(model_for(SPLIT), agents=3, max_rounds=1, decision="highest"))
+    assert (out["answer"], out["decision"].protocol, out["decision"].fallback) == (
+        "20", "highest", None,
+    )  # fmt: skip
+    assert isinstance(out["decision"], Decision)
+    out = run(
+        build_solver_debate(model_for(SPLIT), agents=3, max_rounds=1, decision="unanimity:highest")
+    )
+    assert (out["answer"], out["decision"].fallback, out["decision"].reason) == (
+        "20", "highest", "no unanimity (2 of 3 for 18): highest decided",
+    )  # fmt: skip
+
+
+def test_an_unregistered_protocol_is_unknown() -> None:
+    register_protocol(Highest)
+    unregister_protocol(Highest.name)
+    with pytest.raises(ValueError, match=r"^unknown decision protocol 'highest': use plurality"):
+        build_solver_debate(model_for(SPLIT), agents=3, decision="highest")
+    assert "highest" not in protocol_rule()
 
 
 def test_the_results_dynamics_keep_an_abstaining_decisions_none() -> None:

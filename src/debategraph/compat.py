@@ -1,22 +1,35 @@
-"""Every private LangGraph name this package uses, imported in one place.
+"""Every private name of another library this package uses, in one place.
 
-LangGraph's public API has no operation for what :mod:`debategraph.checkpoints.maintenance`
-does to stored checkpoints (copy a thread with its writes, store a full snapshot of a delta
-channel), so it needs four names that LangGraph keeps private; and no public way to give a
-node both a sync and an async function (:mod:`debategraph.nodes.dual`), which LangGraph's
-own ``ToolNode`` does with ``RunnableCallable``. They may move or change in any release: no
-other module imports them from LangGraph, and ``tests/test_compat.py`` checks each one's
-location and the behaviour relied on here, so an upgrade that breaks one fails there with a
-message naming it.
+No other module of ``src/`` reaches a private name of LangGraph, LangChain, the openai
+SDK or Aegra: ``tests/test_private_names.py`` lists the private names used outside this
+module (none), and ``tests/test_compat.py`` checks that each one here is still where it
+is taken from and still does what is relied on, so an upgrade that breaks one fails
+there with a message naming it. Each says why there is no public way.
 
-The other thing LangGraph does not promise is the layout of its savers' tables: the SQL
-this package runs on them lives in :mod:`debategraph.checkpoints.tables` (and the lean
-SQLite saver's table definitions in :mod:`debategraph.checkpoints.savers`), each listing
-the tables and columns it names; ``tests/test_compat.py`` checks those lists against the
-schema LangGraph's own savers create.
+**LangGraph.** Its public API has no operation for what
+:mod:`debategraph.checkpoints.maintenance` does to stored checkpoints (copy a thread
+with its writes, store a full snapshot of a delta channel), so it needs four names that
+LangGraph keeps private. The other thing LangGraph does not promise is the layout of its
+savers' tables: the SQL this package runs on them lives in
+:mod:`debategraph.checkpoints.tables` (and the lean SQLite saver's table definitions in
+:mod:`debategraph.checkpoints.savers`), each listing the tables and columns it names;
+``tests/test_compat.py`` checks those lists against the schema LangGraph's own savers
+create. Checked against langgraph 1.2.22 to 1.2.24 and langgraph-checkpoint 4.3.2 (the
+bounds in ``pyproject.toml`` stop at their next major versions).
 
-Checked against langgraph 1.2.22 and langgraph-checkpoint 4.3.2 (the bounds in
-``pyproject.toml`` stop at their next major versions).
+**langchain-openai and langchain-core** (the lean client,
+:mod:`debategraph.models.client`). ``ChatOpenAI`` has no public way to build a request
+body without sending it, to turn a reply's JSON into a ``ChatResult`` without the SDK's
+typed models, or to say which of its errors a raw SDK error becomes; langchain-core has
+no public way to generate with the model's cache and rate limiter but without run
+managers. :data:`LEAN_CLIENT` says whether every one of these names exists with the
+signature the lean client calls it with (checked once, on first use); where one does
+not, :func:`debategraph.models.binding.get_chat_model` builds stock ``ChatOpenAI`` and
+logs one debug line naming what changed. ``pyproject.toml`` bounds langchain-openai,
+langchain-core and openai below the next minor version CI has tested.
+
+**Aegra** (``aegra-api``, :mod:`debategraph.serve`): it has no public way to say which
+config file it loaded, or to open a session on its database outside a request.
 
 Attributes:
     NULL_TASK_ID: The task id LangGraph gives writes made outside any task (a
@@ -37,10 +50,6 @@ Attributes:
         SQLite and Postgres savers store with each write (a replay sorts a step's
         writes by it). ``fork`` uses it when it cannot read stored paths with SQL.
         From ``langgraph.pregel._algo``.
-    RunnableCallable: A node runnable made of a sync and an async function; LangGraph
-        injects ``runtime`` (and ``config``, ``writer``...) into both by parameter name.
-        ``add_node`` wraps a plain sync function in one whose async side runs it on the
-        default thread pool. From ``langgraph._internal._runnable``.
     StateLike: What LangGraph accepts as a state, input or output schema (a TypedDict,
         dataclass or pydantic model): the bound of ``StateGraph``'s type parameters,
         which :class:`~debategraph.graphs.skeleton.PatternGraph` passes on. Typing only.
@@ -49,17 +58,190 @@ Attributes:
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from langgraph._internal._constants import NULL_TASK_ID
-from langgraph._internal._runnable import RunnableCallable
 from langgraph._internal._typing import MISSING, StateLike
 from langgraph.checkpoint.serde.types import _DeltaSnapshot as DeltaSnapshot
 from langgraph.pregel._algo import task_path_str
 
+if TYPE_CHECKING:
+    import openai
+    from langchain_core.messages import BaseMessage
+    from langchain_core.outputs import ChatResult
+    from langchain_openai import ChatOpenAI
+
 __all__ = [
+    "LEAN_CLIENT_NAMES",
     "MISSING",
     "NULL_TASK_ID",
     "DeltaSnapshot",
-    "RunnableCallable",
     "StateLike",
+    "aegra_config_path",
+    "aegra_session_maker",
+    "agenerate_with_cache",
+    "chat_result",
+    "ensure_sync_client",
+    "generate_with_cache",
+    "lean_client_problems",
+    "raise_as_chat_openai",
+    "request_payload",
     "task_path_str",
+    "uses_responses_api",
 ]
+
+#: The private names the lean client calls, as ``(module, attribute path)``, with the
+#: parameters it passes (by name; ``*`` where it passes ``**kwargs`` through).
+LEAN_CLIENT_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("langchain_openai", "ChatOpenAI._get_request_payload"): ("self", "input_", "stop", "*"),
+    ("langchain_openai", "ChatOpenAI._create_chat_result"): ("self", "response"),
+    ("langchain_openai", "ChatOpenAI._use_responses_api"): ("self", "payload"),
+    ("langchain_openai", "ChatOpenAI._ensure_sync_client_available"): ("self",),
+    ("langchain_openai", "ChatOpenAI._generate_with_cache"): ("self", "messages", "stop", "*"),
+    ("langchain_openai", "ChatOpenAI._agenerate_with_cache"): ("self", "messages", "stop", "*"),
+    ("langchain_openai.chat_models.base", "_handle_openai_bad_request"): ("e",),
+    ("langchain_openai.chat_models.base", "_handle_openai_api_error"): ("e",),
+}
+
+
+def _lookup(module: str, path: str) -> Any:
+    """``module``'s attribute ``path`` (dotted), imported."""
+    import importlib
+
+    value: Any = importlib.import_module(module)
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _takes(func: Callable[..., Any], names: tuple[str, ...]) -> bool:
+    """Whether ``func`` takes each of ``names`` by name (``*``: any keyword arguments)."""
+    params = inspect.signature(func).parameters
+    for name in names:
+        if name == "*":
+            if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+                return False
+        elif name not in params or params[name].kind is inspect.Parameter.POSITIONAL_ONLY:
+            return False
+    return True
+
+
+@functools.cache
+def lean_client_problems() -> tuple[str, ...]:
+    """What the lean client needs and the installed libraries lack (empty: nothing).
+
+    Checked once per process: each name of :data:`LEAN_CLIENT_NAMES` exists and takes
+    the parameters the lean client passes.
+
+    Returns:
+        One line per missing or changed name.
+    """
+    problems = []
+    for (module, path), names in LEAN_CLIENT_NAMES.items():
+        try:
+            func = _lookup(module, path)
+        except (ImportError, AttributeError):
+            problems.append(f"{module}.{path} is gone")
+            continue
+        if not callable(func) or not _takes(func, names):
+            problems.append(f"{module}.{path} no longer takes ({', '.join(names)})")
+    return tuple(problems)
+
+
+def request_payload(
+    chat: ChatOpenAI, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any
+) -> dict[str, Any]:
+    """The request body ``ChatOpenAI`` would send for ``messages``, not sent.
+
+    ``ChatOpenAI._get_request_payload``: no public method builds it.
+    """
+    payload: dict[str, Any] = chat._get_request_payload(messages, stop=stop, **kwargs)
+    return payload
+
+
+def uses_responses_api(chat: ChatOpenAI, payload: dict[str, Any]) -> bool:
+    """Whether ``ChatOpenAI`` would send ``payload`` to the Responses API.
+
+    ``ChatOpenAI._use_responses_api``: the rule (settings, tools, payload fields) is not
+    public, and the lean path serves chat completions only.
+    """
+    return bool(chat._use_responses_api(payload))
+
+
+def ensure_sync_client(chat: ChatOpenAI) -> None:
+    """Make ``chat``'s sync SDK client if it is built lazily, as ``ChatOpenAI._generate`` does.
+
+    ``ChatOpenAI._ensure_sync_client_available``: not public.
+    """
+    chat._ensure_sync_client_available()
+
+
+def chat_result(chat: ChatOpenAI, reply: Any) -> ChatResult:
+    """A reply's JSON (a dict) as the ``ChatResult`` ``ChatOpenAI`` makes of it.
+
+    ``ChatOpenAI._create_chat_result`` takes a dict as well as the SDK's typed reply; no
+    public method converts one.
+    """
+    return chat._create_chat_result(reply)
+
+
+def generate_with_cache(
+    chat: ChatOpenAI, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any
+) -> ChatResult:
+    """Generate with the model's cache and rate limiter but no run managers.
+
+    ``BaseChatModel._generate_with_cache``: the public ``invoke``/``generate`` always
+    configure callbacks, the cost the lean path skips when nobody listens.
+    """
+    return chat._generate_with_cache(messages, stop=stop, **kwargs)
+
+
+async def agenerate_with_cache(
+    chat: ChatOpenAI, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any
+) -> ChatResult:
+    """:func:`generate_with_cache`, awaited (``BaseChatModel._agenerate_with_cache``)."""
+    return await chat._agenerate_with_cache(messages, stop=stop, **kwargs)
+
+
+def raise_as_chat_openai(exc: openai.APIError) -> None:
+    """Raise what ``ChatOpenAI`` raises for the SDK's ``exc`` (context overflow...).
+
+    langchain-openai's ``_handle_openai_bad_request`` and ``_handle_openai_api_error``:
+    its mapping of SDK errors is not public. Returns when ``exc`` maps to nothing (the
+    caller re-raises it).
+    """
+    import openai
+    from langchain_openai.chat_models import base
+
+    if isinstance(exc, openai.BadRequestError):
+        base._handle_openai_bad_request(exc)
+    else:
+        base._handle_openai_api_error(exc)
+
+
+def aegra_config_path() -> Path | None:
+    """The config file Aegra loaded (``aegra.json`` or ``langgraph.json``), if any.
+
+    ``aegra_api.config._resolve_config_path``: Aegra has no public way to say which file
+    ``load_config()`` read.
+    """
+    from aegra_api.config import _resolve_config_path  # type: ignore[import-untyped]
+
+    path = _resolve_config_path()
+    return None if path is None else Path(path)
+
+
+def aegra_session_maker() -> Callable[[], Any]:
+    """Aegra's async SQLAlchemy session factory, for a query outside a request.
+
+    ``aegra_api.core.orm._get_session_maker``: Aegra opens sessions only through its
+    request dependencies.
+    """
+    from aegra_api.core.orm import _get_session_maker  # type: ignore[import-untyped]
+
+    maker: Callable[[], Any] = _get_session_maker()
+    return maker

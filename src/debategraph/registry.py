@@ -2,7 +2,8 @@
 
 Each line (:class:`Entry`) declares a pattern once by naming where its parts live: the
 graph factory (``graphs/<p>.py``), the state module (whose ``RECORD_TYPES`` checkpoints
-may hold), the CLI declaration (a :class:`Pattern` in ``cli/patterns/<p>.py``), and the
+may hold), the CLI declaration (a ``Pattern`` of :mod:`debategraph.cli.patterns.declaration`
+in ``cli/patterns/<p>.py``, named as a ``module:attribute`` string), and the
 graph LangGraph Studio serves (its settings and description). Everything that lists
 patterns reads these lines: the CLI's commands, the thread tools, ``import debategraph``'s
 factories, ``graphs/studio.py``, the checkpoint serializer's allowlist, and the test that
@@ -58,7 +59,8 @@ class Entry:
             an uncompiled ``StateGraph``; the factory is exported by ``debategraph``.
         state: The module of its state schemas, whose ``RECORD_TYPES`` are the pydantic
             records its checkpoints may hold.
-        cli: ``module:attribute`` of its :class:`Pattern` (the CLI declaration).
+        cli: ``module:attribute`` of its CLI declaration (a
+            :class:`debategraph.cli.patterns.declaration.Pattern`).
         studio: The factory's settings for the graph Studio serves.
         description: The Studio graph's description (``langgraph.json``).
         renamed: Settings renamed since threads were first saved, ``{old: new}``: the
@@ -116,14 +118,14 @@ class Entry:
         """
         return tuple(getattr(importlib.import_module(self.state), "RECORD_TYPES", ()))
 
-    def declaration(self) -> Pattern:
+    def declaration(self) -> Any:
         """The CLI declaration (imported now; it loads typer and rich).
 
         Returns:
-            The pattern's :class:`Pattern`.
+            The pattern's :class:`debategraph.cli.patterns.declaration.Pattern` (typed
+            there: :func:`debategraph.cli.patterns.get_pattern`; this layer imports no CLI).
         """
-        pattern: Pattern = load(self.cli)
-        return pattern
+        return load(self.cli)
 
 
 BUILTIN: tuple[Entry, ...] = (
@@ -382,98 +384,3 @@ def aegra_json(module_path: str = STUDIO_MODULE) -> dict[str, Any]:
         "graphs": {e.name: f"{module_path}:{e.name}" for e in BUILTIN},
         "http": {"app": SERVE_APP},
     }
-
-
-# -- what a pattern declares for the CLI and the thread tools ------------------------------
-
-
-@dataclass(frozen=True)
-class Launch:
-    """What a pattern's CLI command hands the runner.
-
-    Attributes:
-        settings: The graph factory's keyword arguments (stored with the thread).
-        input: The graph's input.
-        notes: Lines to show the user before the run (e.g. what a parser noticed).
-    """
-
-    settings: dict[str, Any]
-    input: dict[str, Any]
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Report:
-    """A file a finished run writes beside its result (the CLI's ``--report``).
-
-    Attributes:
-        default_name: File name when ``--report`` is not given; ``{thread_id}`` is filled in.
-        render: ``render(values, title)``: the file's text, or ``None`` if the run has
-            nothing to report.
-    """
-
-    default_name: str
-    render: Callable[[Values, str], str | None]
-
-
-def _nothing(node: str, update: Values) -> list[str]:
-    return []
-
-
-def _max_rounds(settings: Values) -> int | None:
-    value = settings.get("max_rounds")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-@dataclass(frozen=True)
-class Pattern:
-    """One pattern as the CLI and the thread tools see it (its ``cli/patterns`` module).
-
-    Everything ``threads``, ``show``, ``resume``, ``interject``, ``fork``, ``export`` and
-    the archive need from a pattern is asked of this declaration; none of them names a
-    pattern's nodes or state keys. The graph itself comes from the registry line.
-
-    Attributes:
-        name: The pattern's name (its registry line's).
-        command: The CLI command's own options, as a typer-annotated function returning
-            a :class:`Launch`; the shared options (model, ``--db``, ``--thread``,
-            ``--pause-after-round``...) are added by the CLI.
-        title: What names a thread (its question, topic, paper title), from its values.
-        summary: The pattern's own result fields (``--json``), from a thread's values.
-        describe: A one-line description of a run's settings.
-        agents_per_round: How many agents one round (or phase) runs: the default
-            maximum concurrency, and the embedded model's parallel slots.
-        headline: The result as lines of Rich markup, from :attr:`summary`'s fields.
-        progress: Lines of Rich markup to show for one node's update, besides the
-            transcript records it wrote (which the CLI prints itself).
-        streams: Whether a node's model tokens are prose worth streaming (``None``: no
-            node's are).
-        streamed_stage: Turns of this stage, written by a node that :attr:`streams`,
-            were streamed token by token, so the CLI does not print them again
-            (``None``: every agent turn such a node writes was streamed).
-        report: The file a finished run writes, if any.
-        result_markdown: The result section of ``export --format md`` (default: the
-            summary's fields).
-        boundary_nodes: Nodes a thread waits at between rounds (interjections go
-            there); empty: the shared round loop's (``open_round``, ``human``).
-        round_word: What the pattern calls a round (``turn``), in progress lines.
-        last_round: The most rounds a run's settings allow (default: its
-            ``max_rounds``; ``None``: no cap known): once that round has opened, no
-            round reads an interjection.
-    """
-
-    name: str
-    command: Callable[..., Launch]
-    title: Callable[[Values], str]
-    summary: Callable[[Values], dict[str, Any]]
-    describe: Callable[[Values], str]
-    agents_per_round: Callable[[Values], int]
-    headline: Callable[[Values], list[str]]
-    progress: Callable[[str, Values], list[str]] = _nothing
-    streams: Callable[[str], bool] | None = None
-    streamed_stage: str | None = None
-    report: Report | None = None
-    result_markdown: Callable[[Values], list[str]] | None = None
-    boundary_nodes: frozenset[str] = field(default_factory=lambda: frozenset())
-    round_word: str = "round"
-    last_round: Callable[[Values], int | None] = _max_rounds

@@ -1,4 +1,4 @@
-"""How counts read in what the CLI prints: ``1 round``, ``2 rounds``."""
+"""How text reads in what the CLI prints: counts (``1 round``, ``2 rounds``), one-line errors."""
 
 from __future__ import annotations
 
@@ -23,3 +23,8 @@ def plural(count: float, word: str) -> str:
     if shown == 1:
         return f"{shown} {word}"
     return f"{shown} {_IRREGULAR.get(word, word + 's')}"
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line (whitespace runs collapsed), at most 400 characters."""
+    return " ".join(text.split())[:400]

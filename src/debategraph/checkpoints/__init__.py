@@ -5,10 +5,10 @@
 allowed); the names exported here are the documented API. The modules: ``savers``
 (opening, the lean SQLite saver), ``serde`` (the serializer), ``threads`` and
 ``thread_values`` (a thread's run, status and values), ``inbox`` (interjections and stop
-requests, in LangGraph's store), ``maintenance`` (history, fork, prune), ``tables``
-(the SQL on LangGraph's checkpoint tables, see :mod:`debategraph.compat`), ``archive``
-and ``markdown`` (plain tables and exports of finished threads), ``threaded`` (async
-methods on a thread of their own).
+requests, in LangGraph's store), ``maintenance`` (history, and what ``forking`` and
+``pruning`` share), ``tables`` (the SQL on LangGraph's checkpoint tables, see
+:mod:`debategraph.compat`), ``archive`` and ``markdown`` (plain tables and exports of
+finished threads), ``threaded`` (async methods on a thread of their own).
 """
 
 from debategraph.checkpoints.inbox import inbox_item, inbox_namespace, open_store

@@ -7,8 +7,9 @@ archive may be the checkpoint file itself: only these three tables are ever touc
 
 The ``debates`` columns are those every pattern shares (title, status, termination, rounds,
 usage, times); the pattern's own result is its
-:attr:`~debategraph.registry.Pattern.summary`, as JSON in ``result``. Nothing here
-names a pattern's nodes or state keys: the title and the result are asked of the pattern.
+:attr:`~debategraph.checkpoints.thread_values.Described.summary`, as JSON in ``result``.
+Nothing here names a pattern's nodes or state keys: the title and the result are asked
+of the pattern.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from debategraph.errors import UsageError
 from debategraph.state.records import Turn, Usage
 
 if TYPE_CHECKING:
-    from debategraph.registry import Pattern
+    from debategraph.checkpoints.thread_values import Described
 
 
 DEBATES = "debates"
@@ -146,7 +147,7 @@ def archive_debate(
     path: str | os.PathLike[str],
     *,
     thread_id: str,
-    pattern: Pattern,
+    pattern: Described,
     values: Mapping[str, Any],
     status: str,
     wall_s: float | None = None,
@@ -274,7 +275,7 @@ def _iso(timestamp: float) -> str:
 
 def _debate_row(
     thread_id: str,
-    pattern: Pattern,
+    pattern: Described,
     values: Mapping[str, Any],
     status: str,
     transcript: Sequence[Turn],

@@ -1,10 +1,10 @@
 """A thread as a readable Markdown document (``export --format md``), for any pattern.
 
 The document is the pattern's title, a metadata line, the transcript one section per
-round, and a result section: the pattern's own :attr:`~debategraph.registry.Pattern.
-result_markdown` when it gives one, else its :attr:`~debategraph.registry.Pattern.
-summary` fields rendered generically, then how the run ended and what it cost. Nothing
-here names a pattern's nodes or state keys; the helpers :func:`inline` and
+round, and a result section: the pattern's own ``result_markdown`` when it gives one,
+else its ``summary`` fields rendered generically (both of its CLI declaration,
+:class:`~debategraph.checkpoints.thread_values.Described`), then how the run ended and
+what it cost. Nothing here names a pattern's nodes or state keys; the helpers :func:`inline` and
 :func:`ranked_table` are public for patterns writing their own result section.
 """
 
@@ -24,14 +24,14 @@ from debategraph.checkpoints.thread_values import (
 from debategraph.state.records import Turn, Usage, tool_call_text
 
 if TYPE_CHECKING:
-    from debategraph.registry import Pattern
+    from debategraph.checkpoints.thread_values import Described
 
 
 def render_markdown(
     thread_id: str,
     values: Mapping[str, Any],
     *,
-    pattern: Pattern,
+    pattern: Described,
     status: str | None = None,
     wall_s: float | None = None,
 ) -> str:
@@ -78,7 +78,7 @@ def summary_markdown(summary: Mapping[str, Any]) -> list[str]:
     JSON.
 
     Args:
-        summary: The fields (:attr:`~debategraph.registry.Pattern.summary`).
+        summary: The fields (:attr:`~debategraph.checkpoints.thread_values.Described.summary`).
 
     Returns:
         The lines.

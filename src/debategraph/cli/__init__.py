@@ -5,10 +5,11 @@ Every run is durable: it writes checkpoints to ``--db`` (a SQLite file, default
 endpoint leave a thread that ``debategraph resume THREAD`` continues. Errors print as one
 line (exit 2 for usage errors, 1 for runtime failures, 130 when interrupted).
 
-Modules: :mod:`~debategraph.cli.app` (the app, one command per registered pattern),
+Modules: :mod:`~debategraph.cli.group` (the app, one command per registered pattern),
+:mod:`~debategraph.cli.app` (the entry point, which registers the other commands),
 :mod:`~debategraph.cli.patterns` (each pattern's command, titles and rendering: its
-:class:`~debategraph.registry.Pattern`), :mod:`~debategraph.cli.commands` (the thread
-tools, which name no pattern), :mod:`~debategraph.cli.runner` (running a thread),
+:class:`~debategraph.cli.patterns.declaration.Pattern`), :mod:`~debategraph.cli.commands`
+(the thread tools, which name no pattern), :mod:`~debategraph.cli.runner` (running a thread),
 :mod:`~debategraph.cli.render` (what is printed), :mod:`~debategraph.cli.options`
 (shared options), :mod:`~debategraph.cli.evaluate` (``debategraph eval``),
 :mod:`~debategraph.cli.interrupts` (Ctrl-C and SIGTERM). The app

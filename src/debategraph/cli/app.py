@@ -1,127 +1,25 @@
-"""The ``debategraph`` app: one command per registered pattern, plus the thread tools.
+"""The ``debategraph`` entry point: the app with every command registered, run guarded.
 
-A pattern's command is built from its declaration when it is invoked (its own options
-plus the shared run options), so ``debategraph --help`` lists every pattern from the
-registry without importing one, and a new pattern needs no change here.
+The app (:data:`~debategraph.cli.group.app`: one command per registered pattern, built
+from its declaration only when invoked) is defined in :mod:`debategraph.cli.group`. The
+modules of the other commands (:mod:`~debategraph.cli.commands`,
+:mod:`~debategraph.cli.evaluate`, :mod:`~debategraph.cli.serve`) register on it from
+there, and :func:`main` imports them when it runs, so ``import debategraph.cli.app``
+loads none of them, and no command module imports this one.
 """
 
 from __future__ import annotations
 
-import inspect
 import sys
-from typing import Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup
 
-from debategraph import registry
-from debategraph.cli import interrupts, options
+from debategraph.cli import interrupts
+from debategraph.cli.group import app
 from debategraph.cli.render import fail
-from debategraph.errors import DebategraphError, UsageError
+from debategraph.errors import DebategraphError
 
-#: The shared run options, in the order ``--help`` shows them.
-_RUN_OPTIONS = inspect.signature(options.run_options, eval_str=True).parameters
-_REPORT_OPTIONS = inspect.signature(options.report_option, eval_str=True).parameters
-
-
-class PatternGroup(TyperGroup):
-    """The top-level group: one command per registered pattern, then the thread tools.
-
-    Listing commands (``--help``) uses each pattern's registry line; the pattern itself
-    is imported only when its command runs or shows its own help.
-    """
-
-    def list_commands(self, ctx: Any) -> list[str]:  # noqa: D102
-        return [*(e.command for e in registry.entries()), *super().list_commands(ctx)]
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:  # noqa: D102
-        for entry in registry.entries():
-            if entry.command == cmd_name:
-                return TyperCommand(cmd_name, help=entry.help, short_help=entry.help)
-        return options.command_without_flag_types(super().get_command(ctx, cmd_name), ctx)
-
-    def get_params(self, ctx: Any) -> list[Any]:  # noqa: D102 (no `<bool>` beside --help)
-        return options.flags_without_type(super().get_params(ctx))
-
-    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
-        """The command to run: a pattern's is built from its declaration now."""
-        name, command, rest = super().resolve_command(ctx, args)
-        for entry in registry.entries():
-            if entry.command == name:
-                return name, options.command_without_flag_types(pattern_command(entry), ctx), rest
-        return name, command, rest
-
-
-app = typer.Typer(
-    name="debategraph",
-    cls=PatternGroup,
-    help="Multi-agent debate graphs on LangGraph, durable on SQLite or Postgres.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-
-
-def pattern_command(entry: registry.Entry) -> Any:
-    """The CLI command of a pattern: its own options plus the shared run options.
-
-    Args:
-        entry: The pattern's registry line.
-
-    Returns:
-        The (typer-vendored) click command.
-
-    Raises:
-        ValueError: If the pattern's options reuse a shared option's name.
-    """
-    pattern = entry.declaration()
-    own = inspect.signature(pattern.command, eval_str=True).parameters
-    shared = dict(_RUN_OPTIONS)
-    if pattern.report is not None:
-        shared.update(_REPORT_OPTIONS)
-    clash = sorted(set(own) & set(shared))
-    if clash:
-        raise ValueError(f"pattern {pattern.name!r} redefines shared option(s) {clash}")
-
-    def run(**kwargs: Any) -> None:
-        from debategraph.cli.runner import launch
-        from debategraph.graphs.inputs import check_input
-        from debategraph.models.spec import ModelSpec
-
-        common = {name: kwargs.pop(name) for name in shared}
-        launched = pattern.command(**kwargs)
-        try:  # the check the graph and the server make, before anything is written
-            check_input(entry.name, launched.input)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        spec = ModelSpec(
-            model=common["model"],
-            base_url=common["base_url"],
-            api_key_env=common["api_key_env"],
-            timeout_s=common["timeout"],
-            max_tokens=common["max_tokens"],
-            max_retries=common["max_retries"],
-        ).validated()
-        launch(
-            pattern,
-            launched,
-            pause_after_round=common["pause_after_round"],
-            spec=spec,
-            db=common["db"],
-            thread=common["thread"],
-            max_concurrency=common["max_concurrency"],
-            json_output=common["json_output"],
-            archive=common["archive"],
-            report=common.get("report"),
-        )
-
-    run.__signature__ = inspect.Signature([*own.values(), *shared.values()])  # type: ignore[attr-defined]
-    run.__doc__ = pattern.command.__doc__ or entry.help
-    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    single.command(name=entry.command, help=entry.help)(run)
-    command = typer.main.get_command(single)
-    command.name = entry.command
-    return command
+__all__ = ["app", "main"]
 
 
 def main(argv: list[str] | None = None) -> None:

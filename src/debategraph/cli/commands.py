@@ -26,7 +26,7 @@ from debategraph.checkpoints.threads import (
     thread_config,
     thread_state,
 )
-from debategraph.cli.app import app
+from debategraph.cli.group import app
 from debategraph.cli.human import (
     interject,
     post_to_inbox,
@@ -47,14 +47,8 @@ from debategraph.cli.options import (
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.shared import short
 from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_block
-from debategraph.cli.runner import (
-    Runner,
-    check_concurrency,
-    compile_graph,
-    require_run,
-    result_of,
-    thread_wall,
-)
+from debategraph.cli.results import result_of, thread_wall
+from debategraph.cli.runner import Runner, check_concurrency, compile_graph, require_run
 from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
@@ -347,7 +341,7 @@ def fork(
     json_output: JsonOpt = False,
 ) -> None:
     """Continue a thread from an earlier checkpoint as a new thread; the original stays."""
-    from debategraph.checkpoints.maintenance import fork as fork_thread
+    from debategraph.checkpoints.forking import fork as fork_thread
 
     check_concurrency(max_concurrency)
     with open_checkpointer(db) as saver:
@@ -384,7 +378,7 @@ def prune(
     json_output: JsonOpt = False,
 ) -> None:
     """Remove old checkpoints of finished threads (kept ones stay resumable), then reclaim space."""
-    from debategraph.checkpoints.maintenance import prune as prune_threads
+    from debategraph.checkpoints.pruning import prune as prune_threads
     from debategraph.checkpoints.thread_values import jsonable
 
     known = set(names())

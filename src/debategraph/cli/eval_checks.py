@@ -75,7 +75,7 @@ def read_roster(name: str, path: str) -> RosterMode:
 
 def _refuse_tools_on_embedded(plan: EvalPlan, run: ModelSpec) -> None:
     """A roster's agent (or judge) with tools on the embedded model: refused in one line."""
-    from debategraph.cli.runner import refuse_tools_on_embedded
+    from debategraph.cli.agent_models import refuse_tools_on_embedded
 
     for name, roster in plan.rosters.items():
         agents = [*roster.solvers, *([roster.judge] if roster.judge else [])]
@@ -87,7 +87,7 @@ def _refuse_tools_on_embedded(plan: EvalPlan, run: ModelSpec) -> None:
 
 def _own_specs(plan: EvalPlan) -> list[tuple[str, ModelSpec]]:
     """``(who, spec)`` of every model spec the plan's rosters and judges name."""
-    from debategraph.cli.runner import own_specs
+    from debategraph.cli.agent_models import own_specs
     from debategraph.eval.plan import judge_specs
 
     found = [(f"the judge of mode {mode}", own) for mode, own in judge_specs(plan)]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from debategraph.cli.app import app
+from debategraph.cli.group import app
 from debategraph.cli.options import JsonOpt, run_options
 from debategraph.cli.render import emit_json, err, fail, model_label, out
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS

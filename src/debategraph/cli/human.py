@@ -106,8 +106,8 @@ def refuse_unread(
 
     A round reads what was sent before it opened. None will open after a finished
     thread, one whose state already ends it (a termination reason is set), or one whose
-    last round (:attr:`Pattern.last_round <debategraph.registry.Pattern.last_round>`)
-    has opened.
+    last round (:attr:`Pattern.last_round
+    <debategraph.cli.patterns.declaration.Pattern.last_round>`) has opened.
 
     Args:
         graph: The thread's compiled graph.

@@ -7,7 +7,16 @@ from typing import Annotated, Any
 import typer
 
 from debategraph.checkpoints.savers import DEFAULT_DB
-from debategraph.models.spec import LOCAL, LOCAL_MAX_TOKENS
+from debategraph.models.spec import (
+    DEFAULT_TIMEOUT_S,
+    LOCAL_MAX_TOKENS,
+    LOCAL_TIMEOUT_S,
+    ModelSpec,
+)
+
+#: The run's model when no option names one (the embedded one), and the spec's defaults
+#: the model options read.
+LOCAL_SPEC = ModelSpec()
 
 #: Archive of Postgres checkpoints, in the working directory. A SQLite ``--db FILE`` is
 #: archived beside it in ``FILE-archive.sqlite``: a file of its own, so pruning checkpoints
@@ -41,7 +50,12 @@ ApiKeyEnvOpt = Annotated[
     ),
 ]
 TimeoutOpt = Annotated[
-    float | None, typer.Option("--timeout", help="Seconds per model request (default 60).")
+    float | None,
+    typer.Option(
+        "--timeout",
+        help=f"Seconds per model request (default {DEFAULT_TIMEOUT_S:g}; "
+        f"{LOCAL_TIMEOUT_S:g} on the embedded model).",
+    ),
 ]
 MaxTokensOpt = Annotated[
     int | None,
@@ -92,12 +106,12 @@ ReportOpt = Annotated[
 
 def run_options(
     pause_after_round: PauseOpt = False,
-    model: ModelOpt = LOCAL,
+    model: ModelOpt = LOCAL_SPEC.model,
     base_url: BaseUrlOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
-    max_retries: RetriesOpt = 2,
+    max_retries: RetriesOpt = LOCAL_SPEC.max_retries,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,

@@ -2,8 +2,9 @@
 
 Nothing here knows a pattern's nodes or state keys: rounds are announced when the
 pattern's round-opening node writes ``round``, transcript records are printed as they
-land, and the pattern adds its own lines (:attr:`~debategraph.registry.Pattern.progress`,
-:attr:`~debategraph.registry.Pattern.headline`).
+land, and the pattern adds its own lines
+(:attr:`~debategraph.cli.patterns.declaration.Pattern.progress`,
+:attr:`~debategraph.cli.patterns.declaration.Pattern.headline`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from debategraph.cli.patterns.declaration import Pattern
 from debategraph.cli.patterns.shared import short
 from debategraph.models.spec import LOCAL, ModelSpec
-from debategraph.registry import Pattern
 from debategraph.words import plural
 
 if TYPE_CHECKING:
@@ -257,7 +258,7 @@ def print_result(
 
     Args:
         pattern: The thread's pattern.
-        result: What :func:`~debategraph.cli.runner.result_of` made.
+        result: What :func:`~debategraph.cli.results.result_of` made.
         json_output: Print one JSON object instead.
         db: The thread's ``--db``: given, a dim line on stderr after the result says how to
             read its transcript (``show``) and export it (not with ``json_output``).

@@ -2,7 +2,9 @@
 
 Every run is durable: its thread is recorded in the checkpoint database (its input and
 settings) before its id is printed, so a kill at any moment after that leaves a thread
-``debategraph resume`` continues.
+``debategraph resume`` continues. The checks of a run's agents and their models are in
+:mod:`~debategraph.cli.agent_models`, the result a run prints in
+:mod:`~debategraph.cli.results`.
 """
 
 from __future__ import annotations
@@ -26,19 +28,19 @@ from debategraph.checkpoints.threads import (
     thread_config,
     thread_exists,
     thread_state,
-    thread_wall_time,
 )
 from debategraph.cli import interrupts
+from debategraph.cli.agent_models import own_agents, own_specs, refuse_tools_on_embedded
 from debategraph.cli.human import close_inbox
 from debategraph.cli.options import ARCHIVE_SUFFIX, POSTGRES_ARCHIVE
 from debategraph.cli.patterns import get_pattern
+from debategraph.cli.patterns.declaration import Launch, Pattern
 from debategraph.cli.render import emit_json, err, model_label, print_result
-from debategraph.cli.served import check_served, goes_to_embedded
+from debategraph.cli.results import result_of, thread_wall
+from debategraph.cli.served import check_served
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
-from debategraph.models.spec import ModelSpec, is_local, parse_model
+from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
-from debategraph.registry import Launch, Pattern, Values
-from debategraph.state.records import AgentSpec, Usage
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -49,8 +51,19 @@ if TYPE_CHECKING:
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
 
-#: The run's model when none is named: the embedded one.
-LOCAL_SPEC = ModelSpec()
+# cli/evaluate.py imports these from here (the checks before a run are in agent_models)
+__all__ = [
+    "Runner",
+    "check_concurrency",
+    "compile_graph",
+    "default_archive",
+    "launch",
+    "own_specs",
+    "refuse_tools_on_embedded",
+    "require_run",
+    "spec_record",
+    "validate_settings",
+]
 
 
 def default_archive(db: str) -> str:
@@ -157,71 +170,6 @@ def require_run(saver: BaseCheckpointSaver[Any], thread: str, db: str) -> RunInf
     return run
 
 
-def _usage_fields(usage: Usage) -> set[str]:
-    """Token counts and calls; ``estimated`` too when a count was estimated."""
-    fields = {"prompt_tokens", "completion_tokens", "calls"}
-    return fields | {"estimated"} if usage.estimated else fields
-
-
-def result_of(
-    pattern: Pattern, thread_id: str, values: Mapping[str, Any], wall_s: float
-) -> dict[str, Any]:
-    """The result of a thread as the CLI prints it (``--json``).
-
-    Args:
-        pattern: The thread's pattern.
-        thread_id: The thread.
-        values: Its state values.
-        wall_s: The thread's wall time (:func:`~debategraph.checkpoints.threads.
-            thread_wall_time`).
-
-    Returns:
-        ``thread_id``, the pattern's own fields, ``termination_reason``, ``usage`` and
-        ``wall_s``.
-    """
-    from debategraph.state.base import termination_word
-
-    usage = Usage.coerce(values.get("usage"))
-    return {
-        "thread_id": thread_id,
-        **pattern.summary(values),
-        "termination_reason": termination_word(values.get("termination_reason")),
-        "usage": usage.model_dump(include=_usage_fields(usage)),
-        "usage_by_agent": _usage_table(values.get("usage_by_agent")),
-        "usage_by_model": _usage_table(values.get("usage_by_model")),
-        **_tool_calls(values),
-        "wall_s": round(wall_s, 3),
-    }
-
-
-def _tool_calls(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``tool_calls``: the agents' tool calls, where there were any."""
-    from debategraph.checkpoints.thread_values import turns
-
-    calls = [t for t in turns(values) if t.role == "tool"]
-    if not calls:
-        return {}
-    return {
-        "tool_calls": [
-            {
-                "agent": t.agent,
-                "round": t.round,
-                "tool": t.tool,
-                "arguments": t.arguments,
-                "result": t.content,
-                "error": t.reason,
-            }
-            for t in calls
-        ]
-    }
-
-
-def _usage_table(raw: Any) -> dict[str, Any]:
-    """Agent (or model) -> its tokens, calls and model time (the sum of its calls')."""
-    table = {k: Usage.coerce(v) for k, v in (raw or {}).items()} if isinstance(raw, Mapping) else {}
-    return {k: u.model_dump(include=_usage_fields(u) | {"latency_s"}) for k, u in table.items()}
-
-
 def spec_record(spec: ModelSpec) -> dict[str, Any]:
     """A model spec as stored with a thread (without its API key).
 
@@ -234,151 +182,6 @@ def spec_record(spec: ModelSpec) -> dict[str, Any]:
     record = asdict(spec)
     record.pop("api_key", None)
     return record
-
-
-def refuse_tools_on_embedded(settings: Values, run: ModelSpec = LOCAL_SPEC) -> None:
-    """Refuse a run in which an agent would call tools on the embedded model.
-
-    An agent's calls go to the embedded model when its own model is ``local``, or when
-    it has none (or only a name without an endpoint) on a run whose model is ``local``
-    (:func:`~debategraph.cli.served.goes_to_embedded`); the embedded SmolLM2's chat
-    template has no tool calls. The agents are the records (mappings or ``AgentSpec`` s
-    with a ``name``) at any depth of the settings; a ``tools`` setting (``solve
-    --tools``) gives tools to every agent of the ``agents`` setting without tools or an
-    agent of its own.
-
-    Args:
-        settings: The run's settings.
-        run: The run's model (default: the embedded one).
-
-    Raises:
-        UsageError: One line naming the first such agent.
-    """
-    users = [
-        name
-        for name, record in agent_records(settings)
-        if _field(record, "tools") and _calls_embedded(record, run)
-    ]
-    if settings.get("tools"):
-        agents = settings.get("agents")
-        if isinstance(agents, int) and run.is_local:
-            users.append("every agent")
-        for entry in agents if isinstance(agents, list | tuple) else ():
-            record = {"name": entry} if isinstance(entry, str) else entry
-            if _field(record, "tools") or _field(record, "agent") is not None:
-                continue
-            if _calls_embedded(record, run):
-                users.append(str(_field(record, "name")))
-    if users:
-        who = users[0] if users[0] == "every agent" else f"agent {users[0]!r}"
-        raise UsageError(
-            f"{who} has tools, but its calls go to the embedded model (--model local), which "
-            "has no tool calls: tools need a model with tool calls (give --model NAME "
-            "--base-url URL, or a model per agent in --agents-file: NAME@BASE_URL)"
-        )
-
-
-def agent_records(settings: Any) -> list[tuple[str, Any]]:
-    """Every agent record at any depth of the settings (a stage's participants, officials).
-
-    Args:
-        settings: The settings, or a value in them.
-
-    Returns:
-        ``(name, record)`` pairs: the mappings and ``AgentSpec`` s with a ``name``.
-    """
-    found: list[tuple[str, Any]] = []
-    if isinstance(settings, Mapping | AgentSpec) and _field(settings, "name") is not None:
-        found.append((str(_field(settings, "name")), settings))
-    if isinstance(settings, Mapping):
-        found += [r for k, v in settings.items() if k != "model" for r in agent_records(v)]
-    elif isinstance(settings, list | tuple):
-        found += [r for v in settings for r in agent_records(v)]
-    return found
-
-
-def own_specs(settings: Values) -> list[tuple[str, ModelSpec]]:
-    """The model specs the agents (and officials) of a run's settings name of their own.
-
-    Args:
-        settings: The run's settings.
-
-    Returns:
-        ``(who, spec)`` pairs (``who``: ``agent 'ann'``); a chat model object, an agent
-        of its own or a model that does not parse (refused where it is read) is left out.
-    """
-    found = []
-    for name, record in agent_records(settings):
-        spec = _own_spec(record)
-        if spec is not None and _field(record, "agent") is None:
-            found.append((f"agent {name!r}", spec))
-    return found
-
-
-def _own_spec(record: Any) -> ModelSpec | None:
-    """A record's own model, as a spec (``None``: none, or not a spec)."""
-    model = _field(record, "model")
-    if model is None:
-        return None
-    try:
-        spec = parse_model(model)
-    except ValueError:
-        return None
-    return spec if isinstance(spec, ModelSpec) else None
-
-
-def _calls_embedded(record: Any, run: ModelSpec) -> bool:
-    """Whether a record's calls go to the embedded model."""
-    if _field(record, "agent") is not None:
-        return False
-    if _field(record, "model") is not None and _own_spec(record) is None:
-        return False  # a chat model of its own
-    return goes_to_embedded(_own_spec(record), run)
-
-
-def _field(record: Any, key: str) -> Any:
-    """A field of an agent record: a dict (as files give them) or an ``AgentSpec``."""
-    return record.get(key) if isinstance(record, Mapping) else getattr(record, key, None)
-
-
-def own_agents(settings: Values) -> list[str]:
-    """The agents in a run's settings that call a model (or an agent) of their own.
-
-    Any record (a mapping with a ``name``) at any depth of the settings counts: a
-    roster, a stage's participants; one whose own model is the embedded one does not
-    (it calls the run's embedded server), nor do the officials (who do not speak in a
-    round's step). An agent named twice (a participant of two stages) counts once.
-
-    Args:
-        settings: The run's settings (as stored with the thread).
-
-    Returns:
-        Their names.
-    """
-    speakers = {k: v for k, v in settings.items() if k != "officials"}
-    return sorted({name.lower() for name, r in agent_records(speakers) if _elsewhere(r)})
-
-
-def _elsewhere(record: Any) -> bool:
-    """Whether a record has a model (not the embedded one) or an agent of its own."""
-    model = _field(record, "model")
-    local = isinstance(model, str) and is_local(model.strip())
-    return (model is not None and not local) or _field(record, "agent") is not None
-
-
-def thread_wall(saver: BaseCheckpointSaver[Any], db: str, thread_id: str) -> float:
-    """A thread's wall time, with the ends of its runs noted in the store of ``db``.
-
-    Args:
-        saver: The checkpointer of ``db``.
-        db: The ``--db`` value.
-        thread_id: The thread.
-
-    Returns:
-        Seconds (:func:`~debategraph.checkpoints.threads.thread_wall_time`).
-    """
-    with inbox.open_store(db) as store:
-        return thread_wall_time(saver, thread_id, store)
 
 
 def _interactive(json_output: bool) -> bool:

@@ -7,9 +7,14 @@ from typing import Annotated
 
 import typer
 
-from debategraph.cli.app import app
+from debategraph.cli.group import app
 from debategraph.errors import UsageError
-from debategraph.serve.server import DEFAULT_POOL_SIZE
+from debategraph.serve.server import (
+    DEFAULT_HOST,
+    DEFAULT_LOG_LEVEL,
+    DEFAULT_POOL_SIZE,
+    DEFAULT_PORT,
+)
 
 
 @app.command()
@@ -22,8 +27,8 @@ def serve(
             help="PostgreSQL URL the server keeps threads, runs and the store in.",
         ),
     ] = "",
-    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = DEFAULT_HOST,
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = DEFAULT_PORT,
     config: Annotated[
         Path | None,
         typer.Option(
@@ -35,7 +40,9 @@ def serve(
     pool_size: Annotated[
         int, typer.Option("--pool-size", help="Database connections for checkpoints.")
     ] = DEFAULT_POOL_SIZE,
-    log_level: Annotated[str, typer.Option("--log-level", help="Server log level.")] = "warning",
+    log_level: Annotated[
+        str, typer.Option("--log-level", help="Server log level.")
+    ] = DEFAULT_LOG_LEVEL,
     models: Annotated[
         Path | None,
         typer.Option(

@@ -20,7 +20,7 @@ from debategraph.checkpoints import (
 )
 from debategraph.doctor.common import Check, _size
 from debategraph.errors import DebategraphError, UsageError
-from debategraph.models import one_line
+from debategraph.words import one_line
 
 
 def check_database(db: str) -> Check:

@@ -44,11 +44,10 @@ from debategraph.models import (
     ModelBinding,
     ModelSpec,
     get_chat_model,
-    one_line,
     structured_call,
     text_call,
 )
-from debategraph.words import plural
+from debategraph.words import one_line, plural
 
 #: Parallel slots of the embedded server the checks start (a round of four agents).
 SLOTS = 4

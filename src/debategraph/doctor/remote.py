@@ -16,11 +16,10 @@ from debategraph.models import (
     ModelSpec,
     get_chat_model,
     json_schema_rejected,
-    one_line,
     structured_call,
 )
 from debategraph.models.probe import some_of
-from debategraph.words import plural
+from debategraph.words import one_line, plural
 
 #: Seconds ``GET {base_url}/models`` may take (``--timeout`` when given).
 REACH_TIMEOUT_S = 5.0

@@ -21,7 +21,7 @@ from debategraph.errors import UsageError
 from debategraph.eval.modes import SINGLE, RosterMode, is_debate, mode_settings
 from debategraph.eval.records import Item
 from debategraph.state.records import AgentSpec
-from debategraph.strategies.decisions import JUDGE, PLURALITY, Protocol
+from debategraph.strategies import JUDGE, PLURALITY, DecisionProtocol
 
 if TYPE_CHECKING:
     from debategraph.models.probe import ModelList
@@ -30,10 +30,10 @@ if TYPE_CHECKING:
 #: Prefix of every eval thread's id (``debategraph threads`` lists them beside the rest).
 THREAD_PREFIX = "eval"
 #: The protocol every mode is reported under (its own row, labelled by the mode alone).
-PLURALITY_PROTOCOL = Protocol(PLURALITY)
+PLURALITY_PROTOCOL = DecisionProtocol(PLURALITY)
 #: The judge's verdict: one call per thread and judge, which every protocol that falls
 #: back to the judge reads too.
-JUDGE_PROTOCOL = Protocol(JUDGE)
+JUDGE_PROTOCOL = DecisionProtocol(JUDGE)
 
 
 def _hashed(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,7 +76,7 @@ class EvalPlan:
     parallel: int
     model: Mapping[str, Any]
     model_key: Mapping[str, Any]
-    decisions: tuple[Protocol, ...] = (PLURALITY_PROTOCOL,)
+    decisions: tuple[DecisionProtocol, ...] = (PLURALITY_PROTOCOL,)
     rosters: Mapping[str, RosterMode] = field(default_factory=dict)
     judge_model: str | None = None
     matched: bool = True
@@ -122,7 +122,7 @@ class EvalPlan:
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
         return f"{THREAD_PREFIX}-{mode}-{item.line}-{digest}"
 
-    def protocols(self, mode: str) -> tuple[Protocol, ...]:
+    def protocols(self, mode: str) -> tuple[DecisionProtocol, ...]:
         """The protocols ``mode`` is reported under: plurality first.
 
         Args:

@@ -17,7 +17,7 @@ from debategraph.eval.plan import JUDGE_PROTOCOL, EvalPlan
 from debategraph.eval.records import Outcome
 from debategraph.eval.threads import Thread
 from debategraph.state.records import AgentSpec, Turn
-from debategraph.strategies.decisions import JUDGE, Protocol, decide, judge_needed
+from debategraph.strategies import JUDGE, DecisionProtocol, decide, judge_needed
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -131,7 +131,7 @@ class Verdicts:
 
 
 def _with_pick(
-    protocol: Protocol,
+    protocol: DecisionProtocol,
     answers: Mapping[str, str | None],
     confidences: Mapping[str, float | None],
     verdict: Decision,

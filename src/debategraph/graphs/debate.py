@@ -24,6 +24,10 @@ from debategraph.nodes import debate as nodes
 from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.debate.setup import (
     DEFAULT_DEBATERS,
+    DEFAULT_HISTORY,
+    DEFAULT_KEEP_LAST,
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_WORDS,
     DebaterLike,
     debate_setup,
 )
@@ -39,13 +43,13 @@ def build_debate(
     model: ModelLike = None,
     *,
     debaters: Sequence[DebaterLike] = DEFAULT_DEBATERS,
-    max_rounds: int = 3,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
     first_speaker: str | None = None,
-    words: int = 80,
+    words: int = DEFAULT_WORDS,
     moderator: bool = False,
     judge: bool = False,
-    history: HistoryMode = "full",
-    keep_last: int = 4,
+    history: HistoryMode = DEFAULT_HISTORY,
+    keep_last: int = DEFAULT_KEEP_LAST,
     pause_after_round: bool = False,
     time_limit_s: float | None = None,
     officials: Sequence[OfficialLike] = (),

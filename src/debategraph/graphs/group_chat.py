@@ -36,6 +36,8 @@ from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.group_chat.setup import (
     DEFAULT_AGENTS,
+    DEFAULT_KEEP_LAST,
+    DEFAULT_SELECTION,
     AgentLike,
     chat_setup,
 )
@@ -55,13 +57,13 @@ def build_group_chat(
     model: ModelLike = None,
     *,
     agents: Sequence[AgentLike] = DEFAULT_AGENTS,
-    selection: Literal["sequential", "llm"] | Selector = "sequential",
+    selection: Literal["sequential", "llm"] | Selector = DEFAULT_SELECTION,
     first_speaker: str | None = None,
     until: Sequence[str | Condition] = (),
     termination: Condition | None = None,
     max_rounds: int | None = None,
     max_in_a_row: int | None = None,
-    keep_last: int = 8,
+    keep_last: int = DEFAULT_KEEP_LAST,
     pause_after_round: bool = False,
     time_limit_s: float | None = None,
     officials: Sequence[OfficialLike] = (),

@@ -28,6 +28,9 @@ from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node, round_router
 from debategraph.nodes.solver_debate.setup import (
+    DEFAULT_AGENTS,
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_TOPOLOGY,
     DEFAULT_VIEW_CHARS,
     JUDGE,
     AgentsLike,
@@ -44,10 +47,10 @@ GRAPH_NAME = "solver_debate"
 def build_solver_debate(
     model: ModelLike = None,
     *,
-    agents: AgentsLike = 4,
+    agents: AgentsLike = DEFAULT_AGENTS,
     tools: Sequence[Any] = (),
-    max_rounds: int = 3,
-    topology: TopologyLike = "ring",
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    topology: TopologyLike = DEFAULT_TOPOLOGY,
     neighbours: int | None = None,
     token_budget: int | None = None,
     stop_when_unanimous: bool = False,
@@ -141,10 +144,10 @@ def build_solver_debate(
             ``supermajority[:THRESHOLD[:FALLBACK]]``, ``unanimity[:FALLBACK]`` or
             ``judge`` (an agent reads the final answers and reasons and picks one; it is
             called only when the answers differ); or a parsed
-            :class:`~debategraph.strategies.decisions.Protocol`. The result's ``answer``,
-            ``votes``, ``agreement`` and ``tie_break`` are the decision's; ``decision``
-            is the whole :class:`~debategraph.state.solver_debate.Decision` (its
-            fallback, reason and judge's model), also kept in ``decisions`` by key.
+            :class:`~debategraph.strategies.decisions.DecisionProtocol`. The result's
+            ``answer``, ``votes``, ``agreement`` and ``tie_break`` are the decision's;
+            ``decision`` is the whole :class:`~debategraph.state.solver_debate.Decision`
+            (its fallback, reason and judge's model), also kept in ``decisions`` by key.
         officials: The judge's record (an :class:`~debategraph.state.records.AgentSpec`
             or a dict ``{"name": "judge", "model": ..., "tools": [...], "agent": ...}``),
             giving it a model, tools or an agent of its own; without one the judge calls

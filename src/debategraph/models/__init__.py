@@ -41,8 +41,6 @@ from debategraph.models.spec import (
 
 if TYPE_CHECKING:
     from debategraph.models.binding import (
-        DEFAULT_TIMEOUT_S,
-        LOCAL_TIMEOUT_S,
         ModelBinding,
         bind_model,
         clear_model_cache,
@@ -57,7 +55,6 @@ if TYPE_CHECKING:
         astructured_call,
         atext_call,
         json_schema_rejected,
-        one_line,
         structured_call,
         structured_steps,
         text_call,
@@ -70,10 +67,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CHARS_PER_TOKEN",
     "CUT_OFF_HINT",
-    "DEFAULT_TIMEOUT_S",
     "LOCAL",
     "LOCAL_MAX_TOKENS",
-    "LOCAL_TIMEOUT_S",
     "REPAIR_HINT",
     "CallResult",
     "MethodChoice",
@@ -91,7 +86,6 @@ __all__ = [
     "get_chat_model",
     "is_local",
     "json_schema_rejected",
-    "one_line",
     "parse_model",
     "repair",
     "run_steps",
@@ -104,7 +98,7 @@ __all__ = [
 
 #: The modules that hold the names imported on first use, in the order they are searched:
 #: the light ones first; the others need the OpenAI client.
-_LAZY_MODULES = ("steps", "limits", "binding", "calls", "output")
+_LAZY_MODULES = ("steps", "limits", "binding", "calls", "failures", "output")
 
 if not TYPE_CHECKING:  # type checkers see the imports above, and flag unknown names
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
+import os
 import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple
@@ -18,19 +20,25 @@ from urllib.parse import urlparse
 
 import openai
 from langchain_core.language_models import BaseChatModel
+from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
+from debategraph.compat import lean_client_problems
 from debategraph.models.client import LeanChatOpenAI
 from debategraph.models.spec import (
+    DEFAULT_TIMEOUT_S,
     LOCAL_MAX_TOKENS,
+    LOCAL_TIMEOUT_S,
     MethodChoice,
     ModelSpec,
     StructuredMethod,
     is_local,
 )
 
-DEFAULT_TIMEOUT_S = 60.0
-LOCAL_TIMEOUT_S = 300.0
+#: Set to ``0`` to build stock ``ChatOpenAI`` instead of the lean client (see
+#: :func:`client_class`).
+LEAN_CLIENT_ENV = "DEBATEGRAPH_LEAN_CLIENT"
+_log = logging.getLogger(__name__)
 
 
 class ModelBinding(NamedTuple):
@@ -141,13 +149,36 @@ def _openai_binding(
     **settings: Any,
 ) -> ModelBinding:
     """A binding of a ``ChatOpenAI`` with ``settings``, rebuilt per event loop."""
+    chat_class = client_class()
 
     def rebuild() -> BaseChatModel:
-        return LeanChatOpenAI(**settings, http_async_client=_async_http_client())
+        return chat_class(**settings, http_async_client=_async_http_client())
 
     return ModelBinding(
-        LeanChatOpenAI(**settings), method, endpoint, diagnose, rebuild, name, tool_calls
+        chat_class(**settings), method, endpoint, diagnose, rebuild, name, tool_calls
     )
+
+
+def client_class() -> type[ChatOpenAI]:
+    """The chat model class bindings are built with: the lean client where it is safe.
+
+    :class:`~debategraph.models.client.LeanChatOpenAI`, unless ``DEBATEGRAPH_LEAN_CLIENT``
+    is ``0`` or a private name it needs has changed in the installed libraries
+    (:func:`debategraph.compat.lean_client_problems`): then langchain-openai's
+    ``ChatOpenAI``, with one debug line saying why. The libraries are checked once per
+    process; the variable is read for each binding built.
+
+    Returns:
+        The class.
+    """
+    if os.environ.get(LEAN_CLIENT_ENV, "").strip() == "0":
+        _log.debug("stock ChatOpenAI: %s=0", LEAN_CLIENT_ENV)
+        return ChatOpenAI
+    problems = lean_client_problems()
+    if problems:
+        _log.debug("stock ChatOpenAI, not the lean client: %s", "; ".join(problems))
+        return ChatOpenAI
+    return LeanChatOpenAI
 
 
 def _pick_method(choice: MethodChoice, base_url: str | None) -> StructuredMethod:

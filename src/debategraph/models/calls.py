@@ -32,13 +32,19 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
-from debategraph.errors import ModelUnavailableError
 from debategraph.models.binding import ModelBinding, for_running_loop
+from debategraph.models.failures import (
+    made,
+    rejects_json_schema,
+    slow_not_dead,
+    spent,
+    unavailable,
+)
 from debategraph.models.output import S, _cut_off_reply, _try_repair
 from debategraph.models.spec import StructuredMethod
 from debategraph.models.steps import Steps, TimeLimitReached, arun_steps, run_steps
 from debategraph.state.records import Turn, Usage
-from debategraph.words import plural
+from debategraph.words import one_line, plural
 
 #: Characters per token when an endpoint reports no usage and its count is estimated.
 CHARS_PER_TOKEN = 4
@@ -163,26 +169,26 @@ def structured_steps(
         try:
             out = yield runnable, prompt
         except TimeLimitReached as exc:  # the run's deadline: no retry, a recorded fallback
-            return CallResult(None, usage + _spent(exc), _made(attempts, exc), reason=str(exc))
+            return CallResult(None, usage + spent(exc), made(attempts, exc), reason=str(exc))
         except openai.APITimeoutError as exc:  # slow, or dead: its endpoint says which
-            slow = _slow_not_dead(model, exc, time.perf_counter() - started)
+            slow = yield from slow_not_dead(model, exc, time.perf_counter() - started)
             if slow is None:
-                raise _unavailable(model, exc) from exc
+                raise unavailable(model, exc) from exc
             return CallResult(None, usage + slow[1], attempts, reason=slow[0])
         except openai.APIStatusError as exc:
-            if method == "json_schema" and _rejects_json_schema(exc):
+            if method == "json_schema" and rejects_json_schema(exc):
                 _NO_JSON_SCHEMA.add(model.endpoint)
                 method = "function_calling"
                 attempts -= 1
                 continue
-            raise _unavailable(model, exc) from exc
+            raise unavailable(model, exc) from exc
         except openai.APIConnectionError as exc:
-            raise _unavailable(model, exc) from exc
+            raise unavailable(model, exc) from exc
         except openai.LengthFinishReasonError as exc:
             # The reply hit the token cap mid-JSON (``json_schema`` parsing refuses it):
             # close what was written and keep it if it is complete enough, else retry.
             cut = _cut_off_reply(exc)
-            usage = usage + _usage_of(cut, time.perf_counter() - started, prompt)
+            usage = usage + usage_of(cut, time.perf_counter() - started, prompt)
             repaired = _try_repair(schema, cut, "json_schema")
             if repaired is not None:
                 return CallResult(repaired, usage, attempts, reason="repaired: reply was cut off")
@@ -196,7 +202,7 @@ def structured_steps(
             continue
         latency = time.perf_counter() - started
         raw = out if isinstance(out, AIMessage) else None
-        usage = usage + _usage_of(raw, latency, prompt)
+        usage = usage + usage_of(raw, latency, prompt)
         parsed, error = parse_reply(schema, raw, method)
         if parsed is not None:
             return CallResult(parsed, usage, attempts)
@@ -282,101 +288,21 @@ def text_steps(
         try:
             reply = yield model.chat, list(messages)
         except TimeLimitReached as exc:  # the run's deadline: no retry, a recorded fallback
-            return TextResult("", usage + _spent(exc), _made(attempts, exc), reason=str(exc))
+            return TextResult("", usage + spent(exc), made(attempts, exc), reason=str(exc))
         except openai.APITimeoutError as exc:  # slow, or dead: its endpoint says which
-            slow = _slow_not_dead(model, exc, time.perf_counter() - started)
+            slow = yield from slow_not_dead(model, exc, time.perf_counter() - started)
             if slow is None:
-                raise _unavailable(model, exc) from exc
+                raise unavailable(model, exc) from exc
             return TextResult("", usage + slow[1], attempts, reason=slow[0])
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
-            raise _unavailable(model, exc) from exc
-        usage = usage + _usage_of(reply, time.perf_counter() - started, messages)
+            raise unavailable(model, exc) from exc
+        usage = usage + usage_of(reply, time.perf_counter() - started, messages)
         text = reply.text.strip() if isinstance(reply, AIMessage) else ""
         if text:
             return TextResult(text, usage, attempts)
     return TextResult(
         "", usage, attempts, reason=f"empty reply after {plural(attempts, 'attempt')}"
     )
-
-
-def _spent(cut: TimeLimitReached) -> Usage:
-    """The usage of a call the deadline cut short: its time in flight, no tokens."""
-    if cut.in_flight_s is None:
-        return Usage()
-    return Usage(calls=1, latency_s=round(cut.in_flight_s, 6))
-
-
-def _made(attempts: int, cut: TimeLimitReached) -> int:
-    """The calls made, counting the last only if it was (cancelled in flight)."""
-    return attempts if cut.in_flight_s is not None else attempts - 1
-
-
-#: Seconds a timed-out call's endpoint has to answer ``GET /models`` to count as alive.
-ALIVE_PROBE_S = 5.0
-
-
-def _slow_not_dead(
-    model: ModelBinding, exc: openai.APITimeoutError, waited_s: float
-) -> tuple[str, Usage] | None:
-    """Whether a call that timed out met a slow endpoint rather than a dead one.
-
-    A timeout alone does not say: an embedded model that shares two cores with other
-    work, or a busy server, answers late but answers. The endpoint is asked
-    ``GET /models`` (no key sent): if it answers, the call is one slow call, recorded
-    as the agent's fallback with its reason, and the run goes on; if the embedded
-    server's process has ended, or the endpoint does not answer, it is down.
-
-    Args:
-        model: The binding that was called.
-        exc: The timeout.
-        waited_s: Seconds the call was in flight.
-
-    Returns:
-        The reason to record and the call's usage (its time), or ``None`` when the
-        endpoint is down.
-    """
-    from debategraph.models.probe import list_models
-
-    if _refused(exc) or not model.endpoint.startswith("http"):
-        return None
-    if model.diagnose is not None and model.diagnose() is not None:
-        return None
-    if not list_models(model.endpoint, None, ALIVE_PROBE_S).answered:
-        return None
-    reason = (
-        f"no reply within the timeout ({waited_s:.0f}s in flight): {model.endpoint} "
-        "answers, so it is slow, not down (a longer --timeout, or fewer calls at once, "
-        "gives it time)"
-    )
-    return reason, Usage(calls=1, latency_s=round(waited_s, 6))
-
-
-def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
-    """Whether an error says the endpoint does not take a ``json_schema`` response format.
-
-    Other errors of the same status (a prompt longer than the context, say) are not
-    reasons to switch method.
-    """
-    text = str(exc.message).lower()
-    return exc.status_code in (400, 422, 500, 501) and any(
-        word in text for word in ("response_format", "json_schema", "schema")
-    )
-
-
-def _unavailable(
-    model: ModelBinding, exc: openai.APIStatusError | openai.APIConnectionError
-) -> ModelUnavailableError:
-    """The one-line error for a transport failure (after the client's own retries)."""
-    failure = model.diagnose() if model.diagnose is not None else None
-    if failure is not None:
-        return ModelUnavailableError(failure)
-    if isinstance(exc, openai.APIStatusError):
-        detail = f"answered HTTP {exc.status_code}: {one_line(exc.message)}"
-    elif isinstance(exc, openai.APITimeoutError) and not _refused(exc):
-        detail = f"timed out: {one_line(_root_cause(exc))}"
-    else:
-        detail = f"is unreachable: {one_line(_root_cause(exc))}"
-    return ModelUnavailableError(f"model endpoint {model.endpoint} {detail}")
 
 
 _RUNNABLES: dict[tuple[int, type[BaseModel], str], tuple[BaseChatModel, Runnable[Any, Any]]] = {}
@@ -452,29 +378,7 @@ def parse_reply(
         return None, str(exc)
 
 
-def _refused(exc: BaseException) -> bool:
-    """Whether a connection was refused down the chain (aiohttp calls that a timeout)."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ConnectionRefusedError):
-            return True
-        cause = cause.__cause__ or cause.__context__
-    return False
-
-
-def _root_cause(exc: BaseException) -> str:
-    """The innermost message of an exception chain (``Connection refused``, not ``error``)."""
-    while exc.__cause__ is not None and str(exc.__cause__):
-        exc = exc.__cause__
-    return str(exc)
-
-
-def one_line(text: str) -> str:
-    """``text`` on one line (whitespace runs collapsed), at most 400 characters."""
-    return " ".join(text.split())[:400]
-
-
-def _usage_of(raw: object, latency_s: float, prompt: Sequence[BaseMessage]) -> Usage:
+def usage_of(raw: object, latency_s: float, prompt: Sequence[BaseMessage]) -> Usage:
     """The usage a reply reports; estimated from text length if it reports none."""
     meta = getattr(raw, "usage_metadata", None)
     if meta:

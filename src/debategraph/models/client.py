@@ -24,6 +24,11 @@ Anything else takes ``ChatOpenAI``'s own path unchanged: a call someone observes
 (LangGraph's ``stream_mode="messages"`` streams it), streaming, a message whose content
 is not text (images, audio, files), a pydantic ``response_format``, the Responses API,
 response headers.
+
+The private names of langchain-openai and langchain-core it calls are reached through
+:mod:`debategraph.compat`; :func:`debategraph.models.binding.get_chat_model` builds it only
+where all of them exist as expected (:func:`~debategraph.compat.lean_client_problems`) and
+``DEBATEGRAPH_LEAN_CLIENT`` is not ``0``, else stock ``ChatOpenAI``.
 """
 
 from __future__ import annotations
@@ -42,12 +47,14 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from langchain_core.outputs import ChatResult
+from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langchain_core.utils.utils import LC_ID_PREFIX
 from langchain_openai import ChatOpenAI
-from langchain_openai.chat_models import base as _openai_base
+
+from debategraph import compat
 
 #: Keys of a ``create`` call that are request options, not body fields.
 _OPTIONS = {
@@ -82,7 +89,7 @@ class LeanChatOpenAI(ChatOpenAI):
         messages = self._unobserved(input, config, CallbackManager)
         if messages is None:
             return super().invoke(input, config, stop=stop, **kwargs)
-        return _message(self._generate_with_cache(messages, stop=stop, **_untraced(kwargs)))
+        return _message(compat.generate_with_cache(self, messages, stop, **_untraced(kwargs)))
 
     async def ainvoke(
         self,
@@ -97,7 +104,7 @@ class LeanChatOpenAI(ChatOpenAI):
         messages = self._unobserved(input, config, AsyncCallbackManager)
         if messages is None:
             return await super().ainvoke(input, config, stop=stop, **kwargs)
-        reply = await self._agenerate_with_cache(messages, stop=stop, **_untraced(kwargs))
+        reply = await compat.agenerate_with_cache(self, messages, stop, **_untraced(kwargs))
         return _message(reply)
 
     def _unobserved(
@@ -113,11 +120,15 @@ class LeanChatOpenAI(ChatOpenAI):
         messages formatted for tracing) has nobody to serve.
         """
         callbacks = manager.configure(
-            config.get("callbacks"), self.callbacks, self.verbose, config.get("tags"), self.tags
+            inheritable_callbacks=config.get("callbacks"),
+            local_callbacks=self.callbacks,
+            verbose=self.verbose,
+            inheritable_tags=config.get("tags"),
+            local_tags=self.tags,
         )
         if callbacks.handlers:
             return None
-        messages = self._convert_input(input).to_messages()
+        messages = _prompt_messages(input)
         if not all(isinstance(m.content, str) for m in messages):
             return None
         return messages
@@ -129,7 +140,7 @@ class LeanChatOpenAI(ChatOpenAI):
             payload.get("stream")
             or self.include_response_headers
             or not (fmt is None or isinstance(fmt, Mapping))
-            or self._use_responses_api(payload)
+            or compat.uses_responses_api(self, payload)
             or not all(_text_only(m) for m in payload.get("messages") or ())
         ):
             return None
@@ -144,15 +155,15 @@ class LeanChatOpenAI(ChatOpenAI):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        self._ensure_sync_client_available()
-        payload = self._get_request_payload(messages, stop=stop, **kwargs)
+        compat.ensure_sync_client(self)
+        payload = compat.request_payload(self, messages, stop, **kwargs)
         lean = self._lean_request(payload)
         if lean is None:
             return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         body, options = lean
         with _as_chat_openai_raises():
             reply = self.root_client.post(_PATH, body=body, options=options, cast_to=object)
-        return self._create_chat_result(_reply_dict(reply))
+        return compat.chat_result(self, _reply_dict(reply))
 
     async def _agenerate(
         self,
@@ -161,7 +172,7 @@ class LeanChatOpenAI(ChatOpenAI):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        payload = self._get_request_payload(messages, stop=stop, **kwargs)
+        payload = compat.request_payload(self, messages, stop, **kwargs)
         lean = self._lean_request(payload)
         if lean is None:
             return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
@@ -170,7 +181,7 @@ class LeanChatOpenAI(ChatOpenAI):
             reply = await self.root_async_client.post(
                 _PATH, body=body, options=options, cast_to=object
             )
-        return self._create_chat_result(_reply_dict(reply))
+        return compat.chat_result(self, _reply_dict(reply))
 
 
 @contextlib.contextmanager
@@ -178,12 +189,18 @@ def _as_chat_openai_raises() -> Iterator[None]:
     """Turn the SDK's errors into the ones ``ChatOpenAI`` raises (context overflow...)."""
     try:
         yield
-    except openai.BadRequestError as exc:
-        _openai_base._handle_openai_bad_request(exc)
-        raise
     except openai.APIError as exc:
-        _openai_base._handle_openai_api_error(exc)
+        compat.raise_as_chat_openai(exc)
         raise
+
+
+def _prompt_messages(input: LanguageModelInput) -> list[BaseMessage]:
+    """A model input as messages, as ``BaseChatModel`` reads it (text, prompt value, list)."""
+    if isinstance(input, str):
+        return [HumanMessage(input)]
+    if isinstance(input, PromptValue):
+        return input.to_messages()
+    return convert_to_messages(input)
 
 
 def _untraced(kwargs: dict[str, Any]) -> dict[str, Any]:

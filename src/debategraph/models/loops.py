@@ -32,10 +32,13 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
 from debategraph.errors import UsageError
+from debategraph.models import failures
 from debategraph.models.binding import ModelBinding, for_running_loop
-from debategraph.models.calls import _spent, _unavailable, _usage_of, one_line
+from debategraph.models.calls import usage_of
+from debategraph.models.failures import unavailable
 from debategraph.models.steps import Steps, TimeLimitReached
 from debategraph.state.records import TOOL_STAGE, Turn, Usage
+from debategraph.words import one_line
 
 #: What the model is told once its tool calls are done, before its typed answer.
 ANSWER_NOW = "Now give your final answer, in the form asked for."
@@ -125,12 +128,12 @@ def tool_steps(
         try:
             reply = yield chat, work.messages
         except TimeLimitReached as exc:
-            work.usage = work.usage + _spent(exc)
+            work.usage = work.usage + failures.spent(exc)
             work.reason = str(exc)
             return work
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
-            raise _unavailable(binding, exc) from exc
-        work.usage = work.usage + _usage_of(reply, time.perf_counter() - started, work.messages)
+            raise unavailable(binding, exc) from exc
+        work.usage = work.usage + usage_of(reply, time.perf_counter() - started, work.messages)
         calls = reply.tool_calls if isinstance(reply, AIMessage) else []
         for bad in reply.invalid_tool_calls if isinstance(reply, AIMessage) else []:
             why = f"invalid arguments: {bad.get('error') or 'not JSON'}"  # recorded, not run
@@ -201,7 +204,7 @@ def agent_steps(runnable: Runnable[Any, Any], messages: Sequence[BaseMessage]) -
     try:
         out = yield runnable, {"messages": prompt}
     except TimeLimitReached as exc:
-        work.usage, work.reason = _spent(exc), str(exc)
+        work.usage, work.reason = failures.spent(exc), str(exc)
         return work
     except GraphBubbleUp:  # an interrupt() inside the agent: LangGraph's to handle
         raise
@@ -215,7 +218,7 @@ def agent_steps(runnable: Runnable[Any, Any], messages: Sequence[BaseMessage]) -
         return work
     new = [m for m in replies if getattr(m, "id", None) not in sent]  # it may echo the prompt
     ai = [m for m in new if isinstance(m, AIMessage)]
-    work.usage = Usage.total(_usage_of(m, 0.0, []) for m in ai) + Usage(latency_s=round(latency, 6))
+    work.usage = Usage.total(usage_of(m, 0.0, []) for m in ai) + Usage(latency_s=round(latency, 6))
     work.records = _tool_records(new)
     last = new[-1] if new else None
     work.text = last.text.strip() if isinstance(last, AIMessage) else ""

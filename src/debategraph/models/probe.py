@@ -51,7 +51,7 @@ def list_models(base_url: str, api_key: str | None, timeout_s: float) -> ModelLi
     Returns:
         What it said.
     """
-    from debategraph.models.calls import one_line
+    from debategraph.words import one_line
 
     url = f"{base_url.rstrip('/')}/models"
     request = urllib.request.Request(url, headers={"Accept": "application/json"})

@@ -22,6 +22,9 @@ MethodChoice = Literal["auto", "function_calling", "json_schema", "json_mode"]
 LOCAL = "local"
 #: Completion tokens per call on the embedded model unless a spec sets ``max_tokens``.
 LOCAL_MAX_TOKENS = 320
+#: Seconds per model request unless a spec sets ``timeout_s``; the embedded model's.
+DEFAULT_TIMEOUT_S = 60.0
+LOCAL_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,11 @@
 
 Every pattern's agent nodes call the model through an :class:`Agent`, made from the
 agent's record (:func:`agent_of`: its own model, tools or agent, checked when the graph
-is built): it finds the model (the agent's own, else the one the graph was built with,
-else the run's :class:`~debategraph.context.Context`, as in LangGraph Studio, whose
-``agent_models`` may name one per agent), runs the agent's tool loop or its own agent
-first (:mod:`debategraph.models.loops`), makes the structured or text call through
-:mod:`debategraph.models` (validation, repair, retry, fallback, usage), blocking
+is built): it finds the model (:mod:`debategraph.models.choice`: the agent's own, else the
+one the graph was built with, else the run's :class:`~debategraph.context.Context`, as in
+LangGraph Studio, whose ``agent_models`` may name one per agent), runs the agent's tool
+loop or its own agent first (:mod:`debategraph.models.loops`), makes the structured or
+text call through :mod:`debategraph.models` (validation, repair, retry, fallback, usage), blocking
 (:meth:`Agent.ask`), awaited (:meth:`Agent.aask`) or as steps a node body yields from
 (:meth:`Agent.ask_steps`, see :mod:`debategraph.nodes.dual`). Nodes turn the result into
 a transcript record, and :func:`recorded` puts the agent's tool calls before it and
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from debategraph.errors import ModelUnavailableError, UsageError
-from debategraph.models.spec import ModelSpec, openai_home, parse_model, same_endpoint
+from debategraph.errors import ModelUnavailableError
+from debategraph.models.choice import own_model, without_tool_calls
 from debategraph.models.steps import tagged
 from debategraph.nodes.messages import AGENT_NAME_KEY
 from debategraph.nodes.tools import import_ref, resolve_tools
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from debategraph.context import Context
     from debategraph.models import CallResult, ModelBinding, Steps, TextResult
     from debategraph.models.loops import Work
+    from debategraph.models.spec import ModelSpec
 
 S = TypeVar("S", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -115,16 +116,7 @@ class Agent:
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
 
     def binding(self, runtime: Runtime[Context] | None) -> ModelBinding:
-        """The model this agent calls in this run.
-
-        Its own model first; else the graph's; else the run's context (its
-        ``agent_models`` entry for this agent, matched case-insensitively, else its
-        model). An own model named without an endpoint (``NAME``) is that model at the
-        run's endpoint, with the run's key; one at another endpoint names its own key
-        with ``api_key_env`` (a key goes only to the endpoint it was given for). A
-        context that is not a :class:`~debategraph.context.Context` (a parent graph's
-        own ``context_schema``, when the graph runs as its subgraph) names nothing: the
-        graph's model decides, and a graph built without one refuses to guess.
+        """The model this agent calls in this run (see :mod:`debategraph.models.choice`).
 
         Args:
             runtime: The node's runtime (its context names the model).
@@ -132,61 +124,10 @@ class Agent:
         Returns:
             The bound model.
         """
-        from debategraph.context import Context
-        from debategraph.models import bind_model
+        from debategraph.models.choice import agent_binding
 
         context = runtime.context if runtime is not None else None
-        if not isinstance(context, Context):
-            if context is not None and self.own is None and self.model is None:
-                raise ValueError(
-                    f"agent {self.name}: the run's context is a {type(context).__name__}, "
-                    "not debategraph.Context, so it names no model: build the graph with "
-                    "a model (build_...(model, ...))"
-                )
-            context = None
-        own = self.own
-        if own is None and self.model is None and context is not None:
-            named = {k.lower(): v for k, v in (context.agent_models or {}).items()}
-            if self.name.lower() in named:
-                own = parse_model(named[self.name.lower()], f"agent {self.name!r}")
-        if own is not None:
-            return bind_model(self._at_run_endpoint(own, context))
-        if self.model is not None:
-            return self.model
-        if context is None:
-            return bind_model(None)
-        return bind_model(dataclasses.replace(context, agent_models=None))
-
-    def _at_run_endpoint(
-        self, own: ModelSpec | BaseChatModel, context: Context | None
-    ) -> ModelSpec | BaseChatModel:
-        """An own spec's endpoint and key, as :meth:`binding` says.
-
-        A spec at the run's endpoint that names no key of its own gets the run's key (the
-        one given for that endpoint); one elsewhere keeps what it names, and
-        :meth:`ModelSpec.key <debategraph.models.ModelSpec.key>` sends a key only to the
-        endpoint it was given for.
-        """
-        if not isinstance(own, ModelSpec) or own.is_local:
-            return own
-        run_key: str | None = None
-        run_key_env: str | None = None
-        if self.model is not None:
-            run_url = self.model.endpoint if self.model.endpoint.startswith("http") else None
-            secret = getattr(self.model.chat, "openai_api_key", None)
-            run_key = secret.get_secret_value() if secret is not None else None
-        elif context is not None:
-            run_url, run_key, run_key_env = context.base_url, context.api_key, context.api_key_env
-        else:
-            run_url = None
-        run_url = run_url or openai_home()
-        base_url = own.base_url or run_url
-        own = dataclasses.replace(own, base_url=base_url)
-        keyless = own.api_key is None and own.api_key_env is None
-        inherits = run_key is not None or run_key_env is not None
-        if keyless and inherits and same_endpoint(base_url, run_url):
-            own = dataclasses.replace(own, api_key=run_key, api_key_env=run_key_env)
-        return own
+        return agent_binding(self.name, self.own, self.model, context)
 
     @_named
     def ask_steps(
@@ -401,18 +342,9 @@ def agent_of(
     if member is None or isinstance(member, str):
         return Agent(name or member or "", model)
     who = f"agent {(name or member.name)!r}"
-    own = None if member.model is None else parse_model(member.model, who)
-    if isinstance(own, ModelSpec):
-        try:
-            own.key()
-        except UsageError as exc:
-            raise ValueError(f"{who}: {exc}") from None
+    own = own_model(member.model, who)
     tools = resolve_tools(member.tools, who)
-    local = own.label if isinstance(own, ModelSpec) and own.is_local else None
-    # No model of its own, or a name without an endpoint: its calls go to the graph's.
-    at_graphs = own is None or (isinstance(own, ModelSpec) and own.base_url is None)
-    if local is None and at_graphs and model is not None and not model.tool_calls:
-        local = model.name or model.endpoint
+    local = without_tool_calls(own, model)
     if tools and local is not None:
         raise ValueError(
             f"{who} has tools, but its model {local} cannot call tools (the embedded "

@@ -15,18 +15,25 @@ the calls of a round queue behind each other. Every node of this package is one 
   its fallback with the reason.
 * :func:`loop_node`: a node (or router) that only computes. Both paths call it directly:
   under ``ainvoke`` it runs on the event loop instead of hopping to a thread.
+* :func:`dual_node`: a node whose two paths differ in more than the model calls (the
+  open-round node reads the inbox with the store's sync or async methods).
+
+All three are LangChain's public ``RunnableLambda(func, afunc=...)``; a node reads its
+run's :class:`~langgraph.runtime.Runtime` with LangGraph's public ``get_runtime()``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
+import inspect
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from debategraph.compat import RunnableCallable
+from langchain_core.runnables import Runnable, RunnableLambda
+from langgraph.runtime import get_runtime
+
 from debategraph.models.steps import arun_steps, run_steps
 
 if TYPE_CHECKING:
-    from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
     from debategraph.context import Context
@@ -53,6 +60,31 @@ def deadline_of(state: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def dual_node(
+    func: Callable[[Any, Runtime[Context]], Any],
+    afunc: Callable[[Any, Runtime[Context]], Awaitable[Any]],
+    name: str,
+) -> Runnable[Any, Any]:
+    """A node with a sync and an async function, each given the state and the runtime.
+
+    Args:
+        func: ``(state, runtime) -> update``, for ``invoke``/``stream``.
+        afunc: The same, awaited, for ``ainvoke``/``astream``.
+        name: Its name in traces.
+
+    Returns:
+        The node runnable, for ``add_node``.
+    """
+
+    def node(state: Any) -> Any:
+        return func(state, get_runtime())
+
+    async def anode(state: Any) -> Any:
+        return await afunc(state, get_runtime())
+
+    return RunnableLambda(node, afunc=anode, name=name)
+
+
 def agent_node(body: NodeBody, name: str | None = None) -> Runnable[Any, Any]:
     """A node that calls a model, from one generator body for both paths.
 
@@ -70,7 +102,7 @@ def agent_node(body: NodeBody, name: str | None = None) -> Runnable[Any, Any]:
     async def anode(state: Any, runtime: Runtime[Context]) -> Any:
         return await arun_steps(body(state, runtime), deadline=deadline_of(state))
 
-    return RunnableCallable(node, anode, name=name or body.__name__, trace=False)
+    return dual_node(node, anode, name or body.__name__)
 
 
 def loop_node(func: Callable[..., Any], name: str | None = None) -> Runnable[Any, Any]:
@@ -84,8 +116,15 @@ def loop_node(func: Callable[..., Any], name: str | None = None) -> Runnable[Any
     Returns:
         The runnable, for ``add_node`` or ``add_conditional_edges``.
     """
+    if "runtime" in inspect.signature(func).parameters:
 
-    async def afunc(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
+        def node(state: Any) -> Any:
+            return func(state, runtime=get_runtime())
 
-    return RunnableCallable(func, afunc, name=name or func.__name__, trace=False)
+    else:
+        node = func
+
+    async def anode(state: Any) -> Any:
+        return node(state)
+
+    return RunnableLambda(node, afunc=anode, name=name or func.__name__)

@@ -234,7 +234,7 @@ def open_round_node(
         The node (sync and async paths).
     """
     from debategraph.checkpoints import inbox
-    from debategraph.compat import RunnableCallable
+    from debategraph.nodes.dual import dual_node
 
     open_round = make_open_round(
         check, first, current_round=current_round, time_limit_s=time_limit_s
@@ -259,7 +259,7 @@ def open_round_node(
         await inbox.aremove(runtime.store, thread, done)
         return {**update, **drained}
 
-    return RunnableCallable(node, anode, name=name, trace=False)
+    return dual_node(node, anode, name)
 
 
 def _thread_of(runtime: Runtime[Context]) -> str | None:

@@ -245,12 +245,14 @@ async def run_ended(run_id: str) -> None:
     if task is not None:  # run by this process: wait on it
         await asyncio.wait({task})
         return
-    from aegra_api.core.orm import Run, _get_session_maker  # type: ignore[import-untyped]
+    from aegra_api.core.orm import Run  # type: ignore[import-untyped]
     from sqlalchemy import select
+
+    from debategraph.compat import aegra_session_maker
 
     deadline = time.monotonic() + JOIN_WAIT_S
     while time.monotonic() < deadline:
-        async with _get_session_maker()() as session:
+        async with aegra_session_maker()() as session:
             status = await session.scalar(select(Run.status).where(Run.run_id == run_id))
         if status is None or status in ENDED:
             return
@@ -428,11 +430,13 @@ def check_served_config() -> None:
     Raises:
         UsageError: One line naming the graph and the ones debategraph has.
     """
-    from aegra_api.config import _resolve_config_path, load_config  # type: ignore[import-untyped]
+    from aegra_api.config import load_config  # type: ignore[import-untyped]
+
+    from debategraph.compat import aegra_config_path
 
     config = load_config()
     if config is not None:
-        served_graphs(config, str(_resolve_config_path()))
+        served_graphs(config, str(aegra_config_path()))
 
 
 class Served:

@@ -83,9 +83,11 @@ def labels(raw: Any) -> list[str]:
 
 async def owner_of(thread_id: str) -> str | None:
     """Who made the thread, in Aegra's threads table (``None``: no such thread)."""
-    from aegra_api.core.orm import Thread, _get_session_maker  # type: ignore[import-untyped]
+    from aegra_api.core.orm import Thread  # type: ignore[import-untyped]
     from sqlalchemy import select
 
-    async with _get_session_maker()() as session:
+    from debategraph.compat import aegra_session_maker
+
+    async with aegra_session_maker()() as session:
         owner = await session.scalar(select(Thread.user_id).where(Thread.thread_id == thread_id))
     return None if owner is None else str(owner)

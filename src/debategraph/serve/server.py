@@ -34,6 +34,10 @@ from debategraph.serve.models import MODELS_ENV, read_models
 DEFAULT_POOL_SIZE = 20
 #: uvicorn's log levels.
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+#: Where and how a server listens and logs when not told (``debategraph serve``'s defaults).
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+DEFAULT_LOG_LEVEL = "warning"
 #: What to install when Aegra is missing.
 INSTALL_HINT = "pip install 'debategraph[serve]'"
 
@@ -71,12 +75,12 @@ def is_loopback(host: str) -> bool:
 def serve(
     db: str,
     *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
     user_config: Mapping[str, Any] | None = None,
     source: str = "config",
     pool_size: int = DEFAULT_POOL_SIZE,
-    log_level: str = "warning",
+    log_level: str = DEFAULT_LOG_LEVEL,
     models: Path | None = None,
     tokens: Path | None = None,
     insecure_no_auth: bool = False,

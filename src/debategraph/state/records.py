@@ -352,6 +352,39 @@ class Participant(AgentSpec):
     instructions: str = ""
 
 
+class Decided(BaseModel):
+    """What a decision protocol decided from the solvers' final answers.
+
+    The result of :func:`debategraph.strategies.decisions.decide`, a record of no pattern;
+    the solver debate keeps it as its ``Decision`` (:mod:`debategraph.state.solver_debate`).
+
+    Attributes:
+        protocol: The protocol's spec.
+        answer: The decided answer; ``None`` when every solver abstained, or the
+            protocol fell back to ``abstain``.
+        votes: Answer -> number of solvers that gave it (most first).
+        agreement: Solvers that gave ``answer`` divided by the number of solvers.
+        abstentions: Solvers with no answer.
+        tie_break: How a tie was broken, ``None`` when there was none.
+        fallback: The fallback that decided, ``None`` when the protocol itself did.
+        reason: One line on how the answer was reached when it is not the plain
+            protocol's (a fallback, a judge that gave no answer), else ``None``.
+        judge_model: The judge's model (its label, never a key), where a judge decided.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    protocol: str
+    answer: str | None
+    votes: dict[str, int]
+    agreement: float
+    abstentions: int
+    tie_break: str | None = None
+    fallback: str | None = None
+    reason: str | None = None
+    judge_model: str | None = None
+
+
 class RoundRecord(BaseModel):
     """What a finished round of a solver debate produced."""
 

@@ -5,46 +5,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, NotRequired
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.state.base import MessagesInput, RunOutput, RunState, Schemas
-from debategraph.state.records import RoundRecord, Turn
+from debategraph.state.records import Decided, RoundRecord, Turn
 from debategraph.state.reducers import append_only
 
 
-class Decision(BaseModel):
-    """What a decision protocol decided from the solvers' final answers.
+class Decision(Decided):
+    """What a decision protocol decided from the solvers' final answers, as kept here.
 
-    The record of :mod:`debategraph.strategies.decisions` (which makes it): it lives in
-    the state layer because the solver debate's state holds it (``decision``,
-    ``decisions``) and checkpoints store it.
-
-    Attributes:
-        protocol: The protocol's spec.
-        answer: The decided answer; ``None`` when every solver abstained, or the
-            protocol fell back to ``abstain``.
-        votes: Answer -> number of solvers that gave it (most first).
-        agreement: Solvers that gave ``answer`` divided by the number of solvers.
-        abstentions: Solvers with no answer.
-        tie_break: How a tie was broken, ``None`` when there was none.
-        fallback: The fallback that decided, ``None`` when the protocol itself did.
-        reason: One line on how the answer was reached when it is not the plain
-            protocol's (a fallback, a judge that gave no answer), else ``None``.
-        judge_model: The judge's model (its label, never a key), where a judge decided.
+    The fields are those of every protocol's result (:class:`~debategraph.state.records.
+    Decided`, made by :mod:`debategraph.strategies.decisions`); the solver debate's
+    ``aggregate`` node converts a result into this record, which the solver debate's state
+    holds (``decision``, ``decisions``) and its checkpoints store under this name.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    protocol: str
-    answer: str | None
-    votes: dict[str, int]
-    agreement: float
-    abstentions: int
-    tie_break: str | None = None
-    fallback: str | None = None
-    reason: str | None = None
-    judge_model: str | None = None
 
 
 def merge_decisions(

@@ -18,8 +18,10 @@ from debategraph.strategies.answers import (
     valid_choices,
 )
 from debategraph.strategies.decisions import (
-    Decision,
-    Protocol,
+    JUDGE,
+    PLURALITY,
+    Decided,
+    DecisionProtocol,
     decide,
     judge_needed,
     parse_protocol,
@@ -46,11 +48,13 @@ from debategraph.strategies.voting import Vote, majority_vote
 __all__ = [
     "CHOICES_RULE",
     "CHOICE_LETTERS",
+    "JUDGE",
+    "PLURALITY",
     "TOPOLOGY_NAMES",
-    "Decision",
+    "Decided",
+    "DecisionProtocol",
     "Dynamics",
     "DynamicsSummary",
-    "Protocol",
     "Topology",
     "Vote",
     "choice_index",

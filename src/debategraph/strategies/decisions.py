@@ -19,20 +19,35 @@ Protocols, as written in ``solve --decision`` and ``eval --decisions``:
 A FALLBACK is ``plurality`` (the default), ``weighted``, ``judge`` or ``abstain`` (no
 answer). An empty THRESHOLD or FALLBACK is its default: ``supermajority::judge`` is
 ``supermajority:2/3:judge``.
+
+Each protocol is a small class (:mod:`debategraph.strategies.protocols`) in one table
+here: parsing, the rule text (:func:`protocol_rule`), validation and deciding read it, so
+a new protocol is one class passed to :func:`register_protocol`. A decision is a
+:class:`~debategraph.state.records.Decided`, a record of no pattern (the solver debate
+keeps it as its ``Decision``).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from debategraph.state.solver_debate import Decision
-from debategraph.strategies.voting import Vote, majority_vote
+from debategraph.strategies.protocols import (
+    DEFAULT_THRESHOLD,
+    Abstain,
+    Decided,
+    DecisionRule,
+    Judge,
+    Plurality,
+    Supermajority,
+    Tally,
+    Unanimity,
+    Weighted,
+    fraction_text,
+)
+from debategraph.strategies.voting import majority_vote
 
-# ``Decision`` (what a protocol decided) is the solver debate state's record, defined in the
-# state layer because checkpoints store it; it is made here and re-exported from here.
 __all__ = [
     "ABSTAIN",
     "DEFAULT_THRESHOLD",
@@ -44,45 +59,129 @@ __all__ = [
     "SUPERMAJORITY",
     "UNANIMITY",
     "WEIGHTED",
-    "Decision",
-    "Protocol",
+    "Decided",
+    "DecisionProtocol",
+    "DecisionRule",
     "decide",
+    "fallback_names",
     "judge_needed",
     "parse_protocol",
     "parse_protocols",
+    "protocol_names",
+    "protocol_rule",
+    "register_protocol",
+    "unregister_protocol",
 ]
 
-PLURALITY = "plurality"
-WEIGHTED = "weighted"
-SUPERMAJORITY = "supermajority"
-UNANIMITY = "unanimity"
-JUDGE = "judge"
-ABSTAIN = "abstain"
-#: The protocols, in the order they are reported.
-PROTOCOL_NAMES = (PLURALITY, WEIGHTED, SUPERMAJORITY, UNANIMITY, JUDGE)
-#: What a supermajority or unanimity falls back to when it is not reached.
-FALLBACKS = (PLURALITY, WEIGHTED, JUDGE, ABSTAIN)
-#: The supermajority's threshold when none is given.
-DEFAULT_THRESHOLD = Fraction(2, 3)
-#: What the protocols' syntax allows (for errors).
-PROTOCOL_RULE = (
-    "plurality, weighted, supermajority[:THRESHOLD[:FALLBACK]], unanimity[:FALLBACK] or "
-    "judge (THRESHOLD in (0.5, 1], e.g. 0.75 or 2/3; FALLBACK plurality, weighted, judge "
-    "or abstain)"
+PLURALITY = Plurality.name
+WEIGHTED = Weighted.name
+SUPERMAJORITY = Supermajority.name
+UNANIMITY = Unanimity.name
+JUDGE = Judge.name
+ABSTAIN = Abstain.name
+
+#: The built-in protocols (and fallbacks), in the order they are reported.
+BUILTIN_RULES: tuple[type[DecisionRule], ...] = (
+    Plurality,
+    Weighted,
+    Supermajority,
+    Unanimity,
+    Judge,
+    Abstain,
 )
+#: The table every protocol is read from: name -> its class (built-in, then registered).
+_RULES: dict[str, type[DecisionRule]] = {rule.name: rule for rule in BUILTIN_RULES}
+
+
+def register_protocol(rule: type[DecisionRule]) -> None:
+    """Add a decision protocol (a plugin's, or a test's own).
+
+    Args:
+        rule: Its class: a :class:`~debategraph.strategies.protocols.DecisionRule` with
+            a lower-case ``name`` that is no other protocol's.
+
+    Raises:
+        ValueError: If the name is taken, or not lower case without spaces, ``:``,
+            ``,`` and ``@``.
+    """
+    name = rule.name
+    if name in _RULES and _RULES[name] is not rule:
+        raise ValueError(f"decision protocol {name!r} is taken by {_RULES[name].__name__}")
+    if not name or name != "".join(name.split()).lower() or set(name) & {":", ",", "@"}:
+        raise ValueError(
+            f"decision protocol name {name!r}: use lower case without spaces, ':', ',' or '@'"
+        )
+    _RULES[name] = rule
+
+
+def unregister_protocol(name: str) -> None:
+    """Remove a protocol added with :func:`register_protocol` (a built-in one stays).
+
+    Args:
+        name: Its name.
+    """
+    if name not in {rule.name for rule in BUILTIN_RULES}:
+        _RULES.pop(name, None)
+
+
+def protocol_names() -> tuple[str, ...]:
+    """The protocols of the table, in the order they are reported.
+
+    Returns:
+        Their names (``abstain``, a fallback only, is not one).
+    """
+    return tuple(name for name, rule in _RULES.items() if rule.standalone)
+
+
+def fallback_names() -> tuple[str, ...]:
+    """What a protocol that is not reached may fall back to.
+
+    Returns:
+        The names, in the table's order.
+    """
+    return tuple(name for name, rule in _RULES.items() if rule.is_fallback)
+
+
+def _either(names: Iterable[str]) -> str:
+    """``a, b or c``."""
+    items = list(names)
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+def protocol_rule() -> str:
+    """What the protocols' syntax allows (for help and errors), from the table.
+
+    Returns:
+        ``plurality, weighted, supermajority[:THRESHOLD[:FALLBACK]], ... or judge
+        (THRESHOLD in (0.5, 1], ...; FALLBACK plurality, weighted, judge or abstain)``.
+    """
+    rules = [rule for rule in _RULES.values() if rule.standalone]
+    notes = [rule.note for rule in rules if rule.note]
+    if any(rule.takes_fallback for rule in rules):
+        notes.append(f"FALLBACK {_either(fallback_names())}")
+    text = _either(rule.syntax() for rule in rules)
+    return f"{text} ({'; '.join(notes)})" if notes else text
+
+
+#: The protocols' names, in the order they are reported (the built-in ones).
+PROTOCOL_NAMES = protocol_names()
+#: What a supermajority or unanimity falls back to when it is not reached.
+FALLBACKS = fallback_names()
+#: What the built-in protocols' syntax allows (:func:`protocol_rule` reads the table now).
+PROTOCOL_RULE = protocol_rule()
 
 
 @dataclass(frozen=True)
-class Protocol:
-    """A decision protocol, parsed.
+class DecisionProtocol:
+    """A decision protocol, parsed: its name (a class of the table) and its arguments.
 
     Attributes:
-        name: One of :data:`PROTOCOL_NAMES`.
-        threshold: The supermajority's threshold (``None`` for the other protocols).
-        fallback: What a supermajority or unanimity falls back to (``None`` for the others).
+        name: A protocol's name (:func:`protocol_names`).
+        threshold: Its threshold, where it takes one (``None`` for the others).
+        fallback: What it falls back to, where it takes one (``None`` for the others).
 
-    Built directly, a supermajority's missing threshold becomes :data:`DEFAULT_THRESHOLD`
-    and a missing fallback ``plurality`` (so it equals its parsed form); a bad field is a
+    Built directly, a missing threshold becomes the protocol's default and a missing
+    fallback ``plurality`` (so it equals its parsed form); a bad field is a
     ``ValueError`` as in :func:`parse_protocol`.
     """
 
@@ -94,24 +193,39 @@ class Protocol:
         """Fill in the defaults (so equal protocols compare equal) and refuse bad fields.
 
         Raises:
-            ValueError: One line naming the bad field and :data:`PROTOCOL_RULE`.
+            ValueError: One line naming the bad field and :func:`protocol_rule`.
         """
-        if self.name not in PROTOCOL_NAMES:
-            raise _bad(f"unknown decision protocol {self.name!r}")
-        if self.name == SUPERMAJORITY:
-            threshold = DEFAULT_THRESHOLD if self.threshold is None else Fraction(self.threshold)
-            if not Fraction(1, 2) < threshold <= 1:
-                raise _bad(f"supermajority threshold {_fraction(threshold)} is not in (0.5, 1]")
+        rule = self.rule
+        if rule.takes_threshold:
+            given = rule.default_threshold if self.threshold is None else self.threshold
+            if given is None:
+                raise _bad(f"{self.name} takes a threshold, got none")
+            threshold = Fraction(given)
+            problem = rule.check_threshold(threshold, fraction_text(threshold))
+            if problem:
+                raise _bad(problem)
             object.__setattr__(self, "threshold", threshold)
         elif self.threshold is not None:
             raise _bad(f"{self.name} takes no threshold, got {self.threshold}")
-        if self.name in (SUPERMAJORITY, UNANIMITY):
+        if rule.takes_fallback:
             fallback = PLURALITY if self.fallback is None else self.fallback
-            if fallback not in FALLBACKS:
+            if fallback not in fallback_names():
                 raise _bad(f"unknown fallback {fallback!r}")
             object.__setattr__(self, "fallback", fallback)
         elif self.fallback is not None:
             raise _bad(f"{self.name} takes no fallback, got {self.fallback!r}")
+
+    @property
+    def rule(self) -> type[DecisionRule]:
+        """The protocol's class in the table.
+
+        Raises:
+            ValueError: If no protocol of the table has this name.
+        """
+        rule = _RULES.get(self.name)
+        if rule is None or not rule.standalone:
+            raise _bad(f"unknown decision protocol {self.name!r}")
+        return rule
 
     @property
     def spec(self) -> str:
@@ -121,19 +235,46 @@ class Protocol:
         ``supermajority:0.6667``... are not the same; ``supermajority`` and
         ``supermajority:2/3:plurality`` are).
         """
-        if self.name == SUPERMAJORITY and self.threshold is not None:
-            return f"{self.name}:{_fraction(self.threshold)}:{self.fallback}"
-        if self.name == UNANIMITY:
-            return f"{self.name}:{self.fallback}"
-        return self.name
+        parts = [self.name]
+        if self.threshold is not None:
+            parts.append(fraction_text(self.threshold))
+        if self.fallback is not None:
+            parts.append(self.fallback)
+        return ":".join(parts)
 
     @property
     def may_judge(self) -> bool:
-        """Whether the protocol may consult the judge (it is ``judge``, or falls back to it)."""
-        return self.name == JUDGE or self.fallback == JUDGE
+        """Whether the protocol may consult the judge (it does, or falls back to one that does)."""
+        fallback = _RULES.get(self.fallback) if self.fallback is not None else None
+        return self.rule.consults_judge or (fallback is not None and fallback.consults_judge)
+
+    def tally(
+        self,
+        answers: Mapping[str, str | None],
+        confidences: Mapping[str, float | None] | None = None,
+        **judge: str | None,
+    ) -> Tally:
+        """What the protocol decides ``answers`` from.
+
+        Args:
+            answers: Solver -> its final answer (``None`` abstains), in solver order.
+            confidences: Solver -> its stated confidence.
+            **judge: ``judged``, ``judge_reason``, ``judge_model`` (as :func:`decide`).
+
+        Returns:
+            The tally.
+        """
+        return Tally(
+            self.spec,
+            answers,
+            majority_vote(answers, confidences),
+            confidences or {},
+            self.threshold,
+            **judge,
+        )
 
 
-def parse_protocol(text: str) -> Protocol:
+def parse_protocol(text: str) -> DecisionProtocol:
     """Read one protocol (``supermajority:0.75:judge``); case and spaces are ignored.
 
     An empty threshold or fallback is its default (``supermajority::judge``).
@@ -145,7 +286,7 @@ def parse_protocol(text: str) -> Protocol:
         The protocol.
 
     Raises:
-        ValueError: One line naming the bad value and :data:`PROTOCOL_RULE`: an unknown
+        ValueError: One line naming the bad value and :func:`protocol_rule`: an unknown
             protocol or fallback, a threshold that is not a number in (0.5, 1], an
             argument given to a protocol that takes none.
     """
@@ -153,25 +294,22 @@ def parse_protocol(text: str) -> Protocol:
     if not cleaned:
         raise _bad("empty decision protocol")
     name, *args = cleaned.split(":")
-    if name not in PROTOCOL_NAMES:
+    rule = _RULES.get(name)
+    if rule is None or not rule.standalone:
         raise _bad(f"unknown decision protocol {name!r}")
-    threshold: Fraction | None = None
-    fallback: str | None = None
-    if name == SUPERMAJORITY:
-        if len(args) > 2:
-            raise _bad(f"supermajority takes a threshold and a fallback at most, got {cleaned!r}")
-        threshold = _threshold(args[0]) if args and args[0] else None
-        fallback = args[1] if len(args) > 1 and args[1] else None
-    elif name == UNANIMITY:
-        if len(args) > 1:
-            raise _bad(f"unanimity takes a fallback at most, got {cleaned!r}")
-        fallback = args[0] if args and args[0] else None
-    elif args:
-        raise _bad(f"{name} takes no argument, got {cleaned!r}")
-    return Protocol(name, threshold, fallback)
+    taken = (("threshold", rule.takes_threshold), ("fallback", rule.takes_fallback))
+    params = [p for p, on in taken if on]
+    if len(args) > len(params):
+        takes = " and ".join(f"a {p}" for p in params)
+        what = f"takes {takes} at most" if params else "takes no argument"
+        raise _bad(f"{name} {what}, got {cleaned!r}")
+    given = dict(zip(params, args, strict=False))
+    raw = given.get("threshold")
+    threshold = _threshold(rule, raw) if raw else None
+    return DecisionProtocol(name, threshold, given.get("fallback") or None)
 
 
-def parse_protocols(text: str) -> tuple[Protocol, ...]:
+def parse_protocols(text: str) -> tuple[DecisionProtocol, ...]:
     """``--decisions``: comma-separated protocols, in the order given, each once (by spec).
 
     Args:
@@ -185,7 +323,7 @@ def parse_protocols(text: str) -> tuple[Protocol, ...]:
     """
     if not text.strip():
         raise _bad("no decision protocol given")
-    protocols: dict[str, Protocol] = {}
+    protocols: dict[str, DecisionProtocol] = {}
     for item in text.split(","):
         if not item.strip():
             raise _bad(f"empty decision protocol in {text.strip()!r}")
@@ -194,7 +332,7 @@ def parse_protocols(text: str) -> tuple[Protocol, ...]:
     return tuple(protocols.values())
 
 
-def judge_needed(protocol: Protocol, answers: Mapping[str, str | None]) -> bool:
+def judge_needed(protocol: DecisionProtocol, answers: Mapping[str, str | None]) -> bool:
     """Whether deciding ``answers`` by ``protocol`` consults the judge.
 
     ``judge`` consults it when the solvers gave two or more different answers (one
@@ -210,25 +348,21 @@ def judge_needed(protocol: Protocol, answers: Mapping[str, str | None]) -> bool:
         Whether a judge's pick is needed.
     """
     distinct = {a for a in answers.values() if a is not None}
-    if len(distinct) < 2:
+    if len(distinct) < 2 or not protocol.may_judge:
         return False
-    if protocol.name == JUDGE:
-        return True
-    return (
-        protocol.fallback == JUDGE
-        and _shortfall(protocol, majority_vote(answers), answers) is not None
-    )
+    rule = protocol.rule
+    return rule.consults_judge or rule.shortfall(protocol.tally(answers)) is not None
 
 
 def decide(
-    protocol: Protocol,
+    protocol: DecisionProtocol,
     answers: Mapping[str, str | None],
     confidences: Mapping[str, float | None] | None = None,
     *,
     judged: str | None = None,
     judge_reason: str | None = None,
     judge_model: str | None = None,
-) -> Decision:
+) -> Decided:
     """Decide the final answer of ``answers`` by ``protocol``.
 
     Args:
@@ -245,60 +379,22 @@ def decide(
     Returns:
         The decision.
     """
-    vote = majority_vote(answers, confidences)
-    n = len(answers)
-    spec = protocol.spec
-    if protocol.name == PLURALITY:
-        return _from_vote(spec, vote, n)
-    if protocol.name == WEIGHTED:
-        return _weighted(spec, vote, answers, confidences or {})
-    judge = _Judge(judged, judge_reason, judge_model)
-    if protocol.name == JUDGE:
-        return _judged(spec, vote, n, judge, why=None)
-    why = _shortfall(protocol, vote, answers)
-    if why is None:
-        return _from_vote(spec, vote, n)
-    if protocol.fallback == WEIGHTED:
-        decision = _weighted(spec, vote, answers, confidences or {})
-        return decision.model_copy(
-            update={"fallback": WEIGHTED, "reason": f"{why}: weighted decided"}
-        )
-    if protocol.fallback == ABSTAIN:
-        return Decision(
-            protocol=spec,
-            answer=None,
-            votes=vote.votes,
-            agreement=0.0,
-            abstentions=vote.abstentions,
-            fallback=ABSTAIN,
-            reason=f"{why}: abstained",
-        )
-    if protocol.fallback == JUDGE:
-        return _judged(spec, vote, n, judge, why=why)
-    return _from_vote(spec, vote, n, fallback=PLURALITY, reason=f"{why}: plurality decided")
-
-
-@dataclass(frozen=True)
-class _Judge:
-    """What the caller passed of the judge's pick."""
-
-    judged: str | None
-    reason: str | None
-    model: str | None
+    tally = protocol.tally(
+        answers, confidences, judged=judged, judge_reason=judge_reason, judge_model=judge_model
+    )
+    why = protocol.rule.shortfall(tally)
+    if why is None or protocol.fallback is None:
+        return protocol.rule.decide(tally)
+    return _RULES[protocol.fallback].decide_after(tally, why)
 
 
 def _bad(problem: str) -> ValueError:
     """The one-line error of a bad protocol: the problem, then what is allowed."""
-    return ValueError(f"{problem}: use {PROTOCOL_RULE}")
+    return ValueError(f"{problem}: use {protocol_rule()}")
 
 
-def _fraction(value: Fraction) -> str:
-    """A threshold as the reduced fraction ``a/b`` (``1/1`` for 1)."""
-    return f"{value.numerator}/{value.denominator}"
-
-
-def _threshold(raw: str) -> Fraction:
-    """A supermajority's threshold from its text (a decimal or ``a/b``), in (0.5, 1].
+def _threshold(rule: type[DecisionRule], raw: str) -> Fraction:
+    """A protocol's threshold from its text (a decimal or ``a/b``), as the rule allows.
 
     Raises:
         ValueError: When it is not a number, or out of range (naming the text).
@@ -306,122 +402,8 @@ def _threshold(raw: str) -> Fraction:
     try:
         value = Fraction(raw)
     except (ValueError, ZeroDivisionError):
-        raise _bad(f"supermajority threshold {raw!r} is not a number") from None
-    if not Fraction(1, 2) < value <= 1:
-        raise _bad(f"supermajority threshold {raw} is not in (0.5, 1]")
+        raise _bad(f"{rule.name} threshold {raw!r} is not a number") from None
+    problem = rule.check_threshold(value, raw)
+    if problem:
+        raise _bad(problem)
     return value
-
-
-def _agreement(vote: Vote, answer: str | None, n: int) -> float:
-    """Solvers that gave ``answer`` / solvers, rounded as the vote rounds it."""
-    if answer is None or n == 0:
-        return 0.0
-    return round(vote.votes[answer] / n, 4)
-
-
-def _from_vote(
-    spec: str, vote: Vote, n: int, *, fallback: str | None = None, reason: str | None = None
-) -> Decision:
-    """The plurality's decision (the vote's answer and tie-break) under ``spec``."""
-    return Decision(
-        protocol=spec,
-        answer=vote.answer,
-        votes=vote.votes,
-        agreement=_agreement(vote, vote.answer, n),
-        abstentions=vote.abstentions,
-        tie_break=vote.tie_break,
-        fallback=fallback,
-        reason=reason,
-    )
-
-
-def _shortfall(protocol: Protocol, vote: Vote, answers: Mapping[str, str | None]) -> str | None:
-    """Why a supermajority or unanimity was not reached (one line), ``None`` if it was."""
-    n = len(answers)
-    top = vote.votes[vote.answer] if vote.answer is not None else 0
-    held = f"{top} of {n} for {vote.answer}" if vote.answer is not None else "no answers"
-    if protocol.name == SUPERMAJORITY and protocol.threshold is not None:
-        if n and Fraction(top, n) >= protocol.threshold:
-            return None
-        return f"no {_fraction(protocol.threshold)} supermajority ({held})"
-    if n and top == n:
-        return None
-    return f"no unanimity ({held})"
-
-
-def _weighted(
-    spec: str,
-    vote: Vote,
-    answers: Mapping[str, str | None],
-    confidences: Mapping[str, float | None],
-) -> Decision:
-    """The answer with the highest summed confidence; ties by votes, then earliest solver."""
-    n = len(answers)
-    stated: dict[str, list[float]] = {}
-    for solver, answer in answers.items():
-        if answer is not None:
-            stated.setdefault(answer, []).append(confidences.get(solver) or 0.0)
-    # Summed exactly, then rounded: 0.1 + 0.2 and 0.3 are the same weight.
-    weight = {answer: round(math.fsum(values), 9) for answer, values in stated.items()}
-    tie_break: str | None = None
-    winner: str | None = None
-    if weight:
-        best = max(weight.values())
-        tied = [a for a in weight if weight[a] == best]  # in the order solvers gave them
-        winner = tied[0]
-        if len(tied) > 1:
-            most = max(vote.votes[a] for a in tied)
-            leaders = [a for a in tied if vote.votes[a] == most]
-            winner = leaders[0]
-            how = "vote count" if len(leaders) == 1 else "the earliest solver"
-            tie_break = (
-                f"tie between {', '.join(tied)} (summed confidence {best:g} each) broken by {how}"
-            )
-    return Decision(
-        protocol=spec,
-        answer=winner,
-        votes=vote.votes,
-        agreement=_agreement(vote, winner, n),
-        abstentions=vote.abstentions,
-        tie_break=tie_break,
-    )
-
-
-def _judged(spec: str, vote: Vote, n: int, judge: _Judge, why: str | None) -> Decision:
-    """The judge's decision, or the plurality's (with the reason) when its pick is not taken.
-
-    Args:
-        spec: The protocol's spec.
-        vote: The plurality vote of the answers.
-        n: Solvers.
-        judge: The judge's pick, reason and model.
-        why: Why a supermajority or unanimity fell back to the judge (``None``: the
-            protocol is ``judge``).
-    """
-    prefix = f"{why}: " if why else ""
-    fallback = JUDGE if why else None
-    if len(vote.votes) < 2:
-        asked = "no answers" if vote.answer is None else f"one answer ({vote.answer})"
-        return _from_vote(
-            spec, vote, n, fallback=fallback, reason=f"{prefix}{asked}: the judge was not asked"
-        )
-    if judge.judged is not None and judge.judged in vote.votes:
-        return Decision(
-            protocol=spec,
-            answer=judge.judged,
-            votes=vote.votes,
-            agreement=_agreement(vote, judge.judged, n),
-            abstentions=vote.abstentions,
-            fallback=fallback,
-            reason=f"{why}: the judge decided" if why else None,
-            judge_model=judge.model,
-        )
-    if judge.judged is None:
-        said = " ".join((judge.reason or "").split())
-        failed = f"the judge gave no answer ({said})" if said else "the judge gave no answer"
-    else:
-        failed = f"the judge picked {judge.judged}, which no solver gave"
-    decision = _from_vote(
-        spec, vote, n, fallback=PLURALITY, reason=f"{prefix}{failed}: plurality decided"
-    )
-    return decision.model_copy(update={"judge_model": judge.model})

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 TOPOLOGY_NAMES = ("ring", "full", "star", "single")
+#: Neighbours per solver of a ring, when none are given.
+DEFAULT_NEIGHBOURS = 2
 
 
 def solver_names(n: int) -> list[str]:
@@ -89,7 +91,7 @@ def _over(kind: str, n: int, hears: Callable[[int, list[str]], Sequence[str]]) -
     return Topology(kind, {name: tuple(hears(i, names)) for i, name in enumerate(names)})
 
 
-def ring(n: int, k: int = 2) -> Topology:
+def ring(n: int, k: int = DEFAULT_NEIGHBOURS) -> Topology:
     """Neighbour-connected ring: each solver hears its ``k`` nearest solvers on a circle.
 
     Neighbours alternate sides: ``i+1, i-1, i+2, i-2, ...``.
@@ -151,7 +153,7 @@ def custom(neighbours: Mapping[str, Sequence[str]]) -> Topology:
 
 
 def make_topology(
-    kind: str | Mapping[str, Sequence[str]] | Topology, n: int, k: int = 2
+    kind: str | Mapping[str, Sequence[str]] | Topology, n: int, k: int = DEFAULT_NEIGHBOURS
 ) -> Topology:
     """Build a topology from a name, an adjacency mapping, or pass one through.
 

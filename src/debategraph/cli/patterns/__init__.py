@@ -1,13 +1,14 @@
 """Each pattern's CLI declaration (its command, rendering, titles), one module per pattern.
 
-A pattern's module defines ``PATTERN``, a :class:`~debategraph.registry.Pattern` named by
-its registry line; the helpers they share are in :mod:`debategraph.cli.patterns.shared`.
+A pattern's module defines ``PATTERN``, a
+:class:`~debategraph.cli.patterns.declaration.Pattern` named by its registry line; the
+helpers they share are in :mod:`debategraph.cli.patterns.shared`.
 """
 
 from __future__ import annotations
 
 from debategraph import registry
-from debategraph.registry import Pattern
+from debategraph.cli.patterns.declaration import Pattern
 
 
 def get_pattern(name: str) -> Pattern:
@@ -22,4 +23,5 @@ def get_pattern(name: str) -> Pattern:
     Raises:
         UsageError: If this version does not know it.
     """
-    return registry.entry(name).declaration()
+    pattern: Pattern = registry.entry(name).declaration()
+    return pattern

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -19,12 +20,15 @@ from debategraph.cli.patterns.shared import (
 from debategraph.errors import UsageError
 from debategraph.nodes.debate.setup import (
     DEFAULT_DEBATERS,
+    DEFAULT_HISTORY,
+    DEFAULT_KEEP_LAST,
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_WORDS,
     JUDGE_NODE,
     MODERATOR_NODE,
     OFFICIALS,
     SUMMARIZER_NODE,
 )
-from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.debate import Debater
 from debategraph.words import plural
 
@@ -42,11 +46,11 @@ def debate_command(
             f"\\[default: {' and '.join(repr(d) for d in DEFAULT_DEBATERS)}].",
         ),
     ] = None,
-    rounds: Annotated[int, typer.Option("--rounds", help="Round cap.")] = 3,
+    rounds: Annotated[int, typer.Option("--rounds", help="Round cap.")] = DEFAULT_MAX_ROUNDS,
     first: Annotated[
         str | None, typer.Option("--first", help="Who opens each round \\[default: first].")
     ] = None,
-    words: Annotated[int, typer.Option("--words", help="Word limit per turn.")] = 80,
+    words: Annotated[int, typer.Option("--words", help="Word limit per turn.")] = DEFAULT_WORDS,
     moderator: Annotated[
         bool, typer.Option("--moderator", help="A moderator may end the debate early.")
     ] = False,
@@ -54,10 +58,10 @@ def debate_command(
     history: Annotated[
         Literal["full", "window"],
         typer.Option("--history", help="full, or window: last turns plus a running summary."),
-    ] = "full",
+    ] = DEFAULT_HISTORY,
     keep_last: Annotated[
         int, typer.Option("--keep-last", help="Turns kept verbatim with --history window.")
-    ] = 4,
+    ] = DEFAULT_KEEP_LAST,
     time_limit: TimeLimit = None,
     agents_file: AgentsFile = None,
 ) -> Launch:

@@ -10,6 +10,7 @@ import typer
 
 from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Report, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -28,6 +29,7 @@ from debategraph.nodes.discussion.setup import (
     CHECK_NODE,
     DEFAULT_MAX_ROUNDS,
     DEFAULT_PERSONAS,
+    DEFAULT_THRESHOLD,
     DEFAULT_TIME_LIMIT_S,
     OFFICIALS,
     OPEN_ITERATION_NODE,
@@ -36,7 +38,6 @@ from debategraph.nodes.discussion.setup import (
     RESPONSES_DONE_NODE,
 )
 from debategraph.nodes.rounds import REVIEW_NODE
-from debategraph.registry import Launch, Pattern, Report, Values
 from debategraph.state.discussion import Persona
 from debategraph.words import plural
 
@@ -61,7 +62,7 @@ def discuss_command(
     ] = None,
     threshold: Annotated[
         float, typer.Option("--threshold", help="Convergence (0-1) that ends the discussion.")
-    ] = 0.75,
+    ] = DEFAULT_THRESHOLD,
     time_limit: TimeLimit = DEFAULT_TIME_LIMIT,
     persona: Annotated[
         Path | None,

@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.agents_file import AgentsFile, Roster, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -31,14 +32,15 @@ from debategraph.nodes.group_chat.setup import (
     BEGIN_NODE,
     CLOSE_TURN_NODE,
     DEFAULT_AGENTS,
+    DEFAULT_KEEP_LAST,
     DEFAULT_MAX_ROUNDS,
+    DEFAULT_SELECTION,
     DEFAULT_UNTIL,
     OFFICIALS,
     SELECT_NODE,
 )
 from debategraph.nodes.group_chat.turns import require_task
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
-from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant
 from debategraph.words import plural
 
@@ -64,7 +66,7 @@ def chat_command(
     select: Annotated[
         Literal["sequential", "llm"],
         typer.Option("--select", help="sequential (round-robin) or llm (a model picks)."),
-    ] = "sequential",
+    ] = DEFAULT_SELECTION,
     first: Annotated[
         str | None, typer.Option("--first", help="Who speaks first \\[default: the first].")
     ] = None,
@@ -93,7 +95,7 @@ def chat_command(
     ] = None,
     keep_last: Annotated[
         int, typer.Option("--keep-last", help="Messages each speaker reads (0: all).")
-    ] = 8,
+    ] = DEFAULT_KEEP_LAST,
 ) -> Launch:
     """Agents share one conversation; a strategy picks each speaker until a condition ends it."""
     try:

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -37,7 +38,6 @@ from debategraph.nodes.meeting.setup import (
     stage_agents,
 )
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
-from debategraph.registry import Launch, Pattern, Values
 from debategraph.state.records import Participant, Turn
 from debategraph.words import plural
 

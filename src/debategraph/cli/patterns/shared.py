@@ -7,8 +7,8 @@ from typing import Annotated, TypeVar
 import typer
 from rich.markup import escape
 
+from debategraph.cli.patterns.declaration import Values
 from debategraph.errors import UsageError
-from debategraph.registry import Values
 from debategraph.strategies.termination.factories import parse_duration
 
 T = TypeVar("T")

@@ -19,25 +19,30 @@ from rich.markup import escape
 
 from debategraph.checkpoints.markdown import inline, ranked_table
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import TimeLimit, pausing, short, time_limit_option
 from debategraph.errors import UsageError
-from debategraph.nodes.solver_debate.setup import CLOSE_ROUND_NODE, DEFAULT_VIEW_CHARS, OFFICIALS
-from debategraph.registry import Launch, Pattern, Values
+from debategraph.nodes.solver_debate.setup import (
+    CLOSE_ROUND_NODE,
+    DEFAULT_AGENTS,
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_TOPOLOGY,
+    DEFAULT_VIEW_CHARS,
+    OFFICIALS,
+)
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
-from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, parse_protocol
+from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule
 from debategraph.strategies.dynamics import LAST, thread_dynamics
-from debategraph.strategies.topology import SINGLE, TOPOLOGY_NAMES
+from debategraph.strategies.topology import DEFAULT_NEIGHBOURS, SINGLE, TOPOLOGY_NAMES
 from debategraph.words import plural
-
-#: Solvers when neither ``--agents`` nor ``--agents-file`` is given.
-DEFAULT_AGENTS = 4
 
 
 def solve_command(
     question: Annotated[str, typer.Argument(help="The problem to solve.")],
     agents: Annotated[
-        int | None, typer.Option("--agents", help="Number of solvers \\[default: 4].")
+        int | None,
+        typer.Option("--agents", help=f"Number of solvers \\[default: {DEFAULT_AGENTS}]."),
     ] = None,
     agents_file: AgentsFile = None,
     tools: Annotated[
@@ -48,7 +53,9 @@ def solve_command(
             "own (repeat for more); needs a model with tool calls.",
         ),
     ] = None,
-    rounds: Annotated[int, typer.Option("--rounds", help="Rounds of answering.")] = 3,
+    rounds: Annotated[
+        int, typer.Option("--rounds", help="Rounds of answering.")
+    ] = DEFAULT_MAX_ROUNDS,
     topology: Annotated[
         str,
         typer.Option(
@@ -56,10 +63,13 @@ def solve_command(
             help="ring, full, star, single (one solver), or a JSON file "
             "{solver: \\[solvers it hears]}.",
         ),
-    ] = "ring",
+    ] = DEFAULT_TOPOLOGY,
     neighbours: Annotated[
         int | None,
-        typer.Option("--neighbours", help="For ring: nearest solvers each hears \\[default: 2]."),
+        typer.Option(
+            "--neighbours",
+            help=f"For ring: nearest solvers each hears \\[default: {DEFAULT_NEIGHBOURS}].",
+        ),
     ] = None,
     token_budget: Annotated[
         int | None, typer.Option("--token-budget", help="Stop after the round reaching this.")
@@ -88,7 +98,7 @@ def solve_command(
         typer.Option(
             "--decision",
             help="How the final answers become one: "
-            + PROTOCOL_RULE.replace("[", "\\[")
+            + protocol_rule().replace("[", "\\[")
             + ". A judge (an --agents-file entry named judge sets its model) is called "
             "only when the answers differ.",
         ),

@@ -22,6 +22,11 @@ DEBATER_FIELDS = (
     "a non-empty 'name' and 'side', and optionally 'persona', 'model', 'tools', 'agent' "
     "and 'max_tool_calls'"
 )
+#: The factory's defaults (``build_debate``'s, which the CLI's options read).
+DEFAULT_MAX_ROUNDS = 3
+DEFAULT_WORDS = 80
+DEFAULT_HISTORY: HistoryMode = "full"
+DEFAULT_KEEP_LAST = 4
 #: The debaters when none are given.
 DEFAULT_DEBATERS: tuple[str, ...] = ("Affirmative:for the motion", "Negative:against the motion")
 

@@ -54,6 +54,8 @@ CONSENSUS_STAGE = "consensus"
 DEFAULT_TIME_LIMIT_S = 1800.0
 #: Iterations of questions, answers and revisions at most, when none is given.
 DEFAULT_MAX_ROUNDS = 5
+#: The convergence (0-1) that ends a discussion, when none is given.
+DEFAULT_THRESHOLD = 0.75
 
 PersonaLike = Persona | Mapping[str, Any]
 

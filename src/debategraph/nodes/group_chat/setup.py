@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from debategraph.nodes.agent import OfficialLike, officials_of
+from debategraph.nodes.conversation import DEFAULT_KEEP_LAST as DEFAULT_KEEP_LAST
 from debategraph.nodes.roster import Roster, parse_participant, slug
 from debategraph.nodes.rounds import (
     OPEN_ROUND_NODE,
@@ -61,6 +62,8 @@ RESERVED_NAMES = frozenset(
 )
 #: The hard cap in turns when none is given.
 DEFAULT_MAX_ROUNDS = 10
+#: How the next speaker is picked when no selection is given: round-robin.
+DEFAULT_SELECTION: Final = "sequential"
 
 #: The chat the CLI runs without ``--agent``: a writer and a reviewer until approval.
 DEFAULT_AGENTS: tuple[str, ...] = (

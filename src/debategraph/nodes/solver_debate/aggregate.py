@@ -12,7 +12,7 @@ from debategraph.nodes.solver_debate.setup import AGGREGATE_NODE, JUDGE
 from debategraph.nodes.solver_debate.views import latest_turns
 from debategraph.state.base import turn_update
 from debategraph.state.solver_debate import SolverDebateState
-from debategraph.strategies.decisions import Protocol
+from debategraph.strategies.decisions import DecisionProtocol
 from debategraph.words import plural
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def make_aggregate(
-    protocol: Protocol, judge: AgentSpec | None, model: ModelBinding | None
+    protocol: DecisionProtocol, judge: AgentSpec | None, model: ModelBinding | None
 ) -> Runnable[Any, Any]:
     """Node that decides the answer from each solver's latest answer and confidence.
 

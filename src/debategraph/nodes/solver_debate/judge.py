@@ -41,7 +41,7 @@ from debategraph.nodes.solver_debate.views import question_text, solution_view
 from debategraph.state.records import Turn
 from debategraph.state.solver_debate import Decision
 from debategraph.strategies.answers import extract_answer
-from debategraph.strategies.decisions import Protocol, decide, judge_needed
+from debategraph.strategies.decisions import Decided, DecisionProtocol, decide, judge_needed
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
@@ -89,7 +89,7 @@ def judge_prompt(
 
 
 def decide_steps(
-    protocol: Protocol,
+    protocol: DecisionProtocol,
     judge: Agent | None,
     runtime: Runtime[Context] | None,
     question: str,
@@ -129,7 +129,7 @@ def decide_steps(
     answers = {solver: turn.answer for solver, turn in finals.items()}
     confidences = {solver: turn.confidence for solver, turn in finals.items()}
     if not judge_needed(protocol, answers):
-        return decide(protocol, answers, confidences), []
+        return decision_of(decide(protocol, answers, confidences)), []
     if judge is None:
         raise ValueError(f"decision {protocol.spec!r} needs a judge here: give the judge agent")
     result = yield from judge.ask_steps(
@@ -151,7 +151,7 @@ def decide_steps(
         answer=pick,
         reason=reason,
     )
-    decision = decide(
+    decided = decide(
         protocol,
         answers,
         confidences,
@@ -159,7 +159,19 @@ def decide_steps(
         judge_reason=reason,
         judge_model=result.model,
     )
-    return decision, recorded(result, turn)
+    return decision_of(decided), recorded(result, turn)
+
+
+def decision_of(decided: Decided) -> Decision:
+    """A protocol's result as the solver debate's record (what its state and checkpoints hold).
+
+    Args:
+        decided: What :func:`~debategraph.strategies.decisions.decide` decided.
+
+    Returns:
+        The :class:`~debategraph.state.solver_debate.Decision`, field for field.
+    """
+    return Decision(**decided.model_dump())
 
 
 def decision_key(decision: Decision) -> str:

@@ -10,8 +10,19 @@ from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
 from debategraph.state.records import AgentSpec, Participant
-from debategraph.strategies.decisions import PLURALITY, PROTOCOL_RULE, Protocol, parse_protocol
-from debategraph.strategies.topology import SINGLE, Topology, make_topology, solver_names
+from debategraph.strategies.decisions import (
+    PLURALITY,
+    DecisionProtocol,
+    parse_protocol,
+    protocol_rule,
+)
+from debategraph.strategies.topology import (
+    DEFAULT_NEIGHBOURS,
+    SINGLE,
+    Topology,
+    make_topology,
+    solver_names,
+)
 
 #: One solver as given: its name, or its record (a :class:`Participant` or its dict:
 #: ``name`` and optionally ``model``, ``tools``, ``agent``, ``max_tool_calls``,
@@ -25,6 +36,12 @@ SOLVER_FIELDS = (
 )
 #: The topology as given: a name, an adjacency mapping, or a topology.
 TopologyLike = str | Mapping[str, Sequence[str]] | Topology
+
+#: The factory's defaults (``build_solver_debate``'s, which the CLI's options read):
+#: solvers, rounds and topology.
+DEFAULT_AGENTS = 4
+DEFAULT_MAX_ROUNDS = 3
+DEFAULT_TOPOLOGY = "ring"
 
 MIN_VIEW_CHARS = 40
 #: Characters of each neighbour's reasoning a solver reads: its start and its end.
@@ -45,7 +62,7 @@ OFFICIALS: dict[str, str] = {
 }
 
 #: What ``decision`` may be: a protocol's text (``supermajority:3/4:judge``) or a protocol.
-DecisionLike = str | Protocol
+DecisionLike = str | DecisionProtocol
 
 #: Node names. ``open_round``, ``close_round`` and ``human`` are the shared round loop's
 #: names: the thread tools know a round boundary by them, and older threads resume.
@@ -84,7 +101,7 @@ class SolverSetup:
     time_limit_s: float | None = None
     members: Mapping[str, AgentSpec] = field(default_factory=dict)
     tools: tuple[Any, ...] = ()
-    protocol: Protocol = field(default_factory=lambda: Protocol(PLURALITY))
+    protocol: DecisionProtocol = field(default_factory=lambda: DecisionProtocol(PLURALITY))
     officials: Mapping[str, AgentSpec] = field(default_factory=dict)
 
     @property
@@ -205,7 +222,7 @@ def make_solvers(
         if single and len(names) != 1:
             raise ValueError(f"topology 'single' has one solver: give one name, got {names!r}")
         count = len(names)
-    k = min(2, count - 1) if neighbours is None else neighbours
+    k = min(DEFAULT_NEIGHBOURS, count - 1) if neighbours is None else neighbours
     topo = make_topology(topology, count, k)
     if names is not None and isinstance(topology, str):
         topo = _named(topo, names)
@@ -282,7 +299,7 @@ def solver_setup(
     )
 
 
-def decision_protocol(decision: object) -> Protocol:
+def decision_protocol(decision: object) -> DecisionProtocol:
     """The ``decision`` setting, parsed: a protocol's text or a protocol.
 
     Args:
@@ -294,8 +311,8 @@ def decision_protocol(decision: object) -> Protocol:
     Raises:
         ValueError: One line naming the bad value and the protocols allowed.
     """
-    if isinstance(decision, Protocol):
+    if isinstance(decision, DecisionProtocol):
         return decision
     if not isinstance(decision, str):
-        raise ValueError(f"decision {decision!r} is not a protocol: use {PROTOCOL_RULE}")
+        raise ValueError(f"decision {decision!r} is not a protocol: use {protocol_rule()}")
     return parse_protocol(decision)

@@ -1,0 +1,146 @@
+"""Which model an agent calls: its own, the graph's or the run's, with which key.
+
+The rules of endpoints and keys, in one place: an agent's own model comes first, then
+the model its graph was built with, then the run's
+:class:`~debategraph.context.Context` (its ``agent_models`` entry for the agent, else
+its model). A model named without an endpoint is at the run's endpoint, with the run's
+key; one at another endpoint gets only the key its ``api_key_env`` names
+(:meth:`ModelSpec.key <debategraph.models.spec.ModelSpec.key>`: a key goes only to the
+endpoint it was given for). Nodes never read these rules: they ask an
+:class:`~debategraph.nodes.agent.Agent`, which asks :func:`agent_binding`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from debategraph.errors import UsageError
+from debategraph.models.spec import ModelSpec, openai_home, parse_model, same_endpoint
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from debategraph.models.binding import ModelBinding
+
+#: An agent's own model: a spec, or a chat model of the caller's.
+OwnModel = ModelSpec | Any
+
+
+def own_model(value: Any, who: str) -> OwnModel | None:
+    """An agent record's ``model``, parsed and its key checked (when the graph is built).
+
+    Args:
+        value: What the record holds (``None``, a spec string or mapping, a chat model).
+        who: The agent, for errors (``agent 'alice'``).
+
+    Returns:
+        The spec or chat model, or ``None``.
+
+    Raises:
+        ValueError: One line naming the agent: a bad spec, or a key that is not set.
+    """
+    own = None if value is None else parse_model(value, who)
+    if isinstance(own, ModelSpec):
+        try:
+            own.key()
+        except UsageError as exc:
+            raise ValueError(f"{who}: {exc}") from None
+    return own
+
+
+def without_tool_calls(own: OwnModel | None, graph_model: ModelBinding | None) -> str | None:
+    """The model an agent's calls go to, where that model cannot call tools.
+
+    The embedded SmolLM2's chat template has no tool calls: an agent whose own model is
+    ``local``, or whose calls go to a graph built with the embedded model (no model of
+    its own, or a name without an endpoint), cannot take tools.
+
+    Args:
+        own: The agent's own model.
+        graph_model: The graph's model (``None``: the run's context).
+
+    Returns:
+        That model's label, or ``None`` when its calls may use tools.
+    """
+    if isinstance(own, ModelSpec) and own.is_local:
+        return own.label
+    at_graphs = own is None or (isinstance(own, ModelSpec) and own.base_url is None)
+    if at_graphs and graph_model is not None and not graph_model.tool_calls:
+        return graph_model.name or graph_model.endpoint
+    return None
+
+
+def agent_binding(
+    name: str, own: OwnModel | None, graph_model: ModelBinding | None, context: Any
+) -> ModelBinding:
+    """The model an agent calls in a run, as the module's docstring says.
+
+    A context that is not a :class:`~debategraph.context.Context` (a parent graph's own
+    ``context_schema``, when the graph runs as its subgraph) names nothing: the graph's
+    model decides, and a graph built without one refuses to guess.
+
+    Args:
+        name: The agent's name (its ``agent_models`` entry is matched case-insensitively).
+        own: Its own model.
+        graph_model: The graph's model (``None``: the run's context).
+        context: The run's context (``runtime.context``), or ``None``.
+
+    Returns:
+        The bound model.
+
+    Raises:
+        ValueError: If the context is of another schema and nothing else names a model.
+    """
+    from debategraph.context import Context
+    from debategraph.models.binding import bind_model
+
+    if not isinstance(context, Context):
+        if context is not None and own is None and graph_model is None:
+            raise ValueError(
+                f"agent {name}: the run's context is a {type(context).__name__}, "
+                "not debategraph.Context, so it names no model: build the graph with "
+                "a model (build_...(model, ...))"
+            )
+        context = None
+    if own is None and graph_model is None and context is not None:
+        named = {k.lower(): v for k, v in (context.agent_models or {}).items()}
+        if name.lower() in named:
+            own = parse_model(named[name.lower()], f"agent {name!r}")
+    if own is not None:
+        return bind_model(_at_run_endpoint(own, graph_model, context))
+    if graph_model is not None:
+        return graph_model
+    if context is None:
+        return bind_model(None)
+    return bind_model(dataclasses.replace(context, agent_models=None))
+
+
+def _at_run_endpoint(
+    own: ModelSpec | BaseChatModel, graph_model: ModelBinding | None, context: Any
+) -> ModelSpec | BaseChatModel:
+    """An own spec's endpoint and key, as :func:`agent_binding` says.
+
+    A spec at the run's endpoint that names no key of its own gets the run's key (the
+    one given for that endpoint); one elsewhere keeps what it names.
+    """
+    if not isinstance(own, ModelSpec) or own.is_local:
+        return own
+    run_key: str | None = None
+    run_key_env: str | None = None
+    if graph_model is not None:
+        run_url = graph_model.endpoint if graph_model.endpoint.startswith("http") else None
+        secret = getattr(graph_model.chat, "openai_api_key", None)
+        run_key = secret.get_secret_value() if secret is not None else None
+    elif context is not None:
+        run_url, run_key, run_key_env = context.base_url, context.api_key, context.api_key_env
+    else:
+        run_url = None
+    run_url = run_url or openai_home()
+    base_url = own.base_url or run_url
+    own = dataclasses.replace(own, base_url=base_url)
+    keyless = own.api_key is None and own.api_key_env is None
+    inherits = run_key is not None or run_key_env is not None
+    if keyless and inherits and same_endpoint(base_url, run_url):
+        own = dataclasses.replace(own, api_key=run_key, api_key_env=run_key_env)
+    return own
