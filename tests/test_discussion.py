@@ -16,6 +16,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from debategraph import build_discussion, recursion_limit
@@ -24,6 +25,7 @@ from debategraph.cli.patterns.discussion import PATTERN, discuss_command
 from debategraph.documents import NO_SECTIONS_NOTE, load_document, parse_document
 from debategraph.errors import UsageError
 from debategraph.graphs.discussion import GRAPH_NAME
+from debategraph.nodes.discussion import make_open_round
 from debategraph.nodes.discussion.convergence import (
     ConvergenceMetrics,
     convergence_metrics,
@@ -31,7 +33,6 @@ from debategraph.nodes.discussion.convergence import (
     termination_conditions,
 )
 from debategraph.nodes.discussion.markdown import render_report_markdown
-from debategraph.nodes.discussion.questions import make_open_iteration
 from debategraph.nodes.discussion.setup import DEFAULT_PERSONAS, discussion_setup
 from debategraph.nodes.discussion.views import iteration_of
 from debategraph.registry import current_settings, entry
@@ -944,7 +945,19 @@ def test_threads_of_the_previous_version_count_on_from_their_iteration() -> None
     assert iteration_of({"iteration": 2}) == 2
     assert iteration_of({"round": 3, "iteration": 2}) == 3
     assert iteration_of({}) == 0
-    open_iteration = make_open_iteration()
+    setup = discussion_setup(
+        personas=None,
+        max_rounds=5,
+        threshold=0.75,
+        time_limit_s=60,
+        max_sections=3,
+        pause_after_round=False,
+    )
+    node = make_open_round(setup)  # the node, run outside a graph (no store: no inbox)
+
+    def open_iteration(state: dict[str, Any]) -> Any:
+        return node.invoke(state, runtime=Runtime())
+
     assert open_iteration({"iteration": 2, "started_at": 1.0}) == {"round": 3}
     first = open_iteration({"round": 0, "started_at": 5.0})
     assert first == {"round": 1, "started_at": 5.0}

@@ -23,7 +23,7 @@ from debategraph.checkpoints.savers import serializer
 from debategraph.cli.agent_models import refuse_tools_on_embedded
 from debategraph.cli.patterns.solver_debate import PATTERN as SOLVE
 from debategraph.errors import UsageError
-from debategraph.nodes.solver_debate import make_close_round, solver_setup, termination_conditions
+from debategraph.nodes.solver_debate import make_close_round, solver_debate_setup
 from debategraph.state.records import TOOL_STAGE, Participant, Turn, Usage
 from tests.backends import decoded_dump
 from tests.conftest import one_error_line, run_cli, solver_of
@@ -157,7 +157,12 @@ def test_a_solver_with_the_calculator_records_its_call_before_its_turn() -> None
 
 
 def test_tool_calls_do_not_break_unanimity_or_charge_twice() -> None:
-    close = make_close_round(termination_conditions(3, None, True))
+    setup = solver_debate_setup(
+        agents=["Ada", "Bo"], max_rounds=3, topology="full", neighbours=None,
+        token_budget=None, stop_when_unanimous=True, pause_after_round=False,
+        view_chars=None, time_limit_s=None,
+    )  # fmt: skip
+    close = make_close_round(setup, None).invoke
 
     def solve(agent: str, rnd: int) -> Turn:
         usage = Usage(prompt_tokens=10, completion_tokens=5, calls=2)
@@ -184,7 +189,7 @@ def test_shared_tools_go_to_every_solver_without_tools_or_an_agent_of_its_own() 
     mine: RunnableLambda[Any, Any] = RunnableLambda(
         lambda inputs: {"messages": [AIMessage("72")]}, name="mine"
     )
-    setup = solver_setup(
+    setup = solver_debate_setup(
         agents=["Ada", {"name": "Bo", "tools": []}, {"name": "Cy", "agent": mine},
                 {"name": "Di", "tools": ["x:y"]}],
         tools=["calculator"], max_rounds=1, topology="full", neighbours=None,
@@ -197,7 +202,7 @@ def test_shared_tools_go_to_every_solver_without_tools_or_an_agent_of_its_own() 
         (),
         ("x:y",),
     ]
-    counted = solver_setup(
+    counted = solver_debate_setup(
         agents=2, tools=["calculator"], max_rounds=1, topology="ring", neighbours=None,
         token_budget=None, stop_when_unanimous=False, pause_after_round=False,
         view_chars=None, time_limit_s=None,

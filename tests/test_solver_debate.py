@@ -661,7 +661,7 @@ def test_debate_as_a_node_of_a_parent_graph() -> None:
 
 def test_close_round_charges_each_turn_once_also_for_older_threads() -> None:
     """Solvers of the previous version charged their own usage; it is not charged again."""
-    from debategraph.nodes.solver_debate import make_close_round, termination_conditions
+    from debategraph.nodes.solver_debate import make_close_round, solver_debate_setup
 
     def turn(agent: str, rnd: int) -> Turn:
         return Turn(
@@ -669,7 +669,12 @@ def test_close_round_charges_each_turn_once_also_for_older_threads() -> None:
             usage=Usage(prompt_tokens=10, completion_tokens=5, calls=1),
         )  # fmt: skip
 
-    close = make_close_round(termination_conditions(2, None, False))
+    setup = solver_debate_setup(
+        agents=2, max_rounds=2, topology="ring", neighbours=None,
+        token_budget=None, stop_when_unanimous=False, pause_after_round=False,
+        view_chars=None, time_limit_s=None,
+    )  # fmt: skip
+    close = make_close_round(setup, None).invoke
     transcript = [turn(s, r) for r in (1, 2) for s in ("solver_1", "solver_2")]
     one = Usage(prompt_tokens=10, completion_tokens=5, calls=1)
     # Round 1 charged; in round 2 the older solver_1 already charged itself, solver_2 did not.

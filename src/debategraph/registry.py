@@ -137,7 +137,7 @@ BUILTIN: tuple[Entry, ...] = (
         state="debategraph.state.solver_debate",
         cli="debategraph.cli.patterns.solver_debate:PATTERN",
         renamed={"rounds": "max_rounds"},
-        input_check="debategraph.nodes.solver_debate.rounds:check_question",
+        input_check="debategraph.nodes.solver_debate.setup:check_input",
         description="Solvers on a sparse topology answer a math question, refine after "
         "reading their neighbours for R rounds, then decide (a vote, or another protocol).",
     ),
@@ -149,7 +149,7 @@ BUILTIN: tuple[Entry, ...] = (
         state="debategraph.state.debate",
         cli="debategraph.cli.patterns.debate:PATTERN",
         studio={"moderator": True, "judge": True},
-        input_check="debategraph.nodes.debate.rounds:check_topic",
+        input_check="debategraph.nodes.debate.setup:check_input",
         description="Two debaters (Affirmative, Negative) argue a motion in turns, each "
         "answering the latest opposing argument; a moderator may end it early and a judge "
         "gives a typed verdict.",
@@ -162,7 +162,7 @@ BUILTIN: tuple[Entry, ...] = (
         state="debategraph.state.discussion",
         cli="debategraph.cli.patterns.discussion:PATTERN",
         renamed={"max_iterations": "max_rounds"},
-        input_check="debategraph.nodes.discussion.analysis:check_document",
+        input_check="debategraph.nodes.discussion.setup:check_input",
         description="Four personas (Critical Evaluator, Innovative Insighter, Practical "
         "Applicator, Theoretical Integrator) analyse a document, question each other, answer "
         "and revise until they converge, then write a consensus report. Input: {document: "
@@ -177,7 +177,7 @@ BUILTIN: tuple[Entry, ...] = (
         cli="debategraph.cli.patterns.group_chat:PATTERN",
         studio={"until": [r"regex:\bAPPROVED\b@Reviewer"], "max_rounds": 10, "max_in_a_row": 2},
         renamed={"max_turns": "max_rounds", "first": "first_speaker"},
-        input_check="debategraph.nodes.group_chat.turns:require_task",
+        input_check="debategraph.nodes.group_chat.setup:check_input",
         description="A group chat: a Writer and a Reviewer share one conversation, taking "
         "turns until the Reviewer says APPROVED (at most 10 turns, no one twice in a row). "
         "Input: {task}; later invocations may pass {message}, {speaker} (one turn of that "
@@ -190,7 +190,7 @@ BUILTIN: tuple[Entry, ...] = (
         factory="debategraph.graphs.meeting:build_meeting",
         state="debategraph.state.meeting",
         cli="debategraph.cli.patterns.meeting:PATTERN",
-        input_check="debategraph.nodes.meeting.speakers:check_topic",
+        input_check="debategraph.nodes.meeting.setup:check_input",
         description="A staged meeting: a Presenter lays out the topic, an Advocate and a "
         "Skeptic discuss it, a Summarizer sums up; after each round a typed controller decides "
         "whether the stage gets another round, and a chair gives a typed final decision "

@@ -125,13 +125,13 @@ def build_debate(
     """
     setup = debate_setup(**settings_of(locals()))
     builder, binding = skeleton(model, SCHEMAS, state_schema, setup, nodes.outcome, GRAPH_NAME)
-    builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(time_limit_s))
+    builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(setup))
     previous = OPEN_ROUND_NODE
     for name in setup.names:
         builder.add_node(name, nodes.make_debater(name, setup, binding))
         builder.add_edge(previous, name)
         previous = name
-    builder.add_node(nodes.CLOSE_ROUND_NODE, loop_node(nodes.make_close_round(setup)))
+    builder.add_node(nodes.CLOSE_ROUND_NODE, nodes.make_close_round(setup, binding))
     builder.add_edge(previous, nodes.CLOSE_ROUND_NODE)
     builder.start_at(OPEN_ROUND_NODE)
     route, targets = nodes.router(setup, nodes.CLOSE_ROUND_NODE)

@@ -35,13 +35,8 @@ from debategraph.graphs.skeleton import (
     settings_of,
     skeleton,
 )
+from debategraph.nodes import discussion as nodes
 from debategraph.nodes.agent import OfficialLike
-from debategraph.nodes.discussion.analysis import analyse, make_prepare
-from debategraph.nodes.discussion.answers import answer
-from debategraph.nodes.discussion.consensus import make_consensus, outcome
-from debategraph.nodes.discussion.convergence import assess, make_check, round_review
-from debategraph.nodes.discussion.personas import join, persona_node
-from debategraph.nodes.discussion.questions import ask, open_iteration_node
 from debategraph.nodes.discussion.setup import (
     CHECK_NODE,
     CONSENSUS_NODE,
@@ -55,7 +50,6 @@ from debategraph.nodes.discussion.setup import (
     RESPONSES_DONE_NODE,
     PersonaLike,
     discussion_setup,
-    node_name,
 )
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import RESPOND_NODE
@@ -148,13 +142,13 @@ def build_discussion(
             value and what is allowed.
     """
     setup = discussion_setup(**settings_of(locals()))
-    builder, binding = skeleton(model, SCHEMAS, state_schema, setup, outcome, GRAPH_NAME)
-    builder.add_node(PREPARE_NODE, loop_node(make_prepare(setup)))
-    builder.add_node(OPEN_ITERATION_NODE, open_iteration_node())
-    builder.add_node(QUESTIONS_DONE_NODE, loop_node(join))
-    builder.add_node(RESPONSES_DONE_NODE, loop_node(join))
-    builder.add_node(CHECK_NODE, loop_node(make_check(setup)))
-    builder.add_node(CONSENSUS_NODE, make_consensus(setup, binding))
+    builder, binding = skeleton(model, SCHEMAS, state_schema, setup, nodes.outcome, GRAPH_NAME)
+    builder.add_node(PREPARE_NODE, nodes.make_prepare(setup))
+    builder.add_node(OPEN_ITERATION_NODE, nodes.make_open_round(setup))
+    builder.add_node(QUESTIONS_DONE_NODE, loop_node(nodes.join))
+    builder.add_node(RESPONSES_DONE_NODE, loop_node(nodes.join))
+    builder.add_node(CHECK_NODE, nodes.make_close_round(setup, binding))
+    builder.add_node(CONSENSUS_NODE, nodes.make_consensus(setup, binding))
     builder.start_at(PREPARE_NODE)
     # Each phase's persona nodes start after one of these nodes and join at the next.
     stops = [
@@ -164,18 +158,18 @@ def build_discussion(
         RESPONSES_DONE_NODE,
         CHECK_NODE,
     ]
-    bodies = (analyse, ask, answer, assess)
+    bodies = (nodes.analyse, nodes.ask, nodes.answer, nodes.assess)
     for phase, body, before, after in zip(PHASES, bodies, stops[:-1], stops[1:], strict=True):
-        nodes = [node_name(phase, name) for name in setup.names]
-        for name, node in zip(setup.names, nodes, strict=True):
-            builder.add_node(node, persona_node(body, name, setup, binding))
+        phase_nodes = [nodes.node_name(phase, name) for name in setup.names]
+        for name, node in zip(setup.names, phase_nodes, strict=True):
+            builder.add_node(node, nodes.persona_node(body, name, setup, binding))
             builder.add_edge(before, node)
-        builder.add_edge(nodes, after)  # waits for every agent of the phase
+        builder.add_edge(phase_nodes, after)  # waits for every agent of the phase
     route, targets = round_router(
         CONSENSUS_NODE, pause_after_round=pause_after_round, next_node=OPEN_ITERATION_NODE
     )
     builder.add_conditional_edges(CHECK_NODE, loop_node(route), targets)
     if pause_after_round:
-        add_review(builder, round_review(setup), open_node=OPEN_ITERATION_NODE)
+        add_review(builder, nodes.round_review(setup), open_node=OPEN_ITERATION_NODE)
     builder.add_edge(CONSENSUS_NODE, RESPOND_NODE)
     return builder

@@ -39,10 +39,10 @@ from debategraph.nodes.group_chat.setup import (
     DEFAULT_KEEP_LAST,
     DEFAULT_SELECTION,
     AgentLike,
-    chat_setup,
+    group_chat_setup,
 )
 from debategraph.nodes.messages import RESPOND_NODE
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review
 from debategraph.state.group_chat import SCHEMAS, GroupChatInput, GroupChatOutput
 
 if TYPE_CHECKING:
@@ -149,14 +149,14 @@ def build_group_chat(
             of seconds, an agent's bad model, tools or agent, an unknown official...),
             naming the value and what is allowed.
     """
-    setup = chat_setup(**settings_of(locals()))
+    setup = group_chat_setup(**settings_of(locals()))
     builder, binding = skeleton(model, SCHEMAS, state_schema, setup, pattern=GRAPH_NAME)
-    builder.add_node(nodes.BEGIN_NODE, loop_node(nodes.begin(setup), name=nodes.BEGIN_NODE))
+    builder.add_node(nodes.BEGIN_NODE, nodes.make_begin(setup))
     builder.start_at(nodes.BEGIN_NODE)
     builder.add_conditional_edges(
         nodes.BEGIN_NODE, loop_node(nodes.after_begin), [OPEN_ROUND_NODE, RESPOND_NODE]
     )
-    builder.add_node(OPEN_ROUND_NODE, open_round_node())
+    builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(setup))
     close = nodes.CLOSE_TURN_NODE
     select = nodes.SELECT_NODE
     builder.add_conditional_edges(OPEN_ROUND_NODE, loop_node(nodes.after_open), [select, close])
@@ -165,9 +165,9 @@ def build_group_chat(
     for name in setup.names:
         builder.add_node(name, nodes.make_speaker(name, setup, binding))
         builder.add_edge(name, close)
-    builder.add_node(close, nodes.make_close_turn(setup, binding))
+    builder.add_node(close, nodes.make_close_round(setup, binding))
     route, targets = nodes.after_turn(setup)
     builder.add_conditional_edges(close, loop_node(route), targets)
     if setup.pause_after_round:
-        add_review(builder, nodes.turn_review(setup))
+        add_review(builder, nodes.round_review(setup))
     return builder

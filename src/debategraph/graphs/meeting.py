@@ -147,7 +147,7 @@ def build_meeting(
             builder.add_edge(node, targets[0])
         else:
             builder.add_conditional_edges(node, loop_node(route), targets)
-    builder.add_node(nodes.CONTROLLER_NODE, nodes.make_controller(setup, binding))
+    builder.add_node(nodes.CONTROLLER_NODE, nodes.make_close_round(setup, binding))
     route, targets = round_router(nodes.DECIDE_NODE, pause_after_round=setup.pause_after_round)
     builder.add_conditional_edges(nodes.CONTROLLER_NODE, loop_node(route), targets)
     if setup.pause_after_round:

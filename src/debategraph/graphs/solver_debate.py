@@ -26,7 +26,7 @@ from debategraph.nodes import solver_debate as nodes
 from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import RESPOND_NODE
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, open_round_node, round_router
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, round_router
 from debategraph.nodes.solver_debate.setup import (
     DEFAULT_AGENTS,
     DEFAULT_MAX_ROUNDS,
@@ -36,7 +36,7 @@ from debategraph.nodes.solver_debate.setup import (
     AgentsLike,
     DecisionLike,
     TopologyLike,
-    solver_setup,
+    solver_debate_setup,
 )
 from debategraph.state.solver_debate import SCHEMAS, SolverDebateInput, SolverDebateOutput
 
@@ -163,21 +163,16 @@ def build_solver_debate(
     Raises:
         ValueError: On any bad setting, naming the value and what is allowed.
     """
-    setup = solver_setup(**settings_of(locals()))
+    setup = solver_debate_setup(**settings_of(locals()))
     builder, binding = skeleton(model, SCHEMAS, state_schema, setup, nodes.outcome, GRAPH_NAME)
-    builder.add_node(
-        OPEN_ROUND_NODE, open_round_node(nodes.check_question, time_limit_s=time_limit_s)
-    )
+    builder.add_node(OPEN_ROUND_NODE, nodes.make_open_round(setup))
     for solver in setup.solvers:
         record = setup.record(solver)
         builder.add_node(
             solver, nodes.make_solver(record, setup.topology, binding, setup.view_chars)
         )
         builder.add_edge(OPEN_ROUND_NODE, solver)
-    conditions = nodes.termination_conditions(
-        setup.max_rounds, setup.token_budget, setup.stop_when_unanimous
-    )
-    builder.add_node(nodes.CLOSE_ROUND_NODE, loop_node(nodes.make_close_round(conditions)))
+    builder.add_node(nodes.CLOSE_ROUND_NODE, nodes.make_close_round(setup, binding))
     builder.add_node(
         nodes.AGGREGATE_NODE,
         nodes.make_aggregate(setup.protocol, setup.officials.get(JUDGE), binding),
@@ -187,6 +182,6 @@ def build_solver_debate(
     route, targets = round_router(nodes.AGGREGATE_NODE, pause_after_round=pause_after_round)
     builder.add_conditional_edges(nodes.CLOSE_ROUND_NODE, loop_node(route), targets)
     if setup.pause_after_round:
-        add_review(builder, nodes.round_review(setup.max_rounds))
+        add_review(builder, nodes.round_review(setup))
     builder.add_edge(nodes.AGGREGATE_NODE, RESPOND_NODE)
     return builder

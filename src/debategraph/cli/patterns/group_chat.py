@@ -38,8 +38,8 @@ from debategraph.nodes.group_chat.setup import (
     DEFAULT_UNTIL,
     OFFICIALS,
     SELECT_NODE,
+    check_input,
 )
-from debategraph.nodes.group_chat.turns import require_task
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.state.records import Participant
 from debategraph.words import plural
@@ -99,7 +99,7 @@ def chat_command(
 ) -> Launch:
     """Agents share one conversation; a strategy picks each speaker until a condition ends it."""
     try:
-        require_task({"task": task})  # the graph's own check: a chat's first input needs one
+        check_input({"task": task})  # the graph's own check: a chat's first input needs one
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     cap, notes = renamed_option("--max-turns", "--rounds", max_turns, rounds, DEFAULT_MAX_ROUNDS)

@@ -24,7 +24,6 @@ from debategraph.nodes.debate.officials import (
     read_leader,
 )
 from debategraph.nodes.debate.rounds import (
-    check_topic,
     make_close_round,
     make_debater,
     make_open_round,
@@ -44,6 +43,8 @@ from debategraph.nodes.debate.setup import (
     SUMMARY_STAGE,
     TIE_WORDS,
     DebateSetup,
+    check_input,
+    debate_setup,
 )
 from debategraph.nodes.debate.views import (
     debater_prompt,
@@ -68,7 +69,8 @@ __all__ = [
     "SUMMARY_STAGE",
     "TIE_WORDS",
     "DebateSetup",
-    "check_topic",
+    "check_input",
+    "debate_setup",
     "debater_prompt",
     "debater_view",
     "is_argument",

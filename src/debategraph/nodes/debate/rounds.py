@@ -1,7 +1,9 @@
 """The debate's round: open it, let each debater speak, close it, review it.
 
 The loop itself (``open_round``, the review point ``human``, the routing) is the shared
-one in :mod:`debategraph.nodes.rounds`; this module adds what is the debate's own: its
+one in :mod:`debategraph.nodes.rounds`; this module adds what is the debate's own, under
+the names every pattern gives them (``make_open_round``, ``termination_conditions``,
+``make_close_round``, ``round_review``, each built from the setup record): its
 first-round outputs, the debater nodes, the termination conditions of ``close_round``
 and the payload a human reviews.
 """
@@ -12,18 +14,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from debategraph.nodes.agent import agent_of, recorded
-from debategraph.nodes.debate.setup import ARGUE_STAGE, DebateSetup
+from debategraph.nodes.debate.setup import ARGUE_STAGE, DebateSetup, check_input
 from debategraph.nodes.debate.views import (
     debater_prompt,
     debater_view,
     is_argument,
     word_count,
 )
-from debategraph.nodes.dual import agent_node
+from debategraph.nodes.dual import agent_node, loop_node
 from debategraph.nodes.rounds import (
     ended,
     open_round_node,
-    require_text,
     review_payload,
     round_router,
 )
@@ -46,10 +47,6 @@ if TYPE_CHECKING:
     from debategraph.models import ModelBinding, Steps
 
 
-#: Refuses an empty motion (the first thing a round does).
-check_topic = require_text("topic", 'give the motion, e.g. "Cats beat dogs"')
-
-
 def first_round(state: Mapping[str, Any]) -> dict[str, Any]:
     """The outputs' starting values, written when round 1 opens.
 
@@ -69,22 +66,21 @@ def first_round(state: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def make_open_round(time_limit_s: float | None = None) -> Runnable[Any, Any]:
+def make_open_round(setup: DebateSetup) -> Runnable[Any, Any]:
     """The node that starts each round: the shared one, with the debate's check and outputs.
 
     It writes the new ``round``; in round 1 also ``started_at`` (and the ``deadline`` of
-    ``time_limit_s``, if given) and :func:`first_round`'s writes; and it drains the
-    thread's inbox (see
-    :func:`~debategraph.nodes.rounds.open_round_node`). It raises ``ValueError`` if the
-    topic is empty.
+    the debate's time limit, if it has one) and :func:`first_round`'s writes; and it
+    drains the thread's inbox (see :func:`~debategraph.nodes.rounds.open_round_node`).
+    It raises ``ValueError`` if the topic is empty (:func:`check_input`).
 
     Args:
-        time_limit_s: The debate's time limit in seconds (``None``: none).
+        setup: The debate's settings.
 
     Returns:
         The node runnable.
     """
-    return open_round_node(check_topic, first_round, time_limit_s=time_limit_s)
+    return open_round_node(check_input, first_round, time_limit_s=setup.time_limit_s)
 
 
 def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
@@ -148,14 +144,16 @@ def termination_conditions(setup: DebateSetup) -> list[Condition]:
     return [Silence(), MaxRounds(setup.max_rounds)]
 
 
-def make_close_round(setup: DebateSetup) -> Callable[..., dict[str, Any]]:
+def make_close_round(setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node that records the finished round and whether the debate ends.
 
     Args:
         setup: The debate's settings.
+        model: The graph's model: not called (a debate's round closes on its
+            conditions alone; the moderator, if any, speaks in its own node).
 
     Returns:
-        The node function.
+        The node runnable.
     """
     conditions = termination_conditions(setup)
 
@@ -177,7 +175,7 @@ def make_close_round(setup: DebateSetup) -> Callable[..., dict[str, Any]]:
             update["termination_reason"] = reason
         return update
 
-    return close_round
+    return loop_node(close_round)
 
 
 def router(setup: DebateSetup, after: str) -> tuple[Callable[[Mapping[str, Any]], str], list[str]]:

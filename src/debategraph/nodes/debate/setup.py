@@ -1,4 +1,4 @@
-"""The debate's settings checks, fixed settings, node names and stages."""
+"""The debate's settings checks, input check, fixed settings, node names and stages."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ from typing import Any
 from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.roster import Roster, parse_member
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds, require_text
 from debategraph.state.debate import TIE, Debater, HistoryMode
 from debategraph.state.records import USER, AgentSpec
 
 DebaterLike = Debater | Mapping[str, Any] | str
+
+#: A run's input check: refuses an empty motion (the first thing a round does).
+check_input = require_text("topic", 'give the motion, e.g. "Cats beat dogs"')
 
 HISTORY_MODES: tuple[str, ...] = ("full", "window")
 MIN_WORDS = 10

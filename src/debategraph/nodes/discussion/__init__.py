@@ -9,11 +9,11 @@ One module per concern:
 * :mod:`~debategraph.nodes.discussion.personas`: what every persona node shares (one
   node per persona per phase) and the join after a phase;
 * :mod:`~debategraph.nodes.discussion.analysis`: phase 1, ``prepare`` and the analysis;
-* :mod:`~debategraph.nodes.discussion.questions`: phase 2, ``open_iteration`` and the
-  questions;
+* :mod:`~debategraph.nodes.discussion.questions`: phase 2, ``open_iteration``
+  (``make_open_round``) and the questions;
 * :mod:`~debategraph.nodes.discussion.answers`: phase 3, the answers and revisions;
 * :mod:`~debategraph.nodes.discussion.convergence`: phase 4, the votes, the convergence
-  math, the check node and the pause's payload;
+  math, the check node (the round's close, ``make_close_round``) and the pause's payload;
 * :mod:`~debategraph.nodes.discussion.consensus`: phase 5, the consensus report;
 * :mod:`~debategraph.nodes.discussion.markdown`: the report as Markdown.
 """
@@ -33,6 +33,7 @@ from debategraph.nodes.discussion.answers import answer, apply_responses
 from debategraph.nodes.discussion.consensus import (
     make_consensus,
     normalise_report,
+    outcome,
     report_from_state,
 )
 from debategraph.nodes.discussion.convergence import (
@@ -40,7 +41,7 @@ from debategraph.nodes.discussion.convergence import (
     assess,
     convergence_metrics,
     convergence_score,
-    make_check,
+    make_close_round,
     round_review,
     termination_conditions,
 )
@@ -49,9 +50,8 @@ from debategraph.nodes.discussion.personas import Speaker, join, persona_node
 from debategraph.nodes.discussion.questions import (
     NO_SKIP_REASON,
     ask,
-    make_open_iteration,
+    make_open_round,
     normalise_questions,
-    open_iteration_node,
 )
 from debategraph.nodes.discussion.setup import (
     CHECK_NODE,
@@ -71,6 +71,7 @@ from debategraph.nodes.discussion.setup import (
     RESPONSES_DONE_NODE,
     SKIP_STAGE,
     DiscussionSetup,
+    check_input,
     discussion_setup,
     node_name,
     parse_persona,
@@ -104,20 +105,21 @@ __all__ = [
     "apply_responses",
     "ask",
     "assess",
+    "check_input",
     "convergence_metrics",
     "convergence_score",
     "discussion_setup",
     "join",
-    "make_check",
+    "make_close_round",
     "make_consensus",
-    "make_open_iteration",
+    "make_open_round",
     "make_prepare",
     "node_name",
     "normalise_choice",
     "normalise_insights",
     "normalise_questions",
     "normalise_report",
-    "open_iteration_node",
+    "outcome",
     "parse_persona",
     "persona_node",
     "prepare",

@@ -9,7 +9,6 @@ insights, an invented quote) is dropped or read as what it meant, each with a no
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from debategraph.documents import Document, parse_document
@@ -22,6 +21,7 @@ from debategraph.nodes.discussion.views import (
     paper_of,
     render_insights,
 )
+from debategraph.nodes.dual import loop_node
 from debategraph.nodes.roster import slug
 from debategraph.nodes.rounds import start_clock
 from debategraph.state.discussion import Analysis, DiscussionState, Insight, SectionChoice
@@ -29,24 +29,12 @@ from debategraph.state.records import Turn
 from debategraph.words import plural
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from langchain_core.runnables import Runnable
 
     from debategraph.models import Steps
 
 MIN_INSIGHTS = 2
 MAX_INSIGHTS = 3
-
-
-def check_document(values: Mapping[str, Any]) -> None:
-    """Refuse a discussion's input whose document is empty (what :func:`prepare` refuses).
-
-    Args:
-        values: The input.
-
-    Raises:
-        ValueError: One line naming what to give.
-    """
-    parse_document(str(values.get("document") or ""), source="document")
 
 
 def prepare(state: DiscussionState) -> dict[str, Any]:
@@ -61,7 +49,8 @@ def prepare(state: DiscussionState) -> dict[str, Any]:
         The parsed document, its parser notes and the start time.
 
     Raises:
-        ValueError: If the document is empty.
+        ValueError: If the document is empty (as
+            :func:`~debategraph.nodes.discussion.setup.check_input` says).
     """
     paper = parse_document(state.get("document") or "", source="document")
     return {
@@ -74,7 +63,7 @@ def prepare(state: DiscussionState) -> dict[str, Any]:
     }
 
 
-def make_prepare(setup: DiscussionSetup) -> Callable[[DiscussionState], dict[str, Any]]:
+def make_prepare(setup: DiscussionSetup) -> Runnable[Any, Any]:
     """The ``prepare`` node of a discussion with its time limit: it also sets the deadline.
 
     Every model call of the run is bounded by the deadline (``started_at`` plus
@@ -84,14 +73,14 @@ def make_prepare(setup: DiscussionSetup) -> Callable[[DiscussionState], dict[str
         setup: The discussion's settings.
 
     Returns:
-        The node function: what :func:`prepare` writes, and ``deadline``.
+        The node runnable: it writes what :func:`prepare` does, and ``deadline``.
     """
 
     def prepare_run(state: DiscussionState) -> dict[str, Any]:
         update = prepare(state)
         return {**update, **start_clock(setup.time_limit_s, update["started_at"])}
 
-    return prepare_run
+    return loop_node(prepare_run)
 
 
 def analyse(me: Speaker, state: DiscussionState) -> Steps[dict[str, Any]]:

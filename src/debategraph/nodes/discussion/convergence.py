@@ -24,6 +24,7 @@ from debategraph.nodes.discussion.views import (
     prompt_slots,
     this_iteration,
 )
+from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import emit
 from debategraph.nodes.rounds import ended, review_payload
 from debategraph.state.base import TerminationReason
@@ -47,7 +48,9 @@ from debategraph.strategies.termination import (
 )
 
 if TYPE_CHECKING:
-    from debategraph.models import Steps
+    from langchain_core.runnables import Runnable
+
+    from debategraph.models import ModelBinding, Steps
 
 
 def assess(me: Speaker, state: DiscussionState) -> Steps[dict[str, Any]]:
@@ -216,14 +219,18 @@ def ending_without_consensus(
     return fired or Stall().reason
 
 
-def make_check(setup: DiscussionSetup) -> Callable[..., dict[str, Any]]:
+def make_close_round(setup: DiscussionSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node that scores convergence after an iteration and decides whether to go on.
 
+    The discussion's round close, the node ``check_convergence``.
+
     Args:
-        setup: The discussion's settings.
+        setup: The discussion's settings (its :func:`termination_conditions`).
+        model: The graph's model: not called (the personas scored the iteration in
+            their ``assess`` nodes).
 
     Returns:
-        The node function.
+        The node runnable.
     """
     conditions = termination_conditions(setup)
 
@@ -270,7 +277,7 @@ def make_check(setup: DiscussionSetup) -> Callable[..., dict[str, Any]]:
             update["termination_reason"] = reason
         return update
 
-    return check
+    return loop_node(check)
 
 
 def round_review(setup: DiscussionSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:

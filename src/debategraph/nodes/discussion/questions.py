@@ -1,6 +1,7 @@
 """Phase 2, questioning: open the iteration, then each persona asks or skips.
 
-``open_iteration`` (the shared round opener) starts each iteration; each persona then
+``open_iteration`` (the shared round opener, made by :func:`make_open_round` as in every
+pattern) starts each iteration; each persona then
 reviews the others' latest insights and asks questions about them or skips. A question
 about an unknown agent or insight, or about the asker's own insight, is dropped with a
 note.
@@ -9,7 +10,7 @@ note.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from debategraph.nodes.discussion.personas import Speaker
 from debategraph.nodes.discussion.prompts import DISCUSSION_ASK
@@ -17,6 +18,7 @@ from debategraph.nodes.discussion.setup import (
     OPEN_ITERATION_NODE,
     QUESTION_STAGE,
     SKIP_STAGE,
+    DiscussionSetup,
 )
 from debategraph.nodes.discussion.views import (
     insights_of,
@@ -25,40 +27,30 @@ from debategraph.nodes.discussion.views import (
     render_question,
 )
 from debategraph.nodes.roster import slug
-from debategraph.nodes.rounds import make_open_round, open_round_node
+from debategraph.nodes.rounds import open_round_node
 from debategraph.state.discussion import DiscussionState, Inquiry, Insight, Question
 from debategraph.state.records import Turn
 from debategraph.strategies.names import read_name
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from langchain_core.runnables import Runnable
 
     from debategraph.models import Steps
 
-    AgentNode: TypeAlias = Runnable[Any, Any]
-
 NO_SKIP_REASON = "no questions and no reason given"
 
 
-def make_open_iteration() -> Callable[..., dict[str, Any]]:
-    """The function that opens the next iteration: the shared round opener's.
-
-    Threads written by earlier versions count iterations in ``iteration``, not ``round``;
-    their count is read as the round so far.
-
-    Returns:
-        The function: it writes the new ``round``.
-    """
-    return make_open_round(current_round=iteration_of)
-
-
-def open_iteration_node() -> AgentNode:
+def make_open_round(setup: DiscussionSetup) -> Runnable[Any, Any]:
     """The node that opens the next iteration: the shared one, which drains the inbox.
 
-    It writes what :func:`make_open_iteration` does, and records what the thread's inbox
-    holds (see :func:`~debategraph.nodes.rounds.open_round_node`).
+    It writes the new ``round`` and records what the thread's inbox holds (see
+    :func:`~debategraph.nodes.rounds.open_round_node`). Threads written by earlier
+    versions count iterations in ``iteration``, not ``round``; their count is read as
+    the round so far. The input check and the clock are ``prepare``'s, which runs once
+    before the first iteration (:func:`~debategraph.nodes.discussion.analysis.make_prepare`).
+
+    Args:
+        setup: The discussion's settings.
 
     Returns:
         The node runnable.

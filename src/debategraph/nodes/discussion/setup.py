@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from debategraph.documents import parse_document
 from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member, slug
 from debategraph.nodes.rounds import check_max_rounds, check_time_limit
@@ -81,6 +82,18 @@ DEFAULT_PERSONAS: tuple[Persona, ...] = (
         description="You place the work among the theories it builds on.",
     ),
 )
+
+
+def check_input(state: Mapping[str, Any]) -> None:
+    """A run's input check: refuse a document that is empty (what ``prepare`` refuses).
+
+    Args:
+        state: The input.
+
+    Raises:
+        ValueError: One line naming what to give.
+    """
+    parse_document(str(state.get("document") or ""), source="document")
 
 
 def node_name(phase: str, name: str) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from debategraph.nodes.agent import agent_of, tool_calls_of
 from debategraph.nodes.dual import agent_node
-from debategraph.nodes.group_chat.setup import SELECT_NODE, SELECTOR, ChatSetup
+from debategraph.nodes.group_chat.setup import SELECT_NODE, SELECTOR, GroupChatSetup
 from debategraph.state.base import usage_update
 from debategraph.state.group_chat import SelectionRecord
 from debategraph.strategies.selection import SelectionContext
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from debategraph.models import ModelBinding, Steps, TextResult
 
 
-def selection_context(state: Mapping[str, Any], setup: ChatSetup) -> SelectionContext:
+def selection_context(state: Mapping[str, Any], setup: GroupChatSetup) -> SelectionContext:
     """What the selection strategy sees: the conversation since the chat began.
 
     Agents' and a human's messages only: an agent's tool-call records are not turns of
@@ -47,12 +47,12 @@ def selection_context(state: Mapping[str, Any], setup: ChatSetup) -> SelectionCo
     )
 
 
-def make_select(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
+def make_select(setup: GroupChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """The node in which the selection strategy picks the turn's speaker.
 
     A single-turn invocation's ``speaker`` is taken as it is (``named``). The
     strategy's model calls, if any, are made by the ``selector`` official (its own
-    model, tools or agent, if given: :attr:`ChatSetup.officials`) and charged to it and
+    model, tools or agent, if given: :attr:`GroupChatSetup.officials`) and charged to it and
     its model; its tool calls, if any, are recorded in the transcript.
 
     Args:

@@ -20,6 +20,7 @@ from debategraph.nodes.rounds import (
     REVIEW_NODE,
     check_max_rounds,
     check_time_limit,
+    require_text,
 )
 from debategraph.state.records import AgentSpec, Participant
 from debategraph.strategies.selection import Selector, make_selector
@@ -37,6 +38,11 @@ from debategraph.strategies.termination.chat import has_judge
 #: An agent as given: a participant, a dict (``name``, ``instructions``, and ``model``,
 #: ``tools``, ``agent``, ``max_tool_calls``) or ``"Name: ..."``.
 AgentLike = Participant | Mapping[str, Any] | str
+
+#: A run's input check: refuses an empty task (the first thing an invocation does). A
+#: later invocation may give none (it goes on with the chat); its ``speaker`` is checked
+#: against the chat's agents when the invocation begins.
+check_input = require_text("task", "give what the chat is about")
 
 #: The stage of every agent message (a human's are ``interject``/``task``).
 CHAT_STAGE = "chat"
@@ -75,7 +81,7 @@ DEFAULT_UNTIL: tuple[str, ...] = (r"regex:\bAPPROVED\b@Reviewer",)
 
 
 @dataclass(frozen=True)
-class ChatSetup:
+class GroupChatSetup:
     """A group chat's validated settings.
 
     Attributes:
@@ -138,7 +144,7 @@ class ChatSetup:
 AGENTS = Roster("agent", "a group chat", parse_participant, key=slug, reserved=RESERVED_NAMES)
 
 
-def chat_setup(
+def group_chat_setup(
     *,
     agents: Sequence[AgentLike],
     selection: str | Selector,
@@ -151,7 +157,7 @@ def chat_setup(
     pause_after_round: bool,
     time_limit_s: float | None,
     officials: Sequence[OfficialLike] = (),
-) -> ChatSetup:
+) -> GroupChatSetup:
     """Check a group chat's settings and combine its termination conditions.
 
     The settings are :func:`~debategraph.graphs.group_chat.build_group_chat`'s,
@@ -198,7 +204,7 @@ def chat_setup(
             "official 'judge' is given, but no llm: termination asks a judge: add one "
             "(CLI: --until llm:QUESTION) or drop the judge"
         )
-    return ChatSetup(
+    return GroupChatSetup(
         agents=tuple(parsed),
         selector=selector,
         termination=condition,

@@ -17,7 +17,7 @@ from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.conversation import as_messages, visible
 from debategraph.nodes.dual import agent_node
 from debategraph.nodes.group_chat.prompts import CHAT_AGENT_SYSTEM, CHAT_AGENT_TURN, NO_INSTRUCTIONS
-from debategraph.nodes.group_chat.setup import CHAT_STAGE, ChatSetup
+from debategraph.nodes.group_chat.setup import CHAT_STAGE, GroupChatSetup
 from debategraph.nodes.roster import slug
 from debategraph.state.base import turn_update
 from debategraph.state.records import Turn
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 def speaker_prompt(
-    state: Mapping[str, Any], setup: ChatSetup, name: str
+    state: Mapping[str, Any], setup: GroupChatSetup, name: str
 ) -> tuple[list[BaseMessage], list[Turn]]:
     """What ``name`` reads when it speaks, and the messages in it.
 
@@ -60,7 +60,9 @@ def speaker_prompt(
     return messages, seen
 
 
-def make_speaker(name: str, setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
+def make_speaker(
+    name: str, setup: GroupChatSetup, model: ModelBinding | None
+) -> Runnable[Any, Any]:
     """The node in which one agent speaks (its prose streams).
 
     Its message records the ids of what it read (``reply_to``), so what it has seen is

@@ -1,10 +1,14 @@
-"""The group chat's turn loop: begin an invocation, close a turn, route, review.
+"""The group chat's turn loop: begin an invocation, open and close a turn, route, review.
 
-A turn is the chat's round: ``open_round`` (the shared one: it drains the thread's
-inbox) -> ``select`` (:mod:`~debategraph.nodes.group_chat.selection`) -> the chosen
-agent's node (:mod:`~debategraph.nodes.group_chat.speakers`) -> ``close_turn`` (the
-termination conditions, model judges included), then the next turn, the review point
-``human`` when the chat pauses after each turn, or the end.
+A turn is the chat's round (its ``max_rounds`` counts turns), so its functions have the
+names every pattern's round has (``make_open_round``, ``termination_conditions``,
+``make_close_round``, ``round_review``, each built from the setup record): a turn is
+``open_round`` (the shared one: it drains the thread's inbox) -> ``select``
+(:mod:`~debategraph.nodes.group_chat.selection`) -> the chosen agent's node
+(:mod:`~debategraph.nodes.group_chat.speakers`) -> ``close_turn`` (the termination
+conditions, model judges included), then the next turn, the review point ``human`` when
+the chat pauses after each turn, or the end. ``begin`` runs once per invocation, before
+its first turn: it takes the invocation's input.
 """
 
 from __future__ import annotations
@@ -15,27 +19,30 @@ from typing import TYPE_CHECKING, Any
 
 from debategraph.nodes.agent import agent_of, tool_calls_of
 from debategraph.nodes.conversation import chat_messages
-from debategraph.nodes.dual import agent_node
+from debategraph.nodes.dual import agent_node, loop_node
 from debategraph.nodes.group_chat.setup import (
+    BEGIN_NODE,
     CLOSE_TURN_NODE,
     JUDGE,
     SELECT_NODE,
     TASK_STAGE,
-    ChatSetup,
+    GroupChatSetup,
+    check_input,
 )
 from debategraph.nodes.messages import RESPOND_NODE
 from debategraph.nodes.rounds import (
     OPEN_ROUND_NODE,
     REVIEW_NODE,
     TIME_LIMIT,
+    open_round_node,
     past_deadline,
-    require_text,
     review_payload,
     start_clock,
 )
 from debategraph.state.base import usage_update
 from debategraph.state.records import USER, Turn, Usage
 from debategraph.strategies.termination import (
+    Condition,
     Fired,
     RoundOutcome,
     check_steps,
@@ -53,11 +60,7 @@ if TYPE_CHECKING:
     from debategraph.models import CallResult, ModelBinding, Steps
 
 
-#: Refuses an empty task (the first thing an invocation does).
-require_task = require_text("task", "give what the chat is about")
-
-
-def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def make_begin(setup: GroupChatSetup) -> Runnable[Any, Any]:
     """The node that takes an invocation's input (once per invocation).
 
     The task is the human's first message; a later ``message`` is another. ``reset``
@@ -70,14 +73,15 @@ def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
         setup: The chat's settings.
 
     Returns:
-        The node function.
+        The node runnable.
 
     Raises:
-        ValueError: On an empty task or an unknown speaker (one line).
+        ValueError: On an empty task (:func:`check_input`) or an unknown speaker (one
+            line).
     """
 
     def begin_node(state: Mapping[str, Any]) -> dict[str, Any]:
-        require_task(state)
+        check_input(state)
         task = str(state["task"]).strip()
         speaker = state.get("speaker")
         if speaker is not None and setup.find(str(speaker)) is None:
@@ -111,7 +115,7 @@ def begin(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
         update.update(start_clock(time_limit(setup.termination)))  # per invocation
         return update
 
-    return begin_node
+    return loop_node(begin_node, name=BEGIN_NODE)
 
 
 def _human(text: str, after: int) -> Turn:
@@ -130,6 +134,23 @@ def after_begin(state: Mapping[str, Any]) -> str:
         ``open_round`` or :data:`~debategraph.nodes.messages.RESPOND_NODE`.
     """
     return RESPOND_NODE if state.get("is_complete") else OPEN_ROUND_NODE
+
+
+def make_open_round(setup: GroupChatSetup) -> Runnable[Any, Any]:
+    """The node that starts each turn: the shared one, which drains the inbox.
+
+    It writes the new ``round`` (the turn) and records what the thread's inbox holds
+    (see :func:`~debategraph.nodes.rounds.open_round_node`). The input check and the
+    clock are ``begin``'s, which runs once per invocation (:func:`make_begin`): a chat
+    goes on over several invocations, each with a clock of its own.
+
+    Args:
+        setup: The chat's settings.
+
+    Returns:
+        The node runnable.
+    """
+    return open_round_node()
 
 
 def after_open(state: Mapping[str, Any]) -> str:
@@ -166,15 +187,31 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
-    """The node that checks the termination conditions after a turn.
+def termination_conditions(setup: GroupChatSetup) -> list[Condition]:
+    """The conditions ``close_turn`` checks after each turn.
+
+    Args:
+        setup: The chat's settings.
+
+    Returns:
+        The chat's one combined condition (``until``, ``termination``, the time limit
+        and the turn cap, joined with ``|`` and ``&``; it always has a hard cap). Its
+        parts are checked in order, model judges included (see
+        :func:`~debategraph.strategies.termination.check_steps`).
+    """
+    return [setup.termination]
+
+
+def make_close_round(setup: GroupChatSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
+    """The node that checks the termination conditions after a turn (``close_turn``).
 
     A stop drained at the turn's start ends the chat (``stopped``); past the chat's
     deadline it ends ``time_limit`` (the turn's call was cancelled or not made);
-    otherwise the conditions are checked in order, on the conversation (agents' and a
-    human's messages: tool-call records are none). A model judge's call is made by the
-    ``judge`` official (its own model, tools or agent, if given) and charged to it and
-    its model. A single-turn invocation returns after its turn with the chat still open.
+    otherwise the conditions (:func:`termination_conditions`) are checked in order, on
+    the conversation (agents' and a human's messages: tool-call records are none). A
+    model judge's call is made by the ``judge`` official (its own model, tools or agent,
+    if given) and charged to it and its model. A single-turn invocation returns after
+    its turn with the chat still open.
 
     Args:
         setup: The chat's settings.
@@ -184,6 +221,7 @@ def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[An
         The node.
     """
     agent = agent_of(setup.officials.get(JUDGE), model, JUDGE)
+    conditions = termination_conditions(setup)
 
     def close_turn(state: Mapping[str, Any], runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         update: dict[str, Any] = {"next_speaker": None}
@@ -206,12 +244,15 @@ def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[An
             judged.append(result)
             return result
 
-        fired: Fired | None
+        fired: Fired | None = None
         if past_deadline(state):  # the turn's call was cut short: no judge, the time is up
             limit = time_limit(setup.termination)
             fired = Fired(TIME_LIMIT, describe_condition(timeout(limit)) if limit else TIME_LIMIT)
         else:
-            fired = yield from check_steps(setup.termination, outcome, ask)
+            for condition in conditions:  # in order: the first that fires ends the chat
+                fired = yield from check_steps(condition, outcome, ask)
+                if fired is not None:
+                    break
         if judged:
             spent = Usage.total(r.usage for r in judged)
             update.update(usage_update(JUDGE, spent, judged[-1].model))
@@ -229,7 +270,7 @@ def make_close_turn(setup: ChatSetup, model: ModelBinding | None) -> Runnable[An
     return agent_node(close_turn, CLOSE_TURN_NODE)
 
 
-def after_turn(setup: ChatSetup) -> tuple[Callable[[Mapping[str, Any]], str], list[str]]:
+def after_turn(setup: GroupChatSetup) -> tuple[Callable[[Mapping[str, Any]], str], list[str]]:
     """The edge after a turn: the end, the review point, or the next turn.
 
     Args:
@@ -260,7 +301,7 @@ def _single_turn_done(state: Mapping[str, Any]) -> bool:
     )
 
 
-def turn_review(setup: ChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def round_review(setup: GroupChatSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """The payload of the pause after a turn.
 
     Args:

@@ -8,19 +8,20 @@ stage's name and whose ``round`` is the shared round counter. The modules:
 * :mod:`~debategraph.nodes.meeting.prompts`: the meeting's prompt templates;
 * :mod:`~debategraph.nodes.meeting.speakers`: ``open_round``, the speakers and their routing,
   on the shared loop of :mod:`debategraph.nodes.rounds`;
-* :mod:`~debategraph.nodes.meeting.chair`: the round controller, the final decision and
-  the review payload.
+* :mod:`~debategraph.nodes.meeting.chair`: the round controller (the round's close,
+  ``make_close_round``), the final decision and the review payload.
 """
 
 from __future__ import annotations
 
 from debategraph.nodes.meeting.chair import (
-    make_controller,
+    make_close_round,
     make_decide,
     next_step,
     outcome,
     round_review,
     round_turns,
+    termination_conditions,
 )
 from debategraph.nodes.meeting.setup import (
     CHAIR_AGENT,
@@ -30,11 +31,12 @@ from debategraph.nodes.meeting.setup import (
     DECISION_STAGE,
     RESERVED_NAMES,
     MeetingSetup,
+    check_input,
+    meeting_setup,
     parse_stage,
     parse_stages,
 )
 from debategraph.nodes.meeting.speakers import (
-    check_topic,
     make_open_round,
     make_speaker,
     open_router,
@@ -50,11 +52,12 @@ __all__ = [
     "DECISION_STAGE",
     "RESERVED_NAMES",
     "MeetingSetup",
-    "check_topic",
-    "make_controller",
+    "check_input",
+    "make_close_round",
     "make_decide",
     "make_open_round",
     "make_speaker",
+    "meeting_setup",
     "next_step",
     "open_router",
     "outcome",
@@ -64,4 +67,5 @@ __all__ = [
     "round_turns",
     "speaker_prompt",
     "speaker_router",
+    "termination_conditions",
 ]

@@ -1,6 +1,8 @@
 """The meeting's officials: the round controller, the chair's final decision, the review.
 
-After each round the controller decides whether the stage gets another round
+The controller is the meeting's round close (``make_close_round``, the node
+``controller``, with its ``termination_conditions``). After each round it decides
+whether the stage gets another round
 (:class:`~debategraph.state.meeting.RoundDecision`); at the stage's round cap it moves on
 without a call, and an unusable reply moves on too, so the loop always ends. At the end
 the chair gives the typed :class:`~debategraph.state.meeting.FinalDecision`. Either may
@@ -41,7 +43,7 @@ from debategraph.nodes.rounds import STOPPED, TIME_LIMIT, ended, review_payload
 from debategraph.state.base import turn_update
 from debategraph.state.meeting import FinalDecision, MeetingState, RoundDecision, Stage
 from debategraph.state.records import Turn, Usage
-from debategraph.strategies.termination import RoundOutcome, Silence, first_fired
+from debategraph.strategies.termination import Condition, RoundOutcome, Silence, first_fired
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -117,11 +119,25 @@ def next_step(decision: RoundDecision, stage: Stage, setup: MeetingSetup) -> dic
     return {"stage": following.name, "stage_round": 1}
 
 
-def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
+def termination_conditions(setup: MeetingSetup) -> list[Condition]:
+    """The conditions the round's close (the controller) checks before it decides.
+
+    Args:
+        setup: The meeting's settings.
+
+    Returns:
+        An empty round (``error``). The stages' round caps move the meeting on (see
+        :func:`make_close_round`); once every stage ran it ends ``completed``.
+    """
+    return [Silence()]
+
+
+def make_close_round(setup: MeetingSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node in which the round controller decides: another round of the stage, or move on.
 
-    A round in which every speaker said nothing ends the meeting (``error``, the
-    :class:`Silence` condition); one that closes past the meeting's deadline ends it
+    The meeting's round close, the node ``controller``. A round in which every speaker
+    said nothing ends the meeting (``error``, the :class:`Silence` condition of
+    :func:`termination_conditions`); one that closes past the meeting's deadline ends it
     ``time_limit`` (its calls were cut short). At the stage's round cap the decision is
     ``next_stage``, forced, with no call; an unusable reply is ``next_stage`` with the
     reason recorded.
@@ -135,14 +151,14 @@ def make_controller(setup: MeetingSetup, model: ModelBinding | None) -> Runnable
         The node.
     """
     agent = agent_of(setup.member(CONTROLLER_AGENT), model, CONTROLLER_AGENT)
-    silence = [Silence()]
+    conditions = termination_conditions(setup)
 
     def control(state: MeetingState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         stage = setup.stage(state["stage"])
         rnd = state["round"]
         stage_round = state.get("stage_round") or 1
         said = [t.content.strip() or None for t in round_turns(state["transcript"], stage, rnd)]
-        reason = ended(state, first_fired(silence, RoundOutcome(round=rnd, answers=said)))
+        reason = ended(state, first_fired(conditions, RoundOutcome(round=rnd, answers=said)))
         if reason is not None:
             where = f"round {stage_round} of stage {stage.name}"
             note = {

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.conversation import DEFAULT_KEEP_LAST as DEFAULT_KEEP_LAST
 from debategraph.nodes.roster import Roster, parse_member, parse_participant, slug
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_time_limit
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_time_limit, require_text
 from debategraph.state.meeting import MeetingState, Stage
 from debategraph.state.records import USER, AgentSpec, Participant
 
@@ -28,6 +28,9 @@ StageLike = Stage | Mapping[str, Any]
 #: An agent as given to ``agents=``: a record, or its data (``{name, model?, tools?,
 #: agent?, max_tool_calls?, instructions?}``).
 AgentLike = Participant | Mapping[str, Any]
+
+#: A run's input check: refuses an empty topic (the first thing a round does).
+check_input = require_text("topic", 'give what to decide, e.g. "Adopt a 4-day week?"')
 
 #: Node names besides the participants'.
 CONTROLLER_NODE = "controller"

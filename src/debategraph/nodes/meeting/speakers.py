@@ -23,8 +23,8 @@ from debategraph.nodes.meeting.prompts import (
     SPEAKER_TURN,
     STAGE_GOAL,
 )
-from debategraph.nodes.meeting.setup import DECIDE_NODE, MeetingSetup
-from debategraph.nodes.rounds import open_round_node, require_text
+from debategraph.nodes.meeting.setup import DECIDE_NODE, MeetingSetup, check_input
+from debategraph.nodes.rounds import open_round_node
 from debategraph.state.base import charge_update, turn_update
 from debategraph.state.meeting import MeetingState, Stage
 from debategraph.state.records import Participant, Turn
@@ -37,10 +37,6 @@ if TYPE_CHECKING:
     from debategraph.models import ModelBinding, Steps
 
 
-#: Refuses an empty topic (the first thing a round does).
-check_topic = require_text("topic", 'give what to decide, e.g. "Adopt a 4-day week?"')
-
-
 def make_open_round(setup: MeetingSetup) -> Runnable[Any, Any]:
     """The shared ``open_round`` node, starting the meeting at its first stage.
 
@@ -49,7 +45,8 @@ def make_open_round(setup: MeetingSetup) -> Runnable[Any, Any]:
 
     Returns:
         The node; in round 1 it also writes the first stage, the outputs' starting
-        values and the deadline of the meeting's time limit, if it has one.
+        values and the deadline of the meeting's time limit, if it has one. It raises
+        ``ValueError`` if the topic is empty (:func:`check_input`).
     """
 
     def first_round(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,7 +58,7 @@ def make_open_round(setup: MeetingSetup) -> Runnable[Any, Any]:
             "usage_by_model": {},
         }
 
-    return open_round_node(check_topic, first_round, time_limit_s=setup.time_limit_s)
+    return open_round_node(check_input, first_round, time_limit_s=setup.time_limit_s)
 
 
 def goal_line(stage: Stage) -> str:

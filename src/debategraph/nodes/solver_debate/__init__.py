@@ -4,12 +4,13 @@ Every answer is a :class:`~debategraph.state.records.Turn` of stage ``solve``; a
 with tools records each tool call it made (stage ``tool``) just before its answer, and
 those are never read as answers. The modules:
 
-* :mod:`~debategraph.nodes.solver_debate.setup`: the settings checks, :class:`SolverSetup`,
+* :mod:`~debategraph.nodes.solver_debate.setup`: the settings checks, :class:`SolverDebateSetup`,
   node names, the stage;
 * :mod:`~debategraph.nodes.solver_debate.prompts`: the solver debate's prompt templates;
 * :mod:`~debategraph.nodes.solver_debate.views`: what each solver reads, and its prompt;
-* :mod:`~debategraph.nodes.solver_debate.rounds`: the solvers, ``close_round`` and the
-  review payload, on the shared loop of :mod:`debategraph.nodes.rounds`;
+* :mod:`~debategraph.nodes.solver_debate.rounds`: ``open_round``, the solvers,
+  ``close_round`` and the review payload, on the shared loop of
+  :mod:`debategraph.nodes.rounds`;
 * :mod:`~debategraph.nodes.solver_debate.judge`: the decision (a protocol applied to
   the final answers, the judge's call where it needs one);
 * :mod:`~debategraph.nodes.solver_debate.aggregate`: the ``aggregate`` node that makes it.
@@ -30,8 +31,8 @@ from debategraph.nodes.solver_debate.judge import (
 from debategraph.nodes.solver_debate.rounds import (
     ChoiceReply,
     SolverReply,
-    check_question,
     make_close_round,
+    make_open_round,
     make_solver,
     round_review,
     termination_conditions,
@@ -46,11 +47,12 @@ from debategraph.nodes.solver_debate.setup import (
     OFFICIALS,
     RESERVED_NAMES,
     SOLVE_STAGE,
-    SolverSetup,
+    SolverDebateSetup,
+    check_input,
     check_solver_names,
     check_solvers,
     decision_protocol,
-    solver_setup,
+    solver_debate_setup,
 )
 from debategraph.nodes.solver_debate.views import (
     gist,
@@ -72,9 +74,9 @@ __all__ = [
     "SOLVE_STAGE",
     "ChoiceReply",
     "JudgeReply",
+    "SolverDebateSetup",
     "SolverReply",
-    "SolverSetup",
-    "check_question",
+    "check_input",
     "check_solver_names",
     "check_solvers",
     "decide_steps",
@@ -85,12 +87,13 @@ __all__ = [
     "latest_turns",
     "make_aggregate",
     "make_close_round",
+    "make_open_round",
     "make_solver",
     "outcome",
     "question_text",
     "round_review",
+    "solver_debate_setup",
     "solver_prompt",
-    "solver_setup",
     "solver_view",
     "termination_conditions",
 ]

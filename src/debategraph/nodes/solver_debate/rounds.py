@@ -1,9 +1,11 @@
-"""The solver debate's round: check the question, let each solver answer, close the round.
+"""The solver debate's round: open it, let each solver answer, close it, review it.
 
 The loop itself (``open_round``, the review point ``human``, the routing) is the shared
-one in :mod:`debategraph.nodes.rounds`; this module adds what is the solver debate's own:
-the solver nodes and their reply schemas, the termination conditions of ``close_round``
-and the payload a human reviews.
+one in :mod:`debategraph.nodes.rounds`; this module adds what is the solver debate's own,
+under the names every pattern gives them (``make_open_round``,
+``termination_conditions``, ``make_close_round``, ``round_review``, each built from the
+setup record): the solver nodes and their reply schemas, the termination conditions of
+``close_round`` and the payload a human reviews.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from debategraph.nodes.agent import agent_of, recorded
-from debategraph.nodes.dual import agent_node
+from debategraph.nodes.dual import agent_node, loop_node
 from debategraph.nodes.messages import emit
-from debategraph.nodes.rounds import ended, require_text, review_payload
-from debategraph.nodes.solver_debate.setup import SOLVE_STAGE
+from debategraph.nodes.rounds import ended, open_round_node, review_payload
+from debategraph.nodes.solver_debate.setup import SOLVE_STAGE, SolverDebateSetup, check_input
 from debategraph.nodes.solver_debate.views import solver_prompt, solver_view
 from debategraph.state.base import charge_update
 from debategraph.state.records import (
@@ -30,7 +32,6 @@ from debategraph.state.records import (
 )
 from debategraph.state.solver_debate import SolverDebateState
 from debategraph.strategies import Topology, extract_answer
-from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.termination import (
     Condition,
     MaxRounds,
@@ -86,24 +87,21 @@ class ChoiceReply(BaseModel):
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
-_require_question = require_text("question", 'give the problem text, e.g. "2+3?"')
+def make_open_round(setup: SolverDebateSetup) -> Runnable[Any, Any]:
+    """The node that starts each round: the shared one, with the solver debate's check.
 
-
-def check_question(state: Mapping[str, Any]) -> None:
-    """Refuse an empty question, or choices that are not 2 to 26 non-empty texts.
-
-    The first thing a round does.
+    It writes the new ``round``; in round 1 also ``started_at`` (and the ``deadline`` of
+    the debate's time limit, if it has one); and it drains the thread's inbox (see
+    :func:`~debategraph.nodes.rounds.open_round_node`). It raises ``ValueError`` on a
+    question it cannot start from (:func:`check_input`).
 
     Args:
-        state: The input.
+        setup: The solver debate's settings.
 
-    Raises:
-        ValueError: One line naming the bad value and what is allowed.
+    Returns:
+        The node runnable.
     """
-    _require_question(state)
-    choices = state.get("choices")
-    if choices is not None and not valid_choices(choices):
-        raise ValueError(f"choices must be {CHOICES_RULE}, got {choices!r}")
+    return open_round_node(check_input, time_limit_s=setup.time_limit_s)
 
 
 def make_solver(
@@ -180,28 +178,25 @@ def make_solver(
     return agent_node(solve, name)
 
 
-def termination_conditions(
-    max_rounds: int, token_budget: int | None, stop_when_unanimous: bool
-) -> list[Condition]:
-    """The solver debate's termination conditions, highest precedence first.
+def termination_conditions(setup: SolverDebateSetup) -> list[Condition]:
+    """The conditions ``close_round`` checks, highest precedence first.
 
     Args:
-        max_rounds: Round cap.
-        token_budget: Stop once this many tokens were used (``None``: no budget).
-        stop_when_unanimous: Stop early when every solver gave the same answer.
+        setup: The solver debate's settings.
 
     Returns:
-        The conditions.
+        The round cap (``max_rounds``), then unanimity (with ``stop_when_unanimous``),
+        then the token budget (with a ``token_budget``).
     """
-    conditions: list[Condition] = [MaxRounds(max_rounds)]
-    if stop_when_unanimous:
+    conditions: list[Condition] = [MaxRounds(setup.max_rounds)]
+    if setup.stop_when_unanimous:
         conditions.append(Unanimity())
-    if token_budget is not None:
-        conditions.append(TokenBudget(token_budget))
+    if setup.token_budget is not None:
+        conditions.append(TokenBudget(setup.token_budget))
     return conditions
 
 
-def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str, Any]]:
+def make_close_round(setup: SolverDebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:
     """Node that records the round, charges its turns' usage and decides whether to end.
 
     Only the solvers' turns (stage ``solve``) are answers: the tool calls recorded
@@ -209,11 +204,13 @@ def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str,
     (a tool's time, no model call) is charged with their solver's turn.
 
     Args:
-        conditions: The termination conditions (see :func:`termination_conditions`).
+        setup: The solver debate's settings (its :func:`termination_conditions`).
+        model: The graph's model: not called (a round closes on its conditions alone).
 
     Returns:
-        The node function.
+        The node runnable.
     """
+    conditions = termination_conditions(setup)
 
     def close_round(state: SolverDebateState) -> dict[str, Any]:
         rnd = state["round"]
@@ -242,7 +239,7 @@ def make_close_round(conditions: Sequence[Condition]) -> Callable[..., dict[str,
         emit("votes", round=rnd, answers=record.answers, votes=vote.votes, leader=vote.answer)
         return update
 
-    return close_round
+    return loop_node(close_round)
 
 
 def _uncharged(
@@ -263,11 +260,11 @@ def _uncharged(
     return [t for t in this_round if have.get(t.agent, 0) < calls[t.agent]]
 
 
-def round_review(max_rounds: int) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def round_review(setup: SolverDebateSetup) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """The payload of the pause after a round: its answers, their tally and its tokens.
 
     Args:
-        max_rounds: The round cap.
+        setup: The solver debate's settings.
 
     Returns:
         Builds the payload from the state.
@@ -281,7 +278,7 @@ def round_review(max_rounds: int) -> Callable[[Mapping[str, Any]], dict[str, Any
                 tally[answer] = tally.get(answer, 0) + 1
         return review_payload(
             record.round,
-            max_rounds,
+            setup.max_rounds,
             "solver",
             answers=dict(record.answers),
             tally=tally,

@@ -1,4 +1,4 @@
-"""The solver debate's settings checks, fixed settings, node names and stages."""
+"""The solver debate's settings checks, input check, fixed settings, node names and stages."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 
 from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds, require_text
 from debategraph.state.records import AgentSpec, Participant
+from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import (
     PLURALITY,
     DecisionProtocol,
@@ -72,9 +73,28 @@ AGGREGATE_NODE = "aggregate"
 #: Names a solver may not take: the graph's other nodes.
 RESERVED_NAMES = frozenset({OPEN_ROUND_NODE, CLOSE_ROUND_NODE, AGGREGATE_NODE, REVIEW_NODE})
 
+_require_question = require_text("question", 'give the problem text, e.g. "2+3?"')
+
+
+def check_input(state: Mapping[str, Any]) -> None:
+    """A run's input check: an empty question, or choices that are not 2 to 26 texts.
+
+    The first thing a round does.
+
+    Args:
+        state: The input.
+
+    Raises:
+        ValueError: One line naming the bad value and what is allowed.
+    """
+    _require_question(state)
+    choices = state.get("choices")
+    if choices is not None and not valid_choices(choices):
+        raise ValueError(f"choices must be {CHOICES_RULE}, got {choices!r}")
+
 
 @dataclass(frozen=True)
-class SolverSetup:
+class SolverDebateSetup:
     """A solver debate's fixed settings, shared by its nodes (validated by the factory).
 
     Attributes:
@@ -235,7 +255,7 @@ def make_solvers(
     return topo, members
 
 
-def solver_setup(
+def solver_debate_setup(
     *,
     agents: AgentsLike,
     max_rounds: int,
@@ -249,7 +269,7 @@ def solver_setup(
     tools: Sequence[Any] = (),
     decision: DecisionLike = PLURALITY,
     officials: Sequence[OfficialLike] = (),
-) -> SolverSetup:
+) -> SolverDebateSetup:
     """Check a solver debate's settings and build its topology.
 
     The settings are :func:`~debategraph.graphs.solver_debate.build_solver_debate`'s,
@@ -284,7 +304,7 @@ def solver_setup(
             f"solver name {taken[0]!r} is the judge's (decision {protocol.spec!r}): "
             "rename the solver"
         )
-    return SolverSetup(
+    return SolverDebateSetup(
         topology=topo,
         members=members,
         tools=tuple(tools),
