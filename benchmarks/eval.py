@@ -68,9 +68,10 @@ from typing import Any
 # benchmarks/ is on sys.path when run as a script
 from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
 
+from debategraph.eval.budget import within_budget
 from debategraph.eval.datasets import load_gsm8k
-from debategraph.eval.modes import within_budget
-from debategraph.eval.report import markdown_table, read_report
+from debategraph.eval.report import read_report
+from debategraph.eval.tables import markdown_table
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GSM8K = REPO_ROOT.parent / "shared" / "data" / "gsm8k" / "test.jsonl"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from debategraph.eval.modes import MODES
+from debategraph.eval.plan import EvalPlan
 from debategraph.eval.records import Item
-from debategraph.eval.runner import EvalPlan
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.eval_data import (
     band,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from debategraph.eval.modes import adjusted_k, matched_k
+from debategraph.eval.budget import adjusted_k, matched_k
 from tests.conftest import run_cli, stub_args
 from tests.eval_data import chance_responder, write_gsm8k
 from tests.openai_stub import StubOpenAIServer

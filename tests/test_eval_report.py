@@ -15,16 +15,12 @@ from PIL import Image
 from rich.console import Console
 
 from debategraph.errors import UsageError
+from debategraph.eval.dynamics import mode_dynamics
 from debategraph.eval.figures import accuracy_figure, dynamics_figure
 from debategraph.eval.records import Matched, ModeSummary, Outcome
-from debategraph.eval.report import (
-    markdown_table,
-    read_report,
-    results_document,
-    results_table,
-    write_results,
-)
-from debategraph.eval.stats import Report, build_report, mode_dynamics, summarize
+from debategraph.eval.report import read_report, results_document, write_results
+from debategraph.eval.stats import Report, build_report, summarize
+from debategraph.eval.tables import markdown_table, results_table
 
 MODES = ["single", "vote", "debate-full", "vote@6"]
 LABELS = ["single", "vote", "debate-full", "debate-full/judge", "vote@6"]

@@ -10,17 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debategraph.eval import modes, stats
-from debategraph.eval.modes import within_budget
+from debategraph.eval import budget, dynamics
+from debategraph.eval.budget import match_budgets, within_budget
+from debategraph.eval.dynamics import DecisionResult, mode_dynamics
+from debategraph.eval.paired import mcnemar_exact
 from debategraph.eval.records import Comparison, Matched, Outcome
 from debategraph.eval.stats import (
-    DecisionResult,
     Report,
     build_report,
     compare,
-    match_budgets,
-    mcnemar_exact,
-    mode_dynamics,
     pareto_front,
     summarize,
 )
@@ -569,8 +567,8 @@ def test_the_figures_come_from_the_one_computation_of_each(
         budgets.append((spent, vote_spent))
         return within_budget(spent, vote_spent)
 
-    monkeypatch.setattr(stats, "summarize_dynamics", summarise)
-    monkeypatch.setattr(modes, "within_budget", within)
+    monkeypatch.setattr(dynamics, "summarize_dynamics", summarise)
+    monkeypatch.setattr(budget, "within_budget", within)
     (entry,) = mode_dynamics(dynamics_rows(), ["debate-full"])
     assert summarised == [4, 4]  # the mode's plurality rows, then its judge rows
     assert [d.label for d in entry.decisions] == ["debate-full", "debate-full/judge"]

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from debategraph.eval.dynamics import ModeDynamics
     from debategraph.eval.records import ModeSummary
-    from debategraph.eval.stats import ModeDynamics
 
 Align = Literal["left", "center", "right"]
 _SIDES: tuple[tuple[int, Align], ...] = ((12, "left"), (-12, "right"))

@@ -12,7 +12,8 @@ read, voted and charged exactly as ``debategraph solve`` does it:
   model, tools or agent) debate like ``debate-ring``; an entry named ``judge`` is the
   judge of the ``judge`` decision protocol;
 - ``vote@K``: K solvers answer independently, one round: the vote of independent
-  samples that the eval runs at a debate's token budget (see :func:`matched_k`).
+  samples that the eval runs at a debate's token budget (see
+  :func:`~debategraph.eval.budget.matched_k`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from debategraph.errors import UsageError
-from debategraph.eval.stats import BUDGET_TOLERANCE
 
 SINGLE = "single"
 VOTE = "vote"
@@ -35,8 +35,6 @@ MODES = (SINGLE, VOTE, DEBATE_RING, DEBATE_FULL)
 DEBATE_MODES = (DEBATE_RING, DEBATE_FULL)
 #: The matched-budget vote's mode is this prefix and its solvers: ``vote@5``.
 VOTE_AT = "vote@"
-#: The fewest solvers of a matched vote (one solver is no vote).
-MIN_VOTERS = 2
 
 #: A roster mode's name: a simple slug.
 _SLUG = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?")
@@ -294,48 +292,3 @@ def plain_vote_note(modes: Sequence[str]) -> str:
         f"--rounds 1: {' and '.join(modes)} {what} (in round 1 no solver hears another, "
         f"so nothing is debated); use --rounds 2 or more to debate"
     )
-
-
-def matched_k(debate_tokens: float, answer_tokens: float) -> int:
-    """The solvers of a debate's matched vote: its tokens over one independent answer's.
-
-    Args:
-        debate_tokens: The debate's mean total tokens per question.
-        answer_tokens: The mean total tokens of one independent answer (the debate's
-            round-1 calls: round 1 is independent answers).
-
-    Returns:
-        ``round(debate_tokens / answer_tokens)``, at least :data:`MIN_VOTERS`.
-    """
-    if answer_tokens <= 0:
-        return MIN_VOTERS
-    return max(MIN_VOTERS, round(debate_tokens / answer_tokens))
-
-
-def within_budget(debate_tokens: float, vote_tokens: float) -> bool:
-    """Whether a vote's mean tokens per question are within 10% of its debate's.
-
-    Args:
-        debate_tokens: The debate's mean total tokens per question.
-        vote_tokens: The vote's.
-
-    Returns:
-        ``|vote - debate| <= debate / 10``.
-    """
-    return abs(vote_tokens - debate_tokens) <= float(BUDGET_TOLERANCE) * debate_tokens
-
-
-def adjusted_k(k: int, debate_tokens: float, vote_tokens: float) -> int:
-    """``k`` adjusted once by the measured ratio of the debate's tokens to the vote's.
-
-    Args:
-        k: The vote's solvers.
-        debate_tokens: The debate's mean total tokens per question.
-        vote_tokens: The vote of ``k`` solvers' mean total tokens per question.
-
-    Returns:
-        ``round(k * debate_tokens / vote_tokens)``, at least :data:`MIN_VOTERS`.
-    """
-    if vote_tokens <= 0:
-        return k
-    return max(MIN_VOTERS, round(k * debate_tokens / vote_tokens))

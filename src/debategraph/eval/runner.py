@@ -1,48 +1,34 @@
 """Running an eval: every question of every mode a checkpointed thread, resumable.
 
-A question's thread id is derived from what decides its answer (the mode's settings, the
-model, the question and its gold answer), so rerunning the same command finds the same
-threads: a finished one is read back without a model call, an interrupted one resumes
-from its last saved step, and only questions never started are started.
-
-Each finished thread gives one outcome per decision protocol
-(:mod:`debategraph.strategies.decisions`), all applied to its solvers' final answers: a
-protocol added later costs no re-run. Only the judge calls a model; its verdict, its
-turn and its usage are stored in the thread, so a rerun reads them back.
+A question's thread id (:meth:`~debategraph.eval.plan.EvalPlan.thread_id`) is derived
+from what decides its answer, so rerunning the same command finds the same threads: a
+finished one is read back without a model call, an interrupted one resumes from its last
+saved step, and only questions never started are started. Each finished thread is
+decided under every protocol of its mode (:mod:`~debategraph.eval.verdicts`).
 
 After the listed modes, each debate mode gets a vote of independent samples at its token
-budget (``vote@K``, see :func:`~debategraph.eval.modes.matched_k`), run on the same
-questions and resumable like any mode.
+budget (``vote@K``, see :func:`~debategraph.eval.budget.matched_k`), run on the same
+questions and resumable like any mode. :func:`execute` runs a plan from synchronous
+code (the CLI), printing nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import hashlib
-import json
+import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from debategraph import registry
-from debategraph.checkpoints.threads import RunInfo, thread_config, wall_time, writer_elsewhere
-from debategraph.errors import ModelUnavailableError, UsageError
-from debategraph.eval.modes import (
-    MIN_VOTERS,
-    SINGLE,
-    RosterMode,
-    adjusted_k,
-    is_debate,
-    matched_k,
-    mode_settings,
-    vote_mode,
-    within_budget,
-)
+from debategraph.checkpoints.threads import RunInfo, thread_config, writer_elsewhere
+from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
+from debategraph.eval.budget import MIN_VOTERS, adjusted_k, matched_k, within_budget
+from debategraph.eval.modes import vote_mode
+from debategraph.eval.plan import EvalPlan
 from debategraph.eval.records import Item, Matched, Outcome
-from debategraph.state.records import AgentSpec, RoundRecord, Turn, Usage
-from debategraph.strategies import JUDGE, PLURALITY, DecisionProtocol, decide, judge_needed
+from debategraph.eval.threads import Thread, ThreadCost, checkpointed_seconds
+from debategraph.eval.verdicts import Verdicts
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -50,189 +36,9 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from debategraph.models import ModelBinding
-    from debategraph.nodes.agent import Agent
-    from debategraph.state.solver_debate import Decision
+    from debategraph.models.spec import ModelSpec
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
-
-#: Prefix of every eval thread's id (``debategraph threads`` lists them beside the rest).
-THREAD_PREFIX = "eval"
-#: The protocol every mode is reported under (its own row, labelled by the mode alone).
-PLURALITY_PROTOCOL = DecisionProtocol(PLURALITY)
-#: The judge's verdict: one call per thread and judge, which every protocol that falls
-#: back to the judge reads too.
-JUDGE_PROTOCOL = DecisionProtocol(JUDGE)
-
-
-def _hashed(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """``settings`` as thread ids hash them: under the names they had when first saved.
-
-    A solver-debate setting renamed since (the registry line's ``renamed``) is hashed under
-    its old spelling, so a rerun after the rename finds the threads it started.
-    """
-    old = {new: was for was, new in registry.renamed("solver_debate").items()}
-    return {old.get(key, key): value for key, value in settings.items()}
-
-
-@dataclass(frozen=True)
-class EvalPlan:
-    """What an eval runs: its modes and the settings they share.
-
-    Attributes:
-        modes: The modes, in the order they are reported (a roster mode by its name).
-        agents: Solvers of the vote and debate modes.
-        rounds: Rounds of the debate modes.
-        neighbours: Solvers each one hears on the ring.
-        parallel: Questions in flight at once.
-        model: The model spec's fields (no API key), stored with every thread.
-        model_key: What of the model decides its answers (name, endpoint, sampling; for
-            the embedded model the GGUF file it serves): part of every thread's id, so
-            another model never reads back this one's answers.
-        decisions: The decision protocols each thread's final answers are decided by
-            (one outcome each); plurality, the mode's own row, is always among them.
-        rosters: The roster modes (``NAME=AGENTS_FILE``), by name.
-        judge_model: ``--judge-model``: the judge's model (a spec string, as an agent's
-            ``model``, called with the run's timeout and retries); ``None``: the run's
-            model. A roster's ``judge`` entry wins for its mode.
-        matched: Whether each debate mode gets its matched-budget vote.
-    """
-
-    modes: tuple[str, ...]
-    agents: int
-    rounds: int
-    neighbours: int
-    parallel: int
-    model: Mapping[str, Any]
-    model_key: Mapping[str, Any]
-    decisions: tuple[DecisionProtocol, ...] = (PLURALITY_PROTOCOL,)
-    rosters: Mapping[str, RosterMode] = field(default_factory=dict)
-    judge_model: str | None = None
-    matched: bool = True
-
-    def settings(self, mode: str) -> dict[str, Any]:
-        """The solver debate's settings for ``mode``.
-
-        Args:
-            mode: The mode.
-
-        Returns:
-            The graph factory's keyword arguments.
-        """
-        return mode_settings(
-            mode,
-            agents=self.agents,
-            rounds=self.rounds,
-            neighbours=self.neighbours,
-            roster=self.rosters.get(mode),
-        )
-
-    def thread_id(self, mode: str, item: Item) -> str:
-        """The thread of ``item`` in ``mode``: the same for the same command and data.
-
-        Decision protocols are no part of it: they are applied to the finished thread.
-
-        Args:
-            mode: The mode.
-            item: The question.
-
-        Returns:
-            ``eval-<mode>-<line>-<digest of settings, model, question, choices, gold>``
-            (a roster mode's settings hold its solvers' records: another file's content
-            is another thread).
-        """
-        key = {
-            "settings": _hashed(self.settings(mode)),
-            "model": dict(self.model_key),
-            "question": item.question,
-            "choices": list(item.choices),
-            "gold": item.gold,
-        }
-        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
-        return f"{THREAD_PREFIX}-{mode}-{item.line}-{digest}"
-
-    def protocols(self, mode: str) -> tuple[DecisionProtocol, ...]:
-        """The protocols ``mode`` is reported under: plurality first.
-
-        Args:
-            mode: The mode.
-
-        Returns:
-            The protocols; ``single`` has only plurality (one answer: nothing to decide).
-        """
-        if mode == SINGLE:
-            return (PLURALITY_PROTOCOL,)
-        return (PLURALITY_PROTOCOL, *(p for p in self.decisions if p != PLURALITY_PROTOCOL))
-
-    def judge_record(self, mode: str) -> AgentSpec | str:
-        """The judge of ``mode``: its roster's ``judge`` entry, else ``--judge-model``.
-
-        Args:
-            mode: The mode.
-
-        Returns:
-            The judge's record, or its name alone (the run's model).
-        """
-        roster = self.rosters.get(mode)
-        if roster is not None and roster.judge is not None:
-            return AgentSpec.model_validate({**roster.judge, "name": JUDGE})
-        if self.judge_model is not None:
-            return AgentSpec(name=JUDGE, model=self._judge_spec(self.judge_model))
-        return JUDGE
-
-    def _judge_spec(self, text: str) -> Any:
-        """``--judge-model``'s spec, with the run's client settings (timeout, retries)."""
-        from debategraph.models.spec import ModelSpec, parse_model
-
-        spec = parse_model(text, "--judge-model")
-        if not isinstance(spec, ModelSpec):
-            return spec
-        return dataclasses.replace(
-            spec,
-            timeout_s=spec.timeout_s or self.model.get("timeout_s"),
-            max_retries=self.model.get("max_retries", spec.max_retries),
-        )
-
-    def needs_judge(self, mode: str) -> bool:
-        """Whether a protocol of ``mode`` may consult the judge.
-
-        Args:
-            mode: The mode.
-
-        Returns:
-            True if one is ``judge`` or falls back to it.
-        """
-        return any(p.may_judge for p in self.protocols(mode))
-
-    def debate_modes(self) -> list[str]:
-        """The modes that get a matched-budget vote: the debates (with two rounds or more).
-
-        Returns:
-            The modes, in plan order; none when ``matched`` is off.
-        """
-        if not self.matched or self.rounds < 2:
-            return []
-        return [m for m in self.modes if is_debate(m, self.rosters)]
-
-
-def check_judges(plan: EvalPlan) -> None:
-    """Make each mode's judge once, so a bad judge fails before any question runs.
-
-    Args:
-        plan: The plan.
-
-    Raises:
-        UsageError: One line naming the mode and what is wrong with its judge (its
-            model's key variable unset, tools on a model without tool calls...).
-    """
-    from debategraph.nodes.agent import agent_of
-
-    for mode in plan.modes:
-        if plan.needs_judge(mode):
-            try:
-                agent_of(plan.judge_record(mode), None, JUDGE)
-            except ValueError as exc:
-                raise UsageError(f"the judge of mode {mode}: {exc}") from None
-
 
 STARTED = "started"
 RESUMED = "resumed"
@@ -241,21 +47,6 @@ FINISHED = "finished"
 #: Called with each thread's plurality outcome as the thread is done (the progress
 #: display); a matched vote's threads come after the listed modes'.
 OnOutcome = Callable[[Outcome], None]
-
-
-@dataclass(frozen=True)
-class ThreadCost:
-    """What one thread spent, for the matched budgets.
-
-    Attributes:
-        tokens: The solvers' total tokens (no judge's).
-        first_round_tokens: The total tokens of its round-1 calls.
-        first_round_answers: Its round-1 solvers.
-    """
-
-    tokens: int
-    first_round_tokens: int
-    first_round_answers: int
 
 
 @dataclass(frozen=True)
@@ -303,12 +94,11 @@ class Evaluation:
         self.plan = plan
         self.on_outcome = on_outcome
         self._graphs: dict[tuple[str, int], Graph] = {}
-        self._judges: dict[str, tuple[Agent, str, str]] = {}
+        #: Each thread's outcome rows, and the judge calls made.
+        self.verdicts = Verdicts(plan, binding)
         #: How each (question, mode) was found: ``started``, ``resumed`` or ``finished``
         #: (read back from its checkpoint without a model call).
         self.counts = {STARTED: 0, RESUMED: 0, FINISHED: 0}
-        #: Judge calls made (a stored verdict is read, not asked again).
-        self.judge_calls = 0
         #: Each mode's threads' costs, by question line.
         self.costs: dict[str, dict[int, ThreadCost]] = {}
 
@@ -345,7 +135,7 @@ class Evaluation:
         """
         outcomes = await self.run(items)
         matched, votes = await self.match_budgets(items)
-        return EvalRun(outcomes + votes, dict(self.counts), matched, self.judge_calls)
+        return EvalRun(outcomes + votes, dict(self.counts), matched, self.verdicts.calls)
 
     async def run(self, items: Sequence[Item], modes: Sequence[str] | None = None) -> list[Outcome]:
         """Answer every question in every mode; questions run ``parallel`` at once.
@@ -434,82 +224,13 @@ class Evaluation:
             else:
                 self.counts[FINISHED] += 1
             values = snap.values
-            wall_s = await _checkpointed_seconds(graph, config)
-        thread = _Thread(mode, item, thread_id, values, wall_s)
-        rows = await self._rows(thread, graph, config)
+            wall_s = await checkpointed_seconds(graph, config)
+        thread = Thread(mode, item, thread_id, values, wall_s)
+        rows = await self.verdicts.rows(thread, graph, config)
         self.costs.setdefault(mode, {})[item.line] = thread.cost()
         if self.on_outcome is not None:
             self.on_outcome(rows[0])
         return rows
-
-    async def _rows(self, thread: _Thread, graph: Graph, config: RunnableConfig) -> list[Outcome]:
-        """The thread's outcome under each protocol of its mode (the judge asked once)."""
-        answers, confidences = thread.answers(), thread.confidences()
-        verdict: tuple[Decision, Turn | None] | None = None
-        rows = []
-        for protocol in self.plan.protocols(thread.mode):
-            judge_turn = None
-            if protocol.may_judge and judge_needed(protocol, answers):
-                if verdict is None:
-                    verdict = await self._verdict(thread, graph, config)
-                judged, judge_turn = verdict
-                decision = (
-                    judged
-                    if protocol == JUDGE_PROTOCOL
-                    else _with_pick(protocol, answers, confidences, judged, judge_turn)
-                )
-            else:
-                decision = decide(protocol, answers, confidences)
-            rows.append(thread.outcome(protocol.spec, decision.answer, judge_turn))
-        return rows
-
-    def _judge(self, mode: str) -> tuple[Agent, str, str]:
-        """The judge of ``mode``, its model's label, and the key its verdicts are kept by.
-
-        The key is the label, and for a judge with tools or an agent of its own a digest
-        of its record too: a judge given other tools is another judge, asked again.
-        """
-        if mode not in self._judges:
-            from debategraph.nodes.agent import agent_of
-
-            record = self.plan.judge_record(mode)
-            agent = agent_of(record, self.binding, JUDGE)
-            label = key = agent.label()
-            if isinstance(record, AgentSpec) and (record.tools or record.agent is not None):
-                dumped = record.model_dump(mode="json", exclude={"name"})
-                text = json.dumps(dumped, sort_keys=True, default=str)
-                key = f"{label}#{hashlib.sha256(text.encode()).hexdigest()[:10]}"
-            self._judges[mode] = (agent, label, key)
-        return self._judges[mode]
-
-    async def _verdict(
-        self, thread: _Thread, graph: Graph, config: RunnableConfig
-    ) -> tuple[Decision, Turn | None]:
-        """The judge's pick of the thread's final answers: stored, or asked and stored.
-
-        The verdict, the judge's turn and its usage are written into the finished
-        thread (``decisions``, ``transcript``, ``usage``), so a rerun reads them back.
-        """
-        from debategraph.models.steps import arun_steps
-        from debategraph.nodes.messages import RESPOND_NODE
-        from debategraph.nodes.solver_debate import decide_steps
-        from debategraph.state.base import turn_update
-
-        agent, label, key = self._judge(thread.mode)
-        stored = thread.stored_verdict(key)
-        if stored is not None:
-            return stored, _judge_turn(thread.transcript, label)
-        self.judge_calls += 1
-        item = thread.item
-        decision, records = await arun_steps(
-            decide_steps(JUDGE_PROTOCOL, agent, None, item.question, item.choices, thread.finals)
-        )
-        update: dict[str, Any] = {"decisions": {f"{JUDGE}@{key}": decision}}
-        if records:
-            update.update(turn_update(*records))
-        # Written as the graph's last node: the thread stays finished (nothing next).
-        await graph.aupdate_state(config, update, as_node=RESPOND_NODE)
-        return decision, _judge_turn(records, decision.judge_model or label)
 
     async def match_budgets(self, items: Sequence[Item]) -> tuple[list[Matched], list[Outcome]]:
         """Each debate mode's vote of independent samples at its token budget.
@@ -602,42 +323,6 @@ def _tokens_share(vote_tokens: float, debate_tokens: float) -> str:
     return f"{vote_tokens:.1f} tokens per question{share}"
 
 
-def _with_pick(
-    protocol: DecisionProtocol,
-    answers: Mapping[str, str | None],
-    confidences: Mapping[str, float | None],
-    verdict: Decision,
-    turn: Turn | None,
-) -> Any:
-    """``protocol``'s decision, the judge's pick (of its verdict) where it falls back to it."""
-    if turn is not None:
-        judged, reason = turn.answer, turn.reason
-    else:  # its turn not found: its verdict says what it picked, or why not
-        judged = verdict.answer if verdict.reason is None else None
-        reason = verdict.reason
-    return decide(
-        protocol,
-        answers,
-        confidences,
-        judged=judged,
-        judge_reason=reason,
-        judge_model=verdict.judge_model,
-    )
-
-
-def _judge_turn(records: Sequence[Turn], label: str) -> Turn | None:
-    """The latest judge's turn of model ``label`` among ``records`` (not its tool calls).
-
-    The latest: a judge asked again (given other tools) adds its turn after the first's.
-    """
-    from debategraph.nodes.solver_debate import JUDGE_STAGE
-
-    for turn in reversed(records):
-        if turn.agent == JUDGE and turn.stage == JUDGE_STAGE and turn.model == label:
-            return turn
-    return None
-
-
 def _solver_count(settings: Mapping[str, Any]) -> int:
     agents = settings["agents"]
     return agents if isinstance(agents, int) else len(agents)
@@ -650,147 +335,152 @@ def _graph_input(item: Item) -> dict[str, Any]:
     return graph_input
 
 
-async def _checkpointed_seconds(graph: Graph, config: RunnableConfig) -> float:
-    """A thread's wall time from its checkpoints: the sum of its runs' spans.
-
-    For a thread this process did not run from its start (read back, or resumed): the
-    time it lay stopped between runs does not count, nor the judge's verdict the eval
-    added (an update, timed by its call's latency instead). It walks the thread's
-    history, so a fresh run is timed by the clock instead.
-    """
-    stamps = [
-        (past.created_at, dict(past.metadata or {}))
-        async for past in graph.aget_state_history(config)
-    ]
-    return wall_time(stamps, {})
-
-
-class _Thread:
-    """A finished thread of one question in one mode, and what its outcomes are made of.
+def report_labels(plan: EvalPlan, run: EvalRun) -> list[str]:
+    """The row labels in report order: the plan's modes, then the matched votes.
 
     Args:
-        mode: The mode.
-        item: The question.
-        thread_id: The thread.
-        values: Its state's values.
-        wall_s: Its wall time.
+        plan: The plan.
+        run: What the run found.
+
+    Returns:
+        The labels (a mode brings its protocol rows along).
     """
-
-    def __init__(
-        self, mode: str, item: Item, thread_id: str, values: Mapping[str, Any], wall_s: float
-    ) -> None:
-        from debategraph.nodes.solver_debate import latest_turns
-
-        self.mode, self.item, self.thread_id, self.wall_s = mode, item, thread_id, wall_s
-        self.values = values
-        self.transcript = [Turn.model_validate(t) for t in values.get("transcript") or []]
-        #: Each solver's latest answer, in solver order.
-        self.finals = latest_turns(self.transcript)
-        self.rounds = [RoundRecord.model_validate(r) for r in values.get("rounds") or []]
-        self.spend = self._solvers_spend()
-
-    def answers(self) -> dict[str, str | None]:
-        """Each solver's final answer."""
-        return {solver: turn.answer for solver, turn in self.finals.items()}
-
-    def confidences(self) -> dict[str, float | None]:
-        """Each solver's confidence in its final answer."""
-        return {solver: turn.confidence for solver, turn in self.finals.items()}
-
-    def stored_verdict(self, key: str) -> Decision | None:
-        """The verdict of the judge ``key`` (see ``Evaluation._judge``) stored in the thread."""
-        from debategraph.state.solver_debate import Decision
-
-        raw = (self.values.get("decisions") or {}).get(f"{JUDGE}@{key}")
-        return None if raw is None else Decision.model_validate(raw)
-
-    def _solvers_spend(self) -> _Spend:
-        """The solvers' usage: the thread's, less any judge's the eval stored in it."""
-        judge = [t for t in self.transcript if t.agent == JUDGE]
-        by_model = _usages(self.values.get("usage_by_model"))
-        for turn in judge:
-            if turn.model is not None and turn.model in by_model:
-                left = _less(by_model[turn.model], turn.usage)
-                if left.calls:
-                    by_model[turn.model] = left
-                else:
-                    del by_model[turn.model]
-        by_agent = _usages(self.values.get("usage_by_agent"))
-        by_agent.pop(JUDGE, None)
-        total = _less(Usage.coerce(self.values.get("usage")), Usage.total(t.usage for t in judge))
-        return _Spend(total, by_agent, by_model)
-
-    def cost(self) -> ThreadCost:
-        """What the thread's solvers spent, in total and in round 1."""
-        first = self.rounds[0] if self.rounds else None
-        return ThreadCost(
-            tokens=self.spend.usage.total_tokens,
-            first_round_tokens=first.usage.total_tokens if first else 0,
-            first_round_answers=len(first.answers) if first else 0,
-        )
-
-    def outcome(self, decision: str, answer: str | None, judge: Turn | None) -> Outcome:
-        """The thread's row under one protocol; a judge's row includes its call's usage."""
-        spend = self.spend if judge is None else self.spend.plus(judge)
-        rounds = [dict(r.answers) for r in self.rounds]
-        wall_s = self.wall_s + (judge.usage.latency_s if judge is not None else 0.0)
-        return Outcome(
-            mode=self.mode,
-            line=self.item.line,
-            gold=self.item.gold,
-            answer=answer,
-            correct=answer == self.item.gold,
-            prompt_tokens=spend.usage.prompt_tokens,
-            completion_tokens=spend.usage.completion_tokens,
-            calls=spend.usage.calls,
-            wall_s=round(wall_s, 3),
-            thread_id=self.thread_id,
-            usage_by_agent=_usage_json(spend.by_agent),
-            usage_by_model=_usage_json(spend.by_model),
-            decision=decision,
-            rounds=json.dumps(rounds, separators=(",", ":")),
-        )
+    return [*plan.modes, *dict.fromkeys(m.vote_mode for m in run.matched)]
 
 
-@dataclass(frozen=True)
-class _Spend:
-    """Usage in total, per agent and per model."""
+def run_spec(plan: EvalPlan, spec: ModelSpec) -> ModelSpec:
+    """The model as the run calls it: the embedded model's slots fitted to the run.
 
-    usage: Usage
-    by_agent: dict[str, Usage]
-    by_model: dict[str, Usage]
+    The embedded model gets a slot for each call the plan makes at once (its questions
+    in flight times its largest mode's solvers), at most its memory's limit and at most
+    the cores it decodes on: on 2 cores, 12 slots made each call six times slower, until
+    one ran past its timeout. Any other model is returned as it is.
 
-    def plus(self, turn: Turn) -> _Spend:
-        """This usage plus a turn's, charged to its agent and model."""
-        by_agent = {
-            **self.by_agent,
-            turn.agent: self.by_agent.get(turn.agent, Usage()) + turn.usage,
-        }
-        by_model = dict(self.by_model)
-        if turn.model is not None:
-            by_model[turn.model] = by_model.get(turn.model, Usage()) + turn.usage
-        return _Spend(self.usage + turn.usage, by_agent, by_model)
+    Args:
+        plan: The plan.
+        spec: The run's model.
 
+    Returns:
+        The spec, its slots set where it is the embedded model.
+    """
+    if not spec.is_local:
+        return spec
+    from debategraph.local import check_gguf, resolve_gguf, slot_limit, usable_cores
 
-def _usages(raw: Any) -> dict[str, Usage]:
-    table = raw if isinstance(raw, Mapping) else {}
-    return {str(name): Usage.coerce(value) for name, value in table.items()}
-
-
-def _less(total: Usage, part: Usage) -> Usage:
-    """``total`` without ``part`` (never below zero)."""
-    return Usage(
-        prompt_tokens=max(0, total.prompt_tokens - part.prompt_tokens),
-        completion_tokens=max(0, total.completion_tokens - part.completion_tokens),
-        calls=max(0, total.calls - part.calls),
-        latency_s=round(max(0.0, total.latency_s - part.latency_s), 6),
-        estimated=total.estimated,
-    )
+    solvers = [plan.agents, *(len(r.solvers) for r in plan.rosters.values())]
+    wanted = plan.parallel * max(solvers)
+    limit = min(slot_limit(check_gguf(resolve_gguf(spec.model))), usable_cores())
+    return replace(spec, slots=max(1, min(wanted, limit)))
 
 
-def _usage_json(raw: Any) -> str:
-    """``{name: [prompt tokens, completion tokens, calls, model seconds]}`` as JSON text."""
-    rows: dict[str, list[float]] = {}
-    for name, u in _usages(raw).items():
-        rows[name] = [u.prompt_tokens, u.completion_tokens, u.calls, round(u.latency_s, 3)]
-    return json.dumps(rows, separators=(",", ":"))
+@contextlib.contextmanager
+def calls_at_once(spec: ModelSpec) -> Iterator[None]:
+    """Cap the process's model calls in flight at the embedded model's slots, for a run.
+
+    A call queued inside the server would wait out its own timeout; queued here, it
+    waits before its clock starts (:func:`~debategraph.models.limits.set_call_limit`).
+    Any other model leaves the cap as it is.
+
+    Args:
+        spec: The run's model (:func:`run_spec`'s).
+
+    Yields:
+        Nothing: the cap holds inside the ``with`` block.
+    """
+    from debategraph.models.limits import call_limit, set_call_limit
+
+    if not spec.is_local:
+        yield
+        return
+    before = call_limit()
+    set_call_limit(spec.slots)
+    try:
+        yield
+    finally:
+        set_call_limit(before)
+
+
+def resume_hint(db: str) -> str:
+    """How to resume an eval that stopped midway, naming its database (no password).
+
+    Args:
+        db: The checkpoint database.
+
+    Returns:
+        The hint, to end a one-line error.
+    """
+    from debategraph.checkpoints.savers import redact_url
+
+    return f"rerun the same command to resume (answers so far are saved in {redact_url(db)})"
+
+
+def execute(
+    plan: EvalPlan,
+    spec: ModelSpec,
+    items: Sequence[Item],
+    db: str,
+    on_outcome: OnOutcome | None = None,
+    *,
+    dbs: Mapping[int, str] | None = None,
+) -> EvalRun:
+    """Run or read back every thread of the plan on ``items``, then the matched votes.
+
+    Prints nothing: ``on_outcome`` sees each thread's plurality outcome as it is done.
+
+    Args:
+        plan: The plan.
+        spec: The model (the embedded model's slots set).
+        items: The questions.
+        db: The checkpoint database (SQLite path or Postgres URL).
+        on_outcome: Called with each thread's plurality outcome (progress).
+        dbs: A question's own database, by its line (shards that kept their own);
+            the others use ``db``.
+
+    Returns:
+        The outcomes (one per question, mode and protocol), the thread counts, the
+        matched votes and the judge calls made.
+
+    Raises:
+        UsageError: If another live process runs one of the threads.
+        DebategraphError: If an endpoint, the embedded server or the database fails,
+            one line naming the question and how to resume (every answer so far saved).
+        KeyboardInterrupt: On Ctrl-C (every answer so far saved).
+    """
+    from debategraph.checkpoints.savers import open_checkpointer
+    from debategraph.models import bind_model
+
+    resume = resume_hint(db)
+    with contextlib.ExitStack() as stack:
+        opened: dict[str, BaseCheckpointSaver[Any]] = {}
+
+        def saver(path: str) -> BaseCheckpointSaver[Any]:
+            if path not in opened:
+                opened[path] = stack.enter_context(open_checkpointer(path))
+            return opened[path]
+
+        own = {line: saver(path) for line, path in (dbs or {}).items()}
+        evaluation = Evaluation(saver(db), bind_model(spec), plan, on_outcome, savers=own)
+        try:
+            return asyncio.run(evaluation.evaluate(items))
+        except UsageError:
+            raise
+        except DebategraphError as exc:  # an endpoint or the embedded server failed
+            raise type(exc)(f"{exc}; {resume}") from exc
+        except _run_failures() as exc:  # the database, or a model reply nothing could read
+            text = " ".join(str(exc).split())[:300]
+            raise DebategraphError(f"{type(exc).__name__}: {text}; {resume}") from exc
+
+
+def _run_failures() -> tuple[type[Exception], ...]:
+    """What else may stop a long eval midway (each question's saved steps stay)."""
+    import sqlite3
+
+    import openai
+    from langgraph.errors import GraphRecursionError
+
+    kinds: list[type[Exception]] = [sqlite3.Error, GraphRecursionError, openai.OpenAIError]
+    try:
+        import psycopg
+    except ImportError:  # the postgres extra is not installed
+        return tuple(kinds)
+    return (*kinds, psycopg.Error)

@@ -81,6 +81,29 @@ def shard_items(items: Sequence[T], shard: tuple[int, int] | None) -> list[T]:
     return list(items[index - 1 :: count])
 
 
+def this_shard(items: Sequence[T], shard: tuple[int, int] | None) -> list[T]:
+    """The questions this run's ``--shard`` runs, refusing a shard left with none.
+
+    Args:
+        items: The eval's selection, in order.
+        shard: ``(i, N)``, or ``None``.
+
+    Returns:
+        The shard's questions (:func:`shard_items`).
+
+    Raises:
+        UsageError: If the shard has no questions (more shards than questions).
+    """
+    chosen = shard_items(items, shard)
+    if shard is not None and not chosen:
+        index, count = shard
+        raise UsageError(
+            f"--shard {index}/{count}: no questions (the selection has {len(items)}): "
+            "use fewer shards"
+        )
+    return chosen
+
+
 def write_plan(out_dir: Path, settings: Mapping[str, Any]) -> Path:
     """Write ``plan.json``: the settings of this run (JSON values; paths as text).
 

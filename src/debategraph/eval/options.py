@@ -1,0 +1,265 @@
+"""From the ``eval`` command's options to a plan: every option checked before anything runs.
+
+:func:`eval_options` reads the options every ``eval`` command shares (the model, the
+shard); :func:`build_plan` checks those that shape the run (modes, decision protocols,
+judges, rosters, the graph's settings) and makes the
+:class:`~debategraph.eval.plan.EvalPlan`, each bad value refused in one
+:class:`~debategraph.errors.UsageError` line naming its option. Nothing is written and no
+model is called.
+
+The eval sits below the CLI (``docs/architecture.md``'s layers): what plan building
+borrows from the CLI (its ``--agents-file`` reader and the checks every command shares)
+comes in as :class:`PlanChecks`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from debategraph.errors import UsageError
+from debategraph.eval.modes import (
+    RosterMode,
+    check_settings,
+    parse_modes,
+    plain_vote_modes,
+    plain_vote_note,
+)
+from debategraph.eval.plan import EvalPlan, check_judges
+from debategraph.eval.shards import parse_shard
+from debategraph.models.spec import ModelSpec, parse_model
+from debategraph.strategies.decisions import JUDGE, parse_protocols
+
+#: Where the checkpoints go unless ``--db`` says otherwise: inside ``--out``, so one
+#: folder holds an eval's threads and its results, and the same command resumes it.
+CHECKPOINTS_FILE = "checkpoints.sqlite"
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """The options every ``eval`` command shares.
+
+    Attributes:
+        modes: ``--modes``.
+        decisions: ``--decisions``.
+        judge_model: ``--judge-model``.
+        matched: ``--matched/--no-matched``.
+        shape: ``--agents``, ``--rounds``, ``--neighbours``.
+        parallel: ``--parallel``.
+        out_dir: ``--out``.
+        spec: The model.
+        db: ``--db`` (``None``: a file in ``--out``).
+        json_output: ``--json``.
+        shard: ``--shard`` as ``(i, N)``; ``None``: every question.
+    """
+
+    modes: str
+    decisions: str
+    judge_model: str | None
+    matched: bool
+    shape: tuple[int, int, int]
+    parallel: int
+    out_dir: Path
+    spec: ModelSpec
+    db: str | None
+    json_output: bool
+    shard: tuple[int, int] | None = None
+
+    @property
+    def checkpoints(self) -> str:
+        """The checkpoint database: ``--db``, else a file in ``--out``."""
+        return self.db or str(self.out_dir / CHECKPOINTS_FILE)
+
+
+def eval_options(
+    modes: str,
+    decisions: str,
+    judge_model: str | None,
+    matched: bool,
+    shape: tuple[int, int, int],
+    parallel: int,
+    out_dir: Path,
+    model: str,
+    base_url: str | None,
+    timeout: float | None,
+    max_retries: int,
+    db: str | None,
+    json_output: bool,
+    shard: str | None = None,
+    api_key_env: str | None = None,
+    max_tokens: int | None = None,
+) -> EvalOptions:
+    """The options every ``eval`` command shares, read: the model spec, the shard.
+
+    Each argument is the option of its name (``shape``: ``--agents``, ``--rounds``,
+    ``--neighbours``), kept as :class:`EvalOptions` says; ``model``, ``base_url``,
+    ``timeout``, ``max_retries``, ``api_key_env`` and ``max_tokens`` make its ``spec``,
+    and ``shard`` (``i/N``) is read into ``(i, N)``.
+
+    Returns:
+        The options.
+
+    Raises:
+        UsageError: On a bad model spec or shard, naming the option.
+    """
+    spec = ModelSpec(
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout_s=timeout,
+        max_tokens=max_tokens,
+        max_retries=max_retries,
+    ).validated()
+    split = None if shard is None else parse_shard(shard)
+    return EvalOptions(
+        modes,
+        decisions,
+        judge_model,
+        matched,
+        shape,
+        parallel,
+        out_dir,
+        spec,
+        db,
+        json_output,
+        split,
+    )
+
+
+@dataclass(frozen=True)
+class PlanChecks:
+    """What :func:`build_plan` borrows from its caller: the CLI's reader and checks.
+
+    Attributes:
+        read_roster: Reads a roster mode's agents file, ``(name, path) -> RosterMode``,
+            refusing a bad one in one line that names ``--modes NAME=PATH``.
+        check_agents: Refuses, in one line, the plan's agents the run's model cannot
+            serve (tools on the embedded model); called before any judge is made.
+        spec_record: A model spec as stored with a thread (without its API key).
+    """
+
+    read_roster: Callable[[str, str], RosterMode]
+    check_agents: Callable[[EvalPlan, ModelSpec], None]
+    spec_record: Callable[[ModelSpec], dict[str, Any]]
+
+
+def build_plan(options: EvalOptions, checks: PlanChecks) -> tuple[EvalPlan, list[str]]:
+    """Check the options that shape the run and make its plan (nothing is written).
+
+    Args:
+        options: The shared options.
+        checks: The caller's agents-file reader and checks.
+
+    Returns:
+        The plan, and notes for the user (debate modes that ``--rounds 1`` makes plain
+        votes, a judge model no protocol consults).
+
+    Raises:
+        UsageError: One line naming the bad option: an unknown mode or protocol, a bad
+            roster mode or agents file, a bad judge model, a bad ``--agents``,
+            ``--rounds``, ``--neighbours`` or ``--parallel``.
+    """
+    agents, rounds, neighbours = options.shape
+    chosen, files = parse_modes(options.modes)
+    try:
+        protocols = parse_protocols(options.decisions)
+    except ValueError as exc:
+        raise UsageError(f"--decisions: {exc}") from None
+    if options.parallel < 1:
+        raise UsageError(f"--parallel {options.parallel} must be at least 1")
+    judge_model = _judge_model(options.judge_model)
+    rosters = {name: checks.read_roster(name, path) for name, path in files.items()}
+    check_settings(chosen, agents=agents, rounds=rounds, neighbours=neighbours, rosters=rosters)
+    plan = EvalPlan(
+        chosen,
+        agents,
+        rounds,
+        neighbours,
+        options.parallel,
+        checks.spec_record(options.spec),
+        model_key(options.spec),
+        decisions=protocols,
+        rosters=rosters,
+        judge_model=judge_model,
+        matched=options.matched,
+    )
+    checks.check_agents(plan, options.spec)
+    check_judges(plan)
+    votes_only = plain_vote_modes(chosen, rounds, rosters)
+    notes = [plain_vote_note(votes_only)] if votes_only else []
+    if judge_model is not None and not any(plan.needs_judge(m) for m in chosen):
+        notes.append(
+            f"--judge-model {judge_model} is not used: no protocol of --decisions consults "
+            "a judge (add judge to --decisions)"
+        )
+    return plan, notes
+
+
+def _judge_model(text: str | None) -> str | None:
+    """``--judge-model``, checked: a model spec string (as an agent's ``model``)."""
+    if text is None:
+        return None
+    try:
+        parse_model(text, "--judge-model")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return text.strip()
+
+
+def model_key(spec: ModelSpec) -> dict[str, Any]:
+    """What of the model decides its answers: part of each thread's id.
+
+    Not the client's settings (timeout, retries, slots); for the embedded model, the
+    GGUF file ``local`` or ``local:PATH`` means here (``DEBATEGRAPH_GGUF`` may change it).
+
+    Args:
+        spec: The run's model.
+
+    Returns:
+        The fields (JSON values).
+    """
+    fields = ("model", "base_url", "temperature", "max_tokens", "structured_method")
+    key: dict[str, Any] = {name: getattr(spec, name) for name in fields}
+    if spec.is_local:
+        from debategraph.local import resolve_gguf
+
+        key["gguf"] = str(resolve_gguf(spec.model).resolve())
+    return key
+
+
+def plan_meta(plan: EvalPlan, notes: Sequence[str], label: str) -> dict[str, Any]:
+    """The plan's entries of ``results.json``'s meta.
+
+    Args:
+        plan: The plan.
+        notes: The notes told the user.
+        label: The run's model as the user reads it (a judge on it is named so).
+
+    Returns:
+        The entries.
+    """
+    from debategraph.nodes.agent import agent_of
+
+    judges: dict[str, str] = {}
+    for mode in plan.modes:
+        if plan.needs_judge(mode):
+            agent = agent_of(plan.judge_record(mode), None, JUDGE)
+            plain = agent.own is None and agent.runnable is None  # the run's model
+            judges[mode] = label if plain else agent.label()
+    return {
+        "modes": list(plan.modes),
+        "rosters": {name: r.path for name, r in plan.rosters.items()},
+        "decisions": [p.spec for p in plan.decisions],
+        "judge_model": plan.judge_model,
+        "judges": judges,
+        "matched": plan.matched,
+        "agents": plan.agents,
+        "rounds": plan.rounds,
+        "neighbours": plan.neighbours,
+        "plain_vote_modes": plain_vote_modes(plan.modes, plan.rounds, plan.rosters),
+        "notes": list(notes),
+        "parallel": plan.parallel,
+        "model": label,
+    }

@@ -1,0 +1,85 @@
+"""How far an eval is: questions done, each mode's running accuracy, calls in flight.
+
+The figures only; the CLI draws them (a bar on a terminal, a line every few seconds
+elsewhere). A question is done when every listed mode has answered it; a matched vote's
+threads (after the listed modes') are counted on their own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from debategraph.eval.records import Outcome
+
+
+@dataclass
+class Tally:
+    """The running counts of an eval's (question, mode) outcomes.
+
+    Attributes:
+        modes: The listed modes (a question is done when all of them answered it).
+        total: The questions.
+        done: Questions every listed mode answered.
+        started: When the run started (``time.monotonic``).
+    """
+
+    modes: tuple[str, ...]
+    total: int
+    done: int = 0
+    started: float = field(default_factory=time.monotonic)
+    _right: dict[str, int] = field(default_factory=dict)
+    _seen: dict[str, int] = field(default_factory=dict)
+    _pending: dict[int, int] = field(default_factory=dict)
+
+    def count(self, outcome: Outcome) -> bool:
+        """Count one (question, mode) outcome.
+
+        Args:
+            outcome: What the mode answered (its plurality row).
+
+        Returns:
+            Whether it is the last listed mode of its question (the question is done).
+        """
+        mode = outcome.mode
+        self._seen[mode] = self._seen.get(mode, 0) + 1
+        self._right[mode] = self._right.get(mode, 0) + outcome.correct
+        if mode not in self.modes:
+            return False
+        left = self._pending.get(outcome.line, len(self.modes)) - 1
+        self._pending[outcome.line] = left
+        self.done += left == 0
+        return left == 0
+
+    def accuracy(self, mode: str) -> str:
+        """``debate-full 0.67``: a mode's accuracy so far.
+
+        Args:
+            mode: A mode with an outcome counted.
+
+        Returns:
+            The mode and its accuracy, to 2 decimals.
+        """
+        return f"{mode} {self._right[mode] / self._seen[mode]:.2f}"
+
+    def running(self) -> str:
+        """Each listed mode's accuracy so far (those with an outcome), in plan order.
+
+        Returns:
+            ``single 0.50 · vote 0.67``.
+        """
+        return " · ".join(self.accuracy(m) for m in self.modes if self._seen.get(m))
+
+    def status(self) -> str:
+        """How far the run is: questions done, model calls in flight, time so far.
+
+        Returns:
+            One line.
+        """
+        from debategraph.models.limits import calls_in_flight
+
+        seconds = int(time.monotonic() - self.started)
+        return (
+            f"eval: {self.done}/{self.total} questions done · {calls_in_flight()} model "
+            f"call(s) in flight · {seconds // 60}m{seconds % 60:02d}s"
+        )

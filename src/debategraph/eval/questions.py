@@ -1,0 +1,139 @@
+"""The questions an eval runs: a dataset file's or generated ones, selected, and their digest.
+
+``eval gsm8k`` and ``eval mcq`` read a JSONL file (:mod:`~debategraph.eval.datasets`),
+``eval arithmetic`` generates its questions (:mod:`~debategraph.eval.arithmetic`); both
+are then selected by ``--offset``/``--limit`` (and a file's by ``--seed``), and what the
+selection came from is recorded in ``results.json``'s meta and ``plan.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from debategraph.errors import UsageError
+from debategraph.eval.records import Item
+from debategraph.words import plural
+
+
+@dataclass(frozen=True)
+class Questions:
+    """The questions an eval runs, and what to record about where they came from.
+
+    Attributes:
+        items: The questions (after ``--offset`` and ``--limit``).
+        meta: Their source's entries of ``results.json``'s meta.
+        notes: Lines to tell the user (skipped lines, a clamped limit).
+        generated: Questions to write to ``questions.jsonl`` in ``--out`` (a generated
+            task's); empty for a dataset file.
+    """
+
+    items: list[Item]
+    meta: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    generated: tuple[Item, ...] = ()
+
+
+def dataset_questions(
+    kind: str, dataset: Path, selection: tuple[int, int | None, int | None]
+) -> Questions:
+    """The questions of a dataset file, selected.
+
+    Args:
+        kind: ``gsm8k`` or ``mcq``.
+        dataset: The JSONL file.
+        selection: ``--offset``, ``--limit``, ``--seed`` (the shuffle's).
+
+    Returns:
+        The questions.
+
+    Raises:
+        UsageError: On a bad file or selection, naming it.
+    """
+    from debategraph.eval.datasets import load_gsm8k, load_mcq, select
+
+    loaded = load_gsm8k(dataset) if kind == "gsm8k" else load_mcq(dataset)
+    offset, limit, seed = selection
+    items, note = select(loaded.items, offset=offset, limit=limit, seed=seed)
+    notes = []
+    if loaded.skipped:
+        lines = ", ".join(map(str, loaded.skipped_lines[:5]))
+        more = ", ..." if loaded.skipped > 5 else ""
+        notes.append(
+            f"{plural(loaded.skipped, 'question')} skipped, their gold answer unusable "
+            f"(line {lines}{more})"
+        )
+    if note:
+        notes.append(note)
+    meta = {
+        "kind": kind,
+        "dataset": str(dataset),
+        "questions": len(items),
+        "skipped": loaded.skipped,
+        "skipped_lines": list(loaded.skipped_lines),
+        "offset": offset,
+        "limit": limit,
+        "seed": seed,
+    }
+    return Questions(items, meta, notes)
+
+
+def arithmetic_questions(
+    generation: tuple[int, int, int, int], selection: tuple[int, int | None]
+) -> Questions:
+    """The generated arithmetic questions, selected.
+
+    Args:
+        generation: ``--count``, ``--operands``, ``--max-operand``, ``--seed``.
+        selection: ``--offset``, ``--limit``.
+
+    Returns:
+        The questions; all that were generated go to ``questions.jsonl``.
+
+    Raises:
+        UsageError: On a setting out of range, naming the option.
+    """
+    from debategraph.eval.arithmetic import QUESTIONS_FILE, form, generate_arithmetic
+    from debategraph.eval.datasets import select
+
+    count, operands, max_operand, seed = generation
+    generated = generate_arithmetic(count, operands=operands, max_operand=max_operand, seed=seed)
+    offset, limit = selection
+    items, note = select(generated, offset=offset, limit=limit, seed=None)
+    meta = {
+        "kind": "arithmetic",
+        "dataset": QUESTIONS_FILE,
+        "questions": len(items),
+        "skipped": 0,
+        "skipped_lines": [],
+        "offset": offset,
+        "limit": limit,
+        "seed": seed,
+        "arithmetic": {
+            "count": count,
+            "operands": operands,
+            "max_operand": max_operand,
+            "form": form(operands),
+        },
+    }
+    return Questions(items, meta, [note] if note else [], tuple(generated))
+
+
+def dataset_sha256(path: Path) -> str:
+    """A dataset file's content digest (how shards on other machines know they read one file).
+
+    Args:
+        path: The file.
+
+    Returns:
+        Its SHA-256, in hex.
+
+    Raises:
+        UsageError: If it cannot be read, naming it.
+    """
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise UsageError(f"--dataset {path}: cannot read it ({exc.strerror or exc})") from exc
