@@ -118,3 +118,31 @@ def test_serves_defaults_are_the_servers() -> None:
         "tokens",
     ]
     assert {k: cli[k] for k in shared} == {k: server[k] for k in shared}
+
+
+def test_help_lists_the_commands_in_one_order_whichever_module_came_first() -> None:
+    """The tools' modules register their commands on import: ``--help`` must not follow that."""
+    import subprocess
+    import sys
+
+    script = (
+        "import importlib, sys, typer\n"
+        "from typer._click import core\n"
+        "for m in sys.argv[1:]: importlib.import_module(m)\n"
+        "from debategraph.cli.group import TOOL_MODULES, app\n"
+        "for m in TOOL_MODULES: importlib.import_module(m)\n"
+        "root = typer.main.get_command(app)\n"
+        "print(' '.join(root.list_commands(core.Context(root))))\n"
+    )
+    orders = {
+        subprocess.run(
+            [sys.executable, "-c", script, *first], capture_output=True, text=True, check=True
+        ).stdout
+        for first in (
+            [],
+            ["debategraph.cli.evaluate", "debategraph.cli.serve"],
+            ["debategraph.cli.serve", "debategraph.cli.commands"],
+        )
+    }
+    assert len(orders) == 1, orders
+    assert orders.pop().split()[-3:] == ["doctor", "serve", "eval"]

@@ -10,12 +10,13 @@ loads none of them, and no command module imports this one.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import typer
 
 from debategraph.cli import interrupts
-from debategraph.cli.group import app
+from debategraph.cli.group import TOOL_MODULES, app
 from debategraph.cli.render import fail
 from debategraph.errors import DebategraphError
 
@@ -33,7 +34,8 @@ def main(argv: list[str] | None = None) -> None:
         argv: Arguments (default ``sys.argv[1:]``).
     """
     with interrupts.guarded():
-        from debategraph.cli import commands, evaluate, serve  # noqa: F401 (registers the tools)
+        for module in TOOL_MODULES:  # they register the other commands on the app
+            importlib.import_module(module)
 
         command = typer.main.get_command(app)
         try:

@@ -27,6 +27,12 @@ _RUN_OPTIONS = inspect.signature(options.run_options, eval_str=True).parameters
 _REPORT_OPTIONS = inspect.signature(options.report_option, eval_str=True).parameters
 
 
+#: The modules that register the other commands on :data:`app` (the thread tools, ``serve``
+#: and ``eval``), in the order ``--help`` lists them, whichever was imported first.
+#: :func:`debategraph.cli.app.main` imports them.
+TOOL_MODULES = ("debategraph.cli.commands", "debategraph.cli.serve", "debategraph.cli.evaluate")
+
+
 class PatternGroup(TyperGroup):
     """The top-level group: one command per registered pattern, then the thread tools.
 
@@ -35,7 +41,14 @@ class PatternGroup(TyperGroup):
     """
 
     def list_commands(self, ctx: Any) -> list[str]:  # noqa: D102
-        return [*(e.command for e in registry.entries()), *super().list_commands(ctx)]
+        rank = {module: i for i, module in enumerate(TOOL_MODULES)}
+
+        def order(name: str) -> int:
+            callback = getattr(self.commands.get(name), "callback", None)
+            return rank.get(getattr(callback, "__module__", ""), len(rank))
+
+        tools = sorted(super().list_commands(ctx), key=order)  # stable: as registered
+        return [*(e.command for e in registry.entries()), *tools]
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:  # noqa: D102
         for entry in registry.entries():
