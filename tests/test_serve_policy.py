@@ -191,3 +191,33 @@ def test_a_key_written_twice_in_a_data_file_is_refused_with_its_line(tmp_path: P
     assert (
         str(refused.value) == f"--tokens {path}: not valid YAML at line 3: 'alice' is written twice"
     )
+
+
+def test_a_history_before_given_as_a_checkpoint_id_is_read_as_one() -> None:
+    """Aegra passes ``before`` as the id string; LangGraph needs a config (it raised)."""
+    import asyncio
+    from typing import TypedDict
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, StateGraph
+
+    class Count(TypedDict):
+        n: int
+
+    builder = StateGraph(Count)
+    builder.add_node("inc", lambda state: {"n": state["n"] + 1})
+    builder.add_edge(START, "inc")
+    graph = served(builder.compile(checkpointer=InMemorySaver()))
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"n": 0}, config)
+    graph.invoke({"n": 5}, config)
+    history = list(graph.get_state_history(config))
+    middle = history[2].config["configurable"]["checkpoint_id"]
+    older = [s.config for s in graph.get_state_history(config, before=middle)]
+    assert older == [s.config for s in history[3:]]
+
+    async def read(before: Any) -> list[Any]:
+        return [s.config async for s in graph.aget_state_history(config, before=before)]
+
+    assert asyncio.run(read(middle)) == older
+    assert asyncio.run(read("not an id")) == [s.config for s in history]  # ids sort after

@@ -20,6 +20,10 @@ Aegra (``aegra-api`` 0.6.0) run it as LangGraph's own servers do:
   the operator's model list, :mod:`debategraph.serve.models`), a run's context goes
   through it before the graph starts: model names become the operator's specs, and a
   context choosing an endpoint or a key is refused. LangGraph Studio sets none.
+- It reads a history's ``before`` given as a checkpoint id. Aegra's
+  ``/threads/{id}/history`` takes ``before`` as a checkpoint id and hands the string to
+  ``aget_state_history``, which needs a config: every such request ended in a 500. The
+  id is read as the config ``{"configurable": {"checkpoint_id": before}}``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ _BREAKPOINTS = ("interrupt_before", "interrupt_after")
 
 
 class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
-    """A compiled pattern graph that reads breakpoints from the config, and ``{}`` as none.
+    """A compiled pattern graph read as a server runs it (see the module's docstring).
 
     Attributes:
         context_policy: What a server does to a run's context before the graph starts
@@ -64,6 +68,19 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         """:meth:`CompiledStateGraph.astream`, read as the module docstring says."""
         return super().astream(self._input(input), config, **self._run_kwargs(config, kwargs))
+
+    def get_state_history(self, config: Any, *, before: Any = None, **kwargs: Any) -> Any:
+        """:meth:`CompiledStateGraph.get_state_history`; ``before`` may be a checkpoint id."""
+        return super().get_state_history(config, before=_before(before), **kwargs)
+
+    def aget_state_history(self, config: Any, *, before: Any = None, **kwargs: Any) -> Any:
+        """:meth:`CompiledStateGraph.aget_state_history`; ``before`` may be a checkpoint id."""
+        return super().aget_state_history(config, before=_before(before), **kwargs)
+
+
+def _before(value: Any) -> Any:
+    """A history's ``before`` as the config LangGraph reads: a checkpoint id becomes one."""
+    return {"configurable": {"checkpoint_id": value}} if isinstance(value, str) else value
 
 
 def served(graph: CompiledStateGraph[Any, Any, Any, Any]) -> ServedGraph:
