@@ -253,7 +253,7 @@ def test_meeting_notebook_runs(tmp_path: Path) -> None:
     assert "decision:" in text or "no usable decision" in text
 
 
-@EMBEDDED_B
+@EMBEDDED_A  # chain B holds the other notebooks and the embedded benchmarks: about even
 def test_notebook_runs(tmp_path: Path) -> None:
     text, _ = run_notebook("solver_debate.ipynb", tmp_path)
     assert "graph TD" in text
