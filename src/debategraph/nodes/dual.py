@@ -18,17 +18,19 @@ the calls of a round queue behind each other. Every node of this package is one 
 * :func:`dual_node`: a node whose two paths differ in more than the model calls (the
   open-round node reads the inbox with the store's sync or async methods).
 
-All three are LangChain's public ``RunnableLambda(func, afunc=...)``; a node reads its
-run's :class:`~langgraph.runtime.Runtime` with LangGraph's public ``get_runtime()``.
+All three are :class:`NodeLambda`: LangChain's public ``RunnableLambda(func, afunc=...)``
+that makes no trace run of its own (LangGraph's run of the node is its trace, as for a
+function node); a node reads its run's :class:`~langgraph.runtime.Runtime` with
+LangGraph's public ``get_runtime()``.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.runtime import Runtime, get_runtime
 
 from debategraph.models.steps import arun_steps, run_steps
@@ -56,6 +58,26 @@ def deadline_of(state: Any) -> float | None:
     """
     value = state.get("deadline") if isinstance(state, Mapping) else None
     return float(value) if isinstance(value, int | float) else None
+
+
+class NodeLambda(RunnableLambda[Any, Any]):
+    """``RunnableLambda(func, afunc=...)`` as a graph node: called as it is, no run of its own.
+
+    A ``RunnableLambda`` opens a callback run for every call (about 5% of the client CPU
+    of a model call, measured with ``benchmarks/speed.py``'s 10 debates at once): inside
+    a graph, the node's own run, which LangGraph opens, already traces it, as it does for
+    a plain function node. Both methods pass ``kwargs`` on (``node.invoke(state,
+    runtime=...)`` outside a graph).
+    """
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Call the sync function."""
+        return self.func(input, **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Await the async function."""
+        afunc = cast("Callable[..., Awaitable[Any]]", self.afunc)  # always given here
+        return await afunc(input, **kwargs)
 
 
 def runtime_here() -> Runtime[Context]:
@@ -93,7 +115,7 @@ def dual_node(
     async def anode(state: Any, runtime: Runtime[Context] | None = None) -> Any:
         return await afunc(state, runtime or runtime_here())
 
-    return RunnableLambda(node, afunc=anode, name=name)
+    return NodeLambda(node, afunc=anode, name=name)
 
 
 def agent_node(body: NodeBody, name: str | None = None) -> Runnable[Any, Any]:
@@ -138,4 +160,4 @@ def loop_node(func: Callable[..., Any], name: str | None = None) -> Runnable[Any
     async def anode(state: Any, **kwargs: Any) -> Any:
         return node(state, **kwargs)
 
-    return RunnableLambda(node, afunc=anode, name=name or func.__name__)
+    return NodeLambda(node, afunc=anode, name=name or func.__name__)
