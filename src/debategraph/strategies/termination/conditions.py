@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import ClassVar, Protocol, TypeVar
 
 from debategraph.state.base import TerminationReason
 from debategraph.state.records import Turn, Usage
@@ -256,39 +256,45 @@ def first_fired(conditions: Sequence[Condition], outcome: RoundOutcome) -> Termi
 
 
 @dataclass(frozen=True)
-class AnyOf(Combinable):
-    """Fires when any of its conditions fires (the first, in order, gives the reason)."""
+class _Joined(Combinable):
+    """Conditions joined by ``|`` (:class:`AnyOf`) or ``&`` (:class:`AllOf`).
+
+    The first condition gives the reason (the one that fired is told by
+    :func:`check_steps`); ``every`` says whether all must fire at once or any one will,
+    ``word`` joins their descriptions.
+    """
 
     conditions: tuple[Condition, ...]
-
-    @property
-    def reason(self) -> TerminationReason:
-        """The first condition's reason (the one that fired is told by :func:`check_steps`)."""
-        return self.conditions[0].reason
-
-    def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
-        return any(c.fired(outcome) for c in self.conditions)
-
-    def describe(self) -> str:  # noqa: D102
-        return " or ".join(describe_condition(c) for c in self.conditions)
-
-
-@dataclass(frozen=True)
-class AllOf(Combinable):
-    """Fires when all of its conditions fire at once (the first gives the reason)."""
-
-    conditions: tuple[Condition, ...]
+    every: ClassVar[bool]
+    word: ClassVar[str]
 
     @property
     def reason(self) -> TerminationReason:
         """The first condition's reason."""
         return self.conditions[0].reason
 
-    def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
-        return all(c.fired(outcome) for c in self.conditions)
+    def fired(self, outcome: RoundOutcome) -> bool:
+        verdicts = (c.fired(outcome) for c in self.conditions)
+        return all(verdicts) if self.every else any(verdicts)
 
-    def describe(self) -> str:  # noqa: D102
-        return " and ".join(describe_condition(c) for c in self.conditions)
+    def describe(self) -> str:
+        return f" {self.word} ".join(describe_condition(c) for c in self.conditions)
+
+
+@dataclass(frozen=True)
+class AnyOf(_Joined):
+    """Fires when any of its conditions fires (the first, in order, gives the reason)."""
+
+    every = False
+    word = "or"
+
+
+@dataclass(frozen=True)
+class AllOf(_Joined):
+    """Fires when all of its conditions fire at once (the first gives the reason)."""
+
+    every = True
+    word = "and"
 
 
 def describe_condition(condition: Condition) -> str:
