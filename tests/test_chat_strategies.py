@@ -259,6 +259,20 @@ def test_combinations_fire_and_read_as_their_parts_joined() -> None:
     assert any_of(cap) != all_of(cap)
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: max_turns(0), "max_turns must be at least 1, got 0"),
+        (lambda: token_budget(0), "token budget must be at least 1, got 0"),
+        (lambda: stall(0), "stall turns must be at least 1, got 0"),
+        (lambda: llm("done?", keep_last=0), "judge keep_last must be at least 1, got 0"),
+    ],
+)
+def test_counts_below_one_are_refused_naming_the_value(make: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        make()
+
+
 def test_any_of_stops_before_a_judge_when_a_cap_fires() -> None:
     log: list[Any] = []
     cond = max_turns(2) | llm("done?")

@@ -80,6 +80,24 @@ class Combinable:
 C = TypeVar("C", "AnyOf", "AllOf")
 
 
+def at_least_one(value: int, what: str) -> int:
+    """``value``, checked to be a count of at least 1 (a cap, a budget, a window).
+
+    Args:
+        value: The count.
+        what: What it counts, for the error (``max_turns``, ``token budget``).
+
+    Returns:
+        ``value``.
+
+    Raises:
+        ValueError: If ``value`` is below 1 (``what must be at least 1, got 0``).
+    """
+    if value < 1:
+        raise ValueError(f"{what} must be at least 1, got {value}")
+    return value
+
+
 def combine(kind: type[C], conditions: Sequence[Condition]) -> C:
     """``kind`` of ``conditions``, flattened: ``(a | b) | c`` is ``any_of(a, b, c)``.
 
@@ -182,8 +200,8 @@ class Stall(Combinable):
     reason: TerminationReason = "stalled"
 
     def __post_init__(self) -> None:
-        if self.turns is not None and self.turns < 1:
-            raise ValueError(f"stall turns must be at least 1, got {self.turns}")
+        if self.turns is not None:
+            at_least_one(self.turns, "stall turns")
 
     def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
         if self.turns is not None:
