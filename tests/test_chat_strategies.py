@@ -27,6 +27,7 @@ from debategraph.strategies.termination import (
     all_of,
     any_of,
     check_steps,
+    describe_condition,
     external,
     hard_cap,
     has_hard_cap,
@@ -241,6 +242,35 @@ def test_combinations_any_and_all() -> None:
     nested = any_of(regex("A"), any_of(regex("B"), max_turns(2)))
     assert len(nested.conditions) == 3
     assert all_of(regex("A")).conditions == (regex("A"),)
+
+
+def test_combinations_fire_and_read_as_their_parts_joined() -> None:
+    """``fired``, ``reason`` and the words of ``|`` and ``&`` themselves (no model judge)."""
+    cap, match = max_turns(4), regex("DONE")
+    either, both = match | cap, match & cap
+    capped = outcome(("Writer", "x"), round=4)
+    assert either.fired(capped) and not both.fired(capped)
+    assert both.fired(outcome(("Writer", "DONE"), round=4))
+    assert not either.fired(outcome(("Writer", "x"), round=3))
+    assert either.reason == both.reason == "matched"  # the first part's
+    words = (describe_condition(match), describe_condition(cap))
+    assert describe_condition(either) == " or ".join(words)
+    assert describe_condition(both) == " and ".join(words)
+    assert any_of(cap) != all_of(cap)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: max_turns(0), "max_turns must be at least 1, got 0"),
+        (lambda: token_budget(0), "token budget must be at least 1, got 0"),
+        (lambda: stall(0), "stall turns must be at least 1, got 0"),
+        (lambda: llm("done?", keep_last=0), "judge keep_last must be at least 1, got 0"),
+    ],
+)
+def test_counts_below_one_are_refused_naming_the_value(make: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        make()
 
 
 def test_any_of_stops_before_a_judge_when_a_cap_fires() -> None:

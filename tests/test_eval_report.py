@@ -15,10 +15,12 @@ from PIL import Image
 from rich.console import Console
 
 from debategraph.errors import UsageError
+from debategraph.eval.arithmetic import QUESTIONS_FILE, generate_arithmetic, write_questions
 from debategraph.eval.dynamics import mode_dynamics
 from debategraph.eval.figures import accuracy_figure, dynamics_figure
 from debategraph.eval.records import Matched, ModeSummary, Outcome
 from debategraph.eval.report import read_report, results_document, write_results
+from debategraph.eval.shards import PLAN_FILE, write_plan
 from debategraph.eval.stats import Report, build_report, summarize
 from debategraph.eval.tables import markdown_table, results_table
 
@@ -71,6 +73,7 @@ def make_outcomes() -> list[Outcome]:
 
 OUTCOMES = make_outcomes()
 REPORT = build_report(OUTCOMES, MODES, MATCHED)
+QUESTIONS = generate_arithmetic(3, operands=2, max_operand=9, seed=0)
 
 
 def assert_png(path: Path, size: tuple[int, int]) -> None:
@@ -285,6 +288,27 @@ def test_failed_write_leaves_no_partial_files(
     with pytest.raises(UsageError, match=r"cannot write accuracy\.png: No space left on device$"):
         write_results(tmp_path, OUTCOMES, REPORT, {})
     assert list(tmp_path.iterdir()) == []  # neither the JSON nor the CSV, nor a temp file
+
+
+@pytest.mark.parametrize("name", [QUESTIONS_FILE, PLAN_FILE])
+def test_questions_and_plan_are_written_whole_or_fail_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    def full_disk(self: Path, target: object) -> None:
+        raise OSError(28, os.strerror(28))
+
+    write = {
+        QUESTIONS_FILE: lambda: write_questions(tmp_path / QUESTIONS_FILE, QUESTIONS),
+        PLAN_FILE: lambda: write_plan(tmp_path, {"rounds": 2}),
+    }[name]
+    assert write() == tmp_path / name
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+    monkeypatch.setattr(Path, "replace", full_disk)
+    with pytest.raises(UsageError) as caught:
+        write()
+    monkeypatch.undo()
+    assert str(caught.value) == f"--out {tmp_path}: cannot write {name}: No space left on device"
+    assert [p.name for p in tmp_path.iterdir()] == [name]  # the old one, and no temporary file
 
 
 def test_failed_rewrite_keeps_the_old_files(

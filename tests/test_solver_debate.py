@@ -31,7 +31,9 @@ from debategraph.graphs import studio
 from debategraph.graphs.solver_debate import GRAPH_NAME
 from debategraph.models import ModelSpec
 from debategraph.nodes.solver_debate import gist
+from debategraph.nodes.solver_debate.judge import JudgeReply
 from debategraph.nodes.solver_debate.prompts import SOLUTION_VIEW
+from debategraph.nodes.solver_debate.rounds import ChoiceReply, SolverReply
 from debategraph.registry import current_settings, entry
 from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.strategies import ring, star
@@ -626,6 +628,14 @@ def test_module_graph_json_schemas() -> None:
     assert "required" not in schema
     output = set(graph.get_output_jsonschema()["properties"])
     assert output >= OUTPUT_KEYS
+
+
+def test_reply_schemas_are_sent_without_their_docstring() -> None:
+    """Every reply schema of the solvers and the judge drops its description, not its fields'."""
+    for schema in (SolverReply, ChoiceReply, JudgeReply):
+        sent = schema.model_json_schema()
+        assert "description" not in sent, schema.__name__
+        assert sent["properties"]["reasoning"]["description"], schema.__name__
 
 
 # --------------------------------------------------------------------------

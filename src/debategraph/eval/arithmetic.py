@@ -17,6 +17,7 @@ from pathlib import Path
 
 from debategraph.errors import UsageError
 from debategraph.eval.records import Item
+from debategraph.eval.report import write_out
 
 #: The operators between Du et al.'s six operands, in order: ``a+b*c+d-e*f``.
 OPERATORS = ("+", "*", "+", "-", "*")
@@ -139,8 +140,7 @@ def write_questions(path: Path, items: Sequence[Item]) -> Path:
     ``line`` is the question's number in the generated sequence: its ``line`` in
     ``results.csv``.
 
-    Written to a temporary file and moved into place, so an interrupted write leaves
-    no half file.
+    Written whole or not at all (:func:`~debategraph.eval.report.write_out`).
 
     Args:
         path: The file (``questions.jsonl`` in ``--out``).
@@ -156,13 +156,4 @@ def write_questions(path: Path, items: Sequence[Item]) -> Path:
         json.dumps({"line": item.line, "question": item.question, "answer": int(item.gold)}) + "\n"
         for item in items
     ]
-    temp = path.with_name(f".{path.name}.tmp")
-    try:
-        temp.write_text("".join(lines), encoding="utf-8")
-        temp.replace(path)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        raise UsageError(
-            f"--out {path.parent}: cannot write {path.name}: {exc.strerror or exc}"
-        ) from exc
-    return path
+    return write_out(path, "".join(lines))

@@ -2,7 +2,8 @@
 
 Each file is rendered to a temporary file next to its target and moved into place only
 once all four are complete, so an interrupted or failed write never leaves a truncated
-file behind (an older complete one stays as it was). :func:`read_report` reads
+file behind (an older complete one stays as it was); :func:`write_out` writes any other
+file of ``--out`` (the questions, the plan) the same way. :func:`read_report` reads
 ``results.json`` back; the tables (:mod:`~debategraph.eval.tables`) show the figures as
 it rounds them.
 """
@@ -231,6 +232,37 @@ def check_out_dir(path: Path) -> None:
         raise UsageError(f"--out {path}: not writable: {exc.strerror or exc}") from exc
 
 
+def _cannot_write(out_dir: Path, name: str, exc: OSError) -> UsageError:
+    """The one-line error of a file of ``--out`` that could not be written."""
+    return UsageError(f"--out {out_dir}: cannot write {name}: {exc.strerror or exc}")
+
+
+def write_out(path: Path, text: str) -> Path:
+    """Write a text file of ``--out`` whole or not at all.
+
+    Written to a temporary file beside it and moved into place, so an interrupted write
+    leaves no half file.
+
+    Args:
+        path: The file, in ``--out``.
+        text: Its content.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        UsageError: If it cannot be written (``--out DIR: cannot write NAME: why``).
+    """
+    temp = path.with_name(f".{path.name}.tmp")
+    try:
+        temp.write_text(text, encoding="utf-8")
+        temp.replace(path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise _cannot_write(path.parent, path.name, exc) from exc
+    return path
+
+
 def write_results(
     out_dir: Path,
     outcomes: Sequence[Outcome],
@@ -281,7 +313,7 @@ def write_results(
             os.replace(temp, out_dir / name)
             del staged[key]
     except OSError as exc:
-        raise UsageError(f"--out {out_dir}: cannot write {name}: {exc.strerror or exc}") from exc
+        raise _cannot_write(out_dir, name, exc) from exc
     finally:
         for temp in staged.values():
             with contextlib.suppress(OSError):

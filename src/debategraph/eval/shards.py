@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from debategraph.errors import UsageError
+from debategraph.eval.report import write_out
 
 T = TypeVar("T")
 
@@ -119,17 +120,7 @@ def write_plan(out_dir: Path, settings: Mapping[str, Any]) -> Path:
     """
     path = out_dir / PLAN_FILE
     document = {"version": PLAN_VERSION, "settings": dict(settings)}
-    text = json.dumps(document, indent=2, sort_keys=True, default=str) + "\n"
-    temp = path.with_name(f".{PLAN_FILE}.tmp")
-    try:
-        temp.write_text(text, encoding="utf-8")
-        temp.replace(path)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        raise UsageError(
-            f"--out {out_dir}: cannot write {PLAN_FILE}: {exc.strerror or exc}"
-        ) from exc
-    return path
+    return write_out(path, json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def read_plan(out_dir: Path) -> dict[str, Any]:

@@ -24,7 +24,7 @@ no runtime::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,7 +36,12 @@ from debategraph.nodes.solver_debate.prompts import (
     JUDGE_TASK,
     NO_ANSWER,
 )
-from debategraph.nodes.solver_debate.setup import DEFAULT_VIEW_CHARS, JUDGE, JUDGE_STAGE
+from debategraph.nodes.solver_debate.setup import (
+    DEFAULT_VIEW_CHARS,
+    JUDGE,
+    JUDGE_STAGE,
+    no_description,
+)
 from debategraph.nodes.solver_debate.views import question_text, solution_view
 from debategraph.state.records import Turn
 from debategraph.state.solver_debate import Decision
@@ -50,14 +55,10 @@ if TYPE_CHECKING:
     from debategraph.models import Steps
 
 
-def _no_description(schema: dict[str, Any]) -> None:
-    schema.pop("description", None)  # the tool's name says it; every call sends the schema
-
-
 class JudgeReply(BaseModel):
     """The judge's pick among the solvers' final answers."""
 
-    model_config = ConfigDict(coerce_numbers_to_str=True, json_schema_extra=_no_description)
+    model_config = ConfigDict(coerce_numbers_to_str=True, json_schema_extra=no_description)
 
     reasoning: str = Field(description="Brief step-by-step check of the solutions.")
     answer: str = Field(

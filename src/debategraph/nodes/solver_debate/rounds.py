@@ -19,7 +19,12 @@ from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.dual import agent_node, loop_node
 from debategraph.nodes.messages import emit
 from debategraph.nodes.rounds import ended, open_round_node, review_payload
-from debategraph.nodes.solver_debate.setup import SOLVE_STAGE, SolverDebateSetup, check_input
+from debategraph.nodes.solver_debate.setup import (
+    SOLVE_STAGE,
+    SolverDebateSetup,
+    check_input,
+    no_description,
+)
 from debategraph.nodes.solver_debate.views import solver_prompt, solver_view
 from debategraph.state.base import charge_update
 from debategraph.state.records import (
@@ -58,14 +63,10 @@ NUMBER_PATTERN = r"^-?[0-9][0-9,]*([.][0-9]+)?$"
 LETTER_PATTERN = r"^[A-Z]$"
 
 
-def _no_description(schema: dict[str, Any]) -> None:
-    schema.pop("description", None)  # the tool's name says it; every call sends the schema
-
-
 class SolverReply(BaseModel):
     """A solver's answer."""
 
-    model_config = ConfigDict(coerce_numbers_to_str=True, json_schema_extra=_no_description)
+    model_config = ConfigDict(coerce_numbers_to_str=True, json_schema_extra=no_description)
 
     reasoning: str = Field(description="Brief step-by-step reasoning.")
     answer: str = Field(
@@ -77,7 +78,7 @@ class SolverReply(BaseModel):
 class ChoiceReply(BaseModel):
     """A solver's answer to a multiple-choice question."""
 
-    model_config = ConfigDict(json_schema_extra=_no_description)
+    model_config = ConfigDict(json_schema_extra=no_description)
 
     reasoning: str = Field(description="Brief step-by-step reasoning.")
     answer: str = Field(

@@ -73,6 +73,19 @@ AGGREGATE_NODE = "aggregate"
 #: Names a solver may not take: the graph's other nodes.
 RESERVED_NAMES = frozenset({OPEN_ROUND_NODE, CLOSE_ROUND_NODE, AGGREGATE_NODE, REVIEW_NODE})
 
+
+def no_description(schema: dict[str, Any]) -> None:
+    """Drop a reply schema's description (its class docstring) from its JSON schema.
+
+    The ``json_schema_extra`` of the solvers' and the judge's reply schemas: the tool's
+    name says what the reply is, and every call sends the schema.
+
+    Args:
+        schema: The JSON schema pydantic made, changed in place.
+    """
+    schema.pop("description", None)
+
+
 _require_question = require_text("question", 'give the problem text, e.g. "2+3?"')
 
 

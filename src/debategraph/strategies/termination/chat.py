@@ -28,6 +28,7 @@ from debategraph.strategies.termination.conditions import (
     MaxRounds,
     RoundOutcome,
     TimeLimit,
+    at_least_one,
     describe_condition,
 )
 
@@ -105,8 +106,7 @@ class LLMJudge(Combinable):
     def __post_init__(self) -> None:
         if not self.prompt.strip():
             raise ValueError("an llm termination needs a question, e.g. llm:Is it approved?")
-        if self.keep_last < 1:
-            raise ValueError(f"judge keep_last must be at least 1, got {self.keep_last}")
+        at_least_one(self.keep_last, "judge keep_last")
         object.__setattr__(self, "agents", tuple(self.agents))
 
     def fired(self, outcome: RoundOutcome) -> bool:

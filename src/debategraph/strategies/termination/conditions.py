@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import ClassVar, Protocol, TypeVar
 
 from debategraph.state.base import TerminationReason
 from debategraph.state.records import Turn, Usage
@@ -78,6 +78,24 @@ class Combinable:
 
 
 C = TypeVar("C", "AnyOf", "AllOf")
+
+
+def at_least_one(value: int, what: str) -> int:
+    """``value``, checked to be a count of at least 1 (a cap, a budget, a window).
+
+    Args:
+        value: The count.
+        what: What it counts, for the error (``max_turns``, ``token budget``).
+
+    Returns:
+        ``value``.
+
+    Raises:
+        ValueError: If ``value`` is below 1 (``what must be at least 1, got 0``).
+    """
+    if value < 1:
+        raise ValueError(f"{what} must be at least 1, got {value}")
+    return value
 
 
 def combine(kind: type[C], conditions: Sequence[Condition]) -> C:
@@ -182,8 +200,8 @@ class Stall(Combinable):
     reason: TerminationReason = "stalled"
 
     def __post_init__(self) -> None:
-        if self.turns is not None and self.turns < 1:
-            raise ValueError(f"stall turns must be at least 1, got {self.turns}")
+        if self.turns is not None:
+            at_least_one(self.turns, "stall turns")
 
     def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
         if self.turns is not None:
@@ -256,39 +274,45 @@ def first_fired(conditions: Sequence[Condition], outcome: RoundOutcome) -> Termi
 
 
 @dataclass(frozen=True)
-class AnyOf(Combinable):
-    """Fires when any of its conditions fires (the first, in order, gives the reason)."""
+class _Joined(Combinable):
+    """Conditions joined by ``|`` (:class:`AnyOf`) or ``&`` (:class:`AllOf`).
+
+    The first condition gives the reason (the one that fired is told by
+    :func:`check_steps`); ``every`` says whether all must fire at once or any one will,
+    ``word`` joins their descriptions.
+    """
 
     conditions: tuple[Condition, ...]
-
-    @property
-    def reason(self) -> TerminationReason:
-        """The first condition's reason (the one that fired is told by :func:`check_steps`)."""
-        return self.conditions[0].reason
-
-    def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
-        return any(c.fired(outcome) for c in self.conditions)
-
-    def describe(self) -> str:  # noqa: D102
-        return " or ".join(describe_condition(c) for c in self.conditions)
-
-
-@dataclass(frozen=True)
-class AllOf(Combinable):
-    """Fires when all of its conditions fire at once (the first gives the reason)."""
-
-    conditions: tuple[Condition, ...]
+    every: ClassVar[bool]
+    word: ClassVar[str]
 
     @property
     def reason(self) -> TerminationReason:
         """The first condition's reason."""
         return self.conditions[0].reason
 
-    def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
-        return all(c.fired(outcome) for c in self.conditions)
+    def fired(self, outcome: RoundOutcome) -> bool:
+        verdicts = (c.fired(outcome) for c in self.conditions)
+        return all(verdicts) if self.every else any(verdicts)
 
-    def describe(self) -> str:  # noqa: D102
-        return " and ".join(describe_condition(c) for c in self.conditions)
+    def describe(self) -> str:
+        return f" {self.word} ".join(describe_condition(c) for c in self.conditions)
+
+
+@dataclass(frozen=True)
+class AnyOf(_Joined):
+    """Fires when any of its conditions fires (the first, in order, gives the reason)."""
+
+    every = False
+    word = "or"
+
+
+@dataclass(frozen=True)
+class AllOf(_Joined):
+    """Fires when all of its conditions fire at once (the first gives the reason)."""
+
+    every = True
+    word = "and"
 
 
 def describe_condition(condition: Condition) -> str:

@@ -14,6 +14,7 @@ from debategraph.strategies.termination.conditions import (
     Stall,
     TimeLimit,
     TokenBudget,
+    at_least_one,
     combine,
 )
 
@@ -32,9 +33,7 @@ def max_turns(limit: int) -> MaxRounds:
     Raises:
         ValueError: If ``limit`` is below 1.
     """
-    if limit < 1:
-        raise ValueError(f"max_turns must be at least 1, got {limit}")
-    return MaxRounds(limit, reason="max_turns")
+    return MaxRounds(at_least_one(limit, "max_turns"), reason="max_turns")
 
 
 def regex(pattern: str, *agents: str) -> Regex:
@@ -76,9 +75,7 @@ def token_budget(tokens: int) -> TokenBudget:
     Raises:
         ValueError: If ``tokens`` is below 1.
     """
-    if tokens < 1:
-        raise ValueError(f"token budget must be at least 1, got {tokens}")
-    return TokenBudget(tokens)
+    return TokenBudget(at_least_one(tokens, "token budget"))
 
 
 def timeout(seconds: float) -> TimeLimit:
