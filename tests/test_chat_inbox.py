@@ -49,6 +49,7 @@ def chat_reply(request: dict[str, Any]) -> str:
     return "Another draft about the rain."
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_interject_into_a_running_chat_reaches_the_next_speaker_then_stop(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,6 +6,7 @@ import itertools
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage
@@ -73,6 +74,7 @@ def selector_of(kind: str) -> Any:
     guard=st.one_of(st.none(), st.integers(1, 3)),
     seed=st.integers(0, 10_000),
 )
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_every_chat_ends_within_its_cap_with_a_reason(
     termination: Condition, selection: str, guard: int | None, seed: int
 ) -> None:

@@ -21,6 +21,9 @@ import pytest
 
 from tests.studio_server import closed_port
 
+# Runs .ci/run and pytest in processes of their own: make test-fast leaves it out.
+pytestmark = pytest.mark.slow
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 POSTGRES_CASE = "tests/test_async_graphs.py::test_ainvoke_and_invoke_give_the_same_debate[postgres]"
 SWITCHES = ("CI", "DEBATEGRAPH_REQUIRE_REAL_PARTS", "DEBATEGRAPH_TEST_POSTGRES_URL")

@@ -216,6 +216,7 @@ def test_resume_repeats_no_finished_call(
         assert json.loads(out)["usage"]["calls"] == 6
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_ctrl_c_then_resume(tmp_path: Path) -> None:
     """Interrupted with a call in flight (held until the process has exited), then resumed.
 
@@ -421,6 +422,7 @@ def test_existing_thread_is_not_overwritten(
     assert "already exists" in one_error_line(err)
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
 def test_usage_error_from_a_subprocess_has_no_traceback(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "debategraph.cli", "solve", "", "--db", str(tmp_path / "d.sqlite")],

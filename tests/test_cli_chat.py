@@ -240,6 +240,7 @@ def test_max_turns_is_a_hidden_deprecated_alias_of_rounds(
     assert "--max-turns" not in out
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
 def test_declaring_the_pattern_loads_no_model_client() -> None:
     """The registry loads no LangGraph; the CLI declaration no model client."""
     code = (

@@ -120,6 +120,7 @@ def test_serves_defaults_are_the_servers() -> None:
     assert {k: cli[k] for k in shared} == {k: server[k] for k in shared}
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_help_lists_the_commands_in_one_order_whichever_module_came_first() -> None:
     """The tools' modules register their commands on import: ``--help`` must not follow that."""
     import subprocess

@@ -1095,6 +1095,7 @@ def test_discuss_command_bad_inputs_are_one_line(case: str, message: str, tmp_pa
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
 def test_declaring_the_pattern_loads_no_model_client() -> None:
     """The registry loads no LangGraph; the CLI declaration no model client."""
     code = (

@@ -313,6 +313,7 @@ def database_check(path: str) -> str:
     return json.dumps({"ok": check.ok, "detail": check.detail})
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_read_only_sqlite_file_fails_its_check(tmp_path: Path) -> None:
     db = tmp_path / "ro.sqlite"
     sqlite3.connect(db).close()

@@ -163,6 +163,7 @@ def test_interject_mid_round_is_posted_refused_finished_and_empty(
         assert "finished" in one_error_line(err) and "fork" in one_error_line(err)
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_interject_while_running_goes_to_the_inbox(checkpoint_url: str, in_tmp: Path) -> None:
     with StubOpenAIServer(answer_18, latency_s=0.5) as server:
         args = solve_args(server, checkpoint_url, "r", "--rounds", "20")
@@ -256,6 +257,7 @@ def test_bad_input(
     assert needle in one_error_line(err)
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_prune_keeps_kept_threads_usable(
     checkpoint_url: str, in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

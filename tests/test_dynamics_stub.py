@@ -21,6 +21,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from debategraph import build_solver_debate, recursion_limit
 from debategraph.models import ModelSpec
 from debategraph.nodes.solver_debate.views import latest_turns
@@ -137,6 +139,7 @@ def check_oracle(threads: Sequence[Dynamics]) -> None:
     assert math.isclose(summary.loss, summary.oracle - summary.final_accuracy)
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_independent_answers_land_in_the_bands_of_p() -> None:
     """Each call is right with probability p = 0.3, whatever it read; wrong answers distinct.
 
@@ -179,6 +182,7 @@ def test_independent_answers_land_in_the_bands_of_p() -> None:
     check_oracle(measured)
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_conformity_lands_in_the_band_of_c() -> None:
     """After round 1 each call copies the previous round's plurality with probability c = 0.6.
 

@@ -43,6 +43,7 @@ def eval_args(
     return ["eval", kind, "--dataset", str(dataset), "--out", str(out), *args]
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_single_and_vote_land_in_their_binomial_bands(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -83,6 +84,7 @@ def test_single_and_vote_land_in_their_binomial_bands(
     assert json.loads((out / "results.json").read_text())["modes"] == result["modes"]
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_a_finished_eval_reruns_without_a_model_call(
     tmp_path: Path, checkpoint_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -112,6 +114,7 @@ def test_a_finished_eval_reruns_without_a_model_call(
     assert not (out / "checkpoints.sqlite").exists()  # --db, not the default in --out
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_an_interrupted_eval_resumes_without_redoing_finished_questions(tmp_path: Path) -> None:
     """Ctrl-C in the middle, then the same command: only what was left is asked."""
     n, agents, rounds = 12, 3, 2

@@ -64,6 +64,7 @@ def test_the_plan_is_made_with_the_callers_checks_before_the_judges(tmp_path: Pa
         build_plan(options(tmp_path, parallel=0), checks)
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
 def test_planning_needs_neither_typer_nor_the_cli() -> None:
     code = (
         "import sys\n"

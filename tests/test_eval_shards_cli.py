@@ -28,6 +28,7 @@ def rows(result: dict[str, object]) -> dict[str, tuple[int, int]]:
     return {m["mode"]: (m["n"], m["correct"]) for m in result["modes"]}  # type: ignore[attr-defined,index]
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_shards_merge_into_the_unsharded_result(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -265,6 +265,7 @@ def prompt_text(request: dict[str, Any]) -> str:
     return json.dumps(request["messages"])
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_interject_into_and_stop_a_running_debate(
     checkpoint_url: str, in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -407,6 +407,7 @@ def test_prune_rejects_a_saver_without_sql() -> None:
         prune(lambda _: None, InMemorySaver(), keep_last=1, finished_older_than_days=None)
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_prune_shrinks_the_sqlite_file(tmp_path: Path) -> None:
     """50 finished 5-round debates with 500-character reasoning, pruned to 1 checkpoint."""
     model = Model(padding=500)

@@ -590,6 +590,7 @@ def test_graph_for_studio() -> None:
     )
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
 def test_declaring_the_pattern_loads_no_model_client() -> None:
     """The registry loads no LangGraph; the CLI declaration no model client."""
     code = (

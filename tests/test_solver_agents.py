@@ -529,6 +529,7 @@ def test_resume_keeps_each_solvers_model_and_no_key_is_written(
     assert all(SECRET not in e for e in errors)
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_resume_after_a_kill_keeps_each_solvers_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

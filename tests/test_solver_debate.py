@@ -828,6 +828,7 @@ def test_a_saved_threads_rounds_setting_reads_as_max_rounds() -> None:
     assert SOLVE.agents_per_round({**settings, "topology": {"a": ["b"], "b": ["a"]}}) == 2
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
 def test_declaring_the_pattern_loads_no_model_client() -> None:
     """The registry loads no LangGraph; the CLI declaration no model client."""
     code = (

@@ -27,6 +27,8 @@ from tests.conftest import one_error_line, run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer
 
 #: Seconds each stub reply takes: far longer than the limit.
+pytestmark = pytest.mark.slow  # runs into real time limits: make test-fast leaves it out
+
 SLOW_S = 60.0
 #: The per-request client timeout: longer than a reply, so only the time limit cuts it.
 REQUEST_TIMEOUT = ["--timeout", "120"]

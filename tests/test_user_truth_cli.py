@@ -193,6 +193,7 @@ def test_show_prints_each_debate_turn_once(
     assert out.count(DEBATE_ARGUMENT) == len(spoken), out
 
 
+@pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_threads_fit_80_columns_one_line_per_thread(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -27,6 +27,8 @@ from tests.conftest import answer_18, stub_args
 from tests.openai_stub import StubOpenAIServer
 from tests.processes import takes_ctrl_c
 
+pytestmark = pytest.mark.slow  # interrupts CLI processes: make test-fast leaves it out
+
 CLI = [sys.executable, "-m", "debategraph.cli"]
 QUESTION = "Natalia sold clips to 48 of her friends in April, and half as many in May. Total?"
 #: Long enough that the run is still in its first calls when it is interrupted.
