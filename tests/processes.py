@@ -1,8 +1,10 @@
-"""Finding the embedded model's server processes (Linux ``/proc``) from tests."""
+"""Processes from tests: a fresh interpreter's output, the embedded model's servers (``/proc``)."""
 
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 CHILD_SCRIPT = b"debategraph/local/child.py"
@@ -36,3 +38,14 @@ def takes_ctrl_c() -> None:
     ignored, which its children inherit and Python keeps: Ctrl-C would then do nothing.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def python_output(code: str, *args: str) -> str:
+    """What ``python -c code args...`` prints: a fresh interpreter, nothing imported yet.
+
+    Raises:
+        subprocess.CalledProcessError: If it exits non-zero.
+    """
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, timeout=60
+    ).stdout

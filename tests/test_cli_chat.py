@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -238,16 +236,3 @@ def test_max_turns_is_a_hidden_deprecated_alias_of_rounds(
     code, out, _ = run_cli(["chat", "--help"], capsys)
     assert code == 0 and "--rounds" in out and "--time-limit" in out
     assert "--max-turns" not in out
-
-
-@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
-def test_declaring_the_pattern_loads_no_model_client() -> None:
-    """The registry loads no LangGraph; the CLI declaration no model client."""
-    code = (
-        "import sys, debategraph.registry as r; r.entry('group_chat'); "
-        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
-        "import debategraph.cli.patterns.group_chat as m; m.PATTERN.describe; "
-        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.split() == ["[]", "[]"]

@@ -123,8 +123,7 @@ def test_serves_defaults_are_the_servers() -> None:
 @pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_help_lists_the_commands_in_one_order_whichever_module_came_first() -> None:
     """The tools' modules register their commands on import: ``--help`` must not follow that."""
-    import subprocess
-    import sys
+    from tests.processes import python_output
 
     script = (
         "import importlib, sys, typer\n"
@@ -136,9 +135,7 @@ def test_help_lists_the_commands_in_one_order_whichever_module_came_first() -> N
         "print(' '.join(root.list_commands(core.Context(root))))\n"
     )
     orders = {
-        subprocess.run(
-            [sys.executable, "-c", script, *first], capture_output=True, text=True, check=True
-        ).stdout
+        python_output(script, *first)
         for first in (
             [],
             ["debategraph.cli.evaluate", "debategraph.cli.serve"],

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import subprocess
-import sys
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -887,19 +885,6 @@ def test_default_debaters() -> None:
     graph = build_debate().compile()
     assert {"Affirmative", "Negative"} <= set(graph.nodes)
     assert not {"moderator", "judge", "summarizer", "human"} & set(graph.nodes)
-
-
-@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
-def test_declaring_the_pattern_loads_no_model_client() -> None:
-    """The registry loads no LangGraph; the CLI declaration no model client."""
-    code = (
-        "import sys, debategraph.registry as r; r.entry('debate'); "
-        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
-        "import debategraph.cli.patterns.debate as m; m.PATTERN.describe; "
-        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.split() == ["[]", "[]"]
 
 
 # --------------------------------------------------------------------------

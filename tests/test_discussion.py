@@ -6,8 +6,6 @@ validation, checkpoints, the pattern's declaration and the Studio graph."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -1093,18 +1091,3 @@ def test_discuss_command_bad_inputs_are_one_line(case: str, message: str, tmp_pa
     with pytest.raises(UsageError, match=message) as info:
         discuss_command(paper, **kwargs)
     assert "\n" not in str(info.value)
-
-
-@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
-def test_declaring_the_pattern_loads_no_model_client() -> None:
-    """The registry loads no LangGraph; the CLI declaration no model client."""
-    code = (
-        "import sys, debategraph.registry as r; r.entry('discussion'); "
-        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
-        "import debategraph.cli.patterns.discussion as m; m.PATTERN.describe; "
-        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stdout.split() == ["[]", "[]"]

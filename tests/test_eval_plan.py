@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ from debategraph.eval.plan import EvalPlan
 from debategraph.eval.planfile import check_same_run
 from debategraph.eval.shards import this_shard
 from debategraph.models.spec import ModelSpec
+from tests.processes import python_output
 
 URL = "http://127.0.0.1:9/v1"  # never called: planning makes no request
 
@@ -75,8 +74,7 @@ def test_planning_needs_neither_typer_nor_the_cli() -> None:
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'typer'"
         " or m.startswith('debategraph.cli')))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert python_output(code).strip() == "[]"
 
 
 def test_a_shard_with_no_questions_is_refused_in_one_line() -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from debategraph import registry
+from tests.processes import python_output
 
 PATTERNS = [entry.name for entry in registry.BUILTIN]
 
@@ -104,3 +105,16 @@ def test_every_node_factory_returns_a_runnable(pattern: str) -> None:
     assert "make_open_round" in factories and "make_close_round" in factories
     returns = {name: shown(getattr(nodes, name))[2] for name in factories}
     assert returns == dict.fromkeys(factories, NODE)
+
+
+@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_declaring_the_pattern_loads_no_model_client(pattern: str) -> None:
+    """The registry loads no LangGraph; the CLI declaration no model client."""
+    code = (
+        f"import sys, debategraph.registry as r; r.entry({pattern!r}); "
+        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
+        f"import debategraph.cli.patterns.{pattern} as m; m.PATTERN.describe; "
+        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
+    )
+    assert python_output(code).split() == ["[]", "[]"]

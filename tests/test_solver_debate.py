@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import threading
 import typing
 from collections import Counter
@@ -826,16 +824,3 @@ def test_a_saved_threads_rounds_setting_reads_as_max_rounds() -> None:
     assert SOLVE.describe(settings) == "4 solvers, full, 3 rounds"
     assert SOLVE.agents_per_round({**settings, "agents": ["Ada", "Bo"]}) == 2
     assert SOLVE.agents_per_round({**settings, "topology": {"a": ["b"], "b": ["a"]}}) == 2
-
-
-@pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
-def test_declaring_the_pattern_loads_no_model_client() -> None:
-    """The registry loads no LangGraph; the CLI declaration no model client."""
-    code = (
-        "import sys, debategraph.registry as r; r.entry('solver_debate'); "
-        "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
-        "import debategraph.cli.patterns.solver_debate as m; m.PATTERN.describe; "
-        "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.split() == ["[]", "[]"]
