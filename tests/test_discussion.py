@@ -585,6 +585,18 @@ def test_convergence_score_combines_metrics_and_agent_votes() -> None:
     assert convergence_score(m, {"A": 3.0}) == 0.75  # votes clamped to 0-1
 
 
+def five_rounds_setup() -> Any:
+    """A discussion's settings: 5 rounds, threshold 0.75, a minute, 3 sections."""
+    return discussion_setup(
+        personas=None,
+        max_rounds=5,
+        threshold=0.75,
+        time_limit_s=60,
+        max_sections=3,
+        pause_after_round=False,
+    )
+
+
 @pytest.mark.parametrize(
     ("kwargs", "expected"),
     [
@@ -599,14 +611,7 @@ def test_convergence_score_combines_metrics_and_agent_votes() -> None:
     ],
 )
 def test_termination_conditions_in_order(kwargs: dict[str, Any], expected: str | None) -> None:
-    setup = discussion_setup(
-        personas=None,
-        max_rounds=5,
-        threshold=0.75,
-        time_limit_s=60,
-        max_sections=3,
-        pause_after_round=False,
-    )
+    setup = five_rounds_setup()
     outcome = RoundOutcome(**{"round": 2, "score": 0.5, "changed": 1, "elapsed_s": 1.0, **kwargs})
     assert first_fired(termination_conditions(setup), outcome) == expected
 
@@ -943,14 +948,7 @@ def test_threads_of_the_previous_version_count_on_from_their_iteration() -> None
     assert iteration_of({"iteration": 2}) == 2
     assert iteration_of({"round": 3, "iteration": 2}) == 3
     assert iteration_of({}) == 0
-    setup = discussion_setup(
-        personas=None,
-        max_rounds=5,
-        threshold=0.75,
-        time_limit_s=60,
-        max_sections=3,
-        pause_after_round=False,
-    )
+    setup = five_rounds_setup()
     node = make_open_round(setup)  # the node, run outside a graph (no store: no inbox)
 
     def open_iteration(state: dict[str, Any]) -> Any:
