@@ -12,15 +12,20 @@ The modules:
 
 * :mod:`~debategraph.models.spec`: :class:`ModelSpec` and checking its values. It does
   not import the OpenAI client or LangChain's chat models, so it loads fast.
+* :mod:`~debategraph.models.choice`: which model an agent calls (its own, the graph's,
+  the run's) and with which key.
 * :mod:`~debategraph.models.binding`: building the chat model a spec describes
-  (:func:`get_chat_model`, :func:`bind_model`).
+  (:func:`get_chat_model`, :func:`bind_model`); the lean client only where
+  :mod:`debategraph.compat` finds what it needs.
 * :mod:`~debategraph.models.client`: the chat model it builds, langchain-openai's
   ``ChatOpenAI`` with a lean path for plain text requests nobody observes.
 * :mod:`~debategraph.models.calls`: :func:`structured_call` and :func:`text_call` (and
   :func:`astructured_call`, :func:`atext_call` for async code).
 * :mod:`~debategraph.models.output`: lenient parsing and :func:`repair` of replies.
+* :mod:`~debategraph.models.failures`: what a failed call means (cut by the deadline,
+  slow, or down).
 
-The names of the last three are imported on first use, so that importing
+The names of binding, calls and output are imported on first use, so that importing
 ``debategraph.models.spec`` (or :class:`ModelSpec` from here) stays quick.
 """
 
@@ -98,7 +103,7 @@ __all__ = [
 
 #: The modules that hold the names imported on first use, in the order they are searched:
 #: the light ones first; the others need the OpenAI client.
-_LAZY_MODULES = ("steps", "limits", "binding", "calls", "failures", "output")
+_LAZY_MODULES = ("steps", "limits", "binding", "calls", "output")
 
 if not TYPE_CHECKING:  # type checkers see the imports above, and flag unknown names
 

@@ -32,10 +32,9 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
 from debategraph.errors import UsageError
-from debategraph.models import failures
 from debategraph.models.binding import ModelBinding, for_running_loop
 from debategraph.models.calls import usage_of
-from debategraph.models.failures import unavailable
+from debategraph.models.failures import spent, unavailable
 from debategraph.models.steps import Steps, TimeLimitReached
 from debategraph.state.records import TOOL_STAGE, Turn, Usage
 from debategraph.words import one_line
@@ -128,7 +127,7 @@ def tool_steps(
         try:
             reply = yield chat, work.messages
         except TimeLimitReached as exc:
-            work.usage = work.usage + failures.spent(exc)
+            work.usage = work.usage + spent(exc)
             work.reason = str(exc)
             return work
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
@@ -153,12 +152,12 @@ def tool_steps(
                 )
                 continue
             run += 1
-            result, error, spent = yield from _run_tool(by_name.get(call["name"]), call)
+            result, error, took_s = yield from _run_tool(by_name.get(call["name"]), call)
             if error == TimeLimitReached.__name__:
                 work.reason = result
-                work.records.append(tool_record(call["name"], call["args"], "", result, spent))
+                work.records.append(tool_record(call["name"], call["args"], "", result, took_s))
                 return work
-            work.records.append(tool_record(call["name"], call["args"], result, error, spent))
+            work.records.append(tool_record(call["name"], call["args"], result, error, took_s))
             status = "error" if error else "success"
             content = f"Error: {error}" if error else result
             work.messages.append(ToolMessage(content, tool_call_id=call["id"] or "", status=status))
@@ -204,7 +203,7 @@ def agent_steps(runnable: Runnable[Any, Any], messages: Sequence[BaseMessage]) -
     try:
         out = yield runnable, {"messages": prompt}
     except TimeLimitReached as exc:
-        work.usage, work.reason = failures.spent(exc), str(exc)
+        work.usage, work.reason = spent(exc), str(exc)
         return work
     except GraphBubbleUp:  # an interrupt() inside the agent: LangGraph's to handle
         raise
