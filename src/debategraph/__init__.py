@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the public API, once (at run time: read by _homes, imported
     from debategraph.graphs.solver_debate import build_solver_debate as build_solver_debate
     from debategraph.graphs.tool import as_tool as as_tool
     from debategraph.models.spec import ModelSpec as ModelSpec
+    from debategraph.models.tracing import enable_tracing as enable_tracing
     from debategraph.nodes.discussion.markdown import (
         render_report_markdown as render_report_markdown,
     )

@@ -19,6 +19,7 @@ from debategraph.cli import interrupts
 from debategraph.cli.group import TOOL_MODULES, app
 from debategraph.cli.render import fail
 from debategraph.errors import DebategraphError
+from debategraph.models.tracing import enable_tracing
 
 __all__ = ["app", "main"]
 
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> None:
         argv: Arguments (default ``sys.argv[1:]``).
     """
     with interrupts.guarded():
+        enable_tracing()  # where the OTEL_* variables name an endpoint; else imports nothing
         for module in TOOL_MODULES:  # they register the other commands on the app
             importlib.import_module(module)
 

@@ -25,6 +25,7 @@ from langgraph.graph.state import CompiledStateGraph
 from debategraph import registry
 from debategraph.compat import StateLike
 from debategraph.context import Context
+from debategraph.models.tracing import pattern_tag
 from debategraph.nodes.agent import bind
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import (
@@ -109,7 +110,9 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
         # stream_mode="messages" does not send every turn again after its tokens.
         respond = compiled.nodes[RESPOND_NODE]
         respond.tags = [*(respond.tags or ()), TAG_HIDDEN]
-        return compiled.with_config(recursion_limit=recursion_limit(self))
+        # The pattern's tag names the run's span in traces (debategraph.models.tracing).
+        tags = [pattern_tag(self.pattern)] if self.pattern else []
+        return compiled.with_config(recursion_limit=recursion_limit(self), tags=tags)
 
 
 class Setup(Protocol):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Generator
+from contextlib import AbstractContextManager
 from typing import Any, TypeAlias, TypeVar
 
 from langchain_core.runnables import Runnable  # LangGraph loads it anyway
@@ -36,6 +37,10 @@ R = TypeVar("R")
 #: yields ``(runnable, input)`` for each model call it needs, is sent the reply (or thrown
 #: the call's exception, which it handles or re-raises), and returns the call's result.
 Steps: TypeAlias = Generator[tuple[Runnable[Any, Any], Any], Any, R]
+
+#: The context a call is made in, made from its runnable; it gives what takes the reply
+#: (see :func:`tagged`).
+Around: TypeAlias = Callable[[Runnable[Any, Any]], AbstractContextManager[Callable[[Any], None]]]
 
 #: Makes one model call: ``(runnable, input, deadline) -> reply``.
 Call: TypeAlias = Callable[[Runnable[Any, Any], Any, "float | None"], Awaitable[Any]]
@@ -74,7 +79,7 @@ def remaining(deadline: float | None) -> float | None:
     return None if deadline is None else deadline - time.time()
 
 
-def tagged(steps: Steps[R], metadata: dict[str, Any]) -> Steps[R]:
+def tagged(steps: Steps[R], metadata: dict[str, Any], around: Around | None = None) -> Steps[R]:
     """The same steps, each model call made with ``metadata`` on its config.
 
     An agent's calls carry its name this way (``lc_agent_name``), so a caller streaming
@@ -83,6 +88,9 @@ def tagged(steps: Steps[R], metadata: dict[str, Any]) -> Steps[R]:
     Args:
         steps: A call's steps.
         metadata: Added to every yielded runnable's config.
+        around: Makes a context for each call from its runnable: the call is made
+            inside it and the callable it gives is handed the reply (a trace's span,
+            see :mod:`debategraph.models.tracing`).
 
     Returns:
         Steps that yield each runnable bound to the metadata and return what ``steps``
@@ -92,7 +100,12 @@ def tagged(steps: Steps[R], metadata: dict[str, Any]) -> Steps[R]:
         runnable, prompt = next(steps)
         while True:
             try:
-                out = yield runnable.with_config(metadata=metadata), prompt
+                if around is None:
+                    out = yield runnable.with_config(metadata=metadata), prompt
+                else:
+                    with around(runnable) as answered:
+                        out = yield runnable.with_config(metadata=metadata), prompt
+                        answered(out)
             except Exception as exc:  # noqa: BLE001 - only forwarded: the steps re-raise it
                 runnable, prompt = steps.throw(exc)
             else:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pydantic import BaseModel
 
 from debategraph.errors import ModelUnavailableError
+from debategraph.models import tracing
 from debategraph.models.choice import own_model, without_tool_calls
 from debategraph.models.steps import tagged
 from debategraph.nodes.messages import AGENT_NAME_KEY
@@ -87,7 +88,10 @@ def _named(steps_of: F) -> F:
 
     @functools.wraps(steps_of)
     def method(agent: Agent, *args: Any, **kwargs: Any) -> Any:
-        return tagged(steps_of(agent, *args, **kwargs), {AGENT_NAME_KEY: agent.name})
+        metadata = {AGENT_NAME_KEY: agent.name}
+        if tracing.TRACER is not None:  # an invoke_agent span around the turn
+            return tracing.turn(steps_of(agent, *args, **kwargs), agent.name, metadata)
+        return tagged(steps_of(agent, *args, **kwargs), metadata)
 
     return cast(F, method)
 

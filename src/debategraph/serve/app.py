@@ -50,6 +50,7 @@ from debategraph import registry
 from debategraph.errors import UsageError
 from debategraph.graphs.inputs import check_input
 from debategraph.graphs.served import ServedGraph
+from debategraph.models.tracing import enable_tracing
 from debategraph.serve import guard, owners
 from debategraph.serve.config import served_graphs
 from debategraph.serve.models import ModelList, RefusedContext, served_models
@@ -462,12 +463,17 @@ SERVED = Served()
 
 @asynccontextmanager
 async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-    """Check the served config when the server starts (inside Aegra's own start-up)."""
+    """Check the served config when the server starts (inside Aegra's own start-up).
+
+    Runs are traced from then on where the ``OTEL_*`` variables name an endpoint
+    (:func:`~debategraph.models.tracing.enable_tracing`).
+    """
     try:
         check_served_config()
     except UsageError as exc:
         log.error("debategraph: error: %s", exc)
         raise SystemExit(2) from None
+    enable_tracing()
     yield
 
 
