@@ -44,7 +44,7 @@ import time
 import types
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
@@ -228,10 +228,36 @@ def _processor(exporter: SpanExporter | None, where: str, shared: bool) -> Any:
 
 
 @dataclass
-class _Run:
-    """A chain run inside a debate's run: the run's span and this run's attributes."""
+class _Top:
+    """A pattern graph's run: its span, started (back-dated) when its first turn needs it.
 
-    span: Span
+    An invocation in which no agent speaks (the CLI's recording of a new thread's input,
+    a resume that only closes) leaves no span.
+    """
+
+    tracer: Tracer
+    pattern: str
+    attributes: dict[str, Any]
+    started_ns: int = field(default_factory=time.time_ns)
+    span: Span | None = None
+
+    def opened(self) -> Span:
+        """The run's span, started now if it was not (as of the run's start)."""
+        with _LOCK:
+            if self.span is None:
+                self.span = self.tracer.start_span(
+                    f"invoke_workflow {self.pattern}",
+                    attributes={OPERATION: "invoke_workflow", **self.attributes},
+                    start_time=self.started_ns,
+                )
+            return self.span
+
+
+@dataclass
+class _Run:
+    """A chain run inside a debate's run: that run, and this run's attributes."""
+
+    top: _Top
     attributes: dict[str, Any]
     root: bool = False
 
@@ -269,7 +295,11 @@ def _sdk_classes() -> Any:
         def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
             if self.failed_at is not None and time.monotonic() - self.failed_at < RETRY_AFTER_S:
                 return SpanExportResult.FAILURE
-            result = self.inner.export(spans)
+            why = "is the receiver running?"
+            try:
+                result = self.inner.export(spans)
+            except Exception as exc:  # noqa: BLE001 - a bad endpoint's error: said in one line
+                why, result = f"{type(exc).__name__}: {exc}", SpanExportResult.FAILURE
             if result is SpanExportResult.SUCCESS:
                 self.failed_at = None
                 return result
@@ -278,7 +308,7 @@ def _sdk_classes() -> Any:
                 self.warned = True
                 warn(
                     f"traces are not being sent: the OTLP endpoint {self.where} did not take "
-                    "them (is the receiver running?); the run goes on"
+                    f"them ({why}); the run goes on"
                 )
             return result
 
@@ -316,7 +346,7 @@ def _sdk_classes() -> Any:
             if parent is not None:
                 rnd = _round_of(inputs)
                 known = parent.attributes if rnd is None else {**parent.attributes, ROUND: rnd}
-                self.runs[run_id] = _Run(parent.span, known)
+                self.runs[run_id] = _Run(parent.top, known)
                 return
             patterns = [t[len(PATTERN_TAG) :] for t in tags or () if t.startswith(PATTERN_TAG)]
             if not patterns:
@@ -325,11 +355,8 @@ def _sdk_classes() -> Any:
             thread = (metadata or {}).get("thread_id")
             if thread is not None:
                 attributes[CONVERSATION] = str(thread)
-            span = self.tracer.start_span(
-                f"invoke_workflow {patterns[0]}",
-                attributes={OPERATION: "invoke_workflow", **attributes},
-            )
-            self.runs[run_id] = _Run(span, attributes, root=True)
+            top = _Top(self.tracer, patterns[0], attributes)
+            self.runs[run_id] = _Run(top, attributes, root=True)
 
         def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
             self._end(run_id, None)
@@ -339,11 +366,11 @@ def _sdk_classes() -> Any:
 
         def _end(self, run_id: UUID, error: BaseException | None) -> None:
             run = self.runs.pop(run_id, None)
-            if run is None or not run.root:
+            if run is None or not run.root or run.top.span is None:
                 return
             if error is not None and not isinstance(error, GraphBubbleUp):  # not a pause
-                _failed(run.span, error)
-            run.span.end()
+                _failed(run.top.span, error)
+            run.top.span.end()
 
     return types.SimpleNamespace(Reporting=Reporting, Runs=Runs)
 
@@ -373,8 +400,8 @@ def _node_run() -> _Run | None:
 def turn(steps: Steps[Any], agent: str, metadata: dict[str, Any]) -> Steps[Any]:
     """An agent's call steps inside an ``invoke_agent {agent}`` span (tracing is on).
 
-    Each model call and tool call it yields runs with that span current, so the model
-    call's span (the OpenAI instrumentation's) and ``execute_tool {tool}`` nest under it.
+    Each model call and tool call it yields has a span under it (``chat {model}``,
+    ``execute_tool {tool}``), current while the call runs.
 
     Args:
         steps: The agent's call steps.
@@ -393,7 +420,7 @@ def turn(steps: Steps[Any], agent: str, metadata: dict[str, Any]) -> Steps[Any]:
         return (yield from tagged(steps, metadata))
     run = _node_run()
     attributes = {**(run.attributes if run is not None else {}), AGENT: agent}
-    parent = trace.set_span_in_context(run.span) if run is not None else None
+    parent = trace.set_span_in_context(run.top.opened()) if run is not None else None
     span = tracer.start_span(
         f"invoke_agent {agent}",
         context=parent,
