@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 CHILD_SCRIPT = b"debategraph/local/child.py"
@@ -40,12 +41,35 @@ def takes_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def python_run(
+    code: str, *args: str, env: Mapping[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -c code args...`` (a fresh interpreter) and capture what it prints.
+
+    Args:
+        code: The program.
+        *args: Its arguments.
+        env: Its whole environment (default: this process's).
+        timeout: Seconds it may take.
+
+    Returns:
+        The finished process (``stdout``, ``stderr``, ``returncode``).
+    """
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=None if env is None else dict(env),
+    )
+
+
 def python_output(code: str, *args: str) -> str:
     """What ``python -c code args...`` prints: a fresh interpreter, nothing imported yet.
 
     Raises:
         subprocess.CalledProcessError: If it exits non-zero.
     """
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
+    done = python_run(code, *args)
+    done.check_returncode()
+    return done.stdout

@@ -134,15 +134,16 @@ def enable_tracing(exporter: SpanExporter | None = None) -> bool:
             from langchain_core.tracers.context import register_configure_hook
             from opentelemetry import trace
             from opentelemetry.sdk.trace import TracerProvider
+
+            current = trace.get_tracer_provider()
+            provider = current if isinstance(current, TracerProvider) else _provider()
+            processor = _processor(exporter, where or "", provider is current)
         except ImportError as exc:
             warn(
                 f"traces are not being sent: the otel extra is not installed ({exc.name} is "
                 "missing): pip install 'debategraph[otel]'"
             )
             return False
-        current = trace.get_tracer_provider()
-        provider = current if isinstance(current, TracerProvider) else _provider()
-        processor = _processor(exporter, where or "", provider is current)
         if processor is False:
             return False
         if not _SWITCH.installed:

@@ -1,0 +1,134 @@
+"""Arize Phoenix, a real OTLP receiver a user would run, started by a test (``phoenix serve``).
+
+Phoenix installs from PyPI (``arize-phoenix``) with about 60 packages, some at versions the
+dev environment does not take (it would move ``python-dateutil`` and ``tenacity`` back),
+so it lives in a virtual environment of its own: ``.ci/run`` makes ``.venv-phoenix`` at the
+repository's root; ``DEBATEGRAPH_PHOENIX`` may name another ``phoenix`` script. Without one
+the test skips, or fails in one line where the real parts are required
+(:func:`tests.backends.missing_part`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.backends import missing_part
+from tests.studio_server import _die_with_parent, _tail, free_port, port_taken, stop_group
+
+PHOENIX_ENV = "DEBATEGRAPH_PHOENIX"
+VENV = Path(__file__).resolve().parent.parent / ".venv-phoenix"
+INSTALL = "python3 -m venv .venv-phoenix && .venv-phoenix/bin/pip install arize-phoenix"
+#: Phoenix migrates its SQLite database and loads its app first: 40 s on a busy machine.
+STARTUP_TIMEOUT_S = 240.0
+
+
+class PhoenixError(RuntimeError):
+    """Phoenix exited or did not answer in time (the message holds its log's end)."""
+
+
+@dataclass(frozen=True)
+class Phoenix:
+    """A running Phoenix: its URL (the OTLP/HTTP endpoint too) and its log."""
+
+    url: str
+    log_path: Path
+
+    def spans(self, project: str = "default") -> list[dict[str, Any]]:
+        """Every span Phoenix holds for ``project``, read back through its REST API."""
+        found: list[dict[str, Any]] = []
+        cursor = ""
+        while True:
+            page = f"{self.url}/v1/projects/{project}/spans?limit=1000{cursor}"
+            with urllib.request.urlopen(page, timeout=10) as response:
+                body = json.loads(response.read())
+            found.extend(body["data"])
+            if not body.get("next_cursor"):
+                return found
+            cursor = f"&cursor={body['next_cursor']}"
+
+
+def phoenix_script() -> str:
+    """The ``phoenix`` script to run: ``DEBATEGRAPH_PHOENIX``, else ``.venv-phoenix``'s."""
+    named = os.environ.get(PHOENIX_ENV, "").strip()
+    script = Path(named) if named else VENV / "bin" / "phoenix"
+    if not (script.is_file() and os.access(script, os.X_OK)):
+        missing_part(f"Arize Phoenix is not installed ({script} is not there)", INSTALL)
+    return str(script)
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/healthz", timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def phoenix_server(folder: Path | None = None) -> Iterator[Phoenix]:
+    """Start ``phoenix serve`` on free ports in a folder of its own; stop it at the end.
+
+    Args:
+        folder: Its working folder (its database) and log (a temporary folder by default).
+
+    Yields:
+        The running Phoenix.
+
+    Raises:
+        PhoenixError: If it exits, or does not answer ``GET /healthz`` in time.
+    """
+    script = phoenix_script()
+    work = folder or Path(tempfile.mkdtemp(prefix="phoenix-"))
+    work.mkdir(parents=True, exist_ok=True)
+    attempts = 3  # a port may be taken between picking it and binding it
+    for attempt in range(1, attempts + 1):
+        port, grpc_port = free_port(), free_port()
+        url = f"http://127.0.0.1:{port}"
+        env = {
+            **os.environ,
+            "PHOENIX_HOST": "127.0.0.1",
+            "PHOENIX_PORT": str(port),
+            "PHOENIX_GRPC_PORT": str(grpc_port),
+            "PHOENIX_WORKING_DIR": str(work),
+            "PHOENIX_TELEMETRY_ENABLED": "false",
+        }
+        log_path = work / f"phoenix-{port}.log"
+        started = time.monotonic()
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                [script, "serve"],
+                cwd=work,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+        try:
+            while not _healthy(url):
+                if process.poll() is not None:
+                    break
+                if time.monotonic() - started > STARTUP_TIMEOUT_S:
+                    raise PhoenixError(f"phoenix serve not healthy:\n{_tail(log_path, 4000)}")
+                time.sleep(0.5)
+            else:
+                yield Phoenix(url, log_path)
+                return
+        finally:
+            if process.poll() is None:
+                stop_group(process)
+        log_text = _tail(log_path, 4000)
+        if not port_taken(log_text) or attempt == attempts:
+            raise PhoenixError(f"phoenix serve exited with {process.returncode}:\n{log_text}")
