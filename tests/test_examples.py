@@ -49,6 +49,7 @@ def test_the_public_api_is_small() -> None:
             "open_checkpointer",
             "termination",
             "render_report_markdown",
+            "enable_tracing",
         ]
     )
     for name in debategraph.__all__:

@@ -96,7 +96,9 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
         caller's config, as a subgraph of a parent too (LangGraph's default limit gives
         way to it; a limit the caller sets still wins). Its
         :data:`~debategraph.nodes.messages.RESPOND_NODE` is hidden from streams: the
-        messages it writes were streamed as the agents spoke.
+        messages it writes were streamed as the agents spoke. Its runs carry the tag
+        :func:`~debategraph.models.tracing.pattern_tag`, which names a run's span in
+        traces.
 
         Args:
             *args: As for ``StateGraph.compile``.
