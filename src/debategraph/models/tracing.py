@@ -16,14 +16,11 @@ With the extra installed and an OTLP endpoint named by the standard variables
 Every span carries ``debategraph.pattern``, ``debategraph.round`` (the round the node ran
 in) and the thread id; the turn's spans also the agent's name.
 
-The model calls' spans are made here, at the one seam every call goes through
-(:func:`~debategraph.models.steps.tagged`), not by the OpenTelemetry project's OpenAI
-instrumentation (``opentelemetry-instrumentation-openai-v2``): that wraps the SDK's
-``chat.completions.create``, which neither the lean client
-(:mod:`debategraph.models.client`) nor a ``json_schema`` request (``parse``) calls, so it
-would miss most calls; nor by a LangChain callback instrumentation (OpenInference's
-attributes are not the GenAI conventions; Traceloop's names a call ``ChatOpenAI.chat``
-and writes every node's whole state into its spans).
+The model calls' spans are written here, at the seam every call goes through
+(:func:`~debategraph.models.steps.tagged`): the OpenTelemetry project's OpenAI
+instrumentation wraps ``chat.completions.create``, which neither the lean client nor a
+``json_schema`` request (``parse``) calls; OpenInference's LangChain spans use other
+conventions, and Traceloop's write every node's whole state.
 
 The CLI (every command) and ``debategraph serve``'s server call :func:`enable_tracing`;
 a program using the graphs calls ``debategraph.enable_tracing()`` once. Without the
@@ -67,7 +64,8 @@ ROUND = "debategraph.round"
 CONVERSATION = "gen_ai.conversation.id"
 AGENT = "gen_ai.agent.name"
 OPERATION = "gen_ai.operation.name"
-#: Seconds spans are dropped after an export failed, before the next try.
+#: Seconds spans are dropped after an export failed, before the next try (a dead endpoint
+#: then does not hold the run's exit for the exporter's retries).
 RETRY_AFTER_S = 30.0
 #: The loggers of the OTLP exporters and the SDK's batch processor: each failed export
 #: would log a warning per retry (with a traceback); one line of ours says it instead.
@@ -160,7 +158,7 @@ def enable_tracing(exporter: SpanExporter | None = None) -> bool:
 
 
 def disable_tracing() -> None:
-    """Stop tracing runs (the spans already made are exported as before); for tests."""
+    """Stop tracing runs (spans already made are still exported); for tests."""
     global TRACER
     with _LOCK:
         TRACER = None
@@ -256,7 +254,7 @@ class _Top:
 
 @dataclass
 class _Run:
-    """A chain run inside a debate's run: that run, and this run's attributes."""
+    """A chain run in a debate's run: that run (``top``), and this one's attributes."""
 
     top: _Top
     attributes: dict[str, Any]
@@ -281,11 +279,7 @@ def _sdk_classes() -> Any:
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
     class Reporting(SpanExporter):
-        """Exports; after a failure, warns once and drops spans for :data:`RETRY_AFTER_S`.
-
-        Dropping them a while keeps a dead endpoint from holding the run's exit for the
-        exporter's retries.
-        """
+        """Exports; after a failure, warns once and drops spans for a while (see above)."""
 
         def __init__(self, inner: SpanExporter, where: str) -> None:
             self.inner = inner
@@ -387,14 +381,12 @@ def _failed(span: Span, error: BaseException) -> None:
 
 def _node_run() -> _Run | None:
     """The debate run the calling node belongs to (from its LangGraph config), if any."""
-    handler = _SWITCH.handler
-    if handler is None:
-        return None
     from langchain_core.runnables.config import var_child_runnable_config
 
     config = var_child_runnable_config.get() or {}
     parent = getattr(config.get("callbacks"), "parent_run_id", None)
-    run: _Run | None = handler.runs.get(parent) if parent is not None else None
+    handler = _SWITCH.handler
+    run: _Run | None = None if handler is None else handler.runs.get(parent)
     return run
 
 
@@ -474,16 +466,8 @@ def _call_span(
 
     under = trace.set_span_in_context(turn)
     if isinstance(runnable, BaseTool):
-        return tracer.start_span(
-            f"execute_tool {runnable.name}",
-            context=under,
-            attributes={
-                OPERATION: "execute_tool",
-                "gen_ai.tool.name": runnable.name,
-                "gen_ai.tool.type": "function",
-                **attributes,
-            },
-        )
+        tool = {OPERATION: "execute_tool", "gen_ai.tool.name": runnable.name, **attributes}
+        return tracer.start_span(f"execute_tool {runnable.name}", context=under, attributes=tool)
     chat = runnable.bound if isinstance(runnable, RunnableBinding) else runnable
     if not isinstance(chat, BaseChatModel):
         return None
