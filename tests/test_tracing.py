@@ -3,9 +3,9 @@
 * In process, with the SDK's in-memory exporter: a solver debate with a tool, run both
   ways (``invoke`` and ``ainvoke``) against the stub, makes one span tree by the GenAI
   conventions whose agents, rounds and tokens are the run's own.
-* A fresh interpreter: without the ``OTEL_*`` variables (or with ``OTEL_SDK_DISABLED``) a
-  CLI run loads no exporter and sets no tracer provider; an endpoint that refuses costs
-  one warning line; a missing extra, one line saying so.
+* A fresh interpreter: without the ``OTEL_*`` variables a CLI run loads no exporter and
+  sets no tracer provider (``OTEL_SDK_DISABLED`` turns tracing off, checked in process);
+  an endpoint that refuses costs one warning line; a missing extra, one line saying so.
 * Arize Phoenix (a real OTLP receiver, ``tests/phoenix_server.py``): a CLI run exports to
   it, and the spans read back through its REST API are the same tree.
 """
