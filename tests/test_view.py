@@ -23,12 +23,15 @@ from debategraph import build_solver_debate
 from debategraph.checkpoints.forking import ForkPoint
 from debategraph.checkpoints.page import page_name, render_page
 from debategraph.cli import main, view
+from debategraph.cli.patterns import get_pattern
 from debategraph.errors import UsageError
 from debategraph.state.records import TOOL_STAGE, Turn
 from tests.conftest import one_error_line, run_cli, solver_of, stub_args
 from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
 from tests.test_archive import SOLVER, debate_values, make_pattern
+from tests.test_discussion import Script
+from tests.test_discussion import run as run_discussion
 from tests.test_solver_agents import calculator_then_answer, own_model, run
 
 pytestmark = one_worker(__name__)
@@ -196,6 +199,29 @@ def test_a_thread_without_votes_draws_none() -> None:
     values["transcript"] = [t for t in values["transcript"] if t.agent in ("alice", "user")]
     html = render_page("t1", values, pattern=SOLVER)
     assert "<svg" not in html and 'id="votes"' not in html
+
+
+def test_a_discussions_turns_show_each_stance_and_revision() -> None:
+    values = run_discussion(Script(), max_rounds=1)  # each persona asks and revises once
+    html = render_page("d", values, pattern=get_pattern("discussion"))
+    page = Page(html)
+    transcript = values["transcript"]
+    assert turn_ids(page) == [t.id for t in transcript]
+    by_stage = {(t.agent, t.stage): t for t in transcript}
+    response, question = by_stage["Bob", "response"], by_stage["Alice", "question"]
+    links = [
+        e.attrs["href"]
+        for e in page.elements
+        if e.tag == "a" and page.turn(response.id) in e.inside
+    ]
+    assert links == [f"#turn-{question.id}"]  # the stance's question, where it was asked
+    bob = html.split(f'data-turn-id="{response.id}"')[1].split("</article>")[0]
+    assert "<td>revise</td><td>Bob revised in 1</td>" in bob  # the stance, the revision
+    initial = html.split(f'data-turn-id="{by_stage["Bob", "initial"].id}"')[1]
+    insights = initial.split("</article>")[0]
+    # id, version, revised in iteration, text: each of Bob's insights as it stands now
+    assert "<td>bob-1</td><td>2</td><td>1</td><td>Bob revised in 1</td>" in insights
+    assert insights.count("<tr>") == 1 + len(values["insights"]["Bob"])
 
 
 @dataclass(frozen=True)
