@@ -396,6 +396,46 @@ def test_follow_stops_once_the_thread_is_done(
     assert 'http-equiv="refresh"' not in path.read_text()  # finished: no reload
 
 
+def test_open_opens_the_written_page(
+    threads: Threads,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(view.webbrowser, "open", opened.append)
+    path = tmp_path / "s.html"
+    code, _, err = run_cli(["view", "s", "--db", threads.db, "-o", str(path), "--open"], capsys)
+    assert code == 0, err
+    assert opened == [path.resolve().as_uri()] and path.exists()
+
+
+def test_ctrl_c_stops_following_cleanly(
+    threads: Threads,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A running thread is followed until Ctrl-C, which ends with one line and status 0."""
+
+    def running(*args: Any, **kwargs: Any) -> tuple[str, str]:
+        return "<p>so far</p>", "running"
+
+    def interrupted(saver: Any, thread: str) -> Callable[[], None]:
+        def wait() -> None:
+            raise KeyboardInterrupt
+
+        return wait
+
+    monkeypatch.setattr(view, "thread_page", running)
+    monkeypatch.setattr(view, "_next_checkpoint", interrupted)
+    path = tmp_path / "page.html"
+    code, out, err = run_cli(["view", "s", "--db", threads.db, "-o", str(path), "--follow"], capsys)
+    assert (code, out) == (0, "")
+    assert err.strip() == f"stopped following thread s; its page: {path}"
+    assert path.read_text() == "<p>so far</p>"
+
+
 def test_write_thread_page_for_the_eval_report(threads: Threads, tmp_path: Path) -> None:
     path = view.write_thread_page(threads.db, "w", tmp_path / "w.html")
     assert turn_ids(Page(path.read_text())) == [t["id"] for t in threads.transcripts["w"]]
