@@ -234,6 +234,7 @@ class PluginPattern:
         "ruling": {"guilty": False, "reasons": [SCRIPT, "no motive"]},
         "jurors": {"ann": "acquit", "ben": "acquit"},
         "opinion": "First line.\nSecond line.",
+        "transcript": [t.model_dump() for t in values.get("transcript", [])],  # shown once
     }
     result_markdown: Callable[[Mapping[str, Any]], list[str]] | None = None
 
@@ -250,6 +251,7 @@ def test_a_plugin_patterns_thread_gets_the_generic_page() -> None:
     assert "Ruling" in page.text and "no motive" in page.text and SCRIPT in page.text
     assert "First line.\nSecond line." in page.text
     assert not [e for e in page.elements if e.tag == "svg"]
+    assert page.text.count("prosecution speaks") == 2  # the timeline's, not the summary's too
     # no values at all (a thread that never ran a step), and a bare pattern
     empty = Page(render_page("c2", {}, pattern=make_pattern("poll", lambda v: "")))
     assert turn_ids(empty) == [] and "Thread c2" in empty.text

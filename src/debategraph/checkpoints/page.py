@@ -29,6 +29,13 @@ if TYPE_CHECKING:
     from debategraph.checkpoints.thread_values import Described
 
 
+#: Summary fields the page shows in its own sections (the timeline, the usage tables, the
+#: header), left out of the result.
+SHOWN_ELSEWHERE = frozenset(
+    {"transcript", "messages", "usage", "usage_by_agent", "usage_by_model", "termination_reason"}
+)
+
+
 def page_name(thread_id: str) -> str:
     """The file name of a thread's page, by which pages side by side link to each other.
 
@@ -80,6 +87,7 @@ def render_page(
     transcript = turns(values)
     title = pattern.title(values) or f"Thread {thread_id}"
     summary = pattern.summary(values) if values else {}
+    summary = {k: v for k, v in summary.items() if k not in SHOWN_ELSEWHERE}
     by_id = {t.id: t for t in transcript}
     fields = turn_fields(pattern, values)
     sections = [
