@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from debategraph import build_solver_debate
+from debategraph import build_solver_debate, registry
 from debategraph.checkpoints.forking import ForkPoint
 from debategraph.checkpoints.page import page_name, render_page
 from debategraph.cli import main, view
@@ -386,6 +386,27 @@ def test_view_of_a_fork_and_of_a_waiting_thread(
     waiting = Page((tmp_path / "w.html").read_text())
     assert turn_ids(waiting) == [t["id"] for t in threads.transcripts["w"]]
     assert "This thread is waiting" in waiting.text
+
+
+def test_view_of_a_plugin_patterns_thread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pattern from another package (the suite's poll, as a plugin) gets the generic page."""
+    monkeypatch.setenv(registry.PLUGINS_ENV, "tests.poll_pattern:ENTRY")
+    db = tmp_path / "p.sqlite"
+    with StubOpenAIServer(lambda request: f"Blue. {SCRIPT}") as server:
+        args = ["poll", "Favourite colour?", "--rounds", "2", "--thread", "p", "--json"]
+        code, _, err = run_cli([*args, *stub_args(server, db)], capsys)
+        assert code == 0, err
+    code, out, err = run_cli(["show", "p", "--db", str(db), "--json"], capsys)
+    transcript = json.loads(out)["transcript"]
+    path = tmp_path / "p.html"
+    code, _, err = run_cli(["view", "p", "--db", str(db), "-o", str(path)], capsys)
+    assert code == 0, err
+    html = path.read_text()
+    page = Page(html)
+    assert len(transcript) == 4 and turn_ids(page) == [t["id"] for t in transcript]
+    assert "pattern poll" in " ".join(page.text.split()) and "<script" not in html
 
 
 def test_follow_stops_once_the_thread_is_done(
