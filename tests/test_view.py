@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -288,6 +289,38 @@ def test_follow_rewrites_until_the_thread_stops_moving() -> None:
     written = view.follow(lambda: next(statuses), lambda: waits.append(1))
     assert (written, len(waits)) == (3, 2)
     assert view.follow(lambda: "finished", lambda: waits.append(1)) == 1 and len(waits) == 2
+
+
+def test_following_waits_for_a_new_checkpoint_or_the_writer_gone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The wait polls the saver: it returns on a new checkpoint, or once its writer is gone."""
+    latest = ["c1"]
+    alive = [True]
+    polls: list[str] = []
+
+    class Saver:
+        def get_tuple(self, config: Any) -> Any:
+            return SimpleNamespace(
+                config={"configurable": {"checkpoint_id": latest[0]}}, metadata={}
+            )
+
+    def sleep(seconds: float) -> None:
+        polls.append(latest[0])
+        assert len(polls) < 10, "the wait never returned"
+        if len(polls) == 2:
+            latest[0] = "c2"  # the running process saves its next checkpoint
+        if len(polls) == 4:
+            alive[0] = False  # ... and then dies without another
+
+    monkeypatch.setattr(view.time, "sleep", sleep)
+    monkeypatch.setattr(view, "writer_elsewhere", lambda metadata: 7 if alive[0] else None)
+    wait = view._next_checkpoint(Saver(), "t")  # type: ignore[arg-type]
+    assert polls == []  # it noted c1, the checkpoint the first page shows
+    wait()
+    assert polls == ["c1", "c1"]  # returned once c2 was there
+    wait()
+    assert polls == ["c1", "c1", "c2", "c2"]  # returned once the writer was gone
 
 
 # --------------------------------------------------------------------------
