@@ -275,6 +275,7 @@ def test_forks_and_a_pause_are_shown() -> None:
     hrefs = [e.attrs["href"] for e in page.elements if e.tag == "a" and "#" not in e.attrs["href"]]
     assert hrefs == ["parent.html", "grand_child.html"]
     assert page_name("child/1") == "child_1.html"
+    assert (page_name("../x"), page_name("..")) == ("_x.html", "thread.html")
     assert "Forked from thread parent at checkpoint cp-1." in page.text
     assert "This thread is waiting: round 1; next human." in page.text
     assert "approve or interject" in page.text

@@ -39,7 +39,8 @@ SHOWN_ELSEWHERE = frozenset(
 def page_name(thread_id: str) -> str:
     """The file name of a thread's page, by which pages side by side link to each other.
 
-    It is the thread id, any character but ``A-Za-z0-9._-`` written ``_``, and ``.html``.
+    It is the thread id, any character but ``A-Za-z0-9._-`` written ``_`` and no leading
+    ``.`` (an id of dots alone is ``thread``), and ``.html``.
 
     Args:
         thread_id: The thread.
@@ -47,7 +48,7 @@ def page_name(thread_id: str) -> str:
     Returns:
         The file name.
     """
-    return re.sub(r"[^A-Za-z0-9._-]", "_", thread_id).lstrip(".") + ".html"
+    return (re.sub(r"[^A-Za-z0-9._-]", "_", thread_id).lstrip(".") or "thread") + ".html"
 
 
 def render_page(
