@@ -163,6 +163,7 @@ def test_interjection_marked_where_it_landed_and_replies_linked() -> None:
     assert turn_ids(page) == [t.id for t in values["transcript"]]  # in transcript order
     user = page.turn("user-1")
     assert {"turn", "interjection"} <= user.classes
+    assert "user · interjection · read from round 2 on · interject" in page.text
     assert [e.attrs["id"] for e in user.inside if "round" in e.classes] == ["round-1"]
     assert not [e for e in page.turns() if "interjection" in e.classes and e is not user]
     links = [

@@ -20,7 +20,7 @@ from debategraph.checkpoints.markdown import (
 )
 from debategraph.checkpoints.thread_values import jsonable, usage_by
 from debategraph.pages import esc
-from debategraph.state.records import Turn, tool_call_text
+from debategraph.state.records import INTERJECT_STAGE, Turn, tool_call_text
 from debategraph.words import plural
 
 #: The page's own style, after :data:`~debategraph.pages.BASE_STYLE`.
@@ -133,7 +133,10 @@ def _turn_html(
         classes.append("tool-call")
     head = [f'<span class="who">{esc(turn.agent)}</span>']
     if turn.role == "user":
-        head.append('<span class="badge">interjection</span>')
+        said = "interjection" if turn.stage == INTERJECT_STAGE else "from a human"
+        head.append(f'<span class="badge">{said}</span>')
+        if turn.stage == INTERJECT_STAGE:  # recorded after a round, read in the next
+            head.append(f'<span class="meta">read from round {turn.round + 1} on</span>')
     head.append(f'<span class="meta">{esc(turn.stage)}</span>')
     if turn.answer is not None:
         head.append(f'answer: <span class="answer">{esc(turn.answer)}</span>')
