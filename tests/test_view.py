@@ -154,7 +154,8 @@ def test_one_turn_element_per_transcript_turn_tool_calls_folded_under_their_turn
         answered = next(t for t in transcript if t.id == owner[0].attrs["data-turn-id"])
         assert (answered.role, answered.round) == ("agent", call.round)
     assert 'calculator({"expression": "48 + 48 / 2"}) -> 72' in page.text
-    assert "Ada" in page.text and "ScriptedChatModel" in page.text  # agents and models
+    # the header names each agent with its models
+    assert "agents: Ada (ScriptedChatModel); Bo (ScriptedChatModel)" in page.text
 
 
 def test_interjection_marked_where_it_landed_and_replies_linked() -> None:
@@ -194,6 +195,16 @@ def test_the_vote_after_each_round_is_drawn_and_flips_listed() -> None:
     assert all(any(i.tag == "svg" for i in b.inside) for b in bars)
     flips = page.text.split("Flips")[1].split("Transcript")[0].strip().splitlines()
     assert flips == ["bob, round 2: 72 → 96", "carol, round 2: no answer → 96"]
+
+
+def test_usage_names_models_only_where_a_model_answered() -> None:
+    values = debate_values()  # no turn names its model
+    html = render_page("t1", values, pattern=SOLVER)
+    assert '<table class="usage-agent">' in html and "<th>models</th>" not in html
+    assert '<table class="usage-model">' not in html
+    named = [t.model_copy(update={"model": "m1"}) for t in values["transcript"]]
+    html = render_page("t1", {**values, "transcript": named}, pattern=SOLVER)
+    assert "<th>models</th>" in html and '<table class="usage-model">' in html
 
 
 def test_a_thread_without_votes_draws_none() -> None:

@@ -196,6 +196,23 @@ def _turn_cost(turn: Turn) -> str:
     return " · ".join(parts)
 
 
+def agent_models(transcript: Sequence[Turn]) -> dict[str, list[str]]:
+    """Each agent that spoke and the models that answered for it, in order of appearance.
+
+    Args:
+        transcript: The thread's turns.
+
+    Returns:
+        Agent -> its models (empty where no turn of it names one); a human's and a tool's
+        turns are no agent's.
+    """
+    models: dict[str, dict[str, None]] = {}
+    for turn in transcript:
+        if turn.role == "agent":
+            models.setdefault(turn.agent, {}).update({turn.model: None} if turn.model else {})
+    return {agent: list(named) for agent, named in models.items()}
+
+
 def usage_tables(transcript: Sequence[Turn]) -> str:
     """Tokens, calls and model time per agent (with its models) and per model.
 
@@ -205,16 +222,13 @@ def usage_tables(transcript: Sequence[Turn]) -> str:
     Returns:
         The two tables' HTML (a table is left out when no turn made a model call).
     """
-    models: dict[str, dict[str, None]] = defaultdict(dict)
-    for turn in transcript:
-        if turn.model and turn.role != "tool":
-            models[turn.agent][turn.model] = None
+    models = agent_models(transcript)
     parts = []
     for key in ("agent", "model"):
         rows = {name: u for name, u in usage_by(transcript, key).items() if u.calls}
         if not rows or (key == "model" and list(rows) == [""]):
             continue
-        with_models = key == "agent" and bool(models)
+        with_models = key == "agent" and any(models.values())
         extra = "<th>models</th>" if with_models else ""
         head = (
             f"<tr><th>{key}</th>{extra}<th class='num'>prompt</th><th class='num'>completion"
@@ -222,7 +236,7 @@ def usage_tables(transcript: Sequence[Turn]) -> str:
         )
         body = []
         for name, u in rows.items():
-            cell = f"<td>{esc(', '.join(models.get(name, {})))}</td>" if with_models else ""
+            cell = f"<td>{esc(', '.join(models.get(name, [])))}</td>" if with_models else ""
             body.append(
                 f"<tr><td>{esc(name or '?')}</td>{cell}<td class='num'>{u.prompt_tokens:,}</td>"
                 f"<td class='num'>{u.completion_tokens:,}</td><td class='num'>{u.calls}</td>"
