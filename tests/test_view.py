@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from debategraph import build_solver_debate, registry
-from debategraph.checkpoints.forking import ForkPoint
+from debategraph.checkpoints.forking import ForkPoint, Lineage, lineage
 from debategraph.checkpoints.page import page_name, render_page
+from debategraph.checkpoints.savers import open_checkpointer
 from debategraph.cli import main, view
 from debategraph.cli.patterns import get_pattern
 from debategraph.errors import UsageError
@@ -453,6 +454,24 @@ def test_view_of_a_plugin_patterns_thread(
     page = Page(html)
     assert len(transcript) == 4 and turn_ids(page) == [t["id"] for t in transcript]
     assert "pattern poll" in " ".join(page.text.split()) and "<script" not in html
+
+
+def test_forks_are_read_on_each_backend(
+    checkpoint_url: str, stub: StubOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fork's page names its origin and checkpoint; the origin's lists the fork."""
+    solve = ["solve", QUESTION, "--agents", "2", "--rounds", "2", "--thread", "a", "--json"]
+    code, _, err = run_cli([*solve, *stub_args(stub, checkpoint_url)], capsys)
+    assert code == 0, err
+    _, out, _ = run_cli(["history", "a", "--db", checkpoint_url, "--json"], capsys)
+    at = next(e["checkpoint_id"] for e in reversed(json.loads(out)) if e["round"] == 2)
+    for fork in ("b", "c"):
+        args = ["fork", "a", "--at", at, "--thread", fork, "--db", checkpoint_url, "--json"]
+        code, _, err = run_cli(args, capsys)
+        assert code == 0, err
+    with open_checkpointer(checkpoint_url) as saver:
+        assert lineage(saver, "a") == Lineage(None, (ForkPoint("b", at), ForkPoint("c", at)))
+        assert lineage(saver, "b") == Lineage(ForkPoint("a", at), ())
 
 
 def test_follow_stops_once_the_thread_is_done(
