@@ -415,6 +415,11 @@ def test_view_writes_every_turn_of_a_finished_thread(
     assert "status finished" in " ".join(page.text.split())
     assert "Threads forked from this one:" in page.text
     assert [e.attrs["href"] for e in page.elements if e.attrs.get("href") == "f.html"]
+    # nothing it could fetch: no source, every link within the page or to a sibling page
+    assert not [e for e in page.elements if "src" in e.attrs or e.tag == "link"]
+    hrefs = [e.attrs["href"] for e in page.elements if "href" in e.attrs]
+    assert all(h.startswith("#") or h == "f.html" for h in hrefs), hrefs
+    assert "default-src 'none'" in html
 
 
 def test_view_of_a_fork_and_of_a_waiting_thread(
