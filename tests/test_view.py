@@ -248,6 +248,7 @@ class PluginPattern:
         "ruling": {"guilty": False, "reasons": [SCRIPT, "no motive"]},
         "jurors": {"ann": "acquit", "ben": "acquit"},
         "opinion": "First line.\nSecond line.",
+        "sessions": [{"day": 1, "heard": "prosecution"}, {"day": 2, "heard": "defence"}],
         "transcript": [t.model_dump() for t in values.get("transcript", [])],  # shown once
     }
     result_markdown: Callable[[Mapping[str, Any]], list[str]] | None = None
@@ -264,6 +265,9 @@ def test_a_plugin_patterns_thread_gets_the_generic_page() -> None:
     assert "The <b>stolen</b> tarts" in page.text and "court" in page.text
     assert "Ruling" in page.text and "no motive" in page.text and SCRIPT in page.text
     assert "First line.\nSecond line." in page.text
+    folded = [e for e in page.elements if e.tag == "details" and "turn" not in e.classes]
+    assert len(folded) == 1  # the sessions, a record per day: ruling and jurors stay open
+    assert "2 items" in page.text
     assert not [e for e in page.elements if e.tag == "svg"]
     assert page.text.count("prosecution speaks") == 2  # the timeline's, not the summary's too
     # no values at all (a thread that never ran a step), and a bare pattern

@@ -253,7 +253,9 @@ def summary_html(summary: Mapping[str, Any], turns: Mapping[str, Turn] | None = 
     Markdown export: a scalar field is a line, a multi-line text a block, a list of
     scalars one line, a mapping of scalars a two-column table, a list of such mappings
     one table with a column per key, any other record a nested list of its fields. A
-    value that is the id of a turn on the page links to it.
+    value that is the id of a turn on the page links to it. A list of records or a
+    mapping of records (what happened per round, per protocol) is folded, so the
+    verdict, the report or the decision reads first.
 
     Args:
         summary: The fields.
@@ -263,11 +265,22 @@ def summary_html(summary: Mapping[str, Any], turns: Mapping[str, Turn] | None = 
         A definition list (``<dl>``).
     """
     known = turns or {}
-    items = [
-        f"<dt>{esc(field_label(str(key)))}</dt><dd>{_value_html(jsonable(value), known)}</dd>"
-        for key, value in summary.items()
-    ]
+    items = []
+    for key, raw in summary.items():
+        value = jsonable(raw)
+        shown = _value_html(value, known)
+        if _folded(value):
+            shown = f"<details><summary>{plural(len(value), 'item')}</summary>{shown}</details>"
+        items.append(f"<dt>{esc(field_label(str(key)))}</dt><dd>{shown}</dd>")
     return f'<dl class="summary">{"".join(items)}</dl>'
+
+
+def _folded(value: Any) -> bool:
+    """Whether a field is folded: a list of records (per round, per turn) or records by key."""
+    if isinstance(value, list):
+        return bool(value) and not is_flat(value)
+    records = isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+    return records and bool(value)
 
 
 def _scalar_html(value: Any, turns: Mapping[str, Turn]) -> str:
