@@ -51,6 +51,7 @@ svg text { font: 12px system-ui, sans-serif; }
 svg { margin: .25rem 1rem .25rem 0; vertical-align: top; }
 dl.summary dt { font-weight: 600; margin-top: .5rem; }
 dl.summary dd { margin-left: 1rem; }
+dl.summary table { display: block; max-width: 100%; overflow-x: auto; }
 """
 
 
