@@ -97,8 +97,10 @@ def test_the_original_mmlu_csv_has_no_header(tmp_path: Path) -> None:
 
 
 def test_a_csv_with_a_header_is_read_by_its_names(tmp_path: Path) -> None:
-    rows = [{"question": "2+2?", "A": "3", "B": "4", "C": "5", "D": "6", "answer": "B"}]
-    assert [i.gold for i in load("mmlu", write(tmp_path / "m.csv", rows))] == ["B"]
+    """Its columns in any order; the header row is no question."""
+    rows = [{"answer": "B", "question": "2+2?", "A": "3", "B": "4", "C": "5", "D": "6"}]
+    items = load("mmlu", write(tmp_path / "m.csv", rows))
+    assert [(i.question, i.gold, i.choices) for i in items] == [("2+2?", "B", ("3", "4", "5", "6"))]
 
 
 # --------------------------------------------------------------------------
@@ -218,8 +220,7 @@ def test_medqa_reads_option_mappings_and_lists(tmp_path: Path) -> None:
         {
             "question": "Drug?",
             "options": {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e"},
-            "answer": "d",
-            "answer_idx": "D",
+            "answer_idx": "D",  # its letter alone
         },
         {"question": "Dose?", "options": ["one", "two", "three", "four"], "answer": "three"},
     ]
