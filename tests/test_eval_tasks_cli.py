@@ -130,3 +130,27 @@ def test_an_unknown_shape_is_one_line_and_exit_2(
         assert not server.requests
     assert code == 2
     assert "not a ARC file: its fields are label, prompt" in one_error_line(err)
+
+
+def test_shards_of_a_task_merge_with_the_same_choices(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``eval report`` rebuilds a GPQA run from plan.json: its file, its task, its choice seed."""
+    rows = [dict(row, Question=f"{row['Question']} [say right]") for row in GPQA[:4]]
+    dataset = write(tmp_path / "gpqa.csv", rows)
+    with StubOpenAIServer(say_responder) as server:
+        for i in (1, 2):
+            out = tmp_path / f"shard{i}"
+            args = stub_args(server, out / "c.sqlite", "--modes", "single", "--shard", f"{i}/2")
+            task = ["eval", "gpqa", "--dataset", str(dataset), "--choice-seed", "5"]
+            code, _, err = run_cli([*task, "--out", str(out), *args], capsys)
+            assert code == 0, err
+        asked = len(server.requests)
+        merged = tmp_path / "merged"
+        args = ["eval", "report", str(tmp_path / "shard1"), str(tmp_path / "shard2")]
+        code, stdout, err = run_cli([*args, "--out", str(merged), "--json"], capsys)
+        assert code == 0, err
+        assert len(server.requests) == asked  # every thread read back: the same questions
+    report = json.loads(stdout)
+    assert (report["meta"]["task"], report["meta"]["choice_seed"]) == ("gpqa", 5)
+    assert report["modes"][0]["n"] == 4 and report["modes"][0]["accuracy"] == 1.0
