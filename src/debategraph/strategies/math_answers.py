@@ -9,6 +9,7 @@ extra; :func:`require` says which extra to install when a module is missing.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import threading
@@ -85,15 +86,18 @@ def last_boxed(text: str) -> str | None:
     return None
 
 
-def _parsed(text: str) -> list[Any]:
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> tuple[Any, ...]:
     """``math_verify.parse`` of an answer, boxed first where it has no delimiters.
 
     Empty where it found no mathematical object (only its fallback, the text itself).
+    Kept per text: a question's gold is checked once per mode and protocol, and answers
+    repeat (the parse is most of a check's few milliseconds).
     """
     math_verify = require("math_verify", "the math checker")
     source = text if _DELIMITED.search(text) else f"{_BOXED}{text}}}"
-    parsed = list(math_verify.parse(source, parsing_timeout=_timeout()))
-    return parsed if any(not isinstance(found, str) for found in parsed) else []
+    parsed = tuple(math_verify.parse(source, parsing_timeout=_timeout()))
+    return parsed if any(not isinstance(found, str) for found in parsed) else ()
 
 
 def _timeout() -> int | None:
@@ -101,6 +105,7 @@ def _timeout() -> int | None:
     return _TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
 
 
+@functools.lru_cache(maxsize=4096)
 def math_equal(answer: str, gold: str) -> Checked:
     r"""Whether an answer is mathematically equivalent to the gold (by ``math-verify``).
 
@@ -109,7 +114,8 @@ def math_equal(answer: str, gold: str) -> Checked:
         gold: The gold (``\frac{1}{2}``), in LaTeX or plain.
 
     Returns:
-        The check; an answer or gold math-verify cannot parse is wrong, with the reason.
+        The check (kept per pair: a question's modes and protocols often repeat one); an
+        answer or gold math-verify cannot parse is wrong, with the reason.
 
     Raises:
         UsageError: If math-verify is not installed (which extra to install).
@@ -121,7 +127,8 @@ def math_equal(answer: str, gold: str) -> Checked:
     parsed = _parsed(answer)
     if not parsed:
         return Checked(False, f"math-verify cannot parse the answer {answer[:60]!r}")
-    return Checked(bool(math_verify.verify(parsed_gold, parsed, timeout_seconds=_timeout())))
+    verdict = math_verify.verify(list(parsed_gold), list(parsed), timeout_seconds=_timeout())
+    return Checked(bool(verdict))
 
 
 def check_answer(answer: str | None, gold: str, checker: Checker = "exact") -> Checked:
