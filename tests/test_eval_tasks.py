@@ -374,3 +374,16 @@ def test_hf_reads_a_dataset_from_the_local_cache_offline(
     assert [(i.question, i.gold) for i in chosen.items] == [("2+2?", "B"), ("Red?", "A")]
     assert chosen.meta["format"] == "hf" and chosen.meta["dataset"] == "hf:someone/tiny-mmlu:test"
     assert "split 'train'" in error_of("mmlu", "hf:someone/tiny-mmlu:train")
+
+
+def test_dynamics_read_a_math_gold_as_the_answers_write_it() -> None:
+    r"""A debate on MATH: ``0.5`` is right for ``\frac{1}{2}`` in every round, as in accuracy."""
+    from debategraph.eval.dynamics import mode_dynamics
+    from debategraph.eval.records import Outcome
+
+    rounds = json.dumps([{"s1": "0.25", "s2": "0.5"}, {"s1": "0.5", "s2": "0.5"}])
+    row = Outcome("debate-full", 1, "\\frac{1}{2}", "0.5", True, 1, 1, 1, 0.1, "t", rounds=rounds)
+    (found,) = mode_dynamics([row], ["debate-full"])
+    summary = found.summary
+    assert (summary.final_accuracy, summary.oracle, summary.loss) == (1.0, 1.0, 0.0)
+    assert [r.agent_accuracy for r in summary.rounds] == [0.5, 1.0]
