@@ -77,6 +77,12 @@ SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
         ("--only", "embedded"),
         ("--workdir", EVAL_WORKDIR),
     ),
+    (
+        "simulated.py",
+        "Does voting explain debate's gain? The eval on simulated populations (stub server)",
+        (),
+        (),
+    ),
     ("embedded.py", "Embedded model (llama.cpp server, SmolLM2-135M)", (), ("--install",)),
 )
 

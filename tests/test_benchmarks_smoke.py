@@ -125,6 +125,21 @@ def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert figures["Start-up and the CLI end to end"]["values"]["import_floor_s"] > 0, output
 
 
+def check_simulated(figures: dict[str, dict[str, Any]], output: str) -> None:
+    """Every population ran the eval's modes and its share is measured from them."""
+    values = figures["Voting explains debate's gain (simulated populations)"]["values"]
+    assert set(values) == {"independent", "conformist", "herd"}, output
+    for population in values.values():
+        modes = population["modes"]
+        assert {"single", "vote", "debate-full"} <= set(modes), output
+        gain = modes["debate-full"]["accuracy"] - modes["single"]["accuracy"]
+        if gain > 0:
+            share = (modes["vote"]["accuracy"] - modes["single"]["accuracy"]) / gain
+            assert population["share"] == pytest.approx(share), output
+        else:
+            assert population["share"] is None, output
+
+
 @dataclass(frozen=True)
 class Case:
     """One benchmark script and what its --quick run must show."""
@@ -272,6 +287,15 @@ CASES = [
         test_timeout_s=60,
         must_pass=("Messages never checkpointed",),
         check=check_composition,
+    ),
+    # The eval through the CLI on three simulated populations (12 questions each).
+    Case(
+        "simulated.py",
+        ("Voting explains debate's gain (simulated populations)",),
+        timeout_s=60,
+        test_timeout_s=90,
+        exit_zero=False,  # no timing figure; a small sample may miss the direction
+        check=check_simulated,
     ),
     Case(
         "embedded.py",
