@@ -182,6 +182,8 @@ def _hf_rows(source: str) -> tuple[dict[str, Any], ...]:
     datasets = require("datasets", "--dataset hf:NAME")
     datasets.config.HF_DATASETS_OFFLINE = True  # where it was imported before
     datasets.config.HF_HUB_OFFLINE = True
+    datasets.logging.set_verbosity_error()  # not "Using the latest cached version..."
+    datasets.disable_progress_bars()
     try:
         loaded = datasets.load_dataset(name, config, split=split)
     except (OSError, ValueError, ConnectionError):  # DatasetNotFoundError is an OSError
