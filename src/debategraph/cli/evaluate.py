@@ -1,4 +1,7 @@
-"""``debategraph eval gsm8k|mcq|arithmetic|report``: the options, and what the user sees.
+"""``debategraph eval gsm8k|mcq|arithmetic|TASK|report``: the options, and what the user sees.
+
+The standard benchmarks' commands (``TASK``: ``eval mmlu``, ``eval gpqa``...) are
+:mod:`~debategraph.cli.eval_tasks`', built with :func:`eval_command`.
 
 The eval itself is in :mod:`debategraph.eval`, callable without the CLI: the options
 become a plan (:mod:`~debategraph.eval.options`; with the CLI's own checks,
@@ -57,6 +60,12 @@ DatasetOpt = Annotated[
         "(the gold number after '#### '), mcq lines question, choices and answer (a letter).",
     ),
 ]
+SeedOpt = Annotated[
+    int | None,
+    typer.Option("--seed", help="Shuffle the questions with this seed before --offset."),
+]
+
+
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Questions to run \\[default: all].")]
 OffsetOpt = Annotated[int, typer.Option("--offset", help="Questions to skip first.")]
 ModesOpt = Annotated[
@@ -152,7 +161,7 @@ def _shared_options() -> dict[str, inspect.Parameter]:
 _SHARED = _shared_options()
 
 
-def _command(kind: str, own: Callable[..., Callable[[], Questions]]) -> Callable[..., None]:
+def eval_command(kind: str, own: Callable[..., Callable[[], Questions]]) -> Callable[..., None]:
     """An ``eval`` command: ``own``'s options (they pick the questions), then the shared ones.
 
     Args:
@@ -183,14 +192,11 @@ def _dataset_command(kind: str) -> Callable[..., None]:
         dataset: DatasetOpt,
         limit: LimitOpt = None,
         offset: OffsetOpt = 0,
-        seed: Annotated[
-            int | None,
-            typer.Option("--seed", help="Shuffle the questions with this seed before --offset."),
-        ] = None,
+        seed: SeedOpt = None,
     ) -> Callable[[], Questions]:
         return lambda: dataset_questions(kind, dataset, (offset, limit, seed))
 
-    return _command(kind, own)
+    return eval_command(kind, own)
 
 
 def _arithmetic(
@@ -225,7 +231,7 @@ eval_app.command(
     "mcq",
     help="Run multiple-choice questions (question, choices, answer letter) in each mode.",
 )(_dataset_command("mcq"))
-eval_app.command("arithmetic")(_command("arithmetic", _arithmetic))
+eval_app.command("arithmetic")(eval_command("arithmetic", _arithmetic))
 
 
 def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
@@ -427,6 +433,8 @@ def write_report(
         f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
         f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
     )
+    if meta.get("metric"):
+        err.print(f"metric: {escape(str(meta['metric']))}")
     for table in results_table(report, width=out.width):
         out.print(table)
     out.print(f"results: {escape(', '.join(str(p) for p in paths.values()))}")

@@ -35,6 +35,7 @@ TOOL_MODULES = (
     "debategraph.cli.view",
     "debategraph.cli.serve",
     "debategraph.cli.evaluate",
+    "debategraph.cli.eval_tasks",
 )
 
 
