@@ -1,7 +1,7 @@
-"""The eval's result files: ``results.json``, ``results.csv`` and the two plots.
+"""The eval's result files: ``results.json``, ``results.csv``, the two plots and the page.
 
 Each file is rendered to a temporary file next to its target and moved into place only
-once all four are complete, so an interrupted or failed write never leaves a truncated
+once all are complete, so an interrupted or failed write never leaves a truncated
 file behind (an older complete one stays as it was); :func:`write_out` writes any other
 file of ``--out`` (the questions, the plan) the same way. :func:`read_report` reads
 ``results.json`` back; the tables (:mod:`~debategraph.eval.tables`) show the figures as
@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from debategraph.errors import UsageError
 from debategraph.eval.budget import MatchedResult
@@ -30,12 +30,16 @@ from debategraph.eval.records import Comparison, ModeSummary, Outcome
 from debategraph.eval.stats import ALPHA, Report
 from debategraph.strategies.dynamics import DynamicsSummary
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 #: The files written, by the key ``write_results`` returns their paths under.
 FILES = {
     "json": "results.json",
     "csv": "results.csv",
     "png": "accuracy.png",
     "dynamics": "dynamics.png",
+    "html": "report.html",
 }
 _DECIMALS = {"accuracy": 4, "ci_low": 4, "ci_high": 4, "abstention_rate": 4, "calls": 2}
 _DECIMALS |= {"prompt_tokens": 1, "completion_tokens": 1, "tokens": 1, "wall_s": 3}
@@ -181,7 +185,12 @@ def read_report(document: Mapping[str, Any]) -> Report:
 def _write_json(stream: IO[bytes], report: Report, meta: Mapping[str, Any]) -> None:
     """Write ``results.json``; values of ``meta`` that JSON lacks (paths...) become strings."""
     text = json.dumps(results_document(report, meta), indent=2, ensure_ascii=False, default=str)
-    stream.write((text + "\n").encode("utf-8"))
+    _write_text(stream, text + "\n")
+
+
+def _write_text(stream: IO[bytes], text: str) -> None:
+    """Write ``text`` as UTF-8."""
+    stream.write(text.encode("utf-8"))
 
 
 def _write_csv(stream: IO[bytes], outcomes: Sequence[Outcome]) -> None:
@@ -193,10 +202,14 @@ def _write_csv(stream: IO[bytes], outcomes: Sequence[Outcome]) -> None:
     for outcome in outcomes:
         row = asdict(outcome)
         writer.writerow(["" if row[name] is None else row[name] for name in names])
-    stream.write(buffer.getvalue().encode("utf-8"))
+    _write_text(stream, buffer.getvalue())
 
 
-def _stage(out_dir: Path, name: str, write: Callable[[IO[bytes]], None]) -> Path:
+#: Writes a file's content to a stream.
+Writer = Callable[[IO[bytes]], None]
+
+
+def _stage(out_dir: Path, name: str, write: Writer) -> Path:
     """Write a file's content to a new temporary file in ``out_dir`` and return its path.
 
     The file is created with mode 0o666 less the umask, as ``open`` would (``mkstemp``
@@ -263,20 +276,39 @@ def write_out(path: Path, text: str) -> Path:
     return path
 
 
+#: Renders ``report.html`` from the plots' bytes, by file name (``accuracy.png``...).
+PageRenderer = Callable[[Mapping[str, bytes]], str]
+
+
+def _png(pngs: dict[str, bytes], name: str, figure: Callable[[], Figure]) -> Writer:
+    """A writer of a plot's PNG that keeps its bytes in ``pngs`` (the page inlines them)."""
+
+    def write(stream: IO[bytes]) -> None:
+        buffer = io.BytesIO()
+        figure().savefig(buffer, format="png")
+        pngs[name] = buffer.getvalue()
+        stream.write(pngs[name])
+
+    return write
+
+
 def write_results(
     out_dir: Path,
     outcomes: Sequence[Outcome],
     report: Report,
     meta: Mapping[str, Any],
+    *,
+    page: PageRenderer | None = None,
 ) -> dict[str, Path]:
-    """Write ``results.json``, ``results.csv``, ``accuracy.png`` and ``dynamics.png``.
+    """Write ``results.json``, ``results.csv``, ``accuracy.png``, ``dynamics.png``, ``report.html``.
 
     ``results.json`` holds ``meta`` as given, then ``modes`` (one entry per label: the
     summary's fields, rates to 4 decimals, tokens to 1, calls to 2, wall time to 3, plus
     ``ci95: [low, high]`` and ``pareto``), ``comparisons`` (with ``significant``),
     ``matched`` and ``dynamics`` (shares to 4 decimals, p-values to 6 significant
     digits). ``results.csv`` has one row per outcome under the ``Outcome`` field names.
-    All four files are complete before any is moved into place, and none is left
+    ``report.html`` is ``page`` of the plots' bytes (each figure is rendered once). All
+    the files are complete before any is moved into place, and none is left
     half-written when something fails.
 
     Args:
@@ -285,22 +317,25 @@ def write_results(
         report: Their report (see :func:`~debategraph.eval.stats.build_report`).
         meta: Anything to record with the results (dataset, model, settings, skips);
             values JSON cannot hold are written as their ``str``.
+        page: Renders ``report.html`` (see
+            :func:`~debategraph.eval.page.render_report_page`); ``None``: no page.
 
     Returns:
-        The paths written, by key: ``"json"``, ``"csv"``, ``"png"`` (accuracy.png) and
-        ``"dynamics"`` (dynamics.png).
+        The paths written, by key: ``"json"``, ``"csv"``, ``"png"`` (accuracy.png),
+        ``"dynamics"`` (dynamics.png) and, with ``page``, ``"html"`` (report.html).
 
     Raises:
         UsageError: When a file cannot be written (a one-line message naming it).
     """
-    writers: dict[str, Callable[[IO[bytes]], None]] = {
+    pngs: dict[str, bytes] = {}
+    writers: dict[str, Writer] = {
         "json": lambda stream: _write_json(stream, report, meta),
         "csv": lambda stream: _write_csv(stream, outcomes),
-        "png": lambda stream: accuracy_figure(report.summaries, report.pareto).savefig(
-            stream, format="png"
-        ),
-        "dynamics": lambda stream: dynamics_figure(report.dynamics).savefig(stream, format="png"),
+        "png": _png(pngs, FILES["png"], lambda: accuracy_figure(report.summaries, report.pareto)),
+        "dynamics": _png(pngs, FILES["dynamics"], lambda: dynamics_figure(report.dynamics)),
     }
+    if page is not None:
+        writers["html"] = lambda stream: _write_text(stream, page(pngs))
     staged: dict[str, Path] = {}
     name = FILES["json"]
     try:
@@ -318,4 +353,4 @@ def write_results(
         for temp in staged.values():
             with contextlib.suppress(OSError):
                 temp.unlink(missing_ok=True)
-    return {key: out_dir / name for key, name in FILES.items()}
+    return {key: out_dir / FILES[key] for key in writers}
