@@ -135,12 +135,14 @@ def test_the_sample_is_the_first_right_the_first_wrong_then_the_first_others() -
         return Outcome(mode, line, "1", "1", correct, 1, 1, 1, 0.1, f"{mode}-{line}", **extra)
 
     rows = [row("a", line, line >= 4) for line in (6, 5, 4, 3, 2, 1)]  # wrong 1-3, right 4-6
-    rows += [row("a", 9, True, decision="judge"), row("b", 1, True), row("b", 2, True)]
+    rows += [row("a", 1, True, decision="judge"), row("b", 1, True), row("b", 2, True)]
     rows += [row("b", line, True) for line in (3, 4)]
+    rows += [row("c", line, line < 4) for line in range(1, 7)]  # right 1-3, wrong 4-6
     sample = thread_sample(rows)
     assert {mode: [o.line for o in found] for mode, found in sample.items()} == {
         "a": [1, 2, 4],  # by line: the first wrong (1), the first right (4), then 2
         "b": [1, 2, 3],  # all right: the first three
+        "c": [1, 2, 4],  # the first right (1), the first wrong (4), then 2
     }
     assert thread_sample(list(reversed(rows))) == sample  # the order they come in: no matter
     assert [o.line for o in thread_sample(rows, size=1)["a"]] == [4]
