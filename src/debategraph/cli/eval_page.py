@@ -7,12 +7,20 @@ from its database) gets no link and a note, and the report is written all the sa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
+from debategraph.cli.render import err
 from debategraph.errors import DebategraphError
-from debategraph.eval.page import THREADS_FOLDER, thread_href, thread_sample
+from debategraph.eval.page import THREADS_FOLDER, render_report_page, thread_href, thread_sample
 from debategraph.eval.records import Outcome
+
+if TYPE_CHECKING:
+    from debategraph.eval.report import PageRenderer
+    from debategraph.eval.stats import Report
 
 #: Writes a thread's page: ``(db, thread id, path) -> path``.
 ThreadPageWriter = Callable[[str, str, Path], Path]
@@ -49,3 +57,37 @@ def write_thread_pages(
                 continue
             links.setdefault(mode, []).append((outcome.thread_id, href))
     return links, notes
+
+
+def report_page(
+    out_dir: Path,
+    outcomes: Sequence[Outcome],
+    report: Report,
+    meta: Mapping[str, Any],
+    dbs: tuple[str, Mapping[int, str]],
+) -> PageRenderer:
+    """Write the sampled threads' pages; return what renders ``report.html`` linking them.
+
+    A thread whose page could not be written is noted on stderr and on the page.
+
+    Args:
+        out_dir: ``--out``.
+        outcomes: The eval's outcomes.
+        report: Their report.
+        meta: ``results.json``'s meta.
+        dbs: The database of the threads, and a question's own by its line (shards
+            that kept their own).
+
+    Returns:
+        The page's renderer, for :func:`~debategraph.eval.report.write_results`.
+    """
+    from debategraph.cli.view import write_thread_page
+
+    db, own = dbs
+    links, missing = write_thread_pages(
+        out_dir, outcomes, lambda line: own.get(line, db), write_thread_page
+    )
+    for note in missing:
+        err.print(f"note: {escape(note)}")
+    shown = {**meta, "notes": [*(meta.get("notes") or ()), *missing]}
+    return lambda pngs: render_report_page(report, shown, pngs=pngs, thread_pages=links)

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -298,9 +299,11 @@ def run_and_report(
         **plan_meta(plan, notes, model_label(options.spec)),
         "threads": found.counts,
         "judge_calls": found.judge_calls,
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_s": round(time.perf_counter() - started, 3),
     }
-    write_report(options.out_dir, plan, found, meta, options.json_output)
+    threads = (options.checkpoints, dbs or {})
+    write_report(options.out_dir, plan, found, meta, options.json_output, threads)
 
 
 #: Seconds between progress lines on a stderr that is not a terminal (a log, a pipe).
@@ -392,8 +395,9 @@ def write_report(
     run: EvalRun,
     meta: Mapping[str, Any],
     json_output: bool,
+    dbs: tuple[str, Mapping[int, str]],
 ) -> None:
-    """Write the result files; print the tables (or the JSON).
+    """Write the result files (``report.html`` and its threads' pages too); print the tables.
 
     Args:
         out_dir: ``--out``.
@@ -401,12 +405,15 @@ def write_report(
         run: What the run found.
         meta: ``results.json``'s meta.
         json_output: Print ``results.json`` (with the files' paths) instead of tables.
+        dbs: The database of the threads, and a question's own by its line (shards
+            that kept their own).
 
     Raises:
         UsageError: If a file cannot be written.
     """
     import json
 
+    from debategraph.cli.eval_page import report_page
     from debategraph.eval.report import write_results
     from debategraph.eval.runner import report_labels
     from debategraph.eval.stats import build_report
@@ -414,7 +421,8 @@ def write_report(
 
     labels = report_labels(plan, run)
     report = build_report(run.outcomes, labels, run.matched)
-    paths = write_results(out_dir, run.outcomes, report, meta)
+    page = report_page(out_dir, run.outcomes, report, meta, dbs)
+    paths = write_results(out_dir, run.outcomes, report, meta, page=page)
     if json_output:
         result = json.loads(paths["json"].read_text(encoding="utf-8"))
         emit_json({**result, "files": {k: str(v) for k, v in paths.items()}})

@@ -61,6 +61,7 @@ dl.settings dt { color: var(--muted); } dl.settings dd { margin: 0; }
 p.lead { font-size: 1.05rem; border-left: 4px solid var(--accent); padding-left: .75rem; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; }
 figcaption { color: var(--muted); font-size: .9rem; }
+td.num { white-space: nowrap; } td a { display: block; white-space: nowrap; }
 """
 
 
@@ -100,6 +101,8 @@ def thread_href(thread_id: str) -> str:
 
 def _value(value: Any) -> str:
     """A meta value as text: a list joined by commas, a mapping as ``key: value`` pairs."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, Mapping):
         return ", ".join(f"{key}: {_value(item)}" for key, item in value.items())
     if isinstance(value, list | tuple):
