@@ -26,10 +26,10 @@ from debategraph.cli.group import app
 from debategraph.cli.options import JsonOpt, run_options
 from debategraph.cli.render import emit_json, err, fail, model_label, out
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
-from debategraph.eval.modes import MODES
+from debategraph.eval.modes import DEFAULT_AGREE, DEFAULT_MODES, MODES, VOTE_THEN_DEBATE
 from debategraph.eval.options import CHECKPOINTS_FILE, EvalOptions, eval_options
 from debategraph.eval.questions import Questions, arithmetic_questions, dataset_questions
-from debategraph.strategies.decisions import PROTOCOL_RULE
+from debategraph.strategies.decisions import PROTOCOL_RULE, agreement_rule
 from debategraph.words import plural
 
 if TYPE_CHECKING:
@@ -46,8 +46,8 @@ eval_app = typer.Typer(
 )
 app.add_typer(eval_app)
 
-#: ``--modes`` when not given: every built-in mode.
-DEFAULT_MODES = ",".join(MODES)
+#: ``--modes`` when not given: the built-in modes but vote-then-debate.
+DEFAULT_MODES_TEXT = ",".join(DEFAULT_MODES)
 
 
 DatasetOpt = Annotated[
@@ -65,7 +65,9 @@ ModesOpt = Annotated[
     typer.Option(
         "--modes",
         help=f"Comma-separated: {', '.join(MODES)}, or NAME=AGENTS_FILE (the file's solvers "
-        "debate like debate-ring, each on its own model; an entry named judge judges).",
+        "debate like debate-ring, each on its own model; an entry named judge judges); "
+        f"{VOTE_THEN_DEBATE} debates (as debate-full) only the questions whose first "
+        "round does not agree (--agree).",
     ),
 ]
 DecisionsOpt = Annotated[
@@ -90,6 +92,15 @@ MatchedOpt = Annotated[
     typer.Option(
         "--matched/--no-matched",
         help="Run each debate mode's vote of independent samples at its token budget (vote@K).",
+    ),
+]
+AgreeOpt = Annotated[
+    str,
+    typer.Option(
+        "--agree",
+        help=f"When {VOTE_THEN_DEBATE} stops (after any round, the first included): "
+        + agreement_rule().replace("[", "\\[")
+        + ".",
     ),
 ]
 AgentsOpt = Annotated[int, typer.Option("--agents", help="Solvers of the vote and debate modes.")]
@@ -121,10 +132,11 @@ DbOpt = Annotated[
 
 
 def _eval_options(
-    modes: ModesOpt = DEFAULT_MODES,
+    modes: ModesOpt = DEFAULT_MODES_TEXT,
     decisions: DecisionsOpt = "plurality",
     judge_model: JudgeModelOpt = None,
     matched: MatchedOpt = True,
+    agree: AgreeOpt = DEFAULT_AGREE,
     agents: AgentsOpt = 3,
     rounds: RoundsOpt = 2,
     neighbours: NeighboursOpt = 1,
@@ -414,15 +426,19 @@ def write_report(
     import json
 
     from debategraph.cli.eval_page import report_page
+    from debategraph.eval.advice import results_markdown
     from debategraph.eval.report import write_results
     from debategraph.eval.runner import report_labels
     from debategraph.eval.stats import build_report
     from debategraph.eval.tables import results_table
 
     labels = report_labels(plan, run)
-    report = build_report(run.outcomes, labels, run.matched)
+    report = build_report(
+        run.outcomes, labels, run.matched, agree=plan.agree, round_cap=plan.rounds
+    )
     page = report_page(out_dir, run.outcomes, report, meta, dbs)
-    paths = write_results(out_dir, run.outcomes, report, meta, page=page)
+    markdown = results_markdown(report, meta)
+    paths = write_results(out_dir, run.outcomes, report, meta, markdown, page=page)
     if json_output:
         result = json.loads(paths["json"].read_text(encoding="utf-8"))
         emit_json({**result, "files": {k: str(v) for k, v in paths.items()}})

@@ -46,6 +46,10 @@ class Outcome:
             model time (seconds, the sum of its calls'), as JSON text
             (``{"solver_1": [120, 40, 2, 0.41]}``).
         usage_by_model: The same per model (its spec, never a key).
+        debated: Whether the thread went on past round 1 (its solvers heard each
+            other): every question of a debate mode, none of a vote, and in
+            ``vote-then-debate`` the questions whose first round did not agree.
+        first_round_tokens: The total tokens of its round-1 calls (independent answers).
         decision: The decision protocol that gave ``answer`` (its spec:
             ``plurality``, ``weighted``, ``supermajority:2/3:plurality``, ``judge``...).
             The tokens and calls of a ``judge`` row include the judge's.
@@ -66,6 +70,8 @@ class Outcome:
     thread_id: str
     usage_by_agent: str = "{}"
     usage_by_model: str = "{}"
+    debated: bool = False
+    first_round_tokens: int = 0
     decision: str = "plurality"
     rounds: str = "[]"
 

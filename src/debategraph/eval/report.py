@@ -25,6 +25,7 @@ from typing import IO, TYPE_CHECKING, Any
 from debategraph.errors import UsageError
 from debategraph.eval.budget import MatchedResult
 from debategraph.eval.dynamics import DecisionResult, ModeDynamics
+from debategraph.eval.escalation import Escalation
 from debategraph.eval.figures import accuracy_figure, dynamics_figure
 from debategraph.eval.records import Comparison, ModeSummary, Outcome
 from debategraph.eval.stats import ALPHA, Report
@@ -39,8 +40,11 @@ FILES = {
     "csv": "results.csv",
     "png": "accuracy.png",
     "dynamics": "dynamics.png",
-    "html": "report.html",
 }
+#: ``results.md``, written where ``write_results`` is given its text.
+MARKDOWN = ("md", "results.md")
+#: ``report.html``, written where ``write_results`` is given its renderer.
+PAGE = ("html", "report.html")
 _DECIMALS = {"accuracy": 4, "ci_low": 4, "ci_high": 4, "abstention_rate": 4, "calls": 2}
 _DECIMALS |= {"prompt_tokens": 1, "completion_tokens": 1, "tokens": 1, "wall_s": 3}
 _RATE = 4  # decimals of every other share in results.json
@@ -103,8 +107,22 @@ def _dynamics_json(entry: ModeDynamics) -> dict[str, Any]:
     }
 
 
+def _escalation_json(entry: Escalation) -> dict[str, Any]:
+    """``vote-then-debate``'s figures as a ``results.json`` entry (tokens to 1 decimal)."""
+    values = asdict(entry)
+    values.pop("tests")
+    document: dict[str, Any] = _rounded(values)
+    for key in ("tokens", "every_tokens", "saved_tokens"):
+        document[key] = _rounded(values[key], 1)
+    document["tests"] = [_comparison_json(test) for test in entry.tests]
+    return document
+
+
 def results_document(report: Report, meta: Mapping[str, Any]) -> dict[str, Any]:
     """``results.json``'s content: ``meta``, ``modes``, ``comparisons``, ``matched``, ``dynamics``.
+
+    And ``vote_then_debate`` (:mod:`~debategraph.eval.escalation`'s figures), where the
+    run has that mode.
 
     Args:
         report: The report (see :func:`~debategraph.eval.stats.build_report`).
@@ -120,6 +138,11 @@ def results_document(report: Report, meta: Mapping[str, Any]) -> dict[str, Any]:
         "comparisons": [_comparison_json(comparison) for comparison in report.comparisons],
         "matched": [_matched_json(result) for result in report.matched],
         "dynamics": [_dynamics_json(entry) for entry in report.dynamics],
+        **(
+            {"vote_then_debate": [_escalation_json(entry) for entry in report.escalation]}
+            if report.escalation
+            else {}
+        ),
     }
 
 
@@ -127,6 +150,11 @@ def _pair(value: Sequence[float]) -> tuple[float, float]:
     """A ``[low, high]`` list as a tuple."""
     low, high = value
     return (low, high)
+
+
+def _comparison(entry: Mapping[str, Any]) -> Comparison:
+    """A paired test back from its ``results.json`` entry."""
+    return Comparison(**{f.name: entry[f.name] for f in fields(Comparison)})
 
 
 def read_report(document: Mapping[str, Any]) -> Report:
@@ -151,10 +179,7 @@ def read_report(document: Mapping[str, Any]) -> Report:
             ModeSummary(**{f.name: entry[f.name] for f in fields(ModeSummary)})
             for entry in document["modes"]
         )
-        comparisons = tuple(
-            Comparison(**{f.name: entry[f.name] for f in fields(Comparison)})
-            for entry in document["comparisons"]
-        )
+        comparisons = tuple(_comparison(entry) for entry in document["comparisons"])
         matched = tuple(
             MatchedResult(**{f.name: entry[f.name] for f in fields(MatchedResult)})
             for entry in document.get("matched", [])
@@ -175,11 +200,21 @@ def read_report(document: Mapping[str, Any]) -> Report:
                 for item in values.pop("decisions")
             )
             dynamics.append(ModeDynamics(mode, DynamicsSummary.model_validate(values), decisions))
+        escalation = tuple(
+            Escalation(
+                **{
+                    **{f.name: entry[f.name] for f in fields(Escalation) if f.name != "tests"},
+                    "tests": tuple(_comparison(test) for test in entry["tests"]),
+                }
+            )
+            for entry in document.get("vote_then_debate", [])
+        )
         front = [s for s, e in zip(summaries, document["modes"], strict=True) if e["pareto"]]
     except (KeyError, TypeError) as exc:
         raise ValueError(f"not a results.json document: {type(exc).__name__} {exc}") from exc
     front.sort(key=lambda s: (s.tokens, -s.accuracy))  # as pareto_front orders it
-    return Report(summaries, comparisons, matched, tuple(dynamics), tuple(s.mode for s in front))
+    pareto = tuple(s.mode for s in front)
+    return Report(summaries, comparisons, matched, tuple(dynamics), pareto, escalation)
 
 
 def _write_json(stream: IO[bytes], report: Report, meta: Mapping[str, Any]) -> None:
@@ -297,10 +332,15 @@ def write_results(
     outcomes: Sequence[Outcome],
     report: Report,
     meta: Mapping[str, Any],
+    markdown: str | None = None,
     *,
     page: PageRenderer | None = None,
 ) -> dict[str, Path]:
-    """Write ``results.json``, ``results.csv``, ``accuracy.png``, ``dynamics.png``, ``report.html``.
+    """Write ``results.json``, ``results.csv``, ``accuracy.png`` and ``dynamics.png``.
+
+    And ``results.md`` where ``markdown`` is given (the eval's:
+    :func:`~debategraph.eval.advice.results_markdown`, the plain answer then the tables),
+    and ``report.html`` where ``page`` is.
 
     ``results.json`` holds ``meta`` as given, then ``modes`` (one entry per label: the
     summary's fields, rates to 4 decimals, tokens to 1, calls to 2, wall time to 3, plus
@@ -317,12 +357,14 @@ def write_results(
         report: Their report (see :func:`~debategraph.eval.stats.build_report`).
         meta: Anything to record with the results (dataset, model, settings, skips);
             values JSON cannot hold are written as their ``str``.
+        markdown: ``results.md``'s text (``None``: no ``results.md``).
         page: Renders ``report.html`` (see
             :func:`~debategraph.eval.page.render_report_page`); ``None``: no page.
 
     Returns:
         The paths written, by key: ``"json"``, ``"csv"``, ``"png"`` (accuracy.png),
-        ``"dynamics"`` (dynamics.png) and, with ``page``, ``"html"`` (report.html).
+        ``"dynamics"`` (dynamics.png), with ``markdown`` ``"md"`` (results.md) and with
+        ``page`` ``"html"`` (report.html).
 
     Raises:
         UsageError: When a file cannot be written (a one-line message naming it).
@@ -334,17 +376,22 @@ def write_results(
         "png": _png(pngs, FILES["png"], lambda: accuracy_figure(report.summaries, report.pareto)),
         "dynamics": _png(pngs, FILES["dynamics"], lambda: dynamics_figure(report.dynamics)),
     }
+    names = dict(FILES)
+    if markdown is not None:
+        key, names[key] = MARKDOWN
+        writers[key] = lambda stream: _write_text(stream, markdown)
     if page is not None:
-        writers["html"] = lambda stream: _write_text(stream, page(pngs))
+        key, names[key] = PAGE
+        writers[key] = lambda stream: _write_text(stream, page(pngs))
     staged: dict[str, Path] = {}
     name = FILES["json"]
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for key, write in writers.items():
-            name = FILES[key]
+            name = names[key]
             staged[key] = _stage(out_dir, name, write)
         for key, temp in list(staged.items()):
-            name = FILES[key]
+            name = names[key]
             os.replace(temp, out_dir / name)
             del staged[key]
     except OSError as exc:
@@ -353,4 +400,4 @@ def write_results(
         for temp in staged.values():
             with contextlib.suppress(OSError):
                 temp.unlink(missing_ok=True)
-    return {key: out_dir / FILES[key] for key in writers}
+    return {key: out_dir / name for key, name in names.items()}

@@ -123,6 +123,36 @@ def _matched_section(report: Report) -> _Section:
     return _Section("Debate against a vote at the same token budget", headers, rows, notes)
 
 
+def _escalation_section(report: Report) -> _Section:
+    """``vote-then-debate``: questions debated, tokens saved, its paired tests."""
+    rows = []
+    notes = []
+    for e in report.escalation:
+        every = _DASH if e.every_tokens is None else f"{e.every_tokens:,.0f}"
+        saved = _DASH
+        if e.saved_tokens is not None and e.saved_share is not None:
+            saved = f"{e.saved_tokens:,.0f} ({e.saved_share:.0%})"
+        tests = "; ".join(
+            f"vs {c.b if c.a == e.mode else c.a}: p {_format_p(c.p_value)}" for c in e.tests
+        )
+        rows.append(
+            [
+                e.mode,
+                e.agree,
+                str(e.n),
+                f"{e.debated} ({e.debated_share:.0%})",
+                f"{e.tokens:,.0f}",
+                f"{every} ({e.against})",
+                saved,
+                tests or _DASH,
+            ]
+        )
+        notes.append(f"{e.mode}: every question debated is {e.how} from {e.basis}.")
+    headers: tuple[str, ...] = ("mode", "agree", "n", "debated", "total tok/q")
+    headers += ("debating all tok/q", "saved tok/q", "McNemar")
+    return _Section("Vote, then debate only where round 1 does not agree", headers, rows, notes)
+
+
 def _rounds_section(report: Report) -> _Section:
     """Per debate mode and round: accuracy, flips, conformity."""
     rows = [
@@ -183,6 +213,7 @@ def _sections(report: Report) -> list[_Section]:
         _summary_section(report),
         _comparison_section(report),
         _matched_section(report),
+        _escalation_section(report),
         _rounds_section(report),
         _loss_section(report),
     ]
