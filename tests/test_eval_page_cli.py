@@ -18,6 +18,7 @@ from debategraph.cli.app import main
 from debategraph.cli.eval_page import write_thread_pages
 from debategraph.cli.view import write_thread_page
 from debategraph.eval.records import Outcome
+from debategraph.pages import esc
 from tests.conftest import stub_args
 from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
@@ -106,6 +107,8 @@ def test_the_page_shows_every_mode_both_plots_and_the_figures(
         low, high = mode["ci95"]
         assert f"{mode['accuracy']:.3f} [{low:.3f}, {high:.3f}]" in run.links.cells
         assert f"{mode['tokens']:,.0f}" in run.links.cells
+    plain = (run.out / "results.md").read_text(encoding="utf-8").split("\n\n")[0]
+    assert f'<p class="lead">{esc(plain)}</p>' in run.page  # the plain answer opens both
     meta = run.result["meta"]
     assert isinstance(meta, dict)
     assert f"<dd>{meta['finished']}</dd>" in run.page

@@ -68,7 +68,9 @@ def report_page(
 ) -> PageRenderer:
     """Write the sampled threads' pages; return what renders ``report.html`` linking them.
 
-    A thread whose page could not be written is noted on stderr and on the page.
+    The page opens with the plain answer (:func:`~debategraph.eval.advice.plain_answer`,
+    as ``results.md`` does). A thread whose page could not be written is noted on stderr
+    and on the page.
 
     Args:
         out_dir: ``--out``.
@@ -82,6 +84,7 @@ def report_page(
         The page's renderer, for :func:`~debategraph.eval.report.write_results`.
     """
     from debategraph.cli.view import write_thread_page
+    from debategraph.eval.advice import plain_answer
 
     db, own = dbs
     links, missing = write_thread_pages(
@@ -90,4 +93,5 @@ def report_page(
     for note in missing:
         err.print(f"note: {escape(note)}")
     shown = {**meta, "notes": [*(meta.get("notes") or ()), *missing]}
-    return lambda pngs: render_report_page(report, shown, pngs=pngs, thread_pages=links)
+    lead = plain_answer(report, meta)
+    return lambda pngs: render_report_page(report, shown, pngs=pngs, thread_pages=links, lead=lead)
