@@ -160,13 +160,5 @@ def plain_answer(report: Report, meta: Mapping[str, Any]) -> str:
 
 
 def results_markdown(report: Report, meta: Mapping[str, Any]) -> str:
-    """The eval's ``results.md``: the plain answer, then the tables in Markdown.
-
-    Args:
-        report: The eval's report.
-        meta: ``results.json``'s meta.
-
-    Returns:
-        The text, ending in a newline.
-    """
+    """The eval's ``results.md``: :func:`plain_answer`, a blank line, then the tables."""
     return f"{plain_answer(report, meta)}\n\n{markdown_table(report)}"

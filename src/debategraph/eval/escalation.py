@@ -153,21 +153,6 @@ def escalations(
         for c in comparisons
         if VOTE_THEN_DEBATE in (c.a, c.b) and ({c.a, c.b} - {VOTE_THEN_DEBATE}) & others
     )
-    return [
-        Escalation(
-            mode=VOTE_THEN_DEBATE,
-            agree=agree,
-            n=n,
-            debated=debated,
-            debated_share=debated / n,
-            tokens=tokens,
-            against=against,
-            how=how,
-            basis=basis,
-            every_tokens=every,
-            saved_tokens=saved,
-            saved_share=saved / every if saved is not None and every else None,
-            n_against=n_against,
-            tests=tests,
-        )
-    ]
+    share = saved / every if saved is not None and every else None
+    figures = (n, debated, debated / n, tokens, against, how, basis, every, saved, share)
+    return [Escalation(VOTE_THEN_DEBATE, agree, *figures, n_against, tests)]

@@ -387,6 +387,20 @@ def agreement_rule() -> str:
     return f"{_either(texts)} ({'; '.join(notes)})" if notes else _either(texts)
 
 
+def agreement_text(protocol: DecisionProtocol) -> str:
+    """An agreement as written without its fallback: ``supermajority:2/3``, ``unanimity``.
+
+    Args:
+        protocol: The agreement.
+
+    Returns:
+        The text.
+    """
+    if protocol.threshold is None:
+        return protocol.name
+    return f"{protocol.name}:{fraction_text(protocol.threshold)}"
+
+
 def parse_agreement(text: str) -> DecisionProtocol:
     """Read an agreement: a protocol that can fall short (``supermajority:2/3``).
 
@@ -410,20 +424,6 @@ def parse_agreement(text: str) -> DecisionProtocol:
     except ValueError as exc:
         problem = str(exc).removesuffix(f": use {protocol_rule()}")
         raise ValueError(f"{problem}: use {rule}") from None
-
-
-def agreement_text(protocol: DecisionProtocol) -> str:
-    """An agreement as written without its fallback: ``supermajority:2/3``, ``unanimity``.
-
-    Args:
-        protocol: The agreement.
-
-    Returns:
-        The text.
-    """
-    if protocol.threshold is None:
-        return protocol.name
-    return f"{protocol.name}:{fraction_text(protocol.threshold)}"
 
 
 def agreed(

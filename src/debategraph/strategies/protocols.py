@@ -219,22 +219,30 @@ class Weighted(DecisionRule):
         return tally.decided(winner, tie_break=tie_break)
 
 
-class Supermajority(Plurality):
-    """The top answer if its share of the solvers is at least THRESHOLD, else FALLBACK."""
+class _Share(Plurality):
+    """A protocol whose threshold is a share in (``above``, 1], with a fallback."""
 
-    name = "supermajority"
     takes_threshold = True
     takes_fallback = True
     is_fallback = False
-    note = "THRESHOLD in (0.5, 1], e.g. 0.75 or 2/3"
-    default_threshold = DEFAULT_THRESHOLD
+    above: ClassVar[Fraction]
 
     @classmethod
     def check_threshold(cls, value: Fraction, raw: str) -> str | None:
-        """A threshold is a share in (0.5, 1]."""
-        if Fraction(1, 2) < value <= 1:
+        """A threshold is a share in (``above``, 1]."""
+        if cls.above < value <= 1:
             return None
-        return f"supermajority threshold {raw} is not in (0.5, 1]"
+        return f"{cls.name} threshold {raw} is not in ({float(cls.above):g}, 1]"
+
+
+class Supermajority(_Share):
+    """The top answer if its share of the solvers is at least THRESHOLD, else FALLBACK."""
+
+    name = "supermajority"
+    note = "THRESHOLD in (0.5, 1], e.g. 0.75 or 2/3"
+    default_threshold = DEFAULT_THRESHOLD
+
+    above = Fraction(1, 2)
 
     @classmethod
     def shortfall(cls, tally: Tally) -> str | None:
@@ -262,7 +270,7 @@ class Unanimity(Plurality):
         return f"no unanimity ({tally.held()})"
 
 
-class Confidence(Plurality):
+class Confidence(_Share):
     """The top answer if its backers' summed confidence over all solvers reaches THRESHOLD.
 
     With every solver behind one answer at confidence 0.9 the share is 0.9; with two of
@@ -271,18 +279,10 @@ class Confidence(Plurality):
     """
 
     name = "confidence"
-    takes_threshold = True
-    takes_fallback = True
-    is_fallback = False
     note = "confidence's THRESHOLD in (0, 1], e.g. 0.8"
     default_threshold = DEFAULT_CONFIDENCE
 
-    @classmethod
-    def check_threshold(cls, value: Fraction, raw: str) -> str | None:
-        """A threshold is a share in (0, 1]."""
-        if 0 < value <= 1:
-            return None
-        return f"confidence threshold {raw} is not in (0, 1]"
+    above = Fraction(0)
 
     @classmethod
     def shortfall(cls, tally: Tally) -> str | None:
