@@ -92,6 +92,19 @@ def check_eval_embedded(figures: dict[str, dict[str, Any]], output: str) -> None
     assert values["docs"] is None, output  # --quick leaves docs/eval alone
 
 
+def check_vote_then_debate(figures: dict[str, dict[str, Any]], output: str) -> None:
+    values = figures["Vote, then debate"]["values"]
+    assert {m: v["n"] for m, v in values["modes"].items()} == dict.fromkeys(
+        ("vote", "debate-full", "vote-then-debate"), 3
+    ), output
+    entry = values["vote_then_debate"]
+    assert entry["n"] == 3 and 0 <= entry["debated"] <= 3, output
+    assert entry["against"] == "debate-full" and entry["how"] == "measured", output
+    tested = {t["b"] if t["a"] == "vote-then-debate" else t["a"] for t in entry["tests"]}
+    assert tested == {"vote", "debate-full"}, output  # --quick: no matched vote
+    assert values["plain_answer"].startswith("On SmolLM2"), output
+
+
 def check_open_agents(figures: dict[str, dict[str, Any]], output: str) -> None:
     endpoints = figures["Two endpoints, CLI"]["values"]
     assert endpoints["count_problems"] == [], output  # counted, whatever the timing
@@ -269,6 +282,16 @@ CASES = [
         check=check_eval_embedded,
         embedded=True,
         args=("--only", "embedded"),
+    ),
+    Case(
+        "vote_then_debate.py",
+        ("Vote, then debate",),
+        timeout_s=150,
+        test_timeout_s=170,
+        must_pass=("Vote, then debate",),
+        check=check_vote_then_debate,
+        embedded=True,
+        exit_zero=False,  # no timing figure: none is advisory
     ),
     # The CLI figures (two endpoints, --tools calculator) and the in-process tool loop.
     Case(

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -28,10 +29,10 @@ from debategraph.cli.group import app
 from debategraph.cli.options import JsonOpt, run_options
 from debategraph.cli.render import emit_json, err, fail, model_label, out
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
-from debategraph.eval.modes import MODES
+from debategraph.eval.modes import DEFAULT_AGREE, DEFAULT_MODES, MODES, VOTE_THEN_DEBATE
 from debategraph.eval.options import CHECKPOINTS_FILE, EvalOptions, eval_options
 from debategraph.eval.questions import Questions, arithmetic_questions, dataset_questions
-from debategraph.strategies.decisions import PROTOCOL_RULE
+from debategraph.strategies.decisions import PROTOCOL_RULE, agreement_rule
 from debategraph.words import plural
 
 if TYPE_CHECKING:
@@ -48,8 +49,8 @@ eval_app = typer.Typer(
 )
 app.add_typer(eval_app)
 
-#: ``--modes`` when not given: every built-in mode.
-DEFAULT_MODES = ",".join(MODES)
+#: ``--modes`` when not given: the built-in modes but vote-then-debate.
+DEFAULT_MODES_TEXT = ",".join(DEFAULT_MODES)
 
 
 DatasetOpt = Annotated[
@@ -73,7 +74,9 @@ ModesOpt = Annotated[
     typer.Option(
         "--modes",
         help=f"Comma-separated: {', '.join(MODES)}, or NAME=AGENTS_FILE (the file's solvers "
-        "debate like debate-ring, each on its own model; an entry named judge judges).",
+        "debate like debate-ring, each on its own model; an entry named judge judges); "
+        f"{VOTE_THEN_DEBATE} debates (as debate-full) only the questions whose first "
+        "round does not agree (--agree).",
     ),
 ]
 DecisionsOpt = Annotated[
@@ -98,6 +101,15 @@ MatchedOpt = Annotated[
     typer.Option(
         "--matched/--no-matched",
         help="Run each debate mode's vote of independent samples at its token budget (vote@K).",
+    ),
+]
+AgreeOpt = Annotated[
+    str,
+    typer.Option(
+        "--agree",
+        help=f"When {VOTE_THEN_DEBATE} stops (after any round, the first included): "
+        + agreement_rule().replace("[", "\\[")
+        + ".",
     ),
 ]
 AgentsOpt = Annotated[int, typer.Option("--agents", help="Solvers of the vote and debate modes.")]
@@ -129,10 +141,11 @@ DbOpt = Annotated[
 
 
 def _eval_options(
-    modes: ModesOpt = DEFAULT_MODES,
+    modes: ModesOpt = DEFAULT_MODES_TEXT,
     decisions: DecisionsOpt = "plurality",
     judge_model: JudgeModelOpt = None,
     matched: MatchedOpt = True,
+    agree: AgreeOpt = DEFAULT_AGREE,
     agents: AgentsOpt = 3,
     rounds: RoundsOpt = 2,
     neighbours: NeighboursOpt = 1,
@@ -304,9 +317,11 @@ def run_and_report(
         **plan_meta(plan, notes, model_label(options.spec)),
         "threads": found.counts,
         "judge_calls": found.judge_calls,
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_s": round(time.perf_counter() - started, 3),
     }
-    write_report(options.out_dir, plan, found, meta, options.json_output)
+    threads = (options.checkpoints, dbs or {})
+    write_report(options.out_dir, plan, found, meta, options.json_output, threads)
 
 
 #: Seconds between progress lines on a stderr that is not a terminal (a log, a pipe).
@@ -398,8 +413,9 @@ def write_report(
     run: EvalRun,
     meta: Mapping[str, Any],
     json_output: bool,
+    dbs: tuple[str, Mapping[int, str]],
 ) -> None:
-    """Write the result files; print the tables (or the JSON).
+    """Write the result files (``report.html`` and its threads' pages too); print the tables.
 
     Args:
         out_dir: ``--out``.
@@ -407,20 +423,28 @@ def write_report(
         run: What the run found.
         meta: ``results.json``'s meta.
         json_output: Print ``results.json`` (with the files' paths) instead of tables.
+        dbs: The database of the threads, and a question's own by its line (shards
+            that kept their own).
 
     Raises:
         UsageError: If a file cannot be written.
     """
     import json
 
+    from debategraph.cli.eval_page import report_page
+    from debategraph.eval.advice import results_markdown
     from debategraph.eval.report import write_results
     from debategraph.eval.runner import report_labels
     from debategraph.eval.stats import build_report
     from debategraph.eval.tables import results_table
 
     labels = report_labels(plan, run)
-    report = build_report(run.outcomes, labels, run.matched)
-    paths = write_results(out_dir, run.outcomes, report, meta)
+    report = build_report(
+        run.outcomes, labels, run.matched, agree=plan.agree, round_cap=plan.rounds
+    )
+    page = report_page(out_dir, run.outcomes, report, meta, dbs)
+    markdown = results_markdown(report, meta)
+    paths = write_results(out_dir, run.outcomes, report, meta, markdown, page=page)
     if json_output:
         result = json.loads(paths["json"].read_text(encoding="utf-8"))
         emit_json({**result, "files": {k: str(v) for k, v in paths.items()}})

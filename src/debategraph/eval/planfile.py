@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from debategraph.errors import UsageError
-from debategraph.eval.modes import RosterMode
+from debategraph.eval.modes import DEFAULT_AGREE, RosterMode
 from debategraph.eval.options import CHECKPOINTS_FILE, EvalOptions, eval_options
 from debategraph.eval.plan import EvalPlan
 from debategraph.eval.questions import (
@@ -72,6 +72,7 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
         "decisions": [p.spec for p in plan.decisions],
         "judge_model": plan.judge_model,
         "matched": plan.matched,
+        "agree": plan.agree,
         "agents": plan.agents,
         "rounds": plan.rounds,
         "neighbours": plan.neighbours,
@@ -134,6 +135,7 @@ def options_from_plan(
         db,
         json_output,
         max_tokens=model.get("max_tokens"),
+        agree=str(settings.get("agree", DEFAULT_AGREE)),  # a plan from before --agree
     )
     selection = (int(settings["offset"]), settings["limit"], settings["seed"])
     if settings["kind"] == "arithmetic":

@@ -53,6 +53,10 @@ class Outcome:
         reason: Why the row is wrong without its answer being compared (no answer
             could be read, the checker cannot parse it); empty otherwise (and in
             results written before this field).
+        debated: Whether the thread went on past round 1 (its solvers heard each
+            other): every question of a debate mode, none of a vote, and in
+            ``vote-then-debate`` the questions whose first round did not agree.
+        first_round_tokens: The total tokens of its round-1 calls (independent answers).
         decision: The decision protocol that gave ``answer`` (its spec:
             ``plurality``, ``weighted``, ``supermajority:2/3:plurality``, ``judge``...).
             The tokens and calls of a ``judge`` row include the judge's.
@@ -74,6 +78,8 @@ class Outcome:
     usage_by_agent: str = "{}"
     usage_by_model: str = "{}"
     reason: str = ""
+    debated: bool = False
+    first_round_tokens: int = 0
     decision: str = "plurality"
     rounds: str = "[]"
 

@@ -154,6 +154,8 @@ class Thread:
             thread_id=self.thread_id,
             usage_by_agent=_usage_json(spend.by_agent),
             usage_by_model=_usage_json(spend.by_model),
+            debated=len(self.rounds) > 1,
+            first_round_tokens=self.cost().first_round_tokens,
             decision=decision,
             rounds=json.dumps(rounds, separators=(",", ":")),
             reason=checked.reason,
