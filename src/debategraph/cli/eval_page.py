@@ -1,5 +1,7 @@
-"""The thread pages ``report.html`` links to: a few threads of each mode, under ``threads/``.
+"""What an eval writes and prints at its end: the result files, ``report.html`` and its threads.
 
+:func:`write_report` writes the result files and prints the tables. The thread pages
+``report.html`` links to are a few threads of each mode, under ``threads/``:
 :func:`~debategraph.eval.page.thread_sample` picks them; each is written by ``debategraph
 view``'s writer from the database that holds it. A thread that cannot be written (gone
 from its database) gets no link and a note, and the report is written all the same.
@@ -13,13 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from debategraph.cli.render import err
+from debategraph.cli.render import emit_json, err, out
 from debategraph.errors import DebategraphError
 from debategraph.eval.page import THREADS_FOLDER, render_report_page, thread_href, thread_sample
 from debategraph.eval.records import Outcome
+from debategraph.words import plural
 
 if TYPE_CHECKING:
+    from debategraph.eval.plan import EvalPlan
     from debategraph.eval.report import PageRenderer
+    from debategraph.eval.runner import EvalRun
     from debategraph.eval.stats import Report
 
 #: Writes a thread's page: ``(db, thread id, path) -> path``.
@@ -95,3 +100,60 @@ def report_page(
     shown = {**meta, "notes": [*(meta.get("notes") or ()), *missing]}
     lead = plain_answer(report, meta)
     return lambda pngs: render_report_page(report, shown, pngs=pngs, thread_pages=links, lead=lead)
+
+
+def write_report(
+    out_dir: Path,
+    plan: EvalPlan,
+    run: EvalRun,
+    meta: Mapping[str, Any],
+    json_output: bool,
+    dbs: tuple[str, Mapping[int, str]],
+) -> None:
+    """Write the result files (``report.html`` and its threads' pages too); print the tables.
+
+    Args:
+        out_dir: ``--out``.
+        plan: The plan.
+        run: What the run found.
+        meta: ``results.json``'s meta.
+        json_output: Print ``results.json`` (with the files' paths) instead of tables.
+        dbs: The database of the threads, and a question's own by its line (shards
+            that kept their own).
+
+    Raises:
+        UsageError: If a file cannot be written.
+    """
+    import json
+
+    from debategraph.cli.eval_page import report_page
+    from debategraph.eval.advice import results_markdown
+    from debategraph.eval.report import write_results
+    from debategraph.eval.runner import report_labels
+    from debategraph.eval.stats import build_report
+    from debategraph.eval.tables import results_table
+
+    labels = report_labels(plan, run)
+    report = build_report(
+        run.outcomes, labels, run.matched, agree=plan.agree, round_cap=plan.rounds
+    )
+    page = report_page(out_dir, run.outcomes, report, meta, dbs)
+    markdown = results_markdown(report, meta)
+    paths = write_results(out_dir, run.outcomes, report, meta, markdown, page=page)
+    if json_output:
+        result = json.loads(paths["json"].read_text(encoding="utf-8"))
+        emit_json({**result, "files": {k: str(v) for k, v in paths.items()}})
+        return
+    counts = meta["threads"]
+    protocols = len({"plurality", *(meta.get("decisions") or ())})  # plurality: always a row
+    shown = f" x {plural(protocols, 'decision')}" if protocols > 1 else ""
+    err.print(
+        f"{plural(meta['questions'], 'question')} x {plural(len(labels), 'mode')}{shown} · model "
+        f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
+        f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
+    )
+    if meta.get("metric"):
+        err.print(f"metric: {escape(str(meta['metric']))}")
+    for table in results_table(report, width=out.width):
+        out.print(table)
+    out.print(f"results: {escape(', '.join(str(p) for p in paths.values()))}")

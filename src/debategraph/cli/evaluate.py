@@ -27,18 +27,16 @@ from rich.markup import escape
 
 from debategraph.cli.group import app
 from debategraph.cli.options import JsonOpt, run_options
-from debategraph.cli.render import emit_json, err, fail, model_label, out
+from debategraph.cli.render import err, fail, model_label
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
 from debategraph.eval.modes import DEFAULT_AGREE, DEFAULT_MODES, MODES, VOTE_THEN_DEBATE
 from debategraph.eval.options import CHECKPOINTS_FILE, EvalOptions, eval_options
 from debategraph.eval.questions import Questions, arithmetic_questions, dataset_questions
 from debategraph.strategies.decisions import PROTOCOL_RULE, agreement_rule
-from debategraph.words import plural
 
 if TYPE_CHECKING:
     from debategraph.eval.plan import EvalPlan
     from debategraph.eval.records import Outcome
-    from debategraph.eval.runner import EvalRun
 
 eval_app = typer.Typer(
     name="eval",
@@ -321,6 +319,8 @@ def run_and_report(
         "wall_s": round(time.perf_counter() - started, 3),
     }
     threads = (options.checkpoints, dbs or {})
+    from debategraph.cli.eval_page import write_report
+
     write_report(options.out_dir, plan, found, meta, options.json_output, threads)
 
 
@@ -405,63 +405,6 @@ class _Progress:
             self.bar.update(self.extra[mode], advance=1, description=self.tally.accuracy(mode))
             return
         self.bar.update(self.task, advance=1 if done else 0, description=self.tally.running())
-
-
-def write_report(
-    out_dir: Path,
-    plan: EvalPlan,
-    run: EvalRun,
-    meta: Mapping[str, Any],
-    json_output: bool,
-    dbs: tuple[str, Mapping[int, str]],
-) -> None:
-    """Write the result files (``report.html`` and its threads' pages too); print the tables.
-
-    Args:
-        out_dir: ``--out``.
-        plan: The plan.
-        run: What the run found.
-        meta: ``results.json``'s meta.
-        json_output: Print ``results.json`` (with the files' paths) instead of tables.
-        dbs: The database of the threads, and a question's own by its line (shards
-            that kept their own).
-
-    Raises:
-        UsageError: If a file cannot be written.
-    """
-    import json
-
-    from debategraph.cli.eval_page import report_page
-    from debategraph.eval.advice import results_markdown
-    from debategraph.eval.report import write_results
-    from debategraph.eval.runner import report_labels
-    from debategraph.eval.stats import build_report
-    from debategraph.eval.tables import results_table
-
-    labels = report_labels(plan, run)
-    report = build_report(
-        run.outcomes, labels, run.matched, agree=plan.agree, round_cap=plan.rounds
-    )
-    page = report_page(out_dir, run.outcomes, report, meta, dbs)
-    markdown = results_markdown(report, meta)
-    paths = write_results(out_dir, run.outcomes, report, meta, markdown, page=page)
-    if json_output:
-        result = json.loads(paths["json"].read_text(encoding="utf-8"))
-        emit_json({**result, "files": {k: str(v) for k, v in paths.items()}})
-        return
-    counts = meta["threads"]
-    protocols = len({"plurality", *(meta.get("decisions") or ())})  # plurality: always a row
-    shown = f" x {plural(protocols, 'decision')}" if protocols > 1 else ""
-    err.print(
-        f"{plural(meta['questions'], 'question')} x {plural(len(labels), 'mode')}{shown} · model "
-        f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
-        f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
-    )
-    if meta.get("metric"):
-        err.print(f"metric: {escape(str(meta['metric']))}")
-    for table in results_table(report, width=out.width):
-        out.print(table)
-    out.print(f"results: {escape(', '.join(str(p) for p in paths.values()))}")
 
 
 @eval_app.command("report")
