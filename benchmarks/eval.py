@@ -33,7 +33,9 @@ figure is printed with its target and PASS/FAIL:
    Skipped with a warning where the embedded runtime (``pip install -e '.[local]'``) or the
    model file is missing. The full run copies its ``results.json``, ``results.csv``,
    ``accuracy.png``, ``dynamics.png`` and ``questions.jsonl`` into ``docs/eval/`` and writes
-   ``docs/eval/results.md`` (its tables and findings in Markdown) for the README.
+   ``docs/eval/results.md`` for the README: a header, then the eval's own ``results.md``
+   (the plain answer and the tables, :func:`debategraph.eval.advice.results_markdown`),
+   then the findings.
 
 Usage::
 
@@ -68,10 +70,10 @@ from typing import Any
 # benchmarks/ is on sys.path when run as a script
 from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
 
+from debategraph.eval.advice import results_markdown
 from debategraph.eval.budget import within_budget
 from debategraph.eval.datasets import load_gsm8k
 from debategraph.eval.report import read_report
-from debategraph.eval.tables import markdown_table
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GSM8K = REPO_ROOT.parent / "shared" / "data" / "gsm8k" / "test.jsonl"
@@ -550,11 +552,11 @@ def publish(
         "modes and protocols have something to differ on; it says nothing about debate on a "
         "capable model.",
         "",
+        results_markdown(report, meta).rstrip("\n"),  # the eval's own results.md
+        "",
         "## What it shows",
         "",
         *(f"- {line}" for line in findings(report)),
-        "",
-        markdown_table(report).rstrip("\n"),
         "",
         "Files: [results.json](results.json), [results.csv](results.csv) (one row per "
         "question, mode and decision protocol), [accuracy.png](accuracy.png), "

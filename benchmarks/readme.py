@@ -2,6 +2,7 @@
 
 Each is a generated block (``benchmarks/blocks.py``), rendered here from what it describes:
 
+* ``eval-tasks``: the standard benchmarks ``eval`` reads (:mod:`debategraph.eval.tasks`);
 * ``cli-synopsis``: every command of the ``debategraph`` CLI, walked from the command tree
   the CLI itself runs (its patterns from the registry, the thread tools, ``eval``, ``serve``);
 * ``rosters``: each pattern's ``--agents-file`` entry, from the agent record it is read as
@@ -50,6 +51,13 @@ ROSTER_RECORDS = {
 EVAL_RUNS = ("eval gsm8k", "eval mcq", "eval arithmetic")
 
 
+def eval_runs() -> list[str]:
+    """The eval's run commands: :data:`EVAL_RUNS`, then each standard benchmark's."""
+    from debategraph.eval.tasks import TASKS
+
+    return [*EVAL_RUNS, *(f"eval {name}" for name in TASKS)]
+
+
 def command_tree() -> Iterator[tuple[str, list[str], list[str]]]:
     """Every command of the CLI, walked from the command the ``debategraph`` script runs.
 
@@ -59,11 +67,16 @@ def command_tree() -> Iterator[tuple[str, list[str], list[str]]]:
         options as ``--help`` writes them (``--agents <int>``, ``--matched / --no-matched``;
         a repeatable one ends in ``...``), ``--help`` left out.
     """
+    import importlib
+
     import typer
     from typer._click import core
 
-    from debategraph.cli import app, commands, evaluate, serve  # noqa: F401 (the tools)
+    from debategraph.cli import app
+    from debategraph.cli.group import TOOL_MODULES
 
+    for module in TOOL_MODULES:  # they register the other commands, as app.main does
+        importlib.import_module(module)
     root = typer.main.get_command(app.app)
 
     def walk(command: Any, ctx: Any, path: list[str]) -> Iterator[tuple[str, list[str], list[str]]]:
@@ -111,7 +124,7 @@ def render_synopsis() -> str:
     tree = list(command_tree())
     families = {
         "run options": [e.command for e in registry.entries()],
-        "eval options": list(EVAL_RUNS),
+        "eval options": eval_runs(),
     }
     shared: dict[str, list[str]] = {}
     for family, members in families.items():
@@ -120,7 +133,8 @@ def render_synopsis() -> str:
     lines = ["```text"]
     for family, members in families.items():
         lines += _wrapped(f"{family}:", [f"[{o}]" for o in shared[family]])
-        lines.append(f"  (every one of: {', '.join(members)})")
+        names = [f"{name}," for name in members[:-1]] + [f"{members[-1]})"]
+        lines += _wrapped("  (every one of:", names)
     lines.append("")
     for path, arguments, options in tree:
         family = next((f for f, members in families.items() if path in members), None)
@@ -188,6 +202,19 @@ def render_notebooks() -> str:
     return "\n".join(lines)
 
 
+def render_eval_tasks() -> str:
+    """The ``eval-tasks`` block: each standard benchmark's command, shapes and metric."""
+    from debategraph.eval.tasks import TASKS
+
+    lines = ["| command | benchmark | shapes read (told by their fields) | metric |"]
+    lines.append("| :--- | :--- | :--- | :--- |")
+    for task in TASKS.values():
+        shapes = "; ".join(f"{shape.name}: {shape.describe}" for shape in task.shapes)
+        shapes = shapes.replace("|", "\\|")
+        lines.append(f"| `eval {task.name}` | {task.title} | {shapes} | {task.metric} |")
+    return "\n".join(lines)
+
+
 def anchor(heading: str) -> str:
     """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
@@ -215,6 +242,7 @@ def render_all(text: str) -> dict[str, str]:
         "cli-synopsis": render_synopsis(),
         "rosters": render_rosters(),
         "notebooks": render_notebooks(),
+        "eval-tasks": render_eval_tasks(),
         "contents": render_contents(text),
     }
 

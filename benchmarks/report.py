@@ -54,6 +54,8 @@ EVAL_WORKDIR = ".bench-eval"
 #: takes hours on 2 CPUs, so in full mode it keeps its work in ``EVAL_WORKDIR``: a run that
 #: stopped resumes, and a finished one is read back from its checkpoints (no model call) to
 #: rewrite ``docs/eval``. Its stub figures measure a fresh run each time, so they run apart.
+#: ``vote_then_debate.py`` shares that work directory: the vote and debate-full threads it
+#: shares with the embedded eval are read back, and only vote-then-debate runs.
 #: In full mode ``embedded.py`` also times a fresh install (the README's set-up figure).
 SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("speed.py", "Speed beside the peers (stub server, 200 ms per call)", (), ()),
@@ -75,6 +77,18 @@ SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
         "eval.py",
         "Eval on the embedded model (SmolLM2-135M, arithmetic)",
         ("--only", "embedded"),
+        ("--workdir", EVAL_WORKDIR),
+    ),
+    (
+        "simulated.py",
+        "Does voting explain debate's gain? The eval on simulated populations (stub server)",
+        (),
+        (),
+    ),
+    (
+        "vote_then_debate.py",
+        "Vote, then debate on the embedded model (SmolLM2-135M, arithmetic)",
+        (),
         ("--workdir", EVAL_WORKDIR),
     ),
     ("embedded.py", "Embedded model (llama.cpp server, SmolLM2-135M)", (), ("--install",)),

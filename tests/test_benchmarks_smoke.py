@@ -92,6 +92,19 @@ def check_eval_embedded(figures: dict[str, dict[str, Any]], output: str) -> None
     assert values["docs"] is None, output  # --quick leaves docs/eval alone
 
 
+def check_vote_then_debate(figures: dict[str, dict[str, Any]], output: str) -> None:
+    values = figures["Vote, then debate"]["values"]
+    assert {m: v["n"] for m, v in values["modes"].items()} == dict.fromkeys(
+        ("vote", "debate-full", "vote-then-debate"), 3
+    ), output
+    entry = values["vote_then_debate"]
+    assert entry["n"] == 3 and 0 <= entry["debated"] <= 3, output
+    assert entry["against"] == "debate-full" and entry["how"] == "measured", output
+    tested = {t["b"] if t["a"] == "vote-then-debate" else t["a"] for t in entry["tests"]}
+    assert tested == {"vote", "debate-full"}, output  # --quick: no matched vote
+    assert values["plain_answer"].startswith("On SmolLM2"), output
+
+
 def check_open_agents(figures: dict[str, dict[str, Any]], output: str) -> None:
     endpoints = figures["Two endpoints, CLI"]["values"]
     assert endpoints["count_problems"] == [], output  # counted, whatever the timing
@@ -123,6 +136,21 @@ def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert in_flight["debategraph"] == 40, output  # every call at once: no thread pool cap
     assert figures["30 debates at once"]["values"]["n"] == 30, output
     assert figures["Start-up and the CLI end to end"]["values"]["import_floor_s"] > 0, output
+
+
+def check_simulated(figures: dict[str, dict[str, Any]], output: str) -> None:
+    """Every population ran the eval's modes and its share is measured from them."""
+    values = figures["Voting explains debate's gain (simulated populations)"]["values"]
+    assert set(values) == {"independent", "conformist", "herd"}, output
+    for population in values.values():
+        modes = population["modes"]
+        assert {"single", "vote", "debate-full"} <= set(modes), output
+        gain = modes["debate-full"]["accuracy"] - modes["single"]["accuracy"]
+        if gain > 0:
+            share = (modes["vote"]["accuracy"] - modes["single"]["accuracy"]) / gain
+            assert population["share"] == pytest.approx(share), output
+        else:
+            assert population["share"] is None, output
 
 
 @dataclass(frozen=True)
@@ -255,6 +283,16 @@ CASES = [
         embedded=True,
         args=("--only", "embedded"),
     ),
+    Case(
+        "vote_then_debate.py",
+        ("Vote, then debate",),
+        timeout_s=150,
+        test_timeout_s=170,
+        must_pass=("Vote, then debate",),
+        check=check_vote_then_debate,
+        embedded=True,
+        exit_zero=False,  # no timing figure: none is advisory
+    ),
     # The CLI figures (two endpoints, --tools calculator) and the in-process tool loop.
     Case(
         "open_agents.py",
@@ -272,6 +310,15 @@ CASES = [
         test_timeout_s=60,
         must_pass=("Messages never checkpointed",),
         check=check_composition,
+    ),
+    # The eval through the CLI on three simulated populations (12 questions each).
+    Case(
+        "simulated.py",
+        ("Voting explains debate's gain (simulated populations)",),
+        timeout_s=60,
+        test_timeout_s=90,
+        exit_zero=False,  # no timing figure; a small sample may miss the direction
+        check=check_simulated,
     ),
     Case(
         "embedded.py",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from debategraph.eval.modes import MODES
+from debategraph.eval.modes import DEFAULT_MODES, MODES
 from debategraph.eval.plan import EvalPlan
 from debategraph.eval.records import Item
 from tests.conftest import one_error_line, run_cli, stub_args
@@ -352,7 +352,7 @@ def test_thread_ids_stay_those_of_earlier_versions() -> None:
     )
     assert plan.settings("debate-ring")["max_rounds"] == 2
     item = Item(line=7, question="2+3?", gold="5")
-    assert [plan.thread_id(mode, item) for mode in MODES] == [
+    assert [plan.thread_id(mode, item) for mode in DEFAULT_MODES] == [
         "eval-single-7-c09ffbfde9",
         "eval-vote-7-7100e190f2",
         "eval-debate-ring-7-439aeefc0e",

@@ -145,7 +145,8 @@ def test_a_new_protocol_is_one_class(highest: type[DecisionRule]) -> None:
     assert parse_protocol(" HIGHEST ").spec == "highest"
     assert protocol_rule().startswith(
         "plurality, weighted, supermajority[:THRESHOLD[:FALLBACK]], unanimity[:FALLBACK], "
-        "judge or highest (THRESHOLD in (0.5, 1], e.g. 0.75 or 2/3; FALLBACK plurality, "
+        "confidence[:THRESHOLD[:FALLBACK]], judge or highest (THRESHOLD in (0.5, 1], e.g. "
+        "0.75 or 2/3; confidence's THRESHOLD in (0, 1], e.g. 0.8; FALLBACK plurality, "
         "weighted, judge, abstain or highest)"
     )
     with pytest.raises(ValueError, match=r"^highest takes no argument, got 'highest:2': use "):

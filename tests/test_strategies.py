@@ -271,6 +271,24 @@ def test_loose_mode_takes_the_last_number(text: str, expected: str) -> None:
     assert extract_answer(text, loose=True) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "loose", "expected"),
+    [
+        ("\\boxed{\\frac{1}{2}}", False, "0.5"),
+        ("The answer is 1/2.", False, "0.5"),
+        ("#### -\\dfrac{3}{4}", False, "-0.75"),
+        ("Answer: 48/2", False, "24"),
+        ("\\frac{1}{2}", True, "0.5"),  # not its last digit, 2
+        ("so it is 2/6", True, "1/3"),  # no decimal ends: the reduced fraction
+        ("So 10/2 = 5", True, "5"),
+        ("Answer: 5/0", False, None),
+    ],
+)
+def test_a_fraction_is_read_as_its_value(text: str, loose: bool, expected: str | None) -> None:
+    """MATH's answers are often fractions: read whole, never as their last number."""
+    assert extract_answer(text, loose=loose) == expected
+
+
 # --------------------------------------------------------------------------
 # Majority vote
 # --------------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""``debategraph eval gsm8k|mcq|arithmetic|report``: the options, and what the user sees.
+"""``debategraph eval gsm8k|mcq|arithmetic|TASK|report``: the options, and what the user sees.
+
+The standard benchmarks' commands (``TASK``: ``eval mmlu``, ``eval gpqa``...) are
+:mod:`~debategraph.cli.eval_tasks`', built with :func:`eval_command`.
 
 The eval itself is in :mod:`debategraph.eval`, callable without the CLI: the options
 become a plan (:mod:`~debategraph.eval.options`; with the CLI's own checks,
@@ -15,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,18 +27,16 @@ from rich.markup import escape
 
 from debategraph.cli.group import app
 from debategraph.cli.options import JsonOpt, run_options
-from debategraph.cli.render import emit_json, err, fail, model_label, out
+from debategraph.cli.render import err, fail, model_label
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
-from debategraph.eval.modes import MODES
+from debategraph.eval.modes import DEFAULT_AGREE, DEFAULT_MODES, MODES, VOTE_THEN_DEBATE
 from debategraph.eval.options import CHECKPOINTS_FILE, EvalOptions, eval_options
 from debategraph.eval.questions import Questions, arithmetic_questions, dataset_questions
-from debategraph.strategies.decisions import PROTOCOL_RULE
-from debategraph.words import plural
+from debategraph.strategies.decisions import PROTOCOL_RULE, agreement_rule
 
 if TYPE_CHECKING:
     from debategraph.eval.plan import EvalPlan
     from debategraph.eval.records import Outcome
-    from debategraph.eval.runner import EvalRun
 
 eval_app = typer.Typer(
     name="eval",
@@ -45,8 +47,8 @@ eval_app = typer.Typer(
 )
 app.add_typer(eval_app)
 
-#: ``--modes`` when not given: every built-in mode.
-DEFAULT_MODES = ",".join(MODES)
+#: ``--modes`` when not given: the built-in modes but vote-then-debate.
+DEFAULT_MODES_TEXT = ",".join(DEFAULT_MODES)
 
 
 DatasetOpt = Annotated[
@@ -57,6 +59,12 @@ DatasetOpt = Annotated[
         "(the gold number after '#### '), mcq lines question, choices and answer (a letter).",
     ),
 ]
+SeedOpt = Annotated[
+    int | None,
+    typer.Option("--seed", help="Shuffle the questions with this seed before --offset."),
+]
+
+
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Questions to run \\[default: all].")]
 OffsetOpt = Annotated[int, typer.Option("--offset", help="Questions to skip first.")]
 ModesOpt = Annotated[
@@ -64,7 +72,9 @@ ModesOpt = Annotated[
     typer.Option(
         "--modes",
         help=f"Comma-separated: {', '.join(MODES)}, or NAME=AGENTS_FILE (the file's solvers "
-        "debate like debate-ring, each on its own model; an entry named judge judges).",
+        "debate like debate-ring, each on its own model; an entry named judge judges); "
+        f"{VOTE_THEN_DEBATE} debates (as debate-full) only the questions whose first "
+        "round does not agree (--agree).",
     ),
 ]
 DecisionsOpt = Annotated[
@@ -89,6 +99,15 @@ MatchedOpt = Annotated[
     typer.Option(
         "--matched/--no-matched",
         help="Run each debate mode's vote of independent samples at its token budget (vote@K).",
+    ),
+]
+AgreeOpt = Annotated[
+    str,
+    typer.Option(
+        "--agree",
+        help=f"When {VOTE_THEN_DEBATE} stops (after any round, the first included): "
+        + agreement_rule().replace("[", "\\[")
+        + ".",
     ),
 ]
 AgentsOpt = Annotated[int, typer.Option("--agents", help="Solvers of the vote and debate modes.")]
@@ -120,10 +139,11 @@ DbOpt = Annotated[
 
 
 def _eval_options(
-    modes: ModesOpt = DEFAULT_MODES,
+    modes: ModesOpt = DEFAULT_MODES_TEXT,
     decisions: DecisionsOpt = "plurality",
     judge_model: JudgeModelOpt = None,
     matched: MatchedOpt = True,
+    agree: AgreeOpt = DEFAULT_AGREE,
     agents: AgentsOpt = 3,
     rounds: RoundsOpt = 2,
     neighbours: NeighboursOpt = 1,
@@ -152,7 +172,7 @@ def _shared_options() -> dict[str, inspect.Parameter]:
 _SHARED = _shared_options()
 
 
-def _command(kind: str, own: Callable[..., Callable[[], Questions]]) -> Callable[..., None]:
+def eval_command(kind: str, own: Callable[..., Callable[[], Questions]]) -> Callable[..., None]:
     """An ``eval`` command: ``own``'s options (they pick the questions), then the shared ones.
 
     Args:
@@ -183,14 +203,11 @@ def _dataset_command(kind: str) -> Callable[..., None]:
         dataset: DatasetOpt,
         limit: LimitOpt = None,
         offset: OffsetOpt = 0,
-        seed: Annotated[
-            int | None,
-            typer.Option("--seed", help="Shuffle the questions with this seed before --offset."),
-        ] = None,
+        seed: SeedOpt = None,
     ) -> Callable[[], Questions]:
         return lambda: dataset_questions(kind, dataset, (offset, limit, seed))
 
-    return _command(kind, own)
+    return eval_command(kind, own)
 
 
 def _arithmetic(
@@ -225,7 +242,7 @@ eval_app.command(
     "mcq",
     help="Run multiple-choice questions (question, choices, answer letter) in each mode.",
 )(_dataset_command("mcq"))
-eval_app.command("arithmetic")(_command("arithmetic", _arithmetic))
+eval_app.command("arithmetic")(eval_command("arithmetic", _arithmetic))
 
 
 def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
@@ -298,9 +315,13 @@ def run_and_report(
         **plan_meta(plan, notes, model_label(options.spec)),
         "threads": found.counts,
         "judge_calls": found.judge_calls,
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_s": round(time.perf_counter() - started, 3),
     }
-    write_report(options.out_dir, plan, found, meta, options.json_output)
+    threads = (options.checkpoints, dbs or {})
+    from debategraph.cli.eval_page import write_report
+
+    write_report(options.out_dir, plan, found, meta, options.json_output, threads)
 
 
 #: Seconds between progress lines on a stderr that is not a terminal (a log, a pipe).
@@ -384,52 +405,6 @@ class _Progress:
             self.bar.update(self.extra[mode], advance=1, description=self.tally.accuracy(mode))
             return
         self.bar.update(self.task, advance=1 if done else 0, description=self.tally.running())
-
-
-def write_report(
-    out_dir: Path,
-    plan: EvalPlan,
-    run: EvalRun,
-    meta: Mapping[str, Any],
-    json_output: bool,
-) -> None:
-    """Write the result files; print the tables (or the JSON).
-
-    Args:
-        out_dir: ``--out``.
-        plan: The plan.
-        run: What the run found.
-        meta: ``results.json``'s meta.
-        json_output: Print ``results.json`` (with the files' paths) instead of tables.
-
-    Raises:
-        UsageError: If a file cannot be written.
-    """
-    import json
-
-    from debategraph.eval.report import write_results
-    from debategraph.eval.runner import report_labels
-    from debategraph.eval.stats import build_report
-    from debategraph.eval.tables import results_table
-
-    labels = report_labels(plan, run)
-    report = build_report(run.outcomes, labels, run.matched)
-    paths = write_results(out_dir, run.outcomes, report, meta)
-    if json_output:
-        result = json.loads(paths["json"].read_text(encoding="utf-8"))
-        emit_json({**result, "files": {k: str(v) for k, v in paths.items()}})
-        return
-    counts = meta["threads"]
-    protocols = len({"plurality", *(meta.get("decisions") or ())})  # plurality: always a row
-    shown = f" x {plural(protocols, 'decision')}" if protocols > 1 else ""
-    err.print(
-        f"{plural(meta['questions'], 'question')} x {plural(len(labels), 'mode')}{shown} · model "
-        f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
-        f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
-    )
-    for table in results_table(report, width=out.width):
-        out.print(table)
-    out.print(f"results: {escape(', '.join(str(p) for p in paths.values()))}")
 
 
 @eval_app.command("report")

@@ -135,13 +135,31 @@ def select(
     return order[offset : offset + limit], note
 
 
-def _show(value: Any) -> str:
-    """A bad value as JSON on one line, cut short."""
+def show(value: Any) -> str:
+    """A bad value as JSON on one line, cut short (for errors).
+
+    Args:
+        value: The value.
+
+    Returns:
+        Its JSON text, at most 40 characters.
+    """
     shown = json.dumps(value, ensure_ascii=False)
     return shown if len(shown) <= _SHOWN else shown[: _SHOWN - 3] + "..."
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A dataset file's text (UTF-8, a byte-order mark dropped), or a one-line error.
+
+    Args:
+        path: The file.
+
+    Returns:
+        Its text.
+
+    Raises:
+        UsageError: If it is missing, a directory, unreadable or not UTF-8 (the line).
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -165,7 +183,7 @@ def _read_text(path: Path) -> str:
 def _load(path: Path, fmt: _Format) -> Loaded:
     items: list[Item] = []
     skipped: list[int] = []
-    for number, raw in enumerate(_read_text(path).split("\n"), start=1):
+    for number, raw in enumerate(read_text(path).split("\n"), start=1):
         if not raw.strip():
             continue
         where = f"{_OPTION} {path} line {number}"
@@ -175,7 +193,7 @@ def _load(path: Path, fmt: _Format) -> Loaded:
             raise UsageError(f"{where}: not JSON ({exc.msg})") from None
         if not isinstance(record, dict):
             raise UsageError(
-                f"{where}: not a JSON object but {_show(record)} (each line needs {fmt.needs})"
+                f"{where}: not a JSON object but {show(record)} (each line needs {fmt.needs})"
             )
         item = fmt.item(record, number, where)
         if item is None:
@@ -197,9 +215,7 @@ def _field(record: dict[str, Any], name: str, where: str, needs: str) -> Any:
 def _question(record: dict[str, Any], where: str, needs: str) -> str:
     value = _field(record, "question", where, needs)
     if not isinstance(value, str) or not value.strip():
-        raise UsageError(
-            f"{where}: field 'question' must be a non-empty string, not {_show(value)}"
-        )
+        raise UsageError(f"{where}: field 'question' must be a non-empty string, not {show(value)}")
     return value.strip()
 
 
@@ -210,7 +226,7 @@ def _gsm8k_item(record: dict[str, Any], line: int, where: str) -> Item | None:
     if not isinstance(answer, str):
         raise UsageError(
             f"{where}: field 'answer' must be a string ending in '#### <number>', "
-            f"not {_show(answer)}"
+            f"not {show(answer)}"
         )
     if "####" not in answer:
         return None
@@ -221,7 +237,7 @@ def _gsm8k_item(record: dict[str, Any], line: int, where: str) -> Item | None:
 def _choices(record: dict[str, Any], where: str) -> tuple[str, ...]:
     value = _field(record, "choices", where, _MCQ.needs)
     if not isinstance(value, list) or not valid_choices(value):
-        raise UsageError(f"{where}: field 'choices' must be {CHOICES_RULE}, not {_show(value)}")
+        raise UsageError(f"{where}: field 'choices' must be {CHOICES_RULE}, not {show(value)}")
     return tuple(choice.strip() for choice in value)
 
 
@@ -244,7 +260,7 @@ def _mcq_item(record: dict[str, Any], line: int, where: str) -> Item | None:
     if isinstance(answer, bool) or not isinstance(answer, str | int):
         raise UsageError(
             f"{where}: field 'answer' must be a choice letter, a 0-based index or a "
-            f"choice's text, not {_show(answer)}"
+            f"choice's text, not {show(answer)}"
         )
     index = _gold_index(answer, choices)
     if index is None:

@@ -86,14 +86,28 @@ def _rounds(outcome: Outcome) -> list[dict[str, str | None]]:
     return rounds
 
 
-def _threads(rows: Rows) -> list[Dynamics]:
+def _written_golds(outcomes: Sequence[Outcome]) -> dict[int, str]:
+    r"""Each question's gold as the answers write it, where its checker is no text match.
+
+    A math gold (``\frac{1}{2}``) is checked by equivalence, while the rounds' answers are
+    compared by text: where every answer a row was found right with is one text (``0.5``),
+    that text stands for the gold. A question checked by text match keeps its gold.
+    """
+    right: dict[int, set[str]] = {}
+    for row in outcomes:
+        if row.correct and row.answer is not None and row.answer != row.gold:
+            right.setdefault(row.line, set()).add(row.answer)
+    return {line: texts.pop() for line, texts in right.items() if len(texts) == 1}
+
+
+def _threads(rows: Rows, golds: dict[int, str]) -> list[Dynamics]:
     """The dynamics of a label's rows that recorded their rounds, each against its gold.
 
     Each thread's final is the row's answer, ``None`` included (a protocol that
     abstained decided nothing, which is never right).
     """
     return [
-        thread_dynamics(rounds, gold=row.gold, final=row.answer)
+        thread_dynamics(rounds, gold=golds.get(row.line, row.gold), final=row.answer)
         for row in rows.lines.values()
         if (rounds := _rounds(row))
     ]
@@ -136,18 +150,19 @@ def mode_dynamics(outcomes: Sequence[Outcome], labels: Sequence[str]) -> list[Mo
             ``rounds`` is not a JSON list of rounds.
     """
     labelled = grouped(outcomes, labels)
+    golds = _written_golds(outcomes)
     found = []
     for mode, rows in labelled.items():
         if rows.decision != PLURALITY:
             continue
-        threads = _threads(rows)
+        threads = _threads(rows, golds)
         if not any(len(thread.rounds) >= 2 for thread in threads):
             continue
         summary = summarize_dynamics(threads)
         decisions = [_decision_result(mode, PLURALITY, summary)]
         for label, others in labelled.items():
             if others.mode == mode and others.decision != PLURALITY:
-                measured = _threads(others)
+                measured = _threads(others, golds)
                 if measured:
                     result = _decision_result(label, others.decision, summarize_dynamics(measured))
                     decisions.append(result)

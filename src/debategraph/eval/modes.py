@@ -8,6 +8,10 @@ read, voted and charged exactly as ``debategraph solve`` does it:
 - ``debate-ring``: N solvers on a sparse ring (each hears its ``neighbours`` nearest),
   R rounds, majority vote of the final answers;
 - ``debate-full``: the same on the full topology (each hears every other);
+- ``vote-then-debate``: ``debate-full`` that stops after any round whose answers agree
+  (``--agree``, an agreement protocol: unanimity by default), round 1 included: the
+  questions the independent first round agrees on cost a vote, only the rest are
+  debated (the graph's ``stop_when``, as ``solve --stop-when``);
 - ``NAME=PATH`` (a roster mode): the solvers of the agents file PATH (each with its own
   model, tools or agent) debate like ``debate-ring``; an entry named ``judge`` is the
   judge of the ``judge`` decision protocol;
@@ -29,10 +33,15 @@ SINGLE = "single"
 VOTE = "vote"
 DEBATE_RING = "debate-ring"
 DEBATE_FULL = "debate-full"
-MODES = (SINGLE, VOTE, DEBATE_RING, DEBATE_FULL)
+VOTE_THEN_DEBATE = "vote-then-debate"
+MODES = (SINGLE, VOTE, DEBATE_RING, DEBATE_FULL, VOTE_THEN_DEBATE)
+#: ``--modes`` when not given.
+DEFAULT_MODES = (SINGLE, VOTE, DEBATE_RING, DEBATE_FULL)
 #: The built-in modes whose solvers hear each other after the first round (a roster
-#: mode does too).
-DEBATE_MODES = (DEBATE_RING, DEBATE_FULL)
+#: mode does too; ``vote-then-debate`` where the first round did not agree).
+DEBATE_MODES = (DEBATE_RING, DEBATE_FULL, VOTE_THEN_DEBATE)
+#: ``--agree`` when not given: ``vote-then-debate`` stops where every solver agrees.
+DEFAULT_AGREE = "unanimity"
 #: The matched-budget vote's mode is this prefix and its solvers: ``vote@5``.
 VOTE_AT = "vote@"
 
@@ -132,6 +141,26 @@ def roster_entry(entry: str) -> tuple[str, str]:
     return name, path
 
 
+def parse_agree(text: str) -> str:
+    """``--agree``: the agreement ``vote-then-debate`` stops on.
+
+    Args:
+        text: The option's value, e.g. ``supermajority:2/3`` or ``confidence:0.8``.
+
+    Returns:
+        The agreement as written without a fallback (``supermajority:2/3``).
+
+    Raises:
+        UsageError: One line naming the value and the agreements allowed.
+    """
+    from debategraph.strategies.decisions import agreement_text, parse_agreement
+
+    try:
+        return agreement_text(parse_agreement(text))
+    except ValueError as exc:
+        raise UsageError(f"--agree {text}: {exc}") from None
+
+
 def vote_mode(k: int) -> str:
     """The matched vote of ``k`` solvers: ``vote@K``.
 
@@ -178,6 +207,7 @@ def mode_settings(
     rounds: int,
     neighbours: int,
     roster: RosterMode | None = None,
+    agree: str = DEFAULT_AGREE,
 ) -> dict[str, Any]:
     """The solver debate's settings (its factory's keyword arguments) for one mode.
 
@@ -187,9 +217,12 @@ def mode_settings(
         rounds: Rounds of the debate modes (the vote and single modes have one).
         neighbours: Solvers each one hears on the ring.
         roster: The roster mode's solvers, where ``mode`` is one.
+        agree: ``vote-then-debate``'s agreement (its ``stop_when``).
 
     Returns:
-        The settings, complete (as stored with each thread, like ``solve``'s).
+        The settings, complete (as stored with each thread, like ``solve``'s). Only
+        ``vote-then-debate``'s have ``stop_when`` (the other modes' settings, and so
+        their threads' ids, are what they were before it existed).
 
     Raises:
         ValueError: If ``mode`` is none of these.
@@ -206,10 +239,11 @@ def mode_settings(
             VOTE: ("full", agents, 1, None),
             DEBATE_RING: ("ring", agents, rounds, neighbours),
             DEBATE_FULL: ("full", agents, rounds, None),
+            VOTE_THEN_DEBATE: ("full", agents, rounds, None),
         }[mode]
     else:
         raise ValueError(f"unknown mode {mode!r}: use {_MODES_RULE}")
-    return {
+    settings: dict[str, Any] = {
         "agents": solvers,
         "max_rounds": r,
         "topology": topology,
@@ -218,6 +252,9 @@ def mode_settings(
         "stop_when_unanimous": False,
         "pause_after_round": False,
     }
+    if mode == VOTE_THEN_DEBATE:
+        settings["stop_when"] = agree
+    return settings
 
 
 def check_settings(
@@ -227,6 +264,7 @@ def check_settings(
     rounds: int,
     neighbours: int,
     rosters: Mapping[str, RosterMode] | None = None,
+    agree: str = DEFAULT_AGREE,
 ) -> None:
     """Build each mode's graph once, so a bad ``--agents``/``--rounds`` fails before any call.
 
@@ -236,6 +274,7 @@ def check_settings(
         rounds: ``--rounds``.
         neighbours: ``--neighbours``.
         rosters: The roster modes, by name.
+        agree: ``--agree``.
 
     Raises:
         UsageError: With the graph factory's one-line message, naming the mode.
@@ -248,7 +287,7 @@ def check_settings(
     for mode in modes:
         roster = rosters.get(mode)
         settings = mode_settings(
-            mode, agents=agents, rounds=rounds, neighbours=neighbours, roster=roster
+            mode, agents=agents, rounds=rounds, neighbours=neighbours, roster=roster, agree=agree
         )
         try:
             build_solver_debate(None, **settings)

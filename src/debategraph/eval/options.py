@@ -21,8 +21,11 @@ from typing import Any
 
 from debategraph.errors import UsageError
 from debategraph.eval.modes import (
+    DEFAULT_AGREE,
+    VOTE_THEN_DEBATE,
     RosterMode,
     check_settings,
+    parse_agree,
     parse_modes,
     plain_vote_modes,
     plain_vote_note,
@@ -53,6 +56,7 @@ class EvalOptions:
         db: ``--db`` (``None``: a file in ``--out``).
         json_output: ``--json``.
         shard: ``--shard`` as ``(i, N)``; ``None``: every question.
+        agree: ``--agree``.
     """
 
     modes: str
@@ -66,6 +70,7 @@ class EvalOptions:
     db: str | None
     json_output: bool
     shard: tuple[int, int] | None = None
+    agree: str = DEFAULT_AGREE
 
     @property
     def checkpoints(self) -> str:
@@ -90,6 +95,7 @@ def eval_options(
     shard: str | None = None,
     api_key_env: str | None = None,
     max_tokens: int | None = None,
+    agree: str = DEFAULT_AGREE,
 ) -> EvalOptions:
     """The options every ``eval`` command shares, read: the model spec, the shard.
 
@@ -125,6 +131,7 @@ def eval_options(
         db,
         json_output,
         split,
+        agree,
     )
 
 
@@ -170,8 +177,11 @@ def build_plan(options: EvalOptions, checks: PlanChecks) -> tuple[EvalPlan, list
     if options.parallel < 1:
         raise UsageError(f"--parallel {options.parallel} must be at least 1")
     judge_model = _judge_model(options.judge_model)
+    agree = parse_agree(options.agree)
     rosters = {name: checks.read_roster(name, path) for name, path in files.items()}
-    check_settings(chosen, agents=agents, rounds=rounds, neighbours=neighbours, rosters=rosters)
+    check_settings(
+        chosen, agents=agents, rounds=rounds, neighbours=neighbours, rosters=rosters, agree=agree
+    )
     plan = EvalPlan(
         chosen,
         agents,
@@ -184,6 +194,7 @@ def build_plan(options: EvalOptions, checks: PlanChecks) -> tuple[EvalPlan, list
         rosters=rosters,
         judge_model=judge_model,
         matched=options.matched,
+        agree=agree,
     )
     checks.check_agents(plan, options.spec)
     check_judges(plan)
@@ -194,6 +205,8 @@ def build_plan(options: EvalOptions, checks: PlanChecks) -> tuple[EvalPlan, list
             f"--judge-model {judge_model} is not used: no protocol of --decisions consults "
             "a judge (add judge to --decisions)"
         )
+    if agree != DEFAULT_AGREE and VOTE_THEN_DEBATE not in chosen:
+        notes.append(f"--agree {agree} is not used: add {VOTE_THEN_DEBATE} to --modes")
     return plan, notes
 
 
@@ -255,6 +268,7 @@ def plan_meta(plan: EvalPlan, notes: Sequence[str], label: str) -> dict[str, Any
         "judge_model": plan.judge_model,
         "judges": judges,
         "matched": plan.matched,
+        "agree": plan.agree,
         "agents": plan.agents,
         "rounds": plan.rounds,
         "neighbours": plan.neighbours,

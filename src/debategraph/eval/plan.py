@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from debategraph import registry
 from debategraph.errors import UsageError
-from debategraph.eval.modes import SINGLE, RosterMode, is_debate, mode_settings
+from debategraph.eval.modes import DEFAULT_AGREE, SINGLE, RosterMode, is_debate, mode_settings
 from debategraph.eval.records import Item
 from debategraph.state.records import AgentSpec
 from debategraph.strategies import JUDGE, PLURALITY, DecisionProtocol
@@ -67,6 +67,8 @@ class EvalPlan:
             ``model``, called with the run's timeout and retries); ``None``: the run's
             model. A roster's ``judge`` entry wins for its mode.
         matched: Whether each debate mode gets its matched-budget vote.
+        agree: ``--agree``: the agreement ``vote-then-debate`` stops on (as written
+            without a fallback).
     """
 
     modes: tuple[str, ...]
@@ -80,6 +82,7 @@ class EvalPlan:
     rosters: Mapping[str, RosterMode] = field(default_factory=dict)
     judge_model: str | None = None
     matched: bool = True
+    agree: str = DEFAULT_AGREE
 
     def settings(self, mode: str) -> dict[str, Any]:
         """The solver debate's settings for ``mode``.
@@ -96,6 +99,7 @@ class EvalPlan:
             rounds=self.rounds,
             neighbours=self.neighbours,
             roster=self.rosters.get(mode),
+            agree=self.agree,
         )
 
     def thread_id(self, mode: str, item: Item) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from debategraph.errors import UsageError
-from debategraph.eval.modes import RosterMode
+from debategraph.eval.modes import DEFAULT_AGREE, RosterMode
 from debategraph.eval.options import CHECKPOINTS_FILE, EvalOptions, eval_options
 from debategraph.eval.plan import EvalPlan
 from debategraph.eval.questions import (
@@ -23,9 +23,11 @@ from debategraph.eval.questions import (
     arithmetic_questions,
     dataset_questions,
     dataset_sha256,
+    task_questions,
 )
 from debategraph.eval.records import Item
 from debategraph.eval.shards import shard_items
+from debategraph.eval.tasks import TASKS
 
 
 def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,7 +49,7 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
 
     dataset = source.get("dataset")
     digest = None
-    if source.get("kind") != "arithmetic" and dataset is not None:
+    if source.get("kind") != "arithmetic" and dataset is not None and dataset[:3] != "hf:":
         dataset = str(Path(dataset).resolve())
         digest = dataset_sha256(Path(dataset))
     spec = options.spec
@@ -62,6 +64,7 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
         "limit": source.get("limit"),
         "seed": source.get("seed"),
         "arithmetic": source.get("arithmetic"),
+        **({"choice_seed": source["choice_seed"]} if "choice_seed" in source else {}),
         "modes": list(plan.modes),
         "modes_text": options.modes,
         "rosters": {name: _roster_record(r) for name, r in plan.rosters.items()},
@@ -69,6 +72,7 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
         "decisions": [p.spec for p in plan.decisions],
         "judge_model": plan.judge_model,
         "matched": plan.matched,
+        "agree": plan.agree,
         "agents": plan.agents,
         "rounds": plan.rounds,
         "neighbours": plan.neighbours,
@@ -131,19 +135,39 @@ def options_from_plan(
         db,
         json_output,
         max_tokens=model.get("max_tokens"),
+        agree=str(settings.get("agree", DEFAULT_AGREE)),  # a plan from before --agree
     )
     selection = (int(settings["offset"]), settings["limit"], settings["seed"])
     if settings["kind"] == "arithmetic":
         task = settings["arithmetic"]
         generation = (task["count"], task["operands"], task["max_operand"], settings["seed"])
         return options, lambda: arithmetic_questions(generation, selection[:2])
+    if settings["kind"] in TASKS:
+        return options, _task_reader(settings, selection)
+    dataset = _same_file(settings)
+    return options, lambda: dataset_questions(settings["kind"], dataset, selection)
+
+
+def _same_file(settings: Mapping[str, Any]) -> Path:
+    """The plan's dataset file, refused where it is not here or not the file the shards ran."""
     dataset = Path(settings["dataset"])
     if not dataset.is_file() or dataset_sha256(dataset) != settings["dataset_sha256"]:
         raise UsageError(
             f"--dataset {dataset}: not here, or not the file the shards ran (its content "
             "differs): run eval report where the shards' dataset is at that path"
         )
-    return options, lambda: dataset_questions(settings["kind"], dataset, selection)
+    return dataset
+
+
+def _task_reader(
+    settings: Mapping[str, Any], selection: tuple[int, int | None, int | None]
+) -> Callable[[], Questions]:
+    """The questions of a standard benchmark's plan: its file, checked, or its cached dataset."""
+    source = str(settings["dataset"])
+    if not source.startswith("hf:"):
+        _same_file(settings)
+    seed = int(settings.get("choice_seed") or 0)
+    return lambda: task_questions(settings["kind"], source, selection, seed)
 
 
 def check_same_run(plan: EvalPlan, settings: Mapping[str, Any], folder: Path) -> None:

@@ -1,6 +1,8 @@
 """The questions an eval runs: a dataset file's or generated ones, selected, and their digest.
 
 ``eval gsm8k`` and ``eval mcq`` read a JSONL file (:mod:`~debategraph.eval.datasets`),
+the standard benchmarks' commands (``eval mmlu``...) a task's file or cached dataset
+(:mod:`~debategraph.eval.tasks`),
 ``eval arithmetic`` generates its questions (:mod:`~debategraph.eval.arithmetic`); both
 are then selected by ``--offset``/``--limit`` (and a file's by ``--seed``), and what the
 selection came from is recorded in ``results.json``'s meta and ``plan.json``.
@@ -11,11 +13,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debategraph.errors import UsageError
 from debategraph.eval.records import Item
 from debategraph.words import plural
+
+if TYPE_CHECKING:
+    from debategraph.eval.datasets import Loaded
 
 
 @dataclass(frozen=True)
@@ -52,9 +57,50 @@ def dataset_questions(
     Raises:
         UsageError: On a bad file or selection, naming it.
     """
-    from debategraph.eval.datasets import load_gsm8k, load_mcq, select
+    from debategraph.eval.datasets import load_gsm8k, load_mcq
 
     loaded = load_gsm8k(dataset) if kind == "gsm8k" else load_mcq(dataset)
+    return _selected(loaded, selection, {"kind": kind, "dataset": str(dataset)}, "line")
+
+
+def task_questions(
+    task: str, dataset: str, selection: tuple[int, int | None, int | None], choice_seed: int = 0
+) -> Questions:
+    """The questions of a standard benchmark's dataset (:mod:`~debategraph.eval.tasks`), selected.
+
+    Args:
+        task: The task (``mmlu``, ``gpqa``, ``math``...).
+        dataset: A JSONL, JSON, CSV or Parquet file, or ``hf:NAME[:split]``.
+        selection: ``--offset``, ``--limit``, ``--seed`` (the questions' shuffle).
+        choice_seed: The seed of the choices' shuffle, for a task that shuffles them
+            (GPQA); recorded in the meta.
+
+    Returns:
+        The questions; the meta names the task, its metric and the format read.
+
+    Raises:
+        UsageError: On a bad dataset or selection, naming it.
+    """
+    from debategraph.eval.tasks import TASKS
+
+    spec = TASKS[task]
+    loaded, fmt = spec.load(dataset, choice_seed)
+    source: dict[str, Any] = {"kind": task, "dataset": dataset, "task": task}
+    source |= {"metric": spec.metric, "format": fmt}
+    if spec.shuffles:
+        source["choice_seed"] = choice_seed
+    return _selected(loaded, selection, source, "row")
+
+
+def _selected(
+    loaded: Loaded,
+    selection: tuple[int, int | None, int | None],
+    source: dict[str, Any],
+    unit: str,
+) -> Questions:
+    """A dataset's questions selected, with the notes and the meta of what was read."""
+    from debategraph.eval.datasets import select
+
     offset, limit, seed = selection
     items, note = select(loaded.items, offset=offset, limit=limit, seed=seed)
     notes = []
@@ -63,13 +109,12 @@ def dataset_questions(
         more = ", ..." if loaded.skipped > 5 else ""
         notes.append(
             f"{plural(loaded.skipped, 'question')} skipped, their gold answer unusable "
-            f"(line {lines}{more})"
+            f"({unit} {lines}{more})"
         )
     if note:
         notes.append(note)
     meta = {
-        "kind": kind,
-        "dataset": str(dataset),
+        **source,
         "questions": len(items),
         "skipped": loaded.skipped,
         "skipped_lines": list(loaded.skipped_lines),

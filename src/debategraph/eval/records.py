@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from debategraph.strategies.decisions import PLURALITY
+from debategraph.strategies.math_answers import Checker
 
 
 @dataclass(frozen=True)
@@ -17,12 +18,15 @@ class Item:
         gold: The gold answer: a normalised number, or a choice letter (``A``, ``B``...).
         choices: The choices of a multiple-choice question, in letter order; empty for
             a numeric question.
+        checker: How an answer is checked against ``gold``: ``exact`` (the same number
+            or letter) or ``math`` (equivalent by math-verify: MATH, GSM-Hard).
     """
 
     line: int
     question: str
     gold: str
     choices: tuple[str, ...] = ()
+    checker: Checker = "exact"
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class Outcome:
         line: The question's line in the dataset.
         gold: The gold answer.
         answer: The mode's answer; ``None`` when it abstained (no extractable answer).
-        correct: Whether ``answer`` equals ``gold``.
+        correct: Whether ``answer`` is ``gold`` by the question's checker.
         prompt_tokens: Prompt tokens the question used in this mode.
         completion_tokens: Completion tokens it used.
         calls: Model calls it made.
@@ -46,6 +50,13 @@ class Outcome:
             model time (seconds, the sum of its calls'), as JSON text
             (``{"solver_1": [120, 40, 2, 0.41]}``).
         usage_by_model: The same per model (its spec, never a key).
+        reason: Why the row is wrong without its answer being compared (no answer
+            could be read, the checker cannot parse it); empty otherwise (and in
+            results written before this field).
+        debated: Whether the thread went on past round 1 (its solvers heard each
+            other): every question of a debate mode, none of a vote, and in
+            ``vote-then-debate`` the questions whose first round did not agree.
+        first_round_tokens: The total tokens of its round-1 calls (independent answers).
         decision: The decision protocol that gave ``answer`` (its spec:
             ``plurality``, ``weighted``, ``supermajority:2/3:plurality``, ``judge``...).
             The tokens and calls of a ``judge`` row include the judge's.
@@ -66,6 +77,9 @@ class Outcome:
     thread_id: str
     usage_by_agent: str = "{}"
     usage_by_model: str = "{}"
+    reason: str = ""
+    debated: bool = False
+    first_round_tokens: int = 0
     decision: str = "plurality"
     rounds: str = "[]"
 

@@ -1,7 +1,7 @@
-"""The eval's result files: ``results.json``, ``results.csv`` and the two plots.
+"""The eval's result files: ``results.json``, ``results.csv``, the two plots and the page.
 
 Each file is rendered to a temporary file next to its target and moved into place only
-once all four are complete, so an interrupted or failed write never leaves a truncated
+once all are complete, so an interrupted or failed write never leaves a truncated
 file behind (an older complete one stays as it was); :func:`write_out` writes any other
 file of ``--out`` (the questions, the plan) the same way. :func:`read_report` reads
 ``results.json`` back; the tables (:mod:`~debategraph.eval.tables`) show the figures as
@@ -20,15 +20,19 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from debategraph.errors import UsageError
 from debategraph.eval.budget import MatchedResult
 from debategraph.eval.dynamics import DecisionResult, ModeDynamics
+from debategraph.eval.escalation import Escalation
 from debategraph.eval.figures import accuracy_figure, dynamics_figure
 from debategraph.eval.records import Comparison, ModeSummary, Outcome
 from debategraph.eval.stats import ALPHA, Report
 from debategraph.strategies.dynamics import DynamicsSummary
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: The files written, by the key ``write_results`` returns their paths under.
 FILES = {
@@ -37,6 +41,10 @@ FILES = {
     "png": "accuracy.png",
     "dynamics": "dynamics.png",
 }
+#: ``results.md``, written where ``write_results`` is given its text.
+MARKDOWN = ("md", "results.md")
+#: ``report.html``, written where ``write_results`` is given its renderer.
+PAGE = ("html", "report.html")
 _DECIMALS = {"accuracy": 4, "ci_low": 4, "ci_high": 4, "abstention_rate": 4, "calls": 2}
 _DECIMALS |= {"prompt_tokens": 1, "completion_tokens": 1, "tokens": 1, "wall_s": 3}
 _RATE = 4  # decimals of every other share in results.json
@@ -99,8 +107,22 @@ def _dynamics_json(entry: ModeDynamics) -> dict[str, Any]:
     }
 
 
+def _escalation_json(entry: Escalation) -> dict[str, Any]:
+    """``vote-then-debate``'s figures as a ``results.json`` entry (tokens to 1 decimal)."""
+    values = asdict(entry)
+    values.pop("tests")
+    document: dict[str, Any] = _rounded(values)
+    for key in ("tokens", "every_tokens", "saved_tokens"):
+        document[key] = _rounded(values[key], 1)
+    document["tests"] = [_comparison_json(test) for test in entry.tests]
+    return document
+
+
 def results_document(report: Report, meta: Mapping[str, Any]) -> dict[str, Any]:
     """``results.json``'s content: ``meta``, ``modes``, ``comparisons``, ``matched``, ``dynamics``.
+
+    And ``vote_then_debate`` (:mod:`~debategraph.eval.escalation`'s figures), where the
+    run has that mode.
 
     Args:
         report: The report (see :func:`~debategraph.eval.stats.build_report`).
@@ -116,6 +138,11 @@ def results_document(report: Report, meta: Mapping[str, Any]) -> dict[str, Any]:
         "comparisons": [_comparison_json(comparison) for comparison in report.comparisons],
         "matched": [_matched_json(result) for result in report.matched],
         "dynamics": [_dynamics_json(entry) for entry in report.dynamics],
+        **(
+            {"vote_then_debate": [_escalation_json(entry) for entry in report.escalation]}
+            if report.escalation
+            else {}
+        ),
     }
 
 
@@ -123,6 +150,11 @@ def _pair(value: Sequence[float]) -> tuple[float, float]:
     """A ``[low, high]`` list as a tuple."""
     low, high = value
     return (low, high)
+
+
+def _comparison(entry: Mapping[str, Any]) -> Comparison:
+    """A paired test back from its ``results.json`` entry."""
+    return Comparison(**{f.name: entry[f.name] for f in fields(Comparison)})
 
 
 def read_report(document: Mapping[str, Any]) -> Report:
@@ -147,10 +179,7 @@ def read_report(document: Mapping[str, Any]) -> Report:
             ModeSummary(**{f.name: entry[f.name] for f in fields(ModeSummary)})
             for entry in document["modes"]
         )
-        comparisons = tuple(
-            Comparison(**{f.name: entry[f.name] for f in fields(Comparison)})
-            for entry in document["comparisons"]
-        )
+        comparisons = tuple(_comparison(entry) for entry in document["comparisons"])
         matched = tuple(
             MatchedResult(**{f.name: entry[f.name] for f in fields(MatchedResult)})
             for entry in document.get("matched", [])
@@ -171,17 +200,32 @@ def read_report(document: Mapping[str, Any]) -> Report:
                 for item in values.pop("decisions")
             )
             dynamics.append(ModeDynamics(mode, DynamicsSummary.model_validate(values), decisions))
+        escalation = tuple(
+            Escalation(
+                **{
+                    **{f.name: entry[f.name] for f in fields(Escalation) if f.name != "tests"},
+                    "tests": tuple(_comparison(test) for test in entry["tests"]),
+                }
+            )
+            for entry in document.get("vote_then_debate", [])
+        )
         front = [s for s, e in zip(summaries, document["modes"], strict=True) if e["pareto"]]
     except (KeyError, TypeError) as exc:
         raise ValueError(f"not a results.json document: {type(exc).__name__} {exc}") from exc
     front.sort(key=lambda s: (s.tokens, -s.accuracy))  # as pareto_front orders it
-    return Report(summaries, comparisons, matched, tuple(dynamics), tuple(s.mode for s in front))
+    pareto = tuple(s.mode for s in front)
+    return Report(summaries, comparisons, matched, tuple(dynamics), pareto, escalation)
 
 
 def _write_json(stream: IO[bytes], report: Report, meta: Mapping[str, Any]) -> None:
     """Write ``results.json``; values of ``meta`` that JSON lacks (paths...) become strings."""
     text = json.dumps(results_document(report, meta), indent=2, ensure_ascii=False, default=str)
-    stream.write((text + "\n").encode("utf-8"))
+    _write_text(stream, text + "\n")
+
+
+def _write_text(stream: IO[bytes], text: str) -> None:
+    """Write ``text`` as UTF-8."""
+    stream.write(text.encode("utf-8"))
 
 
 def _write_csv(stream: IO[bytes], outcomes: Sequence[Outcome]) -> None:
@@ -193,10 +237,14 @@ def _write_csv(stream: IO[bytes], outcomes: Sequence[Outcome]) -> None:
     for outcome in outcomes:
         row = asdict(outcome)
         writer.writerow(["" if row[name] is None else row[name] for name in names])
-    stream.write(buffer.getvalue().encode("utf-8"))
+    _write_text(stream, buffer.getvalue())
 
 
-def _stage(out_dir: Path, name: str, write: Callable[[IO[bytes]], None]) -> Path:
+#: Writes a file's content to a stream.
+Writer = Callable[[IO[bytes]], None]
+
+
+def _stage(out_dir: Path, name: str, write: Writer) -> Path:
     """Write a file's content to a new temporary file in ``out_dir`` and return its path.
 
     The file is created with mode 0o666 less the umask, as ``open`` would (``mkstemp``
@@ -263,20 +311,44 @@ def write_out(path: Path, text: str) -> Path:
     return path
 
 
+#: Renders ``report.html`` from the plots' bytes, by file name (``accuracy.png``...).
+PageRenderer = Callable[[Mapping[str, bytes]], str]
+
+
+def _png(pngs: dict[str, bytes], name: str, figure: Callable[[], Figure]) -> Writer:
+    """A writer of a plot's PNG that keeps its bytes in ``pngs`` (the page inlines them)."""
+
+    def write(stream: IO[bytes]) -> None:
+        buffer = io.BytesIO()
+        figure().savefig(buffer, format="png")
+        pngs[name] = buffer.getvalue()
+        stream.write(pngs[name])
+
+    return write
+
+
 def write_results(
     out_dir: Path,
     outcomes: Sequence[Outcome],
     report: Report,
     meta: Mapping[str, Any],
+    markdown: str | None = None,
+    *,
+    page: PageRenderer | None = None,
 ) -> dict[str, Path]:
     """Write ``results.json``, ``results.csv``, ``accuracy.png`` and ``dynamics.png``.
+
+    And ``results.md`` where ``markdown`` is given (the eval's:
+    :func:`~debategraph.eval.advice.results_markdown`, the plain answer then the tables),
+    and ``report.html`` where ``page`` is.
 
     ``results.json`` holds ``meta`` as given, then ``modes`` (one entry per label: the
     summary's fields, rates to 4 decimals, tokens to 1, calls to 2, wall time to 3, plus
     ``ci95: [low, high]`` and ``pareto``), ``comparisons`` (with ``significant``),
     ``matched`` and ``dynamics`` (shares to 4 decimals, p-values to 6 significant
     digits). ``results.csv`` has one row per outcome under the ``Outcome`` field names.
-    All four files are complete before any is moved into place, and none is left
+    ``report.html`` is ``page`` of the plots' bytes (each figure is rendered once). All
+    the files are complete before any is moved into place, and none is left
     half-written when something fails.
 
     Args:
@@ -285,31 +357,41 @@ def write_results(
         report: Their report (see :func:`~debategraph.eval.stats.build_report`).
         meta: Anything to record with the results (dataset, model, settings, skips);
             values JSON cannot hold are written as their ``str``.
+        markdown: ``results.md``'s text (``None``: no ``results.md``).
+        page: Renders ``report.html`` (see
+            :func:`~debategraph.eval.page.render_report_page`); ``None``: no page.
 
     Returns:
-        The paths written, by key: ``"json"``, ``"csv"``, ``"png"`` (accuracy.png) and
-        ``"dynamics"`` (dynamics.png).
+        The paths written, by key: ``"json"``, ``"csv"``, ``"png"`` (accuracy.png),
+        ``"dynamics"`` (dynamics.png), with ``markdown`` ``"md"`` (results.md) and with
+        ``page`` ``"html"`` (report.html).
 
     Raises:
         UsageError: When a file cannot be written (a one-line message naming it).
     """
-    writers: dict[str, Callable[[IO[bytes]], None]] = {
+    pngs: dict[str, bytes] = {}
+    writers: dict[str, Writer] = {
         "json": lambda stream: _write_json(stream, report, meta),
         "csv": lambda stream: _write_csv(stream, outcomes),
-        "png": lambda stream: accuracy_figure(report.summaries, report.pareto).savefig(
-            stream, format="png"
-        ),
-        "dynamics": lambda stream: dynamics_figure(report.dynamics).savefig(stream, format="png"),
+        "png": _png(pngs, FILES["png"], lambda: accuracy_figure(report.summaries, report.pareto)),
+        "dynamics": _png(pngs, FILES["dynamics"], lambda: dynamics_figure(report.dynamics)),
     }
+    names = dict(FILES)
+    if markdown is not None:
+        key, names[key] = MARKDOWN
+        writers[key] = lambda stream: _write_text(stream, markdown)
+    if page is not None:
+        key, names[key] = PAGE
+        writers[key] = lambda stream: _write_text(stream, page(pngs))
     staged: dict[str, Path] = {}
     name = FILES["json"]
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for key, write in writers.items():
-            name = FILES[key]
+            name = names[key]
             staged[key] = _stage(out_dir, name, write)
         for key, temp in list(staged.items()):
-            name = FILES[key]
+            name = names[key]
             os.replace(temp, out_dir / name)
             del staged[key]
     except OSError as exc:
@@ -318,4 +400,4 @@ def write_results(
         for temp in staged.values():
             with contextlib.suppress(OSError):
                 temp.unlink(missing_ok=True)
-    return {key: out_dir / name for key, name in FILES.items()}
+    return {key: out_dir / name for key, name in names.items()}

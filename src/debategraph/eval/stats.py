@@ -19,6 +19,8 @@ from itertools import combinations
 
 from debategraph.eval.budget import MatchedResult, match_budgets
 from debategraph.eval.dynamics import ModeDynamics, mode_dynamics
+from debategraph.eval.escalation import Escalation, escalations
+from debategraph.eval.modes import DEFAULT_AGREE
 from debategraph.eval.paired import Rows, grouped, mcnemar_exact, paired
 from debategraph.eval.records import Comparison, Matched, ModeSummary, Outcome
 from debategraph.strategies.decisions import PLURALITY
@@ -39,6 +41,8 @@ class Report:
         dynamics: Each debate mode's dynamics, in label order.
         pareto: The labels on the Pareto front of accuracy against mean total tokens
             (see :func:`pareto_front`), cheapest first.
+        escalation: ``vote-then-debate``'s figures, where the run has that mode
+            (:mod:`~debategraph.eval.escalation`).
     """
 
     summaries: tuple[ModeSummary, ...]
@@ -46,6 +50,7 @@ class Report:
     matched: tuple[MatchedResult, ...]
     dynamics: tuple[ModeDynamics, ...]
     pareto: tuple[str, ...]
+    escalation: tuple[Escalation, ...] = ()
 
 
 def _summary(label: str, rows: Rows) -> ModeSummary:
@@ -178,6 +183,9 @@ def build_report(
     outcomes: Sequence[Outcome],
     labels: Sequence[str],
     matched: Sequence[Matched] = (),
+    *,
+    agree: str = DEFAULT_AGREE,
+    round_cap: int | None = None,
 ) -> Report:
     """Every figure of an eval's results, from its outcomes.
 
@@ -186,6 +194,9 @@ def build_report(
         labels: The labels or modes to report, in order (a mode brings its protocol
             rows along, right after it; see :func:`summarize`).
         matched: The matched-budget votes the runner ran (``Matched`` records).
+        agree: The agreement ``vote-then-debate`` stopped on (``--agree``).
+        round_cap: ``--rounds`` (``vote-then-debate``'s estimate of debating every
+            question, where the run has no debate row).
 
     Returns:
         The report: summaries, comparisons, matched results, dynamics, Pareto front.
@@ -195,10 +206,14 @@ def build_report(
             ``rounds`` is not a JSON list of rounds.
     """
     summaries = summarize(outcomes, labels)
+    comparisons = compare(outcomes, labels, matched)
     return Report(
         summaries=tuple(summaries),
-        comparisons=tuple(compare(outcomes, labels, matched)),
+        comparisons=tuple(comparisons),
         matched=tuple(match_budgets(outcomes, matched)),
         dynamics=tuple(mode_dynamics(outcomes, labels)),
         pareto=tuple(pareto_front(summaries)),
+        escalation=tuple(
+            escalations(outcomes, comparisons, matched, agree=agree, round_cap=round_cap)
+        ),
     )

@@ -1,7 +1,8 @@
-"""The eval's tables: printed (Rich) and as Markdown (``docs/eval/results.md``, the README).
+"""The eval's tables: printed (Rich), as Markdown (``results.md``, the README) and HTML.
 
-Both are the same cells, built once per section from a report's figures as
-``results.json`` rounds them (:func:`~debategraph.eval.report.read_report` of
+All three (the HTML is ``report.html``'s) are the same cells, built once per section
+from a report's figures as ``results.json`` rounds them
+(:func:`~debategraph.eval.report.read_report` of
 :func:`~debategraph.eval.report.results_document`), so the tables of a run and of its
 ``results.json`` read back are the same text. A table too wide for the terminal is
 split by its columns, none of its figures cut.
@@ -9,14 +10,16 @@ split by its columns, none of its figures cut.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from rich.table import Table
 from rich.text import Text
 
 from debategraph.eval.report import read_report, results_document
 from debategraph.eval.stats import ALPHA, Report
+from debategraph.pages import esc
 
 _DASH = "\N{EM DASH}"
 
@@ -120,6 +123,36 @@ def _matched_section(report: Report) -> _Section:
     return _Section("Debate against a vote at the same token budget", headers, rows, notes)
 
 
+def _escalation_section(report: Report) -> _Section:
+    """``vote-then-debate``: questions debated, tokens saved, its paired tests."""
+    rows = []
+    notes = []
+    for e in report.escalation:
+        every = _DASH if e.every_tokens is None else f"{e.every_tokens:,.0f}"
+        saved = _DASH
+        if e.saved_tokens is not None and e.saved_share is not None:
+            saved = f"{e.saved_tokens:,.0f} ({e.saved_share:.0%})"
+        tests = "; ".join(
+            f"vs {c.b if c.a == e.mode else c.a}: p {_format_p(c.p_value)}" for c in e.tests
+        )
+        rows.append(
+            [
+                e.mode,
+                e.agree,
+                str(e.n),
+                f"{e.debated} ({e.debated_share:.0%})",
+                f"{e.tokens:,.0f}",
+                f"{every} ({e.against})",
+                saved,
+                tests or _DASH,
+            ]
+        )
+        notes.append(f"{e.mode}: every question debated is {e.how} from {e.basis}.")
+    headers: tuple[str, ...] = ("mode", "agree", "n", "debated", "total tok/q")
+    headers += ("debating all tok/q", "saved tok/q", "McNemar")
+    return _Section("Vote, then debate only where round 1 does not agree", headers, rows, notes)
+
+
 def _rounds_section(report: Report) -> _Section:
     """Per debate mode and round: accuracy, flips, conformity."""
     rows = [
@@ -180,6 +213,7 @@ def _sections(report: Report) -> list[_Section]:
         _summary_section(report),
         _comparison_section(report),
         _matched_section(report),
+        _escalation_section(report),
         _rounds_section(report),
         _loss_section(report),
     ]
@@ -307,3 +341,55 @@ def markdown_table(report: Report) -> str:
         blank lines and ending in a newline.
     """
     return "\n\n".join(_markdown(section) for section in _sections(report)) + "\n"
+
+
+#: Links from a row of the summary table, by its label: ``(text, relative href)`` pairs.
+RowLinks = Mapping[str, Sequence[tuple[str, str]]]
+
+
+def _html(section: _Section, links: RowLinks, links_header: str) -> str:
+    """One titled HTML table, its notes below it; cells escaped, figures right-aligned.
+
+    Where ``links`` is not empty, a last column ``links_header`` holds each row's links
+    (by its first cell), their hrefs percent-encoded.
+    """
+    headers = [*section.headers, links_header] if links else list(section.headers)
+
+    def cell(tag: str, index: int, text: str) -> str:
+        numeric = ' class="num"' if section.keys <= index < len(section.headers) else ""
+        return f"<{tag}{numeric}>{text}</{tag}>"
+
+    def row_links(key: str) -> str:
+        return " ".join(
+            f'<a href="{esc(quote(href))}">{esc(text)}</a>' for text, href in links.get(key, ())
+        )
+
+    head = "".join(cell("th", i, esc(header)) for i, header in enumerate(headers))
+    body = []
+    for row in section.rows:
+        cells = [esc(text) for text in row] + ([row_links(row[0])] if links else [])
+        body.append("<tr>" + "".join(cell("td", i, text) for i, text in enumerate(cells)) + "</tr>")
+    notes = "".join(f'<p class="muted">{esc(note)}</p>' for note in section.notes)
+    return (
+        f"<h3>{esc(section.title)}</h3>\n<table>\n<thead><tr>{head}</tr></thead>\n"
+        f"<tbody>\n" + "\n".join(body) + f"\n</tbody>\n</table>\n{notes}"
+    )
+
+
+def html_tables(report: Report, links: RowLinks | None = None, links_header: str = "") -> str:
+    """The printed report's tables as HTML (for ``report.html``), each under an ``<h3>`` title.
+
+    Args:
+        report: The report.
+        links: Links to show in a last column of the summary table (accuracy and cost
+            per label), by the row's label; a label without any gets an empty cell.
+        links_header: That column's header.
+
+    Returns:
+        The tables and their notes (escaped), in the order of :func:`results_table`.
+    """
+    sections = _sections(report)
+    return "\n".join(
+        _html(section, (links or {}) if number == 0 else {}, links_header)
+        for number, section in enumerate(sections)
+    )

@@ -16,6 +16,7 @@ from debategraph.checkpoints.threads import wall_time
 from debategraph.eval.records import Item, Outcome
 from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.strategies.decisions import JUDGE
+from debategraph.strategies.math_answers import check_answer
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -139,12 +140,13 @@ class Thread:
         spend = self.spend if judge is None else self.spend.plus(judge)
         rounds = [dict(r.answers) for r in self.rounds]
         wall_s = self.wall_s + (judge.usage.latency_s if judge is not None else 0.0)
+        checked = check_answer(answer, self.item.gold, self.item.checker)
         return Outcome(
             mode=self.mode,
             line=self.item.line,
             gold=self.item.gold,
             answer=answer,
-            correct=answer == self.item.gold,
+            correct=checked.correct,
             prompt_tokens=spend.usage.prompt_tokens,
             completion_tokens=spend.usage.completion_tokens,
             calls=spend.usage.calls,
@@ -152,8 +154,11 @@ class Thread:
             thread_id=self.thread_id,
             usage_by_agent=_usage_json(spend.by_agent),
             usage_by_model=_usage_json(spend.by_model),
+            debated=len(self.rounds) > 1,
+            first_round_tokens=self.cost().first_round_tokens,
             decision=decision,
             rounds=json.dumps(rounds, separators=(",", ":")),
+            reason=checked.reason,
         )
 
 

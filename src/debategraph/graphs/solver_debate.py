@@ -35,6 +35,7 @@ from debategraph.nodes.solver_debate.setup import (
     JUDGE,
     AgentsLike,
     DecisionLike,
+    StopWhenLike,
     TopologyLike,
     solver_debate_setup,
 )
@@ -54,6 +55,7 @@ def build_solver_debate(
     neighbours: int | None = None,
     token_budget: int | None = None,
     stop_when_unanimous: bool = False,
+    stop_when: StopWhenLike = None,
     pause_after_round: bool = False,
     view_chars: int | None = DEFAULT_VIEW_CHARS,
     time_limit_s: float | None = None,
@@ -126,7 +128,17 @@ def build_solver_debate(
         neighbours: For ``ring``: how many nearest solvers each hears (1..agents-1);
             default 2 (1 with two solvers).
         token_budget: Stop after the round in which this many tokens were used.
-        stop_when_unanimous: Stop after a round in which every solver gave the same answer.
+        stop_when_unanimous: Stop after a round in which every solver gave the same answer:
+            ``stop_when="unanimity"`` (kept as its alias).
+        stop_when: Stop after a round whose answers agree by this protocol, checked as
+            each round closes (round 1 included): ``unanimity`` (every solver gave the same
+            answer; reason ``unanimous``), ``supermajority[:THRESHOLD]`` (the top answer's
+            share of the solvers reaches THRESHOLD in (0.5, 1], default 2/3) or
+            ``confidence[:THRESHOLD]`` (the top answer's backers' summed confidence over
+            all solvers reaches THRESHOLD in (0, 1], default 0.8); reason ``converged``.
+            The same notion of agreement as the decision protocols of those names
+            (:func:`~debategraph.strategies.decisions.agreed`); a parsed protocol works
+            too. ``None``: only the other conditions end the debate early.
         pause_after_round: After each round that does not end the debate, ``interrupt()``
             with the round's answers; resume with ``Command(resume={"approve": True})`` or
             ``Command(resume={"interject": "text"})`` (the text is shown to every solver

@@ -1,6 +1,7 @@
-"""The answer extractor: turns what a solver wrote into a comparable answer.
+r"""The answer extractor: turns what a solver wrote into a comparable answer.
 
-A number for a numeric question (normalised, ``"1,234.50"`` -> ``"1234.5"``), or a choice
+A number for a numeric question (normalised, ``"1,234.50"`` -> ``"1234.5"``; a fraction such
+as ``\frac{1}{2}`` or ``1/2`` as its decimal where it ends, else reduced), or a choice
 letter (``"A"``, ``"B"``...) for a multiple-choice one when the choices are given.
 """
 
@@ -9,19 +10,28 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 _MINUS = "\u2212"  # the Unicode minus sign some models write
 _NUMBER = (
     r"[-\u2212]?\s*\$?\s*(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
     r"|[-\u2212]?\s*\$?\s*\.\d+"
 )
+# A fraction of whole numbers: ``\frac{1}{2}`` (``\dfrac``, ``\tfrac``) or ``1/2``.
+_FRACTION = (
+    r"[-\u2212]?\s*\\[dt]?frac\s*\{\s*\d+\s*\}\s*\{\s*\d+\s*\}"
+    r"|[-\u2212]?\s*\d+\s*/\s*\d+(?!\d|\.\d)"
+)
+_FRACTION_PARTS = re.compile(r"([-\u2212]?)\D*?(\d+)\D+?(\d+)\D*")
+_VALUE = rf"(?:{_FRACTION})|(?:{_NUMBER})"
 _MARKED = [
-    re.compile(rf"####\s*({_NUMBER})"),
-    re.compile(rf"\{{\{{\s*({_NUMBER})\s*\}}\}}"),
-    re.compile(rf"\\boxed\{{\s*({_NUMBER})\s*\}}"),
-    re.compile(rf"(?i)\banswer\s*(?:is|:|=)\s*\**\s*({_NUMBER})"),
+    re.compile(rf"####\s*({_VALUE})"),
+    re.compile(rf"\{{\{{\s*({_VALUE})\s*\}}\}}"),
+    re.compile(rf"\\boxed\{{\s*({_VALUE})\s*\}}"),
+    re.compile(rf"(?i)\banswer\s*(?:is|:|=)\s*\**\s*({_VALUE})"),
 ]
-_ANY_NUMBER = re.compile(_NUMBER)
+_ANY_NUMBER = re.compile(_VALUE)
+_IS_FRACTION = re.compile(_FRACTION)
 
 
 def normalize_number(raw: str) -> str | None:
@@ -43,6 +53,35 @@ def normalize_number(raw: str) -> str | None:
     if value == value.to_integral_value():
         return str(int(value))
     return format(value.normalize(), "f")
+
+
+def normalize_value(raw: str) -> str | None:
+    r"""Canonical text of a number or a fraction of whole numbers.
+
+    A fraction whose decimal ends is that number (``\frac{3}{4}`` -> ``"0.75"``,
+    ``48/2`` -> ``"24"``); another is kept reduced (``2/6`` -> ``"1/3"``), which math-verify
+    reads as the fraction; anything else is :func:`normalize_number`'s.
+
+    Args:
+        raw: Text such as ``\frac{1}{2}``, ``-3/4``, ``$1,234.50``.
+
+    Returns:
+        ``"0.5"``, ``"-0.75"``, ``"1234.5"``; ``None`` if it is neither (or divides by 0).
+    """
+    if _IS_FRACTION.fullmatch(raw.strip()) is None:
+        return normalize_number(raw)
+    parts = _FRACTION_PARTS.fullmatch(raw.strip())
+    if parts is None or int(parts.group(3)) == 0:
+        return None
+    value = Fraction(int(parts.group(2)), int(parts.group(3)))
+    sign = "-" if parts.group(1) and value else ""
+    rest = value.denominator
+    for prime in (2, 5):
+        while rest % prime == 0:
+            rest //= prime
+    if rest == 1:
+        return normalize_number(f"{sign}{Decimal(value.numerator) / Decimal(value.denominator)}")
+    return f"{sign}{value.numerator}/{value.denominator}"
 
 
 # --------------------------------------------------------------------------
@@ -238,7 +277,8 @@ def extract_answer(
     Numeric mode (no ``choices``): marked answers win, last one first: ``#### 18``,
     ``{{18}}``, ``\boxed{18}``, ``Answer: 18``. With ``loose=True`` (for a field that
     should hold only the answer) the last number in the text is taken when nothing is
-    marked.
+    marked. A fraction of whole numbers (``\frac{1}{2}``, ``\dfrac{1}{2}``, ``1/2``) is a
+    number too: :func:`normalize_value` (``0.5``; ``1/3`` stays a reduced fraction).
 
     Choice mode (``choices`` given, non-empty): the answer is the letter of a choice, in
     this order:
@@ -280,9 +320,9 @@ def extract_answer(
     for pattern in _MARKED:
         found = pattern.findall(text)
         if found:
-            return normalize_number(found[-1])
+            return normalize_value(found[-1])
     if loose:
         found = _ANY_NUMBER.findall(text)
         if found:
-            return normalize_number(found[-1])
+            return normalize_value(found[-1])
     return None

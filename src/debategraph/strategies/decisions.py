@@ -36,6 +36,7 @@ from fractions import Fraction
 from debategraph.strategies.protocols import (
     DEFAULT_THRESHOLD,
     Abstain,
+    Confidence,
     Decided,
     DecisionRule,
     Judge,
@@ -50,6 +51,7 @@ from debategraph.strategies.voting import majority_vote
 
 __all__ = [
     "ABSTAIN",
+    "CONFIDENCE",
     "DEFAULT_THRESHOLD",
     "FALLBACKS",
     "JUDGE",
@@ -62,9 +64,14 @@ __all__ = [
     "Decided",
     "DecisionProtocol",
     "DecisionRule",
+    "agreed",
+    "agreement_names",
+    "agreement_rule",
+    "agreement_text",
     "decide",
     "fallback_names",
     "judge_needed",
+    "parse_agreement",
     "parse_protocol",
     "parse_protocols",
     "protocol_names",
@@ -77,6 +84,7 @@ PLURALITY = Plurality.name
 WEIGHTED = Weighted.name
 SUPERMAJORITY = Supermajority.name
 UNANIMITY = Unanimity.name
+CONFIDENCE = Confidence.name
 JUDGE = Judge.name
 ABSTAIN = Abstain.name
 
@@ -86,6 +94,7 @@ BUILTIN_RULES: tuple[type[DecisionRule], ...] = (
     Weighted,
     Supermajority,
     Unanimity,
+    Confidence,
     Judge,
     Abstain,
 )
@@ -352,6 +361,90 @@ def judge_needed(protocol: DecisionProtocol, answers: Mapping[str, str | None]) 
         return False
     rule = protocol.rule
     return rule.consults_judge or rule.shortfall(protocol.tally(answers)) is not None
+
+
+def agreement_names() -> tuple[str, ...]:
+    """The protocols that tell agreement: those that can fall short of deciding.
+
+    A run may stop once one is reached (``solve --stop-when``, the eval's
+    ``vote-then-debate``); plurality, weighted and judge always decide, so they never tell.
+
+    Returns:
+        Their names, in the table's order.
+    """
+    return tuple(name for name, rule in _RULES.items() if rule.standalone and rule.takes_fallback)
+
+
+def agreement_rule() -> str:
+    """What an agreement may be (for help and errors), from the table.
+
+    Returns:
+        ``unanimity, supermajority[:THRESHOLD] or confidence[:THRESHOLD] (...)``.
+    """
+    rules = [_RULES[name] for name in agreement_names()]
+    texts = [rule.name + ("[:THRESHOLD]" if rule.takes_threshold else "") for rule in rules]
+    notes = [rule.note for rule in rules if rule.note]
+    return f"{_either(texts)} ({'; '.join(notes)})" if notes else _either(texts)
+
+
+def agreement_text(protocol: DecisionProtocol) -> str:
+    """An agreement as written without its fallback: ``supermajority:2/3``, ``unanimity``.
+
+    Args:
+        protocol: The agreement.
+
+    Returns:
+        The text.
+    """
+    if protocol.threshold is None:
+        return protocol.name
+    return f"{protocol.name}:{fraction_text(protocol.threshold)}"
+
+
+def parse_agreement(text: str) -> DecisionProtocol:
+    """Read an agreement: a protocol that can fall short (``supermajority:2/3``).
+
+    Args:
+        text: Its text; case and spaces are ignored.
+
+    Returns:
+        The protocol (a fallback given is kept, and plays no part in agreeing).
+
+    Raises:
+        ValueError: One line naming the bad value and :func:`agreement_rule`.
+    """
+    rule = agreement_rule()
+    name = "".join(text.split()).lower().split(":")[0]
+    if name not in agreement_names():
+        known = name in protocol_names()
+        why = "always decides, so it never tells agreement" if known else "is no protocol"
+        raise ValueError(f"{text.strip()!r} {why}: use {rule}")
+    try:
+        return parse_protocol(text)
+    except ValueError as exc:
+        problem = str(exc).removesuffix(f": use {protocol_rule()}")
+        raise ValueError(f"{problem}: use {rule}") from None
+
+
+def agreed(
+    protocol: DecisionProtocol,
+    answers: Mapping[str, str | None],
+    confidences: Mapping[str, float | None] | None = None,
+) -> bool:
+    """Whether ``answers`` agree by ``protocol``: it is reached, with no fallback.
+
+    The one notion of agreement: the solver debate's early stop and the eval's
+    ``vote-then-debate`` read it.
+
+    Args:
+        protocol: An agreement (:func:`parse_agreement`).
+        answers: Solver -> its answer (``None`` abstains).
+        confidences: Solver -> its stated confidence.
+
+    Returns:
+        True when the protocol decides itself.
+    """
+    return protocol.rule.shortfall(protocol.tally(answers, confidences)) is None
 
 
 def decide(

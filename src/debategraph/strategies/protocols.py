@@ -26,6 +26,7 @@ from debategraph.strategies.voting import Vote
 __all__ = [
     "DEFAULT_THRESHOLD",
     "Abstain",
+    "Confidence",
     "Decided",
     "DecisionRule",
     "Judge",
@@ -39,6 +40,8 @@ __all__ = [
 
 #: The supermajority's threshold when none is given.
 DEFAULT_THRESHOLD = Fraction(2, 3)
+#: The confidence protocol's threshold when none is given.
+DEFAULT_CONFIDENCE = Fraction(4, 5)
 
 
 @dataclass(frozen=True)
@@ -216,22 +219,30 @@ class Weighted(DecisionRule):
         return tally.decided(winner, tie_break=tie_break)
 
 
-class Supermajority(Plurality):
-    """The top answer if its share of the solvers is at least THRESHOLD, else FALLBACK."""
+class _Share(Plurality):
+    """A protocol whose threshold is a share in (``above``, 1], with a fallback."""
 
-    name = "supermajority"
     takes_threshold = True
     takes_fallback = True
     is_fallback = False
-    note = "THRESHOLD in (0.5, 1], e.g. 0.75 or 2/3"
-    default_threshold = DEFAULT_THRESHOLD
+    above: ClassVar[Fraction]
 
     @classmethod
     def check_threshold(cls, value: Fraction, raw: str) -> str | None:
-        """A threshold is a share in (0.5, 1]."""
-        if Fraction(1, 2) < value <= 1:
+        """A threshold is a share in (``above``, 1]."""
+        if cls.above < value <= 1:
             return None
-        return f"supermajority threshold {raw} is not in (0.5, 1]"
+        return f"{cls.name} threshold {raw} is not in ({float(cls.above):g}, 1]"
+
+
+class Supermajority(_Share):
+    """The top answer if its share of the solvers is at least THRESHOLD, else FALLBACK."""
+
+    name = "supermajority"
+    note = "THRESHOLD in (0.5, 1], e.g. 0.75 or 2/3"
+    default_threshold = DEFAULT_THRESHOLD
+
+    above = Fraction(1, 2)
 
     @classmethod
     def shortfall(cls, tally: Tally) -> str | None:
@@ -257,6 +268,36 @@ class Unanimity(Plurality):
         if n and tally.top == n:
             return None
         return f"no unanimity ({tally.held()})"
+
+
+class Confidence(_Share):
+    """The top answer if its backers' summed confidence over all solvers reaches THRESHOLD.
+
+    With every solver behind one answer at confidence 0.9 the share is 0.9; with two of
+    three behind it at 0.9 it is 0.6: agreement and confidence in one figure (an unstated
+    confidence counts as 0). Else FALLBACK.
+    """
+
+    name = "confidence"
+    note = "confidence's THRESHOLD in (0, 1], e.g. 0.8"
+    default_threshold = DEFAULT_CONFIDENCE
+
+    above = Fraction(0)
+
+    @classmethod
+    def shortfall(cls, tally: Tally) -> str | None:
+        """The top answer's backers are not confident enough, together, over all solvers."""
+        threshold = tally.threshold or DEFAULT_CONFIDENCE
+        n = len(tally.answers)
+        backing = math.fsum(
+            tally.confidences.get(solver) or 0.0
+            for solver, answer in tally.answers.items()
+            if answer is not None and answer == tally.vote.answer
+        )
+        share = round(backing / n, 9) if n else 0.0
+        if n and tally.vote.answer is not None and share >= float(threshold):
+            return None
+        return f"confidence {share:.2f} is below {float(threshold):g} ({tally.held()})"
 
 
 class Judge(DecisionRule):

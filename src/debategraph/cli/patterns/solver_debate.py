@@ -32,7 +32,15 @@ from debategraph.nodes.solver_debate.setup import (
 )
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
-from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule
+from debategraph.strategies.decisions import (
+    PLURALITY,
+    UNANIMITY,
+    agreement_rule,
+    agreement_text,
+    parse_agreement,
+    parse_protocol,
+    protocol_rule,
+)
 from debategraph.strategies.dynamics import LAST, thread_dynamics
 from debategraph.strategies.topology import DEFAULT_NEIGHBOURS, SINGLE, TOPOLOGY_NAMES
 from debategraph.words import plural
@@ -75,8 +83,20 @@ def solve_command(
         int | None, typer.Option("--token-budget", help="Stop after the round reaching this.")
     ] = None,
     unanimous: Annotated[
-        bool, typer.Option("--stop-when-unanimous", help="Stop early once all agree.")
+        bool,
+        typer.Option(
+            "--stop-when-unanimous", help="Stop early once all agree (--stop-when unanimity)."
+        ),
     ] = False,
+    stop_when: Annotated[
+        str | None,
+        typer.Option(
+            "--stop-when",
+            help="Stop after a round whose answers agree by this protocol: "
+            + agreement_rule().replace("[", "\\[")
+            + ".",
+        ),
+    ] = None,
     time_limit: TimeLimit = None,
     view_chars: Annotated[
         int,
@@ -111,6 +131,7 @@ def solve_command(
     named ``judge`` gives the judge of ``--decision judge`` its own model, tools or agent).
     """
     protocol = decision_option(decision)
+    agreement = stop_when_option(stop_when, unanimous)
     solvers, officials = roster_option(agents, agents_file)
     shape = parse_topology(topology)
     if isinstance(shape, Mapping) and agents is not None and agents != len(shape):
@@ -132,6 +153,8 @@ def solve_command(
         settings["time_limit_s"] = seconds
     if tools:
         settings["tools"] = tools_option(tools)
+    if agreement is not None:
+        settings["stop_when"] = agreement
     if protocol != PLURALITY:
         settings["decision"] = protocol
     if officials:
@@ -160,6 +183,35 @@ def decision_option(value: str) -> str:
         return parse_protocol(value).spec
     except ValueError as exc:
         raise UsageError(f"--decision {value}: {exc}") from None
+
+
+def stop_when_option(value: str | None, unanimous: bool) -> str | None:
+    """``--stop-when``: an agreement, checked before anything runs.
+
+    Args:
+        value: The option's value (``None``: not given).
+        unanimous: ``--stop-when-unanimous`` (its alias for ``unanimity``).
+
+    Returns:
+        The agreement as written without its fallback (``supermajority:2/3``), or
+        ``None`` when not given.
+
+    Raises:
+        UsageError: One line naming the value and the agreements allowed, or the two
+            options disagreeing.
+    """
+    if value is None:
+        return None
+    try:
+        agreement = parse_agreement(value)
+    except ValueError as exc:
+        raise UsageError(f"--stop-when {value}: {exc}") from None
+    if unanimous and agreement.name != UNANIMITY:
+        raise UsageError(
+            f"--stop-when-unanimous and --stop-when {value} disagree: give one "
+            "(--stop-when-unanimous is --stop-when unanimity)"
+        )
+    return agreement_text(agreement)
 
 
 def roster_option(
@@ -292,6 +344,11 @@ def _describe(settings: Values) -> str:
     decision = settings.get("decision")
     if decision is not None and str(getattr(decision, "spec", decision)) != PLURALITY:
         extra += f", decision {getattr(decision, 'spec', decision)}"
+    stop = settings.get("stop_when") or (
+        "unanimity" if settings.get("stop_when_unanimous") else None
+    )
+    if stop:
+        extra += f", stops once they agree by {getattr(stop, 'spec', stop)}"
     return f"{shape}, {plural(settings['max_rounds'], 'round')}{extra}{pausing(settings)}"
 
 

@@ -38,11 +38,11 @@ from debategraph.state.records import (
 from debategraph.state.solver_debate import SolverDebateState
 from debategraph.strategies import Topology, extract_answer
 from debategraph.strategies.termination import (
+    Agreement,
     Condition,
     MaxRounds,
     RoundOutcome,
     TokenBudget,
-    Unanimity,
     first_fired,
 )
 from debategraph.strategies.voting import majority_vote
@@ -186,12 +186,12 @@ def termination_conditions(setup: SolverDebateSetup) -> list[Condition]:
         setup: The solver debate's settings.
 
     Returns:
-        The round cap (``max_rounds``), then unanimity (with ``stop_when_unanimous``),
-        then the token budget (with a ``token_budget``).
+        The round cap (``max_rounds``), then the agreement (with ``stop_when``, or
+        ``stop_when_unanimous``), then the token budget (with a ``token_budget``).
     """
     conditions: list[Condition] = [MaxRounds(setup.max_rounds)]
-    if setup.stop_when_unanimous:
-        conditions.append(Unanimity())
+    if setup.stop_when is not None:
+        conditions.append(Agreement(setup.stop_when))
     if setup.token_budget is not None:
         conditions.append(TokenBudget(setup.token_budget))
     return conditions
@@ -231,6 +231,7 @@ def make_close_round(setup: SolverDebateSetup, model: ModelBinding | None) -> Ru
             round=rnd,
             usage=Usage.coerce(state.get("usage")) + charge["usage"],
             answers=[t.answer for t in this_round],
+            confidences=[t.confidence for t in this_round],
         )
         update: dict[str, Any] = {"rounds": [record], **charge}
         reason = ended(state, first_fired(conditions, outcome))

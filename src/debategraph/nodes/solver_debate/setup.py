@@ -13,7 +13,11 @@ from debategraph.state.records import AgentSpec, Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import (
     PLURALITY,
+    UNANIMITY,
     DecisionProtocol,
+    agreement_names,
+    agreement_rule,
+    parse_agreement,
     parse_protocol,
     protocol_rule,
 )
@@ -64,6 +68,8 @@ OFFICIALS: dict[str, str] = {
 
 #: What ``decision`` may be: a protocol's text (``supermajority:3/4:judge``) or a protocol.
 DecisionLike = str | DecisionProtocol
+#: What ``stop_when`` may be: an agreement's text (``supermajority:2/3``), a protocol, or none.
+StopWhenLike = str | DecisionProtocol | None
 
 #: Node names. ``open_round``, ``close_round`` and ``human`` are the shared round loop's
 #: names: the thread tools know a round boundary by them, and older threads resume.
@@ -114,7 +120,8 @@ class SolverDebateSetup:
         topology: Who hears whom; its solvers, in order, name the solver nodes.
         max_rounds: Round cap.
         token_budget: Stop after the round in which this many tokens were used.
-        stop_when_unanimous: Stop after a round in which every solver gave the same answer.
+        stop_when_unanimous: Whether ``stop_when`` came from ``stop_when_unanimous=True``
+            (or is unanimity).
         view_chars: How much of each neighbour's reasoning a solver reads (``None``: all).
         pause_after_round: Whether a human reviews each round.
         time_limit_s: Seconds the debate may take (``None``: no limit).
@@ -123,6 +130,8 @@ class SolverDebateSetup:
         tools: The tools of every solver that has no tools (nor agent) of its own.
         protocol: How the final answers become one (a decision protocol).
         officials: The officials given records (the judge), by name.
+        stop_when: Stop after a round whose answers agree by this protocol (``None``:
+            never early).
     """
 
     topology: Topology
@@ -136,6 +145,7 @@ class SolverDebateSetup:
     tools: tuple[Any, ...] = ()
     protocol: DecisionProtocol = field(default_factory=lambda: DecisionProtocol(PLURALITY))
     officials: Mapping[str, AgentSpec] = field(default_factory=dict)
+    stop_when: DecisionProtocol | None = None
 
     @property
     def round_cap(self) -> int:
@@ -282,6 +292,7 @@ def solver_debate_setup(
     tools: Sequence[Any] = (),
     decision: DecisionLike = PLURALITY,
     officials: Sequence[OfficialLike] = (),
+    stop_when: StopWhenLike = None,
 ) -> SolverDebateSetup:
     """Check a solver debate's settings and build its topology.
 
@@ -305,6 +316,7 @@ def solver_debate_setup(
         raise ValueError(f"tools must be a list of tools or built-in tool names, got {tools!r}")
     topo, members = make_solvers(agents, topology, neighbours)
     protocol = decision_protocol(decision)
+    agreement = stop_protocol(stop_when, stop_when_unanimous)
     records = officials_of(officials, OFFICIALS, "a solver debate")
     if JUDGE in records and not protocol.may_judge:
         raise ValueError(
@@ -323,7 +335,8 @@ def solver_debate_setup(
         tools=tuple(tools),
         max_rounds=max_rounds,
         token_budget=token_budget,
-        stop_when_unanimous=stop_when_unanimous,
+        stop_when_unanimous=agreement is not None and agreement.name == UNANIMITY,
+        stop_when=agreement,
         view_chars=view_chars,
         pause_after_round=pause_after_round,
         time_limit_s=time_limit_s,
@@ -349,3 +362,40 @@ def decision_protocol(decision: object) -> DecisionProtocol:
     if not isinstance(decision, str):
         raise ValueError(f"decision {decision!r} is not a protocol: use {protocol_rule()}")
     return parse_protocol(decision)
+
+
+def stop_protocol(stop_when: object, unanimous: bool) -> DecisionProtocol | None:
+    """The ``stop_when`` setting, parsed; ``stop_when_unanimous=True`` is ``"unanimity"``.
+
+    Args:
+        stop_when: As for :func:`~debategraph.graphs.solver_debate.build_solver_debate`.
+        unanimous: ``stop_when_unanimous``.
+
+    Returns:
+        The agreement to stop on, or ``None``.
+
+    Raises:
+        ValueError: One line naming the bad value and the agreements allowed, or the
+            two settings disagreeing.
+    """
+    if stop_when is None:
+        return parse_agreement(UNANIMITY) if unanimous else None
+    if isinstance(stop_when, DecisionProtocol):
+        if stop_when.name not in agreement_names():
+            raise ValueError(
+                f"stop_when {stop_when.spec!r} never tells agreement: use {agreement_rule()}"
+            )
+        protocol = stop_when
+    elif isinstance(stop_when, str):
+        try:
+            protocol = parse_agreement(stop_when)
+        except ValueError as exc:
+            raise ValueError(f"stop_when {exc}") from None
+    else:
+        raise ValueError(f"stop_when {stop_when!r} is not a protocol: use {agreement_rule()}")
+    if unanimous and protocol.name != UNANIMITY:
+        raise ValueError(
+            f"stop_when_unanimous=True and stop_when {stop_when!r} disagree: give one "
+            "(stop_when_unanimous=True is stop_when='unanimity')"
+        )
+    return protocol

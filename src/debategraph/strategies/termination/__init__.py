@@ -24,6 +24,7 @@ from debategraph.strategies.termination.chat import (
     time_limit,
 )
 from debategraph.strategies.termination.conditions import (
+    Agreement,
     AllOf,
     AnyOf,
     Combinable,
@@ -57,6 +58,7 @@ from debategraph.strategies.termination.factories import (
 
 __all__ = [
     "JUDGE_KEEP_LAST",
+    "Agreement",
     "AllOf",
     "AnyOf",
     "Ask",

@@ -8,6 +8,7 @@ from typing import ClassVar, Protocol, TypeVar
 
 from debategraph.state.base import TerminationReason
 from debategraph.state.records import Turn, Usage
+from debategraph.strategies.decisions import UNANIMITY, DecisionProtocol, agreed, agreement_text
 from debategraph.words import plural
 
 
@@ -21,6 +22,8 @@ class RoundOutcome:
         elapsed_s: Seconds since the run started.
         answers: Each agent's answer this round (``None``: it abstained), if the
             pattern has answers.
+        confidences: Each agent's stated confidence in it, in the same order (``None``:
+            not stated), if the pattern has them.
         score: The convergence score (0-1), if the pattern measures one.
         changed: How many positions changed this round, if the pattern counts them.
         settled: Whether a moderator judged the matter settled.
@@ -33,6 +36,7 @@ class RoundOutcome:
     usage: Usage = field(default_factory=Usage)
     elapsed_s: float = 0.0
     answers: Sequence[str | None] = ()
+    confidences: Sequence[float | None] = ()
     score: float | None = None
     changed: int | None = None
     settled: bool = False
@@ -174,6 +178,35 @@ class Unanimity(Combinable):
     def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
         answers = list(outcome.answers)
         return bool(answers) and None not in answers and len(set(answers)) == 1
+
+
+@dataclass(frozen=True)
+class Agreement(Combinable):
+    """Ends when the answers agree by a decision protocol that can fall short.
+
+    ``unanimity`` (reason ``unanimous``), ``supermajority:THRESHOLD`` or
+    ``confidence:THRESHOLD`` (reason ``converged``): the protocol is reached, as
+    :func:`~debategraph.strategies.decisions.agreed` says.
+
+    Attributes:
+        protocol: The agreement (:func:`~debategraph.strategies.decisions.parse_agreement`).
+    """
+
+    protocol: DecisionProtocol
+
+    @property
+    def reason(self) -> TerminationReason:
+        """``unanimous`` for unanimity, else ``converged``."""
+        return "unanimous" if self.protocol.name == UNANIMITY else "converged"
+
+    def fired(self, outcome: RoundOutcome) -> bool:  # noqa: D102
+        names = [str(index) for index in range(len(outcome.answers))]
+        answers = dict(zip(names, outcome.answers, strict=True))
+        confidences = dict(zip(names, outcome.confidences, strict=False))
+        return agreed(self.protocol, answers, confidences)
+
+    def describe(self) -> str:  # noqa: D102
+        return f"the answers agree by {agreement_text(self.protocol)}"
 
 
 @dataclass(frozen=True)
