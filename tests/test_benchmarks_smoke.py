@@ -271,8 +271,8 @@ CASES = [
     Case(
         "vote_then_debate.py",
         ("Vote, then debate",),
-        timeout_s=150,
-        test_timeout_s=170,
+        timeout_s=240,  # three modes: twice the calls of eval.py's embedded figure
+        test_timeout_s=260,
         must_pass=("Vote, then debate",),
         check=check_vote_then_debate,
         embedded=True,
