@@ -388,14 +388,7 @@ def agreement_rule() -> str:
 
 
 def agreement_text(protocol: DecisionProtocol) -> str:
-    """An agreement as written without its fallback: ``supermajority:2/3``, ``unanimity``.
-
-    Args:
-        protocol: The agreement.
-
-    Returns:
-        The text.
-    """
+    """An agreement as written without its fallback: ``supermajority:2/3``, ``unanimity``."""
     if protocol.threshold is None:
         return protocol.name
     return f"{protocol.name}:{fraction_text(protocol.threshold)}"

@@ -1,4 +1,4 @@
-"""What the patterns' CLI declarations share: the ``--time-limit`` option and phrases."""
+"""What the patterns' CLI declarations share: ``--time-limit``, ``--stop-when``, phrases."""
 
 from __future__ import annotations
 
@@ -9,6 +9,12 @@ from rich.markup import escape
 
 from debategraph.cli.patterns.declaration import Values
 from debategraph.errors import UsageError
+from debategraph.strategies.decisions import (
+    UNANIMITY,
+    agreement_rule,
+    agreement_text,
+    parse_agreement,
+)
 from debategraph.strategies.termination.factories import parse_duration
 
 T = TypeVar("T")
@@ -19,6 +25,17 @@ TimeLimit = Annotated[
     typer.Option(
         "--time-limit",
         help="End the run after this long (30m, 90s, 1h): calls in flight are cancelled.",
+    ),
+]
+
+#: ``--stop-when``: stop after a round whose answers agree (``solve``'s).
+StopWhen = Annotated[
+    str | None,
+    typer.Option(
+        "--stop-when",
+        help="Stop after a round whose answers agree by this protocol: "
+        + agreement_rule().replace("[", "\\[")
+        + ".",
     ),
 ]
 
@@ -112,3 +129,32 @@ def renamed_option(
     if given_new is not None:
         raise UsageError(f"{old} is the old name of {new}: give only {new}")
     return given_old, (f"{old} is deprecated: use {new}",)
+
+
+def stop_when_option(value: str | None, unanimous: bool) -> str | None:
+    """``--stop-when``: an agreement, checked before anything runs.
+
+    Args:
+        value: The option's value (``None``: not given).
+        unanimous: ``--stop-when-unanimous`` (its alias for ``unanimity``).
+
+    Returns:
+        The agreement as written without its fallback (``supermajority:2/3``), or
+        ``None`` when not given.
+
+    Raises:
+        UsageError: One line naming the value and the agreements allowed, or the two
+            options disagreeing.
+    """
+    if value is None:
+        return None
+    try:
+        agreement = parse_agreement(value)
+    except ValueError as exc:
+        raise UsageError(f"--stop-when {value}: {exc}") from None
+    if unanimous and agreement.name != UNANIMITY:
+        raise UsageError(
+            f"--stop-when-unanimous and --stop-when {value} disagree: give one "
+            "(--stop-when-unanimous is --stop-when unanimity)"
+        )
+    return agreement_text(agreement)

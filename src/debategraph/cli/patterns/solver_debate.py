@@ -20,7 +20,14 @@ from rich.markup import escape
 from debategraph.checkpoints.markdown import inline, ranked_table
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
-from debategraph.cli.patterns.shared import TimeLimit, pausing, short, time_limit_option
+from debategraph.cli.patterns.shared import (
+    StopWhen,
+    TimeLimit,
+    pausing,
+    short,
+    stop_when_option,
+    time_limit_option,
+)
 from debategraph.errors import UsageError
 from debategraph.nodes.solver_debate.setup import (
     CLOSE_ROUND_NODE,
@@ -32,15 +39,7 @@ from debategraph.nodes.solver_debate.setup import (
 )
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
-from debategraph.strategies.decisions import (
-    PLURALITY,
-    UNANIMITY,
-    agreement_rule,
-    agreement_text,
-    parse_agreement,
-    parse_protocol,
-    protocol_rule,
-)
+from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule
 from debategraph.strategies.dynamics import LAST, thread_dynamics
 from debategraph.strategies.topology import DEFAULT_NEIGHBOURS, SINGLE, TOPOLOGY_NAMES
 from debategraph.words import plural
@@ -88,15 +87,7 @@ def solve_command(
             "--stop-when-unanimous", help="Stop early once all agree (--stop-when unanimity)."
         ),
     ] = False,
-    stop_when: Annotated[
-        str | None,
-        typer.Option(
-            "--stop-when",
-            help="Stop after a round whose answers agree by this protocol: "
-            + agreement_rule().replace("[", "\\[")
-            + ".",
-        ),
-    ] = None,
+    stop_when: StopWhen = None,
     time_limit: TimeLimit = None,
     view_chars: Annotated[
         int,
@@ -183,35 +174,6 @@ def decision_option(value: str) -> str:
         return parse_protocol(value).spec
     except ValueError as exc:
         raise UsageError(f"--decision {value}: {exc}") from None
-
-
-def stop_when_option(value: str | None, unanimous: bool) -> str | None:
-    """``--stop-when``: an agreement, checked before anything runs.
-
-    Args:
-        value: The option's value (``None``: not given).
-        unanimous: ``--stop-when-unanimous`` (its alias for ``unanimity``).
-
-    Returns:
-        The agreement as written without its fallback (``supermajority:2/3``), or
-        ``None`` when not given.
-
-    Raises:
-        UsageError: One line naming the value and the agreements allowed, or the two
-            options disagreeing.
-    """
-    if value is None:
-        return None
-    try:
-        agreement = parse_agreement(value)
-    except ValueError as exc:
-        raise UsageError(f"--stop-when {value}: {exc}") from None
-    if unanimous and agreement.name != UNANIMITY:
-        raise UsageError(
-            f"--stop-when-unanimous and --stop-when {value} disagree: give one "
-            "(--stop-when-unanimous is --stop-when unanimity)"
-        )
-    return agreement_text(agreement)
 
 
 def roster_option(
