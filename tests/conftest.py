@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from debategraph.cli import main
-from tests.backends import checkpoint_url, saver
+from tests.backends import checkpoint_url, missing_part, saver
+from tests.browser import Browser, chromium_path, start_chromium
 from tests.openai_stub import StubOpenAIServer, default_responder
 
 os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
@@ -66,6 +67,20 @@ def solvers_answer_18(request: dict[str, Any]) -> Any:
     if solver_of(request).startswith("solver_"):
         return answer_18(request)
     return default_responder(request)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the session (per xdist worker), shut down at its end.
+
+    Skipped where Debian's ``chromium`` is not installed, failed where the real parts are
+    required (:func:`tests.backends.missing_part`), as PostgreSQL is.
+    """
+    binary = chromium_path()
+    if binary is None:
+        missing_part("chromium is not installed", "apt-get install chromium; .ci/run does")
+    with start_chromium(binary) as running:
+        yield running
 
 
 @pytest.fixture
