@@ -62,8 +62,11 @@ def command_tree() -> Iterator[tuple[str, list[str], list[str]]]:
     import typer
     from typer._click import core
 
-    from debategraph.cli import app, commands, evaluate, serve  # noqa: F401 (the tools)
+    from debategraph.cli import app
+    from debategraph.cli.group import TOOL_MODULES
 
+    for module in TOOL_MODULES:  # they register the other commands, as app.main does
+        importlib.import_module(module)
     root = typer.main.get_command(app.app)
 
     def walk(command: Any, ctx: Any, path: list[str]) -> Iterator[tuple[str, list[str], list[str]]]:

@@ -6,7 +6,8 @@ checkpoint's whole ancestor chain, with the writes saved for each, under their t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -154,6 +155,71 @@ def resolve_checkpoint(saver: AnySaver, thread_id: str, given: str) -> str:
         f"checkpoint prefix {given!r} matches {len(matches)} checkpoints of thread "
         f"{thread_id!r}: give more of its id (see: debategraph history {thread_id})"
     )
+
+
+@dataclass(frozen=True)
+class ForkPoint:
+    """One end of a fork: a thread and the checkpoint the fork was made at.
+
+    Attributes:
+        thread_id: The other thread (the origin, or a fork).
+        checkpoint_id: The checkpoint forked at (its id in both threads).
+    """
+
+    thread_id: str
+    checkpoint_id: str
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """Where a thread came from and which threads were forked from it.
+
+    Attributes:
+        origin: The thread it was forked from, and where; ``None`` for a thread run
+            from its start.
+        forks: The threads forked from it, each with the checkpoint it was forked at.
+    """
+
+    origin: ForkPoint | None
+    forks: tuple[ForkPoint, ...]
+
+
+def lineage(saver: AnySaver, thread_id: str) -> Lineage:
+    """A thread's forks, read from the checkpoints :func:`fork` marks as copied.
+
+    A fork's copied checkpoints keep their ids and name the thread they were copied from
+    (:data:`~debategraph.checkpoints.threads.COPIED_FROM`); the newest of them is the
+    checkpoint the fork was made at.
+
+    Args:
+        saver: The checkpointer holding the thread.
+        thread_id: The thread.
+
+    Returns:
+        Its origin and its forks (ordered by thread id).
+    """
+    origin = None
+    for tup in _closing(saver.list(thread_config(thread_id))):  # newest first
+        copied = (tup.metadata or {}).get(COPIED_FROM)
+        if copied is not None:
+            origin = ForkPoint(str(copied), id_of(tup))
+            break
+    forks: dict[str, str] = {}
+    for tup in _closing(saver.list(None, filter={COPIED_FROM: thread_id})):
+        conf = tup.config["configurable"]
+        if not conf.get("checkpoint_ns"):
+            forks.setdefault(str(conf["thread_id"]), id_of(tup))  # its newest copied one
+    return Lineage(origin, tuple(ForkPoint(t, forks[t]) for t in sorted(forks)))
+
+
+def _closing(tuples: Iterator[Any]) -> Iterator[Any]:
+    """Yield from a saver's ``list``, closing it when done (SQLite holds its lock till then)."""
+    try:
+        yield from tuples
+    finally:
+        close = getattr(tuples, "close", None)
+        if close is not None:
+            close()
 
 
 def _by_task(writes: Sequence[PendingWrite]) -> dict[str, list[tuple[str, Any]]]:

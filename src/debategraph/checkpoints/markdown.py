@@ -5,7 +5,9 @@ round, and a result section: the pattern's own ``result_markdown`` when it gives
 else its ``summary`` fields rendered generically (both of its CLI declaration,
 :class:`~debategraph.checkpoints.thread_values.Described`), then how the run ended and
 what it cost. Nothing here names a pattern's nodes or state keys; the helpers :func:`inline` and
-:func:`ranked_table` are public for patterns writing their own result section.
+:func:`ranked_table` are public for patterns writing their own result section, and the
+summary's walk (:func:`field_label`, :func:`is_scalar`, :func:`is_flat`,
+:func:`scalar_text`) for the thread's page (:mod:`~debategraph.checkpoints.page`).
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def summary_markdown(summary: Mapping[str, Any]) -> list[str]:
     """
     lines: list[str] = []
     for key, value in summary.items():
-        lines += [*_field_markdown(_label(str(key)), jsonable(value)), ""]
+        lines += [*_field_markdown(field_label(str(key)), jsonable(value)), ""]
     return lines
 
 
@@ -207,17 +209,40 @@ def _outcome_markdown(
 # -- the generic summary ----------------------------------------------------------------
 
 
-def _label(key: str) -> str:
-    """``tie_break`` -> ``Tie break``."""
+def field_label(key: str) -> str:
+    """A summary field's key as its label: ``tie_break`` -> ``Tie break``.
+
+    Args:
+        key: The field's key.
+
+    Returns:
+        The label.
+    """
     text = key.replace("_", " ").strip()
     return text[:1].upper() + text[1:]
 
 
-def _is_scalar(value: Any) -> bool:
+def is_scalar(value: Any) -> bool:
+    """Whether a summary value is one scalar (``None``, text, a number, a bool).
+
+    Args:
+        value: A JSON-able value.
+
+    Returns:
+        True for a scalar.
+    """
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def _scalar(value: Any) -> str:
+def scalar_text(value: Any) -> str:
+    """A scalar as text (``None`` reads ``none``).
+
+    Args:
+        value: A scalar.
+
+    Returns:
+        The text.
+    """
     return "none" if value is None else str(value)
 
 
@@ -229,25 +254,32 @@ def _code(text: str) -> str:
 def _field_markdown(label: str, value: Any) -> list[str]:
     if isinstance(value, str) and "\n" in value.strip():
         return [f"{label}:", "", *_quote(value)]
-    if _is_scalar(value) or _flat(value):
+    if is_scalar(value) or is_flat(value):
         return [f"{label}: {_flat_text(value)}"]
-    if isinstance(value, dict) and all(_is_scalar(v) for v in value.values()):
-        rows = [f"| {inline(k)} | {inline(_scalar(v))} |" for k, v in value.items()]
+    if isinstance(value, dict) and all(is_scalar(v) for v in value.values()):
+        rows = [f"| {inline(k)} | {inline(scalar_text(v))} |" for k, v in value.items()]
         return [f"{label}:", "", "| key | value |", "| --- | --- |", *rows]
     return [f"{label}:", "", *_list_items(value, 0)]
 
 
-def _flat(value: Any) -> bool:
-    """Whether a value reads on one line: empty, or a list of scalars."""
+def is_flat(value: Any) -> bool:
+    """Whether a summary value reads on one line: empty, or a list of scalars.
+
+    Args:
+        value: A JSON-able value.
+
+    Returns:
+        True if it reads on one line.
+    """
     if isinstance(value, dict | list) and not value:
         return True
-    return isinstance(value, list) and all(_is_scalar(v) for v in value)
+    return isinstance(value, list) and all(is_scalar(v) for v in value)
 
 
 def _flat_text(value: Any) -> str:
     if isinstance(value, dict | list):
-        return inline(", ".join(_scalar(v) for v in value)) if value else "none"
-    return inline(_scalar(value))
+        return inline(", ".join(scalar_text(v) for v in value)) if value else "none"
+    return inline(scalar_text(value))
 
 
 def _list_items(value: Any, depth: int) -> list[str]:
@@ -257,16 +289,16 @@ def _list_items(value: Any, depth: int) -> list[str]:
     ``- Key: value · Key: value``; deeper records are nested lists.
     """
     if isinstance(value, dict):
-        pairs = [(f"{_label(str(k))}: ", v) for k, v in value.items()]
+        pairs = [(f"{field_label(str(k))}: ", v) for k, v in value.items()]
     else:
         pairs = [("", v) for v in value]
     pad = "  " * depth
     lines: list[str] = []
     for n, (head, item) in enumerate(pairs, 1):
-        if isinstance(item, str) or _is_scalar(item) or _flat(item):
+        if isinstance(item, str) or is_scalar(item) or is_flat(item):
             lines.append(f"{pad}- {head}{_flat_text(item)}")
-        elif isinstance(item, dict) and all(_is_scalar(v) or _flat(v) for v in item.values()):
-            fields = " · ".join(f"{_label(str(k))}: {_flat_text(v)}" for k, v in item.items())
+        elif isinstance(item, dict) and all(is_scalar(v) or is_flat(v) for v in item.values()):
+            fields = " · ".join(f"{field_label(str(k))}: {_flat_text(v)}" for k, v in item.items())
             lines.append(f"{pad}- {head}{fields}")
         else:
             lines += [f"{pad}- {head.rstrip() or f'item {n}:'}", *_list_items(item, depth + 1)]

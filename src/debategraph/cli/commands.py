@@ -24,7 +24,6 @@ from debategraph.checkpoints.threads import (
     list_threads,
     read_run,
     thread_config,
-    thread_state,
 )
 from debategraph.cli.group import app
 from debategraph.cli.human import (
@@ -46,18 +45,27 @@ from debategraph.cli.options import (
 )
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.shared import short
-from debategraph.cli.render import boundary_nodes, emit_json, err, out, print_result, turn_block
+from debategraph.cli.render import (
+    emit_json,
+    err,
+    out,
+    print_result,
+    turn_block,
+    write_output,
+)
 from debategraph.cli.results import result_of, thread_wall
-from debategraph.cli.runner import Runner, check_concurrency, compile_graph, require_run
+from debategraph.cli.runner import (
+    Runner,
+    check_concurrency,
+    compile_graph,
+    pattern_state,
+    require_run,
+)
 from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.registry import names
 from debategraph.words import plural
-
-
-def _state(graph: Any, thread_id: str, pattern_name: str) -> Any:
-    return thread_state(graph, thread_id, boundary=boundary_nodes(get_pattern(pattern_name)))
 
 
 @app.command()
@@ -99,7 +107,7 @@ def resume(
             stored["timeout_s"] = timeout
         spec = ModelSpec(**stored).validated()
         runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive, report)
-        state = _state(runner.graph, thread, run.pattern)
+        state = pattern_state(runner.graph, thread, run.pattern)
         if interject_text is not None and state.status != "waiting":
             refuse_unread(runner.graph, thread, state, run)  # before any model call
         if state.status == "finished":
@@ -131,7 +139,7 @@ def interject_command(
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
         graph = compile_graph(saver, run)
-        state = _state(graph, thread, run.pattern)
+        state = pattern_state(graph, thread, run.pattern)
         delivery = interject(graph, thread, text, state, db, run)
     word = get_pattern(run.pattern).round_word
     if delivery == "recorded":
@@ -163,7 +171,7 @@ def stop(
     """
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
-        state = _state(compile_graph(saver, run), thread, run.pattern)
+        state = pattern_state(compile_graph(saver, run), thread, run.pattern)
         refuse_finished(thread, state, "there is nothing to stop")
         post_to_inbox(db, thread, STOP)
     word = get_pattern(run.pattern).round_word
@@ -195,7 +203,7 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
             }
             if summary.run is not None and summary.run.pattern in known:
                 graph = compile_graph(saver, summary.run)
-                state = _state(graph, summary.thread_id, summary.run.pattern)
+                state = pattern_state(graph, summary.thread_id, summary.run.pattern)
                 values = graph.get_state(thread_config(summary.thread_id)).values
                 row.update(
                     status=state.status,
@@ -266,7 +274,7 @@ def show(
         pattern = get_pattern(run.pattern)
         graph = compile_graph(saver, run)
         values = graph.get_state(thread_config(thread)).values
-        state = _state(graph, thread, run.pattern)
+        state = pattern_state(graph, thread, run.pattern)
         wall_s = thread_wall(saver, db, thread)
     if json_output:
         emit_json(export_json(thread, values, status=state.status, wall_s=wall_s))
@@ -352,7 +360,7 @@ def fork(
         checkpoint = fork_thread(runner.graph, saver, thread, at, target)
         if interject_text is not None:
             try:  # refused (no round would read it) before any model call
-                state = _state(runner.graph, target, run.pattern)
+                state = pattern_state(runner.graph, target, run.pattern)
                 refuse_unread(runner.graph, target, state, run, shown=thread)
                 interject(runner.graph, target, interject_text, state, db, run)
             except UsageError as exc:
@@ -428,7 +436,7 @@ def export(
         run = require_run(saver, thread, db)
         graph = compile_graph(saver, run)
         values = graph.get_state(thread_config(thread)).values
-        status = _state(graph, thread, run.pattern).status
+        status = pattern_state(graph, thread, run.pattern).status
         wall_s = thread_wall(saver, db, thread)
     if fmt == "md":
         pattern = get_pattern(run.pattern)
@@ -439,10 +447,7 @@ def export(
     if output is None:
         sys.stdout.write(text)
         return
-    try:
-        output.write_text(text)
-    except OSError as exc:
-        raise UsageError(f"--output {output}: cannot write: {exc.strerror}") from exc
+    write_output(output, text)
     err.print(f"wrote {output}")
 
 

@@ -30,7 +30,12 @@ _REPORT_OPTIONS = inspect.signature(options.report_option, eval_str=True).parame
 #: The modules that register the other commands on :data:`app` (the thread tools, ``serve``
 #: and ``eval``), in the order ``--help`` lists them, whichever was imported first.
 #: :func:`debategraph.cli.app.main` imports them.
-TOOL_MODULES = ("debategraph.cli.commands", "debategraph.cli.serve", "debategraph.cli.evaluate")
+TOOL_MODULES = (
+    "debategraph.cli.commands",
+    "debategraph.cli.view",
+    "debategraph.cli.serve",
+    "debategraph.cli.evaluate",
+)
 
 
 class PatternGroup(TyperGroup):

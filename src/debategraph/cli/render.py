@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from debategraph.cli.patterns.declaration import Pattern
 from debategraph.cli.patterns.shared import short
+from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.words import plural
 
@@ -63,6 +64,23 @@ def emit_json(value: Any) -> None:
     """
     sys.stdout.write(json.dumps(value) + "\n")
     sys.stdout.flush()
+
+
+def write_output(path: Path, text: str, option: str = "--output") -> None:
+    """Write a command's output file, a failure one line naming the file and why.
+
+    Args:
+        path: The file (``export --output``, ``view --output``).
+        text: Its text.
+        option: The option that named it, for the message.
+
+    Raises:
+        UsageError: If the file cannot be written.
+    """
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from exc
 
 
 def model_label(spec: ModelSpec) -> str:

@@ -23,6 +23,7 @@ from debategraph import registry
 from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import (
     RunInfo,
+    ThreadState,
     note_run_end,
     read_run,
     thread_config,
@@ -168,6 +169,20 @@ def require_run(saver: BaseCheckpointSaver[Any], thread: str, db: str) -> RunInf
             raise UsageError(f"thread {thread} in {db} was not started by debategraph")
         raise UsageError(f"unknown thread id {thread!r} in {db}: see debategraph threads --db {db}")
     return run
+
+
+def pattern_state(graph: Graph, thread: str, pattern_name: str) -> ThreadState:
+    """Where a thread stands (the one reading ``show``, ``resume``, ``view``... share).
+
+    Args:
+        graph: The thread's compiled graph (:func:`compile_graph`).
+        thread: The thread id.
+        pattern_name: Its pattern, whose round-boundary nodes say where it may wait.
+
+    Returns:
+        Its state.
+    """
+    return thread_state(graph, thread, boundary=_boundary(get_pattern(pattern_name)))
 
 
 def spec_record(spec: ModelSpec) -> dict[str, Any]:

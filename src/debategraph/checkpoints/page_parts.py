@@ -1,0 +1,243 @@
+"""The parts of a thread's page (:mod:`~debategraph.checkpoints.page`): turns, tables, fields.
+
+Each function returns HTML with every piece of text a model, a user or a pattern wrote
+escaped by :func:`~debategraph.pages.esc`; none of them names a pattern's nodes or
+state keys.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from debategraph.checkpoints.markdown import (
+    MODEL_TIME,
+    field_label,
+    is_flat,
+    is_scalar,
+    scalar_text,
+)
+from debategraph.checkpoints.thread_values import jsonable, usage_by
+from debategraph.pages import esc
+from debategraph.state.records import Turn, Usage, tool_call_text
+
+#: The page's own style, after :data:`~debategraph.pages.BASE_STYLE`.
+PAGE_STYLE = """
+header .facts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .25rem 0; }
+.badge { display: inline-block; padding: 0 .4rem; border-radius: 999px; font-size: .85em;
+  border: 1px solid var(--line); background: var(--soft); }
+.badge.finished { color: var(--good); border-color: var(--good); }
+.badge.failed { color: var(--bad); border-color: var(--bad); }
+.badge.waiting, .badge.interrupted, .badge.running { color: var(--warn);
+  border-color: var(--warn); }
+.round { border-left: 3px solid var(--line); margin: 1rem 0; padding-left: 1rem; }
+.turn { border: 1px solid var(--line); border-radius: 8px; padding: .5rem .75rem;
+  margin: .5rem 0; }
+.turn:target { outline: 2px solid var(--accent); }
+.turn .who { font-weight: 600; }
+.turn .meta { color: var(--muted); font-size: .85em; }
+.turn.interjection { border-color: var(--warn); background: #fff8c5; }
+.turn.tool-call { border-style: dashed; }
+.answer { font-weight: 600; }
+.abstained { color: var(--bad); }
+details.tools { margin: .25rem 0; }
+details.tools summary { cursor: pointer; color: var(--muted); }
+.notice { border: 1px solid var(--warn); border-radius: 8px; padding: .5rem .75rem;
+  margin: 1rem 0; }
+.flips li { margin: .1rem 0; }
+svg text { font: 12px system-ui, sans-serif; }
+"""
+
+
+def turn_anchor(turn_id: str) -> str:
+    """The element id of a turn on the page (``turn-<id>``), the target of its links.
+
+    Args:
+        turn_id: The turn's :attr:`~debategraph.state.records.Turn.id`.
+
+    Returns:
+        The id.
+    """
+    return f"turn-{turn_id}"
+
+
+def timeline(transcript: Sequence[Turn], round_word: str = "round") -> str:
+    """The transcript as one section per round, each turn an element of class ``turn``.
+
+    Every turn (tool calls too) is one element of class ``turn`` with its id in
+    ``data-turn-id``. A tool call is folded (``<details>``) under the agent turn that
+    follows it in the same round (the turn it was made for); a human's interjection is
+    marked where it landed; a reply links to the turns it answers that are on the page.
+
+    Args:
+        transcript: The thread's turns, in order.
+        round_word: What the pattern calls a round.
+
+    Returns:
+        The sections' HTML (a note when there are no turns yet).
+    """
+    if not transcript:
+        return '<p class="muted">No turns yet.</p>'
+    known = {t.id for t in transcript}
+    by_round: dict[int, list[Turn]] = defaultdict(list)
+    for turn in transcript:
+        by_round[turn.round].append(turn)
+    sections = []
+    for rnd in sorted(by_round):
+        heading = f"{round_word.capitalize()} {rnd}" if rnd else f"Before {round_word} 1"
+        body = "\n".join(_round_turns(by_round[rnd], known))
+        sections.append(
+            f'<section class="round" id="round-{rnd}"><h3>{esc(heading)}</h3>\n{body}\n</section>'
+        )
+    return "\n".join(sections)
+
+
+def _round_turns(turns: Sequence[Turn], known: set[str]) -> list[str]:
+    """A round's turns, each agent's tool calls folded under its next turn."""
+    out: list[str] = []
+    waiting: dict[str, list[Turn]] = defaultdict(list)  # agent -> its tool calls so far
+    for turn in turns:
+        if turn.role == "tool":
+            waiting[turn.agent].append(turn)
+            continue
+        out.append(_turn_html(turn, waiting.pop(turn.agent, []), known))
+    for calls in waiting.values():  # calls of a turn not recorded (yet): shown on their own
+        out += [_turn_html(call, [], known) for call in calls]
+    return out
+
+
+def _turn_html(turn: Turn, calls: Sequence[Turn], known: set[str]) -> str:
+    classes = ["turn"]
+    if turn.role == "user":
+        classes.append("interjection")
+    elif turn.role == "tool":
+        classes.append("tool-call")
+    head = [f'<span class="who">{esc(turn.agent)}</span>']
+    if turn.role == "user":
+        head.append('<span class="badge">interjection</span>')
+    head.append(f'<span class="meta">{esc(turn.stage)}</span>')
+    if turn.answer is not None:
+        head.append(f'answer: <span class="answer">{esc(turn.answer)}</span>')
+    if turn.confidence is not None:
+        head.append(f'<span class="meta">confidence {turn.confidence:.2f}</span>')
+    if turn.reason and turn.answer is None and turn.role != "tool":
+        head.append(f'<span class="abstained">no answer: {esc(turn.reason)}</span>')
+    body = [f'<div class="head">{" · ".join(head)}</div>']
+    body += _links(turn, known)
+    if turn.role == "tool":
+        body.append(f"<pre>{esc(tool_call_text(turn))}</pre>")
+    elif turn.content.strip():
+        body.append(f'<div class="text">{esc(turn.content.strip())}</div>')
+    if calls:
+        folded = "\n".join(_turn_html(call, [], known) for call in calls)
+        word = "tool call" if len(calls) == 1 else "tool calls"
+        body.append(
+            f'<details class="tools"><summary>{len(calls)} {word}</summary>\n{folded}\n</details>'
+        )
+    body.append(f'<div class="meta">{esc(_turn_cost(turn, calls))}</div>')
+    return (
+        f'<article class="{" ".join(classes)}" id="{esc(turn_anchor(turn.id))}" '
+        f'data-turn-id="{esc(turn.id)}" data-agent="{esc(turn.agent)}" '
+        f'data-round="{turn.round}">\n' + "\n".join(body) + "\n</article>"
+    )
+
+
+def _links(turn: Turn, known: set[str]) -> list[str]:
+    """Who a turn answers (links to the turns on the page) and whom it addresses."""
+    lines = []
+    if turn.reply_to:
+        targets = ", ".join(
+            f'<a href="#{esc(turn_anchor(r))}">{esc(r)}</a>' if r in known else esc(r)
+            for r in turn.reply_to
+        )
+        lines.append(f'<div class="meta">in reply to {targets}</div>')
+    if turn.recipients:
+        lines.append(f'<div class="meta">to {esc(", ".join(turn.recipients))}</div>')
+    return lines
+
+
+def _turn_cost(turn: Turn, calls: Sequence[Turn]) -> str:
+    usage = Usage.total([turn.usage, *(c.usage for c in calls)])
+    parts = [turn.model] if turn.model else []
+    if usage.calls or usage.total_tokens:
+        parts.append(f"{usage.total_tokens:,} tokens, {usage.calls} calls, {usage.latency_s:.1f} s")
+    return " · ".join(parts)
+
+
+def usage_tables(transcript: Sequence[Turn]) -> str:
+    """Tokens, calls and model time per agent (with its models) and per model.
+
+    Args:
+        transcript: The thread's turns.
+
+    Returns:
+        The two tables' HTML (a table is left out when no turn made a model call).
+    """
+    models: dict[str, dict[str, None]] = defaultdict(dict)
+    for turn in transcript:
+        if turn.model and turn.role != "tool":
+            models[turn.agent][turn.model] = None
+    parts = []
+    for key in ("agent", "model"):
+        rows = {name: u for name, u in usage_by(transcript, key).items() if u.calls}
+        if not rows or (key == "model" and list(rows) == [""]):
+            continue
+        extra = "<th>models</th>" if key == "agent" else ""
+        head = (
+            f"<tr><th>{key}</th>{extra}<th class='num'>prompt</th><th class='num'>completion"
+            f"</th><th class='num'>calls</th><th class='num'>{esc(MODEL_TIME)} (s)</th></tr>"
+        )
+        body = []
+        for name, u in rows.items():
+            cell = f"<td>{esc(', '.join(models.get(name, {})))}</td>" if key == "agent" else ""
+            body.append(
+                f"<tr><td>{esc(name or '?')}</td>{cell}<td class='num'>{u.prompt_tokens:,}</td>"
+                f"<td class='num'>{u.completion_tokens:,}</td><td class='num'>{u.calls}</td>"
+                f"<td class='num'>{u.latency_s:.1f}</td></tr>"
+            )
+        parts.append(f'<table class="usage-{key}">{head}{"".join(body)}</table>')
+    return "\n".join(parts)
+
+
+def summary_html(summary: Mapping[str, Any]) -> str:
+    """A pattern's summary fields (its verdict, report, decision) as HTML, generically.
+
+    The walk :func:`~debategraph.checkpoints.markdown.summary_markdown` makes for the
+    Markdown export: a scalar field is a line, a multi-line text a block, a list of
+    scalars one line, a mapping of scalars a two-column table, any other record a nested
+    list of its fields.
+
+    Args:
+        summary: The fields.
+
+    Returns:
+        A definition list (``<dl>``).
+    """
+    items = [
+        f"<dt>{esc(field_label(str(key)))}</dt><dd>{_value_html(jsonable(value))}</dd>"
+        for key, value in summary.items()
+    ]
+    return f'<dl class="summary">{"".join(items)}</dl>'
+
+
+def _value_html(value: Any) -> str:
+    if isinstance(value, str) and "\n" in value.strip():
+        return f'<div class="text">{esc(value.strip())}</div>'
+    if is_scalar(value):
+        return esc(scalar_text(value))
+    if is_flat(value):
+        return esc(", ".join(scalar_text(v) for v in value) or "none")
+    if isinstance(value, dict) and all(is_scalar(v) for v in value.values()):
+        rows = "".join(
+            f"<tr><td>{esc(k)}</td><td>{esc(scalar_text(v))}</td></tr>" for k, v in value.items()
+        )
+        return f"<table>{rows}</table>"
+    if isinstance(value, dict):
+        pairs = [(f"{field_label(str(k))}: ", v) for k, v in value.items()]
+    elif isinstance(value, list):
+        pairs = [("", v) for v in value]
+    else:  # not JSON (an interrupt's object, say): its text
+        return esc(value)
+    items = "".join(f"<li>{esc(head)}{_value_html(item)}</li>" for head, item in pairs)
+    return f"<ul>{items}</ul>"

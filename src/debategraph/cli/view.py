@@ -1,0 +1,180 @@
+"""``debategraph view``: a thread's page, written to a file, opened, and kept up to date.
+
+The page (:func:`~debategraph.checkpoints.page.render_page`) is one self-contained HTML
+file: it opens offline, fetches nothing and runs no script. ``--follow`` rewrites it
+after every new checkpoint until the thread stops moving (finished, failed, waiting for
+a human or stopped); meanwhile the page tells the browser to reload it.
+"""
+
+from __future__ import annotations
+
+import time
+import webbrowser
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from debategraph.checkpoints.forking import lineage
+from debategraph.checkpoints.page import page_name, render_page
+from debategraph.checkpoints.savers import DEFAULT_DB, open_checkpointer
+from debategraph.checkpoints.threads import thread_config, writer_elsewhere
+from debategraph.cli.group import app
+from debategraph.cli.options import DbOpt
+from debategraph.cli.patterns import get_pattern
+from debategraph.cli.render import err, write_output
+from debategraph.cli.results import thread_wall
+from debategraph.cli.runner import compile_graph, pattern_state, require_run
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+#: How often ``--follow`` looks for a new checkpoint, and how often the page it writes
+#: while the thread runs asks the browser to reload it (seconds).
+FOLLOW_POLL_S = 2
+#: The one status in which a thread moves on by itself.
+MOVING = "running"
+
+
+def thread_page(
+    saver: BaseCheckpointSaver[Any], db: str, thread: str, *, refresh_s: int | None = None
+) -> tuple[str, str]:
+    """A thread's page as it stands now.
+
+    Args:
+        saver: The checkpointer of ``db``.
+        db: The ``--db`` value (for messages and the thread's wall time).
+        thread: The thread id.
+        refresh_s: Have a running thread's page reload this often (``None``: never).
+
+    Returns:
+        The HTML and the thread's status.
+
+    Raises:
+        UsageError: If the thread is unknown (the line ``show`` gives).
+    """
+    run = require_run(saver, thread, db)
+    pattern = get_pattern(run.pattern)
+    graph = compile_graph(saver, run)
+    snapshot = graph.get_state(thread_config(thread))
+    state = pattern_state(graph, thread, run.pattern)
+    family = lineage(saver, thread)
+    html = render_page(
+        thread,
+        snapshot.values if isinstance(snapshot.values, dict) else {},
+        pattern=pattern,
+        status=state.status,
+        wall_s=thread_wall(saver, db, thread),
+        where=None if state.status == "finished" else state.where(),
+        forked_from=family.origin,
+        forks=family.forks,
+        pauses=[interrupt.value for interrupt in snapshot.interrupts],
+        round_word=pattern.round_word,
+        refresh_s=refresh_s if state.status == MOVING else None,
+    )
+    return html, state.status
+
+
+def write_thread_page(db: str, thread_id: str, path: Path) -> Path:
+    """Write a thread's page to ``path`` (the eval's report links its threads' pages).
+
+    Args:
+        db: The checkpoint database (a SQLite path or a Postgres URL).
+        thread_id: The thread.
+        path: The file to write.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        UsageError: If the thread is unknown or the file cannot be written (one line).
+    """
+    with open_checkpointer(db) as saver:
+        html, _ = thread_page(saver, db, thread_id)
+    write_output(path, html)
+    return path
+
+
+def follow(write: Callable[[], str], wait: Callable[[], None]) -> int:
+    """Write a page, then again after every wait, while the thread is running.
+
+    Args:
+        write: Writes the page; returns the thread's status.
+        wait: Returns once there may be something new (a checkpoint, the writer gone).
+
+    Returns:
+        How many times the page was written.
+    """
+    writes = 1
+    while write() == MOVING:
+        wait()
+        writes += 1
+    return writes
+
+
+def _next_checkpoint(saver: BaseCheckpointSaver[Any], thread: str) -> Callable[[], None]:
+    """A wait that returns once ``thread`` has a new checkpoint or its writer is gone."""
+    seen: list[object] = [None]
+
+    def wait() -> None:
+        while True:
+            tup = saver.get_tuple(thread_config(thread))
+            latest = None if tup is None else tup.config["configurable"].get("checkpoint_id")
+            if latest != seen[0] or tup is None or writer_elsewhere(tup.metadata) is None:
+                seen[0] = latest
+                return
+            time.sleep(FOLLOW_POLL_S)
+
+    wait()  # note the checkpoint the first page shows
+    return wait
+
+
+@app.command()
+def view(
+    thread: Annotated[str, typer.Argument(help="The thread whose page to write.")],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="The page's file \\[default: THREAD.html in this folder]."
+        ),
+    ] = None,
+    open_page: Annotated[
+        bool, typer.Option("--open", help="Open the page in the web browser.")
+    ] = False,
+    follow_thread: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            help="Rewrite the page after every checkpoint until the thread finishes, "
+            "fails or waits (Ctrl-C stops).",
+        ),
+    ] = False,
+    db: DbOpt = DEFAULT_DB,
+) -> None:
+    """Write a thread's page: one HTML file that opens offline (no script, nothing fetched)."""
+    path = output if output is not None else Path(page_name(thread))
+    opened = False
+    with open_checkpointer(db) as saver:
+
+        def write() -> str:
+            nonlocal opened
+            html, status = thread_page(saver, db, thread, refresh_s=FOLLOW_POLL_S)
+            write_output(path, html)
+            if open_page and not opened:
+                webbrowser.open(path.resolve().as_uri())
+                opened = True
+            return status
+
+        if not follow_thread:
+            write()
+        else:
+            try:
+                writes = follow(write, _next_checkpoint(saver, thread))
+            except KeyboardInterrupt:
+                shown = escape(str(path))
+                err.print(f"stopped following thread {escape(thread)}; its page: {shown}")
+                return
+            err.print(f"thread {escape(thread)} stopped moving; page written {writes} times")
+    err.print(f"wrote {escape(str(path))}")

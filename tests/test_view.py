@@ -1,0 +1,399 @@
+"""A thread's page (``debategraph view``): every turn shown once, model text escaped, votes drawn.
+
+Unit tests render values built from :class:`~debategraph.state.records.Turn` records or
+from a graph run on scripted models; CLI tests write the pages of threads run against
+the stub server (one database per module: a finished thread with a pause it went
+through, an interjection and a fork; a thread left waiting).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debategraph import build_solver_debate
+from debategraph.checkpoints.forking import ForkPoint
+from debategraph.checkpoints.page import page_name, render_page
+from debategraph.cli import main, view
+from debategraph.errors import UsageError
+from debategraph.state.records import TOOL_STAGE, Turn
+from tests.conftest import one_error_line, run_cli, solver_of, stub_args
+from tests.groups import one_worker
+from tests.openai_stub import StubOpenAIServer
+from tests.test_archive import SOLVER, debate_values, make_pattern
+from tests.test_solver_agents import calculator_then_answer, own_model, run
+
+pytestmark = one_worker(__name__)
+
+SCRIPT = "<script>document.title='ran'</script>"
+IMG = "<img src=x onerror=\"document.title='ran'\">"
+QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
+
+
+# --------------------------------------------------------------------------
+# Reading a page back
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Element:
+    """One start tag of a page, with the start tags it is inside."""
+
+    tag: str
+    attrs: dict[str, str]
+    inside: list[Element] = field(default_factory=list)
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+
+class Page(HTMLParser):
+    """The elements of a page, each knowing its ancestors; the text it shows."""
+
+    VOID = frozenset({"meta", "br", "img", "input", "link", "hr"})
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.elements: list[Element] = []
+        self._open: list[Element] = []
+        self.text = ""
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = Element(tag, {k: v or "" for k, v in attrs}, list(self._open))
+        self.elements.append(element)
+        if tag not in self.VOID:
+            self._open.append(element)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open:
+            if self._open.pop().tag == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
+
+    def turns(self) -> list[Element]:
+        return [e for e in self.elements if "turn" in e.classes]
+
+    def turn(self, turn_id: str) -> Element:
+        (found,) = [e for e in self.turns() if e.attrs.get("data-turn-id") == turn_id]
+        return found
+
+
+def turn_ids(page: Page) -> list[str]:
+    return [e.attrs["data-turn-id"] for e in page.turns()]
+
+
+# --------------------------------------------------------------------------
+# Unit: values built from records
+# --------------------------------------------------------------------------
+
+
+def planted_values() -> dict[str, Any]:
+    """A solver thread whose every model-written field holds a script or an image tag."""
+    values = debate_values()
+    alice = values["transcript"][0]
+    tool = Turn(
+        id="tool-1",
+        agent=alice.agent,
+        role="tool",
+        content=IMG,
+        stage=TOOL_STAGE,
+        round=1,
+        tool="calculator",
+        arguments=json.dumps({"expression": SCRIPT}),
+    )
+    planted = alice.model_copy(update={"content": SCRIPT, "answer": IMG})
+    values["transcript"] = [tool, planted, *values["transcript"][1:]]
+    values["notes"] = [SCRIPT]
+    return values
+
+
+def test_model_text_is_shown_escaped_never_as_tags() -> None:
+    html = render_page(
+        "t<1>", planted_values(), pattern=SOLVER, status="finished", pauses=[{"ask": IMG}]
+    )
+    page = Page(html)
+    assert not [e for e in page.elements if e.tag in ("script", "img")]
+    assert "<script" not in html and "<img" not in html
+    assert "onerror" not in " ".join(v for e in page.elements for v in e.attrs)
+    # ... and the text reads as the model wrote it
+    assert SCRIPT in page.text and IMG in page.text
+    assert '{"expression": "' + SCRIPT + '"}' in page.text  # a tool call's arguments
+    assert "&lt;script&gt;" in html and "t&lt;1&gt;" in html
+
+
+def test_one_turn_element_per_transcript_turn_tool_calls_folded_under_their_turn() -> None:
+    tooled = calculator_then_answer("Ada")
+    agents: list[Any] = [{"name": "Ada", "model": tooled, "tools": ["calculator"]}, "Bo"]
+    values = run(build_solver_debate(own_model("Bo"), agents=agents, max_rounds=2))
+    transcript = values["transcript"]
+    assert sum(t.role == "tool" for t in transcript) == 2
+    page = Page(render_page("t", values, pattern=SOLVER, status="finished"))
+    assert sorted(turn_ids(page)) == sorted(t.id for t in transcript)
+    for call in (t for t in transcript if t.role == "tool"):
+        element = page.turn(call.id)
+        assert "tool-call" in element.classes
+        folded = [e for e in element.inside if e.tag == "details"]
+        owner = [e for e in element.inside if "turn" in e.classes]
+        assert folded and [o.attrs["data-agent"] for o in owner] == ["Ada"]
+        answered = next(t for t in transcript if t.id == owner[0].attrs["data-turn-id"])
+        assert (answered.role, answered.round) == ("agent", call.round)
+    assert 'calculator({"expression": "48 + 48 / 2"}) -> 72' in page.text
+    assert "Ada" in page.text and "ScriptedChatModel" in page.text  # agents and models
+
+
+def test_interjection_marked_where_it_landed_and_replies_linked() -> None:
+    values = debate_values()
+    page = Page(render_page("t1", values, pattern=SOLVER))
+    assert turn_ids(page) == [t.id for t in values["transcript"]]  # in transcript order
+    user = page.turn("user-1")
+    assert {"turn", "interjection"} <= user.classes
+    assert [e.attrs["id"] for e in user.inside if "round" in e.classes] == ["round-1"]
+    assert not [e for e in page.turns() if "interjection" in e.classes and e is not user]
+    links = [
+        e
+        for e in page.elements
+        if e.tag == "a" and any(i.attrs.get("data-turn-id") == "alice-r2" for i in e.inside)
+    ]
+    assert [a.attrs["href"] for a in links] == ["#turn-alice-r1"]
+    assert page.turn("alice-r1").attrs["id"] == "turn-alice-r1"
+
+
+def flipping_values() -> dict[str, Any]:
+    """``debate_values`` with bob flipping from 72 to 96 in round 2."""
+    values = debate_values()
+    values["transcript"] = [
+        t.model_copy(update={"answer": "96"}) if t.id == "bob-r2" else t
+        for t in values["transcript"]
+    ]
+    return values
+
+
+def test_the_vote_after_each_round_is_drawn_and_flips_listed() -> None:
+    page = Page(render_page("t1", flipping_values(), pattern=SOLVER))
+    bars = [e for e in page.elements if e.tag == "rect" and "vote" in e.classes]
+    drawn = {(b.attrs["data-answer"], b.attrs["data-count"]) for b in bars}
+    # round 1: 72 x2, one abstention; round 2: 72, 96 x2
+    assert drawn == {("72", "2"), ("", "1"), ("72", "1"), ("96", "2")}
+    assert all(any(i.tag == "svg" for i in b.inside) for b in bars)
+    flips = page.text.split("Flips")[1].split("Result")[0].strip().splitlines()
+    assert flips == ["bob, round 2: 72 → 96", "carol, round 2: no answer → 96"]
+
+
+def test_a_thread_without_votes_draws_none() -> None:
+    values = debate_values()
+    values["transcript"] = [t for t in values["transcript"] if t.agent in ("alice", "user")]
+    html = render_page("t1", values, pattern=SOLVER)
+    assert "<svg" not in html and 'id="votes"' not in html
+
+
+@dataclass(frozen=True)
+class PluginPattern:
+    """A pattern this package does not know, as the page sees one (``Described``)."""
+
+    name: str = "court"
+    title: Callable[[Mapping[str, Any]], str] = lambda values: str(values.get("case", ""))
+    summary: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda values: {
+        "ruling": {"guilty": False, "reasons": [SCRIPT, "no motive"]},
+        "jurors": {"ann": "acquit", "ben": "acquit"},
+        "opinion": "First line.\nSecond line.",
+    }
+    result_markdown: Callable[[Mapping[str, Any]], list[str]] | None = None
+
+
+def test_a_plugin_patterns_thread_gets_the_generic_page() -> None:
+    transcript = [
+        Turn(id=f"c{i}", agent=agent, content=f"{agent} speaks", stage="plead", round=i)
+        for i, agent in enumerate(["prosecution", "defence", "prosecution"], 1)
+    ]
+    values = {"case": "The <b>stolen</b> tarts", "transcript": transcript, "custom": object()}
+    page = Page(render_page("c1", values, pattern=PluginPattern(), status="finished"))
+    assert turn_ids(page) == ["c1", "c2", "c3"]
+    assert "The <b>stolen</b> tarts" in page.text and "court" in page.text
+    assert "Ruling" in page.text and "no motive" in page.text and SCRIPT in page.text
+    assert "First line.\nSecond line." in page.text
+    assert not [e for e in page.elements if e.tag == "svg"]
+    # no values at all (a thread that never ran a step), and a bare pattern
+    empty = Page(render_page("c2", {}, pattern=make_pattern("poll", lambda v: "")))
+    assert turn_ids(empty) == [] and "Thread c2" in empty.text
+
+
+def test_forks_and_a_pause_are_shown() -> None:
+    values = debate_values()
+    html = render_page(
+        "child/1",
+        values,
+        pattern=SOLVER,
+        status="waiting",
+        where="round 1; next human",
+        forked_from=ForkPoint("parent", "cp-1"),
+        forks=[ForkPoint("grand child", "cp-9")],
+        pauses=[{"round": 1, "question": "approve or interject"}],
+        refresh_s=3,
+    )
+    page = Page(html)
+    hrefs = [e.attrs["href"] for e in page.elements if e.tag == "a" and "#" not in e.attrs["href"]]
+    assert hrefs == ["parent.html", "grand_child.html"]
+    assert page_name("child/1") == "child_1.html"
+    assert "Forked from thread parent at checkpoint cp-1." in page.text
+    assert "This thread is waiting: round 1; next human." in page.text
+    assert "approve or interject" in page.text
+    assert '<meta http-equiv="refresh" content="3">' in html
+    finished = render_page("t", values, pattern=SOLVER, status="finished")
+    assert 'id="pause"' not in finished and 'id="forks"' not in finished
+
+
+def test_follow_rewrites_until_the_thread_stops_moving() -> None:
+    statuses = iter(["running", "running", "waiting"])
+    waits: list[int] = []
+    written = view.follow(lambda: next(statuses), lambda: waits.append(1))
+    assert (written, len(waits)) == (3, 2)
+    assert view.follow(lambda: "finished", lambda: waits.append(1)) == 1 and len(waits) == 2
+
+
+# --------------------------------------------------------------------------
+# CLI: threads run against the stub
+# --------------------------------------------------------------------------
+
+
+def flipping_solvers() -> Callable[[dict[str, Any]], Any]:
+    """Solvers answer 18, but solver_1 says 17 first; every reasoning plants a script."""
+    calls: dict[str, int] = {}
+
+    def respond(request: dict[str, Any]) -> Any:
+        solver = solver_of(request)
+        calls[solver] = calls.get(solver, 0) + 1
+        value = "17" if solver == "solver_1" and calls[solver] == 1 else "18"
+        return {"reasoning": f"{solver}: {SCRIPT} {IMG}", "answer": value, "confidence": 0.8}
+
+    return respond
+
+
+def cli(args: list[str]) -> str:
+    """Run the CLI outside a test (a module's fixture): its stdout; it must succeed."""
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        pytest.raises(SystemExit) as exit_info,
+    ):
+        main(args)
+    assert exit_info.value.code in (0, None), err.getvalue()
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class Threads:
+    """The module's database and its threads' transcripts (``show --json``)."""
+
+    db: str
+    transcripts: dict[str, list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def threads(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Threads]:
+    """Three threads of a solver debate in one database.
+
+    ``s`` paused after round 1, was resumed with an interjection and finished (solver_1
+    flips from 17 to 18); ``f`` was forked from ``s`` in round 2; ``w`` waits after its
+    first round.
+    """
+    db = str(tmp_path_factory.mktemp("view") / "d.sqlite")
+    with StubOpenAIServer(flipping_solvers()) as server:
+        solve = ["solve", QUESTION, "--agents", "3", "--rounds", "2", "--pause-after-round"]
+        for thread in ("s", "w"):
+            cli([*solve, "--thread", thread, "--json", *stub_args(server, db)])
+        cli(["resume", "s", "--db", db, "--interject", "Mind May.", "--json"])
+        history = json.loads(cli(["history", "s", "--db", db, "--json"]))
+        at = next(e["checkpoint_id"] for e in reversed(history) if e["round"] == 2)
+        cli(["fork", "s", "--at", at, "--thread", "f", "--db", db, "--json"])
+        shown = {t: json.loads(cli(["show", t, "--db", db, "--json"])) for t in ("s", "f", "w")}
+    yield Threads(db, {t: doc["transcript"] for t, doc in shown.items()})
+
+
+def test_view_writes_every_turn_of_a_finished_thread(
+    threads: Threads, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.html"
+    code, out, err = run_cli(["view", "s", "--db", threads.db, "-o", str(path)], capsys)
+    assert code == 0, err
+    assert out == "" and str(path) in err
+    html = path.read_text()
+    page = Page(html)
+    transcript = threads.transcripts["s"]
+    assert turn_ids(page) == [t["id"] for t in transcript]
+    (user,) = [t for t in transcript if t["role"] == "user"]
+    assert "interjection" in page.turn(user["id"]).classes
+    assert "<script" not in html and "<img" not in html and SCRIPT in page.text
+    assert "solver_1, round 2: 17 → 18" in page.text
+    assert "status finished" in " ".join(page.text.split())
+    assert "Threads forked from this one:" in page.text
+    assert [e.attrs["href"] for e in page.elements if e.attrs.get("href") == "f.html"]
+
+
+def test_view_of_a_fork_and_of_a_waiting_thread(
+    threads: Threads,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for thread in ("f", "w"):
+        code, _, err = run_cli(["view", thread, "--db", threads.db], capsys)
+        assert code == 0, err
+    fork = Page((tmp_path / "f.html").read_text())
+    assert turn_ids(fork) == [t["id"] for t in threads.transcripts["f"]]
+    assert "Forked from thread s at checkpoint" in fork.text
+    waiting = Page((tmp_path / "w.html").read_text())
+    assert turn_ids(waiting) == [t["id"] for t in threads.transcripts["w"]]
+    assert "This thread is waiting" in waiting.text
+
+
+def test_follow_stops_once_the_thread_is_done(
+    threads: Threads, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "page.html"
+    code, _, err = run_cli(["view", "s", "--db", threads.db, "-o", str(path), "--follow"], capsys)
+    assert code == 0, err
+    assert "page written 1 time" in err
+    assert 'http-equiv="refresh"' not in path.read_text()  # finished: no reload
+
+
+def test_write_thread_page_for_the_eval_report(threads: Threads, tmp_path: Path) -> None:
+    path = view.write_thread_page(threads.db, "w", tmp_path / "w.html")
+    assert turn_ids(Page(path.read_text())) == [t["id"] for t in threads.transcripts["w"]]
+    with pytest.raises(UsageError, match="unknown thread id 'nope'"):
+        view.write_thread_page(threads.db, "nope", tmp_path / "n.html")
+
+
+def test_unknown_thread_is_the_line_show_gives(
+    threads: Threads, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["view", "nope", "--db", threads.db, "-o", str(tmp_path / "x")]
+    code, out, err = run_cli(args, capsys)
+    _, _, shown = run_cli(["show", "nope", "--db", threads.db], capsys)
+    assert code == 2 and out == ""
+    assert one_error_line(err) == one_error_line(shown)
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("where", ["missing/dir/page.html", "."])
+def test_unwritable_output_is_one_line_naming_it(
+    where: str, threads: Threads, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / where
+    code, out, err = run_cli(["view", "s", "--db", threads.db, "-o", str(target)], capsys)
+    assert code == 2 and out == ""
+    line = one_error_line(err)
+    assert f"--output {target}: cannot write: " in line
