@@ -20,7 +20,7 @@ from debategraph.checkpoints.markdown import (
 )
 from debategraph.checkpoints.thread_values import jsonable, usage_by
 from debategraph.pages import esc
-from debategraph.state.records import Turn, Usage, tool_call_text
+from debategraph.state.records import INTERJECT_STAGE, Turn, Usage, tool_call_text
 
 #: The page's own style, after :data:`~debategraph.pages.BASE_STYLE`.
 PAGE_STYLE = """
@@ -108,13 +108,15 @@ def _round_turns(turns: Sequence[Turn], known: set[str]) -> list[str]:
 
 
 def _turn_html(turn: Turn, calls: Sequence[Turn], known: set[str]) -> str:
+    # A human's interjection; not a pattern's opening user turn (a group chat's task).
+    interjection = turn.role == "user" and turn.stage == INTERJECT_STAGE
     classes = ["turn"]
-    if turn.role == "user":
+    if interjection:
         classes.append("interjection")
     elif turn.role == "tool":
         classes.append("tool-call")
     head = [f'<span class="who">{esc(turn.agent)}</span>']
-    if turn.role == "user":
+    if interjection:
         head.append('<span class="badge">interjection</span>')
     head.append(f'<span class="meta">{esc(turn.stage)}</span>')
     if turn.answer is not None:
