@@ -159,8 +159,13 @@ def test_ci_run_requires_the_real_parts_whatever_ci_says(tmp_path: Path) -> None
         assert f"URL={url}\n" in run, calls
 
 
-def run_postgres_case(**env: str) -> tuple[str, str]:
+def run_postgres_case(case: str = POSTGRES_CASE, **env: str) -> tuple[str, str]:
     """Run one Postgres-backed test as a user would, without a server.
+
+    Args:
+        case: The test's node id (another real part's test: what ``env`` sets ``PATH`` to
+            may hide its command).
+        env: Variables set for it, beyond the environment less :data:`SWITCHES`.
 
     Returns:
         (``passed``, ``failed`` (an error in its fixture counts) or ``skipped``, the output).
@@ -171,7 +176,7 @@ def run_postgres_case(**env: str) -> tuple[str, str]:
             sys.executable,
             "-m",
             "pytest",
-            POSTGRES_CASE,
+            case,
             "-q",
             "-rfs",
             "-p",
@@ -207,6 +212,24 @@ def test_postgres_case_without_a_server(env: dict[str, str], outcome: str) -> No
     found, output = run_postgres_case(**env)
     assert found == outcome, output
     assert "DEBATEGRAPH_TEST_POSTGRES_URL is not set" in output
+    if outcome == "failed":
+        assert "the real parts must run here" in output, output
+        assert "Traceback" not in output
+
+
+BROWSER_CASE = "tests/test_view_browser.py::test_the_harness_sees_what_a_page_requests_and_runs"
+
+
+@pytest.mark.parametrize(
+    ("env", "outcome"),
+    [({}, "skipped"), ({"DEBATEGRAPH_REQUIRE_REAL_PARTS": "1"}, "failed")],
+    ids=["no-CI", "required"],
+)
+def test_browser_case_without_chromium(env: dict[str, str], outcome: str, tmp_path: Path) -> None:
+    path = only_other_commands(tmp_path, {"chromium"})
+    found, output = run_postgres_case(BROWSER_CASE, PATH=path, **env)
+    assert found == outcome, output
+    assert "chromium is not installed" in output
     if outcome == "failed":
         assert "the real parts must run here" in output, output
         assert "Traceback" not in output
