@@ -45,6 +45,12 @@ READ = """JSON.stringify({
   text: document.body ? document.body.innerText : "",
 })"""
 
+#: The page's y below the last element a selector (SELECTOR) matches; 0 for none.
+BOTTOM = """Math.max(0, ...Array.from(document.querySelectorAll(SELECTOR),
+  (element) => element.getBoundingClientRect().bottom + window.scrollY))"""
+#: Room left below that element, in CSS pixels.
+MARGIN = 16
+
 Message = dict[str, Any]
 #: Called with every CDP event read while waiting for something else.
 OnEvent = Callable[[Message], None]
@@ -141,13 +147,24 @@ class Browser:
             if "method" in message:
                 on_event(message)
 
-    def open(self, page: Path, screenshot: Path, selectors: Sequence[str] = ()) -> PageVisit:
+    def open(
+        self,
+        page: Path,
+        screenshot: Path,
+        selectors: Sequence[str] = (),
+        *,
+        width: int = 0,
+        until: str = "",
+    ) -> PageVisit:
         """Load ``page`` in a new tab, read it, screenshot it whole, close the tab.
 
         Args:
             page: An HTML file.
             screenshot: Where the full-page PNG goes.
             selectors: CSS selectors whose matches are counted (``PageVisit.counts``).
+            width: The window's width in CSS pixels (0: the browser's default).
+            until: A CSS selector: the screenshot ends below its last match (empty, or
+                no match: at the page's end).
 
         Returns:
             What the page requested and showed.
@@ -168,6 +185,12 @@ class Browser:
 
         loaded: list[bool] = []
         try:
+            # No scrollbar: the page is laid out as wide when measured as when photographed
+            # (a full-page capture drops the scrollbar and would wrap its lines anew).
+            self.send("Emulation.setScrollbarsHidden", {"hidden": True}, session, record)
+            if width:
+                metrics = {"width": width, "height": 600, "deviceScaleFactor": 1, "mobile": False}
+                self.send("Emulation.setDeviceMetricsOverride", metrics, session, record)
             self.send("Network.enable", None, session, record)
             self.send("Page.enable", None, session, record)
             loaded.clear()  # the blank tab's own load, if it came late
@@ -188,7 +211,7 @@ class Browser:
                 raise BrowserError(f"the tab shows {shown['href']}, not {visit.url}")
             visit.counts = dict(zip(selectors, shown["counts"], strict=True))
             visit.title, visit.text = shown["title"], shown["text"]
-            visit.screenshot = self._screenshot(session, screenshot, record)
+            visit.screenshot = self._screenshot(session, screenshot, until, record)
         finally:
             self.send("Target.closeTarget", {"targetId": target})
         return visit
@@ -201,9 +224,15 @@ class Browser:
             raise BrowserError(f"{expression}: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")
 
-    def _screenshot(self, session: str, path: Path, on_event: OnEvent) -> Path:
+    def _screenshot(self, session: str, path: Path, until: str, on_event: OnEvent) -> Path:
         size = self.send("Page.getLayoutMetrics", None, session, on_event)["cssContentSize"]
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+        height = size["height"]
+        if until:
+            bottom = self._evaluate(
+                BOTTOM.replace("SELECTOR", json.dumps(until)), session, on_event
+            )
+            height = min(height, bottom + MARGIN) if bottom else height
+        clip = {"x": 0, "y": 0, "width": size["width"], "height": height, "scale": 1}
         shot = self.send(
             "Page.captureScreenshot",
             {"format": "png", "captureBeyondViewport": True, "clip": clip},

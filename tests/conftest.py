@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 from collections.abc import Iterator
@@ -96,6 +98,24 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     captured = capsys.readouterr()
     code = exit_info.value.code
     return (code if isinstance(code, int) else 0), captured.out, captured.err
+
+
+def cli(*args: str) -> str:
+    """Run ``debategraph ARGS`` in this process (no fixture needed); fail unless it exits 0.
+
+    Returns:
+        What it printed on stdout.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as stop:
+            code = stop.code
+        else:
+            code = 0
+    assert code in (0, None), f"debategraph {' '.join(args)}: exit {code}\n{err.getvalue()}"
+    return out.getvalue()
 
 
 def stub_args(server: StubOpenAIServer, db: Path | str, *extra: str) -> list[str]:

@@ -13,8 +13,7 @@ screenshot of it is written under the test's temporary folder.
 
 from __future__ import annotations
 
-import contextlib
-import io
+import importlib.util
 import json
 import struct
 from collections.abc import Iterator
@@ -24,9 +23,8 @@ from typing import Any
 import pytest
 
 from debategraph import registry
-from debategraph.cli import main
 from tests.browser import Browser, PageVisit
-from tests.conftest import DEBATE_ARGUMENT, debate_reply, solver_of, stub_args
+from tests.conftest import DEBATE_ARGUMENT, cli, debate_reply, solver_of, stub_args
 from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer, default_responder
 from tests.poll_pattern import ENTRY as POLL
@@ -48,6 +46,8 @@ NOTE = "Check May again: half of 48."
 PANEL_NOTE = "Think of the sea."
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
 #: The threads the module's database holds: id -> the pattern it runs.
 THREADS = {
     "solve": "solver_debate",
@@ -58,24 +58,6 @@ THREADS = {
     "chat": "group_chat",
     "poll": POLL.name,
 }
-
-
-def cli(*args: str) -> str:
-    """Run ``debategraph ARGS`` in this process; fail the test unless it exits 0.
-
-    Returns:
-        What it printed on stdout.
-    """
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as stop:
-            code = stop.code
-        else:
-            code = 0
-    assert code in (0, None), f"debategraph {' '.join(args)}: exit {code}\n{err.getvalue()}"
-    return out.getvalue()
 
 
 def planted_debate(request: dict[str, Any]) -> Any:
@@ -211,3 +193,17 @@ def test_the_harness_sees_what_a_page_requests_and_runs(browser: Browser, tmp_pa
     assert visit.title == "pwned"
     assert visit.text == "a turn"
     assert png_size(visit.screenshot) > (0, 0)
+
+
+def test_the_readme_picture_is_drawn_within_its_budget(browser: Browser, tmp_path: Path) -> None:
+    """``make screenshot``'s script (``docs/screenshot.py``) still draws the README's picture."""
+    spec = importlib.util.spec_from_file_location("screenshot", REPO_ROOT / "docs/screenshot.py")
+    assert spec is not None and spec.loader is not None
+    screenshot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(screenshot)
+    out = tmp_path / "images" / "view.png"
+    visit = screenshot.draw(browser, out)
+    assert visit.counts[".turn"] == 14  # 4 solvers x 3 rounds, a tool call, an interjection
+    assert visit.foreign_requests() == []
+    assert png_size(out)[0] == screenshot.WIDTH
+    assert 10_000 < out.stat().st_size <= screenshot.MAX_BYTES
