@@ -30,7 +30,7 @@ from tests.openai_stub import StubOpenAIServer, default_responder
 from tests.poll_pattern import ENTRY as POLL
 from tests.test_cli_chat import chat_reply
 from tests.test_cli_discuss import PAPER
-from tests.test_cli_meeting import meeting_reply
+from tests.test_cli_meeting import DECISION, meeting_reply
 from tests.test_new_pattern import panel_reply
 from tests.test_solver_agents import calculator_responder
 
@@ -64,6 +64,18 @@ def planted_debate(request: dict[str, Any]) -> Any:
     """The debate's replies, with Alice's turns replaced by :data:`PLANTED`."""
     reply = debate_reply(request)
     return PLANTED if reply == DEBATE_ARGUMENT and solver_of(request) == "Alice" else reply
+
+
+#: What a reader must see on each thread's page besides its turns: its result, its origin.
+SHOWN = {
+    "solve": ["Votes after each round", "Flips"],
+    "fork": ["Forked from thread solve", "Votes after each round"],
+    "debate": ["Winner: Alice", "Rationale: Alice answered every point."],
+    "discuss": ["Convergence", "Report"],
+    "meeting": [f"Decision: {DECISION['decision']}", "Next steps: Draft a rota"],
+    "chat": ["regex '\\bAPPROVED\\b' matched a message of Reviewer"],
+    "poll": ["panellist_1\tBlue, because the sky is."],
+}
 
 
 def run_threads(server: StubOpenAIServer, db: Path, folder: Path) -> None:
@@ -162,6 +174,10 @@ def test_the_page_shows_every_turn_and_fetches_nothing(
     assert visit.requests[:1] == [visit.url]
     assert visit.foreign_requests() == []
     assert visit.title != "pwned"
+    lines = visit.text.splitlines()
+    assert f"pattern {THREADS[thread]}" in lines and "status finished" in lines, visit.text
+    for shown in SHOWN[thread]:
+        assert shown in visit.text, visit.text
     assert visit.screenshot == tmp_path / f"{thread}.png"
     width, height = png_size(visit.screenshot)
     assert width >= 320 and height >= 320, (width, height)
