@@ -187,7 +187,7 @@ def test_the_vote_after_each_round_is_drawn_and_flips_listed() -> None:
     # round 1: 72 x2, one abstention; round 2: 72, 96 x2
     assert drawn == {("72", "2"), ("", "1"), ("72", "1"), ("96", "2")}
     assert all(any(i.tag == "svg" for i in b.inside) for b in bars)
-    flips = page.text.split("Flips")[1].split("Result")[0].strip().splitlines()
+    flips = page.text.split("Flips")[1].split("Transcript")[0].strip().splitlines()
     assert flips == ["bob, round 2: 72 → 96", "carol, round 2: no answer → 96"]
 
 

@@ -22,6 +22,7 @@ from debategraph.checkpoints.page_parts import PAGE_STYLE, summary_html, timelin
 from debategraph.checkpoints.page_votes import votes_html
 from debategraph.checkpoints.thread_values import termination, total_usage, turns
 from debategraph.pages import document, esc
+from debategraph.words import plural
 
 if TYPE_CHECKING:
     from debategraph.checkpoints.forking import ForkPoint
@@ -79,23 +80,26 @@ def render_page(
     transcript = turns(values)
     title = pattern.title(values) or f"Thread {thread_id}"
     summary = pattern.summary(values) if values else {}
+    by_id = {t.id: t for t in transcript}
     sections = [
         _header(thread_id, values, pattern.name, title, status, wall_s),
         _lineage(forked_from, forks),
         _paused(status, where, pauses),
-        f'<section id="usage"><h2>Usage</h2>\n{usage_tables(transcript)}</section>'
-        if any(t.usage.calls for t in transcript)
-        else "",
-        f'<section id="transcript"><h2>Transcript</h2>\n{timeline(transcript, round_word)}'
-        "</section>",
     ]
+    if any(t.usage.calls for t in transcript):
+        sections.append(f'<section id="usage"><h2>Usage</h2>\n{usage_tables(transcript)}</section>')
+    if summary:
+        result = summary_html(summary, by_id)
+        sections.append(f'<section id="result"><h2>Result</h2>\n{result}</section>')
     votes = votes_html(transcript)
     if votes:
         sections.append(f'<section id="votes"><h2>Votes</h2>\n{votes}</section>')
-    if summary:
-        sections.append(f'<section id="result"><h2>Result</h2>\n{summary_html(summary)}</section>')
+    sections.append(
+        f'<section id="transcript"><h2>Transcript</h2>\n{timeline(transcript, round_word)}'
+        "</section>"
+    )
     notes = values.get("notes") or []
-    if notes:
+    if notes and "notes" not in summary:  # a pattern's summary may show them already
         items = "".join(f"<li>{esc(n)}</li>" for n in notes)
         sections.append(f'<section id="notes"><h2>Notes</h2><ul>{items}</ul></section>')
     body = "\n".join(s for s in sections if s)
@@ -125,7 +129,7 @@ def _header(
         facts.append(f"round {rounds}")
     facts.append(
         f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt + "
-        f"{usage.completion_tokens:,} completion), {usage.calls} calls"
+        f"{usage.completion_tokens:,} completion), {plural(usage.calls, 'call')}"
     )
     agents = list(dict.fromkeys(t.agent for t in transcript if t.role == "agent"))
     if agents:

@@ -20,7 +20,8 @@ from debategraph.checkpoints.markdown import (
 )
 from debategraph.checkpoints.thread_values import jsonable, usage_by
 from debategraph.pages import esc
-from debategraph.state.records import INTERJECT_STAGE, Turn, Usage, tool_call_text
+from debategraph.state.records import INTERJECT_STAGE, Turn, tool_call_text
+from debategraph.words import plural
 
 #: The page's own style, after :data:`~debategraph.pages.BASE_STYLE`.
 PAGE_STYLE = """
@@ -47,6 +48,9 @@ details.tools summary { cursor: pointer; color: var(--muted); }
   margin: 1rem 0; }
 .flips li { margin: .1rem 0; }
 svg text { font: 12px system-ui, sans-serif; }
+svg { margin: .25rem 1rem .25rem 0; vertical-align: top; }
+dl.summary dt { font-weight: 600; margin-top: .5rem; }
+dl.summary dd { margin-left: 1rem; }
 """
 
 
@@ -79,7 +83,7 @@ def timeline(transcript: Sequence[Turn], round_word: str = "round") -> str:
     """
     if not transcript:
         return '<p class="muted">No turns yet.</p>'
-    known = {t.id for t in transcript}
+    known = {t.id: t for t in transcript}
     by_round: dict[int, list[Turn]] = defaultdict(list)
     for turn in transcript:
         by_round[turn.round].append(turn)
@@ -93,7 +97,7 @@ def timeline(transcript: Sequence[Turn], round_word: str = "round") -> str:
     return "\n".join(sections)
 
 
-def _round_turns(turns: Sequence[Turn], known: set[str]) -> list[str]:
+def _round_turns(turns: Sequence[Turn], known: Mapping[str, Turn]) -> list[str]:
     """A round's turns, each agent's tool calls folded under its next turn."""
     out: list[str] = []
     waiting: dict[str, list[Turn]] = defaultdict(list)  # agent -> its tool calls so far
@@ -107,7 +111,7 @@ def _round_turns(turns: Sequence[Turn], known: set[str]) -> list[str]:
     return out
 
 
-def _turn_html(turn: Turn, calls: Sequence[Turn], known: set[str]) -> str:
+def _turn_html(turn: Turn, calls: Sequence[Turn], known: Mapping[str, Turn]) -> str:
     # A human's interjection; not a pattern's opening user turn (a group chat's task).
     interjection = turn.role == "user" and turn.stage == INTERJECT_STAGE
     classes = ["turn"]
@@ -133,11 +137,9 @@ def _turn_html(turn: Turn, calls: Sequence[Turn], known: set[str]) -> str:
         body.append(f'<div class="text">{esc(turn.content.strip())}</div>')
     if calls:
         folded = "\n".join(_turn_html(call, [], known) for call in calls)
-        word = "tool call" if len(calls) == 1 else "tool calls"
-        body.append(
-            f'<details class="tools"><summary>{len(calls)} {word}</summary>\n{folded}\n</details>'
-        )
-    body.append(f'<div class="meta">{esc(_turn_cost(turn, calls))}</div>')
+        shown = plural(len(calls), "tool call")
+        body.append(f'<details class="tools"><summary>{shown}</summary>\n{folded}\n</details>')
+    body.append(f'<div class="meta">{esc(_turn_cost(turn))}</div>')
     return (
         f'<article class="{" ".join(classes)}" id="{esc(turn_anchor(turn.id))}" '
         f'data-turn-id="{esc(turn.id)}" data-agent="{esc(turn.agent)}" '
@@ -145,25 +147,35 @@ def _turn_html(turn: Turn, calls: Sequence[Turn], known: set[str]) -> str:
     )
 
 
-def _links(turn: Turn, known: set[str]) -> list[str]:
+def turn_link(turn: Turn) -> str:
+    """A link to a turn on its page, reading ``agent, round N``.
+
+    Args:
+        turn: The turn.
+
+    Returns:
+        The ``<a>`` element.
+    """
+    return f'<a href="#{esc(turn_anchor(turn.id))}">{esc(turn.agent)}, round {turn.round}</a>'
+
+
+def _links(turn: Turn, known: Mapping[str, Turn]) -> list[str]:
     """Who a turn answers (links to the turns on the page) and whom it addresses."""
     lines = []
     if turn.reply_to:
-        targets = ", ".join(
-            f'<a href="#{esc(turn_anchor(r))}">{esc(r)}</a>' if r in known else esc(r)
-            for r in turn.reply_to
-        )
+        targets = ", ".join(turn_link(known[r]) if r in known else esc(r) for r in turn.reply_to)
         lines.append(f'<div class="meta">in reply to {targets}</div>')
     if turn.recipients:
         lines.append(f'<div class="meta">to {esc(", ".join(turn.recipients))}</div>')
     return lines
 
 
-def _turn_cost(turn: Turn, calls: Sequence[Turn]) -> str:
-    usage = Usage.total([turn.usage, *(c.usage for c in calls)])
+def _turn_cost(turn: Turn) -> str:
+    usage = turn.usage
     parts = [turn.model] if turn.model else []
     if usage.calls or usage.total_tokens:
-        parts.append(f"{usage.total_tokens:,} tokens, {usage.calls} calls, {usage.latency_s:.1f} s")
+        made = plural(usage.calls, "call")
+        parts.append(f"{usage.total_tokens:,} tokens, {made}, {usage.latency_s:.1f} s")
     return " · ".join(parts)
 
 
@@ -185,14 +197,15 @@ def usage_tables(transcript: Sequence[Turn]) -> str:
         rows = {name: u for name, u in usage_by(transcript, key).items() if u.calls}
         if not rows or (key == "model" and list(rows) == [""]):
             continue
-        extra = "<th>models</th>" if key == "agent" else ""
+        with_models = key == "agent" and bool(models)
+        extra = "<th>models</th>" if with_models else ""
         head = (
             f"<tr><th>{key}</th>{extra}<th class='num'>prompt</th><th class='num'>completion"
             f"</th><th class='num'>calls</th><th class='num'>{esc(MODEL_TIME)} (s)</th></tr>"
         )
         body = []
         for name, u in rows.items():
-            cell = f"<td>{esc(', '.join(models.get(name, {})))}</td>" if key == "agent" else ""
+            cell = f"<td>{esc(', '.join(models.get(name, {})))}</td>" if with_models else ""
             body.append(
                 f"<tr><td>{esc(name or '?')}</td>{cell}<td class='num'>{u.prompt_tokens:,}</td>"
                 f"<td class='num'>{u.completion_tokens:,}</td><td class='num'>{u.calls}</td>"
@@ -202,37 +215,63 @@ def usage_tables(transcript: Sequence[Turn]) -> str:
     return "\n".join(parts)
 
 
-def summary_html(summary: Mapping[str, Any]) -> str:
+def summary_html(summary: Mapping[str, Any], turns: Mapping[str, Turn] | None = None) -> str:
     """A pattern's summary fields (its verdict, report, decision) as HTML, generically.
 
     The walk :func:`~debategraph.checkpoints.markdown.summary_markdown` makes for the
     Markdown export: a scalar field is a line, a multi-line text a block, a list of
-    scalars one line, a mapping of scalars a two-column table, any other record a nested
-    list of its fields.
+    scalars one line, a mapping of scalars a two-column table, a list of such mappings
+    one table with a column per key, any other record a nested list of its fields. A
+    value that is the id of a turn on the page links to it.
 
     Args:
         summary: The fields.
+        turns: The page's turns by id.
 
     Returns:
         A definition list (``<dl>``).
     """
+    known = turns or {}
     items = [
-        f"<dt>{esc(field_label(str(key)))}</dt><dd>{_value_html(jsonable(value))}</dd>"
+        f"<dt>{esc(field_label(str(key)))}</dt><dd>{_value_html(jsonable(value), known)}</dd>"
         for key, value in summary.items()
     ]
     return f'<dl class="summary">{"".join(items)}</dl>'
 
 
-def _value_html(value: Any) -> str:
+def _scalar_html(value: Any, turns: Mapping[str, Turn]) -> str:
+    if isinstance(value, str) and value in turns:
+        return turn_link(turns[value])
+    return esc(scalar_text(value))
+
+
+def _records(value: Any) -> list[str] | None:
+    """The columns of a list of records of scalars (``None`` for anything else)."""
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(v, dict) and all(is_scalar(x) for x in v.values()) for v in value):
+        return None
+    return list(dict.fromkeys(k for record in value for k in record))
+
+
+def _value_html(value: Any, turns: Mapping[str, Turn]) -> str:
     if isinstance(value, str) and "\n" in value.strip():
         return f'<div class="text">{esc(value.strip())}</div>'
     if is_scalar(value):
-        return esc(scalar_text(value))
+        return _scalar_html(value, turns)
     if is_flat(value):
-        return esc(", ".join(scalar_text(v) for v in value) or "none")
+        return ", ".join(_scalar_html(v, turns) for v in value) or "none"
+    columns = _records(value)
+    if columns is not None:
+        head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{_scalar_html(r.get(c), turns)}</td>" for c in columns) + "</tr>"
+            for r in value
+        )
+        return f"<table><tr>{head}</tr>{rows}</table>"
     if isinstance(value, dict) and all(is_scalar(v) for v in value.values()):
         rows = "".join(
-            f"<tr><td>{esc(k)}</td><td>{esc(scalar_text(v))}</td></tr>" for k, v in value.items()
+            f"<tr><td>{esc(k)}</td><td>{_scalar_html(v, turns)}</td></tr>" for k, v in value.items()
         )
         return f"<table>{rows}</table>"
     if isinstance(value, dict):
@@ -241,5 +280,5 @@ def _value_html(value: Any) -> str:
         pairs = [("", v) for v in value]
     else:  # not JSON (an interrupt's object, say): its text
         return esc(value)
-    items = "".join(f"<li>{esc(head)}{_value_html(item)}</li>" for head, item in pairs)
+    items = "".join(f"<li>{esc(head)}{_value_html(item, turns)}</li>" for head, item in pairs)
     return f"<ul>{items}</ul>"

@@ -145,7 +145,7 @@ def _bars(rounds: dict[int, dict[str, str | None]], colours: dict[str | None, st
                 continue
             h = n * unit
             y -= h
-            label = f"{_short(answer)}: {n}"
+            label = f"{_short(answer, 7)}: {n}"
             shapes.append(
                 f'<rect class="vote" x="{x}" y="{y:.1f}" width="{_BAR_W}" height="{h:.1f}" '
                 f'fill="{colours[answer]}" data-answer="{esc(answer or "")}" data-count="{n}">'
