@@ -4,7 +4,7 @@ A four-solver, three-round solver debate runs through the CLI against the test s
 server (nothing leaves the machine; the answers below are scripted): one solver asks the
 calculator, two start wrong and change their minds, and a human interjects after round 1.
 ``debategraph view``'s page of it is opened in headless Chromium (the suite's harness,
-``tests/browser.py``) and photographed from the top to the end of its votes, then stored
+``tests/browser.py``) and photographed from the top to the end of its transcript, then stored
 with a palette of 256 colours (the page's flat colours survive; the file stays small).
 
 Run it from the repository root with the development environment (it needs ``chromium``)::
@@ -40,6 +40,8 @@ NOTE = "May is half of April: check the 24 before you add."
 MODEL = "demo-model"
 #: The most the README's picture may weigh.
 MAX_BYTES = 300_000
+#: Where the picture ends: below this part of the page.
+UNTIL = "#transcript"
 #: The window's width, CSS pixels.
 WIDTH = 960
 #: Each solver's answer and reasoning in rounds 1, 2 and 3.
@@ -103,7 +105,7 @@ def draw(browser: Browser, out: Path, width: int = WIDTH) -> PageVisit:
         cli("resume", "natalia", "--approve", "--db", db)
         page = write_thread_page(db, "natalia", Path(folder) / "natalia.html")
         out.parent.mkdir(parents=True, exist_ok=True)
-        visit = browser.open(page, out, [".turn"], width=width, until="#votes")
+        visit = browser.open(page, out, [".turn"], width=width, until=UNTIL)
     Image.open(out).convert("RGB").quantize(256, dither=Image.Dither.NONE).save(out, optimize=True)
     return visit
 

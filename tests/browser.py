@@ -162,7 +162,8 @@ class Browser:
             page: An HTML file.
             screenshot: Where the full-page PNG goes.
             selectors: CSS selectors whose matches are counted (``PageVisit.counts``).
-            width: The window's width in CSS pixels (0: the browser's default).
+            width: The window's width in CSS pixels (0: the browser's default); the
+                screenshot is as wide (0: as wide as the page, overflow included).
             until: A CSS selector: the screenshot ends below its last match (empty, or
                 no match: at the page's end).
 
@@ -211,7 +212,7 @@ class Browser:
                 raise BrowserError(f"the tab shows {shown['href']}, not {visit.url}")
             visit.counts = dict(zip(selectors, shown["counts"], strict=True))
             visit.title, visit.text = shown["title"], shown["text"]
-            visit.screenshot = self._screenshot(session, screenshot, until, record)
+            visit.screenshot = self._screenshot(session, screenshot, width, until, record)
         finally:
             self.send("Target.closeTarget", {"targetId": target})
         return visit
@@ -224,7 +225,9 @@ class Browser:
             raise BrowserError(f"{expression}: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")
 
-    def _screenshot(self, session: str, path: Path, until: str, on_event: OnEvent) -> Path:
+    def _screenshot(
+        self, session: str, path: Path, width: int, until: str, on_event: OnEvent
+    ) -> Path:
         size = self.send("Page.getLayoutMetrics", None, session, on_event)["cssContentSize"]
         height = size["height"]
         if until:
@@ -232,7 +235,8 @@ class Browser:
                 BOTTOM.replace("SELECTOR", json.dumps(until)), session, on_event
             )
             height = min(height, bottom + MARGIN) if bottom else height
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": height, "scale": 1}
+        wide = min(size["width"], width) if width else size["width"]
+        clip = {"x": 0, "y": 0, "width": wide, "height": height, "scale": 1}
         shot = self.send(
             "Page.captureScreenshot",
             {"format": "png", "captureBeyondViewport": True, "clip": clip},
