@@ -40,6 +40,7 @@ LISTENING = "DevTools listening on "
 #: What a page shows, read in the tab as one JSON string (SELECTORS: a JSON list).
 READ = """JSON.stringify({
   href: location.href,
+  ready: document.readyState,
   counts: SELECTORS.map((selector) => document.querySelectorAll(selector).length),
   title: document.title,
   text: document.body ? document.body.innerText : "",
@@ -208,8 +209,10 @@ class Browser:
                 )
             read = READ.replace("SELECTORS", json.dumps(list(selectors)))
             shown = json.loads(self._evaluate(read, session, record))
-            if shown["href"] != visit.url:
-                raise BrowserError(f"the tab shows {shown['href']}, not {visit.url}")
+            if (shown["href"], shown["ready"]) != (visit.url, "complete"):
+                raise BrowserError(
+                    f"the tab shows {shown['href']} ({shown['ready']}), not {visit.url} loaded"
+                )
             visit.counts = dict(zip(selectors, shown["counts"], strict=True))
             visit.title, visit.text = shown["title"], shown["text"]
             visit.screenshot = self._screenshot(session, screenshot, width, until, record)
