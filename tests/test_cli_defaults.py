@@ -143,4 +143,4 @@ def test_help_lists_the_commands_in_one_order_whichever_module_came_first() -> N
         )
     }
     assert len(orders) == 1, orders
-    assert orders.pop().split()[-3:] == ["doctor", "serve", "eval"]
+    assert orders.pop().split()[-4:] == ["doctor", "view", "serve", "eval"]

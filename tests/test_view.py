@@ -19,16 +19,19 @@ from typing import Any
 
 import pytest
 
-from debategraph import build_solver_debate
+from debategraph import build_solver_debate, registry
 from debategraph.checkpoints.forking import ForkPoint
 from debategraph.checkpoints.page import page_name, render_page
 from debategraph.cli import main, view
+from debategraph.cli.patterns import get_pattern
 from debategraph.errors import UsageError
 from debategraph.state.records import TOOL_STAGE, Turn
 from tests.conftest import one_error_line, run_cli, solver_of, stub_args
 from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
 from tests.test_archive import SOLVER, debate_values, make_pattern
+from tests.test_discussion import Script
+from tests.test_discussion import run as run_discussion
 from tests.test_solver_agents import calculator_then_answer, own_model, run
 
 pytestmark = one_worker(__name__)
@@ -198,6 +201,29 @@ def test_a_thread_without_votes_draws_none() -> None:
     assert "<svg" not in html and 'id="votes"' not in html
 
 
+def test_a_discussions_turns_show_each_stance_and_revision() -> None:
+    values = run_discussion(Script(), max_rounds=1)  # each persona asks and revises once
+    html = render_page("d", values, pattern=get_pattern("discussion"))
+    page = Page(html)
+    transcript = values["transcript"]
+    assert turn_ids(page) == [t.id for t in transcript]
+    by_stage = {(t.agent, t.stage): t for t in transcript}
+    response, question = by_stage["Bob", "response"], by_stage["Alice", "question"]
+    links = [
+        e.attrs["href"]
+        for e in page.elements
+        if e.tag == "a" and page.turn(response.id) in e.inside
+    ]
+    assert links == [f"#turn-{question.id}"]  # the stance's question, where it was asked
+    bob = html.split(f'data-turn-id="{response.id}"')[1].split("</article>")[0]
+    assert "<td>revise</td><td>Bob revised in 1</td>" in bob  # the stance, the revision
+    initial = html.split(f'data-turn-id="{by_stage["Bob", "initial"].id}"')[1]
+    insights = initial.split("</article>")[0]
+    # id, version, revised in iteration, text: each of Bob's insights as it stands now
+    assert "<td>bob-1</td><td>2</td><td>1</td><td>Bob revised in 1</td>" in insights
+    assert insights.count("<tr>") == 1 + len(values["insights"]["Bob"])
+
+
 @dataclass(frozen=True)
 class PluginPattern:
     """A pattern this package does not know, as the page sees one (``Described``)."""
@@ -208,6 +234,7 @@ class PluginPattern:
         "ruling": {"guilty": False, "reasons": [SCRIPT, "no motive"]},
         "jurors": {"ann": "acquit", "ben": "acquit"},
         "opinion": "First line.\nSecond line.",
+        "transcript": [t.model_dump() for t in values.get("transcript", [])],  # shown once
     }
     result_markdown: Callable[[Mapping[str, Any]], list[str]] | None = None
 
@@ -224,6 +251,7 @@ def test_a_plugin_patterns_thread_gets_the_generic_page() -> None:
     assert "Ruling" in page.text and "no motive" in page.text and SCRIPT in page.text
     assert "First line.\nSecond line." in page.text
     assert not [e for e in page.elements if e.tag == "svg"]
+    assert page.text.count("prosecution speaks") == 2  # the timeline's, not the summary's too
     # no values at all (a thread that never ran a step), and a bare pattern
     empty = Page(render_page("c2", {}, pattern=make_pattern("poll", lambda v: "")))
     assert turn_ids(empty) == [] and "Thread c2" in empty.text
@@ -360,6 +388,27 @@ def test_view_of_a_fork_and_of_a_waiting_thread(
     assert "This thread is waiting" in waiting.text
 
 
+def test_view_of_a_plugin_patterns_thread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pattern from another package (the suite's poll, as a plugin) gets the generic page."""
+    monkeypatch.setenv(registry.PLUGINS_ENV, "tests.poll_pattern:ENTRY")
+    db = tmp_path / "p.sqlite"
+    with StubOpenAIServer(lambda request: f"Blue. {SCRIPT}") as server:
+        args = ["poll", "Favourite colour?", "--rounds", "2", "--thread", "p", "--json"]
+        code, _, err = run_cli([*args, *stub_args(server, db)], capsys)
+        assert code == 0, err
+    code, out, err = run_cli(["show", "p", "--db", str(db), "--json"], capsys)
+    transcript = json.loads(out)["transcript"]
+    path = tmp_path / "p.html"
+    code, _, err = run_cli(["view", "p", "--db", str(db), "-o", str(path)], capsys)
+    assert code == 0, err
+    html = path.read_text()
+    page = Page(html)
+    assert len(transcript) == 4 and turn_ids(page) == [t["id"] for t in transcript]
+    assert "pattern poll" in " ".join(page.text.split()) and "<script" not in html
+
+
 def test_follow_stops_once_the_thread_is_done(
     threads: Threads, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -368,6 +417,46 @@ def test_follow_stops_once_the_thread_is_done(
     assert code == 0, err
     assert "page written 1 time" in err
     assert 'http-equiv="refresh"' not in path.read_text()  # finished: no reload
+
+
+def test_open_opens_the_written_page(
+    threads: Threads,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(view.webbrowser, "open", opened.append)
+    path = tmp_path / "s.html"
+    code, _, err = run_cli(["view", "s", "--db", threads.db, "-o", str(path), "--open"], capsys)
+    assert code == 0, err
+    assert opened == [path.resolve().as_uri()] and path.exists()
+
+
+def test_ctrl_c_stops_following_cleanly(
+    threads: Threads,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A running thread is followed until Ctrl-C, which ends with one line and status 0."""
+
+    def running(*args: Any, **kwargs: Any) -> tuple[str, str]:
+        return "<p>so far</p>", "running"
+
+    def interrupted(saver: Any, thread: str) -> Callable[[], None]:
+        def wait() -> None:
+            raise KeyboardInterrupt
+
+        return wait
+
+    monkeypatch.setattr(view, "thread_page", running)
+    monkeypatch.setattr(view, "_next_checkpoint", interrupted)
+    path = tmp_path / "page.html"
+    code, out, err = run_cli(["view", "s", "--db", threads.db, "-o", str(path), "--follow"], capsys)
+    assert (code, out) == (0, "")
+    assert err.strip() == f"stopped following thread s; its page: {path}"
+    assert path.read_text() == "<p>so far</p>"
 
 
 def test_write_thread_page_for_the_eval_report(threads: Threads, tmp_path: Path) -> None:

@@ -29,6 +29,13 @@ if TYPE_CHECKING:
     from debategraph.checkpoints.thread_values import Described
 
 
+#: Summary fields the page shows in its own sections (the timeline, the usage tables, the
+#: header), left out of the result.
+SHOWN_ELSEWHERE = frozenset(
+    {"transcript", "messages", "usage", "usage_by_agent", "usage_by_model", "termination_reason"}
+)
+
+
 def page_name(thread_id: str) -> str:
     """The file name of a thread's page, by which pages side by side link to each other.
 
@@ -80,7 +87,9 @@ def render_page(
     transcript = turns(values)
     title = pattern.title(values) or f"Thread {thread_id}"
     summary = pattern.summary(values) if values else {}
+    summary = {k: v for k, v in summary.items() if k not in SHOWN_ELSEWHERE}
     by_id = {t.id: t for t in transcript}
+    fields = turn_fields(pattern, values)
     sections = [
         _header(thread_id, values, pattern.name, title, status, wall_s),
         _lineage(forked_from, forks),
@@ -95,7 +104,7 @@ def render_page(
     if votes:
         sections.append(f'<section id="votes"><h2>Votes</h2>\n{votes}</section>')
     sections.append(
-        f'<section id="transcript"><h2>Transcript</h2>\n{timeline(transcript, round_word)}'
+        f'<section id="transcript"><h2>Transcript</h2>\n{timeline(transcript, round_word, fields)}'
         "</section>"
     )
     notes = values.get("notes") or []
@@ -104,6 +113,22 @@ def render_page(
         sections.append(f'<section id="notes"><h2>Notes</h2><ul>{items}</ul></section>')
     body = "\n".join(s for s in sections if s)
     return document(f"{title} · {pattern.name}", body, style=PAGE_STYLE, refresh_s=refresh_s)
+
+
+def turn_fields(pattern: Described, values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """What a pattern shows under each turn of a thread's page, by turn id.
+
+    Args:
+        pattern: The pattern: its ``turn_fields`` where it has one
+            (:attr:`~debategraph.cli.patterns.declaration.Pattern.turn_fields`; a
+            :class:`~debategraph.checkpoints.thread_values.Described` need not).
+        values: The thread's state values.
+
+    Returns:
+        Turn id -> fields; empty for a pattern that gives none.
+    """
+    fields = getattr(pattern, "turn_fields", None)
+    return dict(fields(values)) if callable(fields) and values else {}
 
 
 def _header(

@@ -66,7 +66,11 @@ def turn_anchor(turn_id: str) -> str:
     return f"turn-{turn_id}"
 
 
-def timeline(transcript: Sequence[Turn], round_word: str = "round") -> str:
+def timeline(
+    transcript: Sequence[Turn],
+    round_word: str = "round",
+    fields: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
     """The transcript as one section per round, each turn an element of class ``turn``.
 
     Every turn (tool calls too) is one element of class ``turn`` with its id in
@@ -77,6 +81,8 @@ def timeline(transcript: Sequence[Turn], round_word: str = "round") -> str:
     Args:
         transcript: The thread's turns, in order.
         round_word: What the pattern calls a round.
+        fields: What the pattern shows under a turn besides its text, by turn id
+            (rendered as :func:`summary_html` renders a summary).
 
     Returns:
         The sections' HTML (a note when there are no turns yet).
@@ -84,20 +90,23 @@ def timeline(transcript: Sequence[Turn], round_word: str = "round") -> str:
     if not transcript:
         return '<p class="muted">No turns yet.</p>'
     known = {t.id: t for t in transcript}
+    extra = fields or {}
     by_round: dict[int, list[Turn]] = defaultdict(list)
     for turn in transcript:
         by_round[turn.round].append(turn)
     sections = []
     for rnd in sorted(by_round):
         heading = f"{round_word.capitalize()} {rnd}" if rnd else f"Before {round_word} 1"
-        body = "\n".join(_round_turns(by_round[rnd], known))
+        body = "\n".join(_round_turns(by_round[rnd], known, extra))
         sections.append(
             f'<section class="round" id="round-{rnd}"><h3>{esc(heading)}</h3>\n{body}\n</section>'
         )
     return "\n".join(sections)
 
 
-def _round_turns(turns: Sequence[Turn], known: Mapping[str, Turn]) -> list[str]:
+def _round_turns(
+    turns: Sequence[Turn], known: Mapping[str, Turn], fields: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
     """A round's turns, each agent's tool calls folded under its next turn."""
     out: list[str] = []
     waiting: dict[str, list[Turn]] = defaultdict(list)  # agent -> its tool calls so far
@@ -105,13 +114,18 @@ def _round_turns(turns: Sequence[Turn], known: Mapping[str, Turn]) -> list[str]:
         if turn.role == "tool":
             waiting[turn.agent].append(turn)
             continue
-        out.append(_turn_html(turn, waiting.pop(turn.agent, []), known))
+        out.append(_turn_html(turn, waiting.pop(turn.agent, []), known, fields))
     for calls in waiting.values():  # calls of a turn not recorded (yet): shown on their own
-        out += [_turn_html(call, [], known) for call in calls]
+        out += [_turn_html(call, [], known, fields) for call in calls]
     return out
 
 
-def _turn_html(turn: Turn, calls: Sequence[Turn], known: Mapping[str, Turn]) -> str:
+def _turn_html(
+    turn: Turn,
+    calls: Sequence[Turn],
+    known: Mapping[str, Turn],
+    fields: Mapping[str, Mapping[str, Any]],
+) -> str:
     # A human's interjection; not a pattern's opening user turn (a group chat's task).
     interjection = turn.role == "user" and turn.stage == INTERJECT_STAGE
     classes = ["turn"]
@@ -135,8 +149,10 @@ def _turn_html(turn: Turn, calls: Sequence[Turn], known: Mapping[str, Turn]) -> 
         body.append(f"<pre>{esc(tool_call_text(turn))}</pre>")
     elif turn.content.strip():
         body.append(f'<div class="text">{esc(turn.content.strip())}</div>')
+    if turn.id in fields:
+        body.append(summary_html(fields[turn.id], known))
     if calls:
-        folded = "\n".join(_turn_html(call, [], known) for call in calls)
+        folded = "\n".join(_turn_html(call, [], known, fields) for call in calls)
         shown = plural(len(calls), "tool call")
         body.append(f'<details class="tools"><summary>{shown}</summary>\n{folded}\n</details>')
     body.append(f'<div class="meta">{esc(_turn_cost(turn))}</div>')

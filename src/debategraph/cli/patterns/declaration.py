@@ -84,6 +84,9 @@ class Pattern:
         report: The file a finished run writes, if any.
         result_markdown: The result section of ``export --format md`` (default: the
             summary's fields).
+        turn_fields: What a thread's page (``debategraph view``) shows under a turn
+            besides its text, by turn id: fields rendered as the summary's are (a
+            persona's stances and revised insights); ``None``: nothing.
         boundary_nodes: Nodes a thread waits at between rounds (interjections go
             there); empty: the shared round loop's (``open_round``, ``human``).
         round_word: What the pattern calls a round (``turn``), in progress lines.
@@ -104,6 +107,7 @@ class Pattern:
     streamed_stage: str | None = None
     report: Report | None = None
     result_markdown: Callable[[Values], list[str]] | None = None
+    turn_fields: Callable[[Values], dict[str, dict[str, Any]]] | None = None
     boundary_nodes: frozenset[str] = field(default_factory=lambda: frozenset())
     round_word: str = "round"
     last_round: Callable[[Values], int | None] = _max_rounds

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from debategraph.checkpoints.thread_values import jsonable, turns
 from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
 from debategraph.cli.patterns.declaration import Launch, Pattern, Report, Values
@@ -31,10 +32,13 @@ from debategraph.nodes.discussion.setup import (
     DEFAULT_PERSONAS,
     DEFAULT_THRESHOLD,
     DEFAULT_TIME_LIMIT_S,
+    INITIAL_STAGE,
     OFFICIALS,
     OPEN_ITERATION_NODE,
     PREPARE_NODE,
+    QUESTION_STAGE,
     QUESTIONS_DONE_NODE,
+    RESPONSE_STAGE,
     RESPONSES_DONE_NODE,
 )
 from debategraph.nodes.rounds import REVIEW_NODE
@@ -160,6 +164,46 @@ def _summary(values: Values) -> dict[str, Any]:
     }
 
 
+def _turn_fields(values: Values) -> dict[str, dict[str, Any]]:
+    """What a discussion's page shows under its turns: stances and revised insights.
+
+    Under each response turn, its stances (the question's turn linked) and revisions;
+    under each agent's first turn, its insights as they stand now (version, when revised).
+    """
+    by_key = {(t.agent, t.round, t.stage): t.id for t in turns(values)}
+    asked = {
+        q["id"]: by_key.get((q["asker"], q["iteration"], QUESTION_STAGE))
+        for q in jsonable(values.get("questions") or [])
+    }
+    out: dict[str, dict[str, Any]] = {}
+    for r in jsonable(values.get("responses") or []):
+        turn_id = by_key.get((r["agent"], r["iteration"], RESPONSE_STAGE))
+        if turn_id is not None:
+            stances = out.setdefault(turn_id, {}).setdefault("stances", [])
+            stances.append(
+                {
+                    "question": r["question_id"],
+                    "asked in": asked.get(r["question_id"]),
+                    "stance": r["stance"],
+                    "revised insight": r.get("revised_insight"),
+                    "confidence": r["confidence"],
+                }
+            )
+    for agent, insights in jsonable(values.get("insights") or {}).items():
+        turn_id = by_key.get((agent, 0, INITIAL_STAGE))
+        if turn_id is not None and insights:
+            out.setdefault(turn_id, {})["insights now"] = [
+                {
+                    "id": i["id"],
+                    "version": i["version"],
+                    "revised in iteration": i["revised_in"] or None,
+                    "insight": i["content"],
+                }
+                for i in insights
+            ]
+    return out
+
+
 def _personas(settings: Values) -> int:
     return len(settings.get("personas") or DEFAULT_PERSONAS)
 
@@ -249,6 +293,7 @@ PATTERN = Pattern(
     headline=_headline,
     progress=_progress,
     report=Report("discussion-{thread_id}.md", _render_report),
+    turn_fields=_turn_fields,
     boundary_nodes=frozenset({OPEN_ITERATION_NODE, REVIEW_NODE}),
     round_word="iteration",
 )
