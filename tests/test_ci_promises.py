@@ -159,8 +159,8 @@ def test_ci_run_requires_the_real_parts_whatever_ci_says(tmp_path: Path) -> None
         assert f"URL={url}\n" in run, calls
 
 
-def run_postgres_case(case: str = POSTGRES_CASE, **env: str) -> tuple[str, str]:
-    """Run one Postgres-backed test as a user would, without a server.
+def run_real_part_case(case: str = POSTGRES_CASE, **env: str) -> tuple[str, str]:
+    """Run one test of a real part as a user would: by default a Postgres one, without a server.
 
     Args:
         case: The test's node id (another real part's test: what ``env`` sets ``PATH`` to
@@ -209,7 +209,7 @@ def run_postgres_case(case: str = POSTGRES_CASE, **env: str) -> tuple[str, str]:
     ids=["no-CI", "CI=false", "CI=true", "required", "required-CI=false"],
 )
 def test_postgres_case_without_a_server(env: dict[str, str], outcome: str) -> None:
-    found, output = run_postgres_case(**env)
+    found, output = run_real_part_case(**env)
     assert found == outcome, output
     assert "DEBATEGRAPH_TEST_POSTGRES_URL is not set" in output
     if outcome == "failed":
@@ -227,7 +227,7 @@ BROWSER_CASE = "tests/test_view_browser.py::test_the_harness_sees_what_a_page_re
 )
 def test_browser_case_without_chromium(env: dict[str, str], outcome: str, tmp_path: Path) -> None:
     path = only_other_commands(tmp_path, {"chromium"})
-    found, output = run_postgres_case(BROWSER_CASE, PATH=path, **env)
+    found, output = run_real_part_case(BROWSER_CASE, PATH=path, **env)
     assert found == outcome, output
     assert "chromium is not installed" in output
     if outcome == "failed":
