@@ -15,13 +15,15 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from debategraph import build_solver_debate, registry
-from debategraph.checkpoints.forking import ForkPoint
+from debategraph.checkpoints.forking import ForkPoint, Lineage, lineage
 from debategraph.checkpoints.page import page_name, render_page
+from debategraph.checkpoints.savers import open_checkpointer
 from debategraph.cli import main, view
 from debategraph.cli.patterns import get_pattern
 from debategraph.errors import UsageError
@@ -153,7 +155,8 @@ def test_one_turn_element_per_transcript_turn_tool_calls_folded_under_their_turn
         answered = next(t for t in transcript if t.id == owner[0].attrs["data-turn-id"])
         assert (answered.role, answered.round) == ("agent", call.round)
     assert 'calculator({"expression": "48 + 48 / 2"}) -> 72' in page.text
-    assert "Ada" in page.text and "ScriptedChatModel" in page.text  # agents and models
+    # the header names each agent with its models
+    assert "agents: Ada (ScriptedChatModel); Bo (ScriptedChatModel)" in page.text
 
 
 def test_interjection_marked_where_it_landed_and_replies_linked() -> None:
@@ -162,6 +165,7 @@ def test_interjection_marked_where_it_landed_and_replies_linked() -> None:
     assert turn_ids(page) == [t.id for t in values["transcript"]]  # in transcript order
     user = page.turn("user-1")
     assert {"turn", "interjection"} <= user.classes
+    assert "user · interjection · read from round 2 on · interject" in page.text
     assert [e.attrs["id"] for e in user.inside if "round" in e.classes] == ["round-1"]
     assert not [e for e in page.turns() if "interjection" in e.classes and e is not user]
     links = [
@@ -192,6 +196,16 @@ def test_the_vote_after_each_round_is_drawn_and_flips_listed() -> None:
     assert all(any(i.tag == "svg" for i in b.inside) for b in bars)
     flips = page.text.split("Flips")[1].split("Transcript")[0].strip().splitlines()
     assert flips == ["bob, round 2: 72 → 96", "carol, round 2: no answer → 96"]
+
+
+def test_usage_names_models_only_where_a_model_answered() -> None:
+    values = debate_values()  # no turn names its model
+    html = render_page("t1", values, pattern=SOLVER)
+    assert '<table class="usage-agent">' in html and "<th>models</th>" not in html
+    assert '<table class="usage-model">' not in html
+    named = [t.model_copy(update={"model": "m1"}) for t in values["transcript"]]
+    html = render_page("t1", {**values, "transcript": named}, pattern=SOLVER)
+    assert "<th>models</th>" in html and '<table class="usage-model">' in html
 
 
 def test_a_thread_without_votes_draws_none() -> None:
@@ -234,6 +248,7 @@ class PluginPattern:
         "ruling": {"guilty": False, "reasons": [SCRIPT, "no motive"]},
         "jurors": {"ann": "acquit", "ben": "acquit"},
         "opinion": "First line.\nSecond line.",
+        "sessions": [{"day": 1, "heard": "prosecution"}, {"day": 2, "heard": "defence"}],
         "transcript": [t.model_dump() for t in values.get("transcript", [])],  # shown once
     }
     result_markdown: Callable[[Mapping[str, Any]], list[str]] | None = None
@@ -250,6 +265,9 @@ def test_a_plugin_patterns_thread_gets_the_generic_page() -> None:
     assert "The <b>stolen</b> tarts" in page.text and "court" in page.text
     assert "Ruling" in page.text and "no motive" in page.text and SCRIPT in page.text
     assert "First line.\nSecond line." in page.text
+    folded = [e for e in page.elements if e.tag == "details" and "turn" not in e.classes]
+    assert len(folded) == 1  # the sessions, a record per day: ruling and jurors stay open
+    assert "2 items" in page.text
     assert not [e for e in page.elements if e.tag == "svg"]
     assert page.text.count("prosecution speaks") == 2  # the timeline's, not the summary's too
     # no values at all (a thread that never ran a step), and a bare pattern
@@ -274,6 +292,7 @@ def test_forks_and_a_pause_are_shown() -> None:
     hrefs = [e.attrs["href"] for e in page.elements if e.tag == "a" and "#" not in e.attrs["href"]]
     assert hrefs == ["parent.html", "grand_child.html"]
     assert page_name("child/1") == "child_1.html"
+    assert (page_name("../x"), page_name("..")) == ("_x.html", "thread.html")
     assert "Forked from thread parent at checkpoint cp-1." in page.text
     assert "This thread is waiting: round 1; next human." in page.text
     assert "approve or interject" in page.text
@@ -288,6 +307,38 @@ def test_follow_rewrites_until_the_thread_stops_moving() -> None:
     written = view.follow(lambda: next(statuses), lambda: waits.append(1))
     assert (written, len(waits)) == (3, 2)
     assert view.follow(lambda: "finished", lambda: waits.append(1)) == 1 and len(waits) == 2
+
+
+def test_following_waits_for_a_new_checkpoint_or_the_writer_gone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The wait polls the saver: it returns on a new checkpoint, or once its writer is gone."""
+    latest = ["c1"]
+    alive = [True]
+    polls: list[str] = []
+
+    class Saver:
+        def get_tuple(self, config: Any) -> Any:
+            return SimpleNamespace(
+                config={"configurable": {"checkpoint_id": latest[0]}}, metadata={}
+            )
+
+    def sleep(seconds: float) -> None:
+        polls.append(latest[0])
+        assert len(polls) < 10, "the wait never returned"
+        if len(polls) == 2:
+            latest[0] = "c2"  # the running process saves its next checkpoint
+        if len(polls) == 4:
+            alive[0] = False  # ... and then dies without another
+
+    monkeypatch.setattr(view.time, "sleep", sleep)
+    monkeypatch.setattr(view, "writer_elsewhere", lambda metadata: 7 if alive[0] else None)
+    wait = view._next_checkpoint(Saver(), "t")  # type: ignore[arg-type]
+    assert polls == []  # it noted c1, the checkpoint the first page shows
+    wait()
+    assert polls == ["c1", "c1"]  # returned once c2 was there
+    wait()
+    assert polls == ["c1", "c1", "c2", "c2"]  # returned once the writer was gone
 
 
 # --------------------------------------------------------------------------
@@ -368,6 +419,11 @@ def test_view_writes_every_turn_of_a_finished_thread(
     assert "status finished" in " ".join(page.text.split())
     assert "Threads forked from this one:" in page.text
     assert [e.attrs["href"] for e in page.elements if e.attrs.get("href") == "f.html"]
+    # nothing it could fetch: no source, every link within the page or to a sibling page
+    assert not [e for e in page.elements if "src" in e.attrs or e.tag == "link"]
+    hrefs = [e.attrs["href"] for e in page.elements if "href" in e.attrs]
+    assert all(h.startswith("#") or h == "f.html" for h in hrefs), hrefs
+    assert "default-src 'none'" in html
 
 
 def test_view_of_a_fork_and_of_a_waiting_thread(
@@ -407,6 +463,24 @@ def test_view_of_a_plugin_patterns_thread(
     page = Page(html)
     assert len(transcript) == 4 and turn_ids(page) == [t["id"] for t in transcript]
     assert "pattern poll" in " ".join(page.text.split()) and "<script" not in html
+
+
+def test_forks_are_read_on_each_backend(
+    checkpoint_url: str, stub: StubOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fork's page names its origin and checkpoint; the origin's lists the fork."""
+    solve = ["solve", QUESTION, "--agents", "2", "--rounds", "2", "--thread", "a", "--json"]
+    code, _, err = run_cli([*solve, *stub_args(stub, checkpoint_url)], capsys)
+    assert code == 0, err
+    _, out, _ = run_cli(["history", "a", "--db", checkpoint_url, "--json"], capsys)
+    at = next(e["checkpoint_id"] for e in reversed(json.loads(out)) if e["round"] == 2)
+    for fork in ("b", "c"):
+        args = ["fork", "a", "--at", at, "--thread", fork, "--db", checkpoint_url, "--json"]
+        code, _, err = run_cli(args, capsys)
+        assert code == 0, err
+    with open_checkpointer(checkpoint_url) as saver:
+        assert lineage(saver, "a") == Lineage(None, (ForkPoint("b", at), ForkPoint("c", at)))
+        assert lineage(saver, "b") == Lineage(ForkPoint("a", at), ())
 
 
 def test_follow_stops_once_the_thread_is_done(

@@ -18,7 +18,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from debategraph.checkpoints.page_parts import PAGE_STYLE, summary_html, timeline, usage_tables
+from debategraph.checkpoints.page_parts import (
+    PAGE_STYLE,
+    agent_models,
+    summary_html,
+    timeline,
+    usage_tables,
+)
 from debategraph.checkpoints.page_votes import votes_html
 from debategraph.checkpoints.thread_values import termination, total_usage, turns
 from debategraph.pages import document, esc
@@ -39,7 +45,8 @@ SHOWN_ELSEWHERE = frozenset(
 def page_name(thread_id: str) -> str:
     """The file name of a thread's page, by which pages side by side link to each other.
 
-    It is the thread id, any character but ``A-Za-z0-9._-`` written ``_``, and ``.html``.
+    It is the thread id, any character but ``A-Za-z0-9._-`` written ``_`` and no leading
+    ``.`` (an id of dots alone is ``thread``), and ``.html``.
 
     Args:
         thread_id: The thread.
@@ -47,7 +54,7 @@ def page_name(thread_id: str) -> str:
     Returns:
         The file name.
     """
-    return re.sub(r"[^A-Za-z0-9._-]", "_", thread_id).lstrip(".") + ".html"
+    return (re.sub(r"[^A-Za-z0-9._-]", "_", thread_id).lstrip(".") or "thread") + ".html"
 
 
 def render_page(
@@ -156,9 +163,10 @@ def _header(
         f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt + "
         f"{usage.completion_tokens:,} completion), {plural(usage.calls, 'call')}"
     )
-    agents = list(dict.fromkeys(t.agent for t in transcript if t.role == "agent"))
-    if agents:
-        facts.append("agents: " + esc(", ".join(agents)))
+    models = agent_models(transcript)
+    if models:
+        named = [f"{a} ({', '.join(m)})" if m else a for a, m in models.items()]
+        facts.append('agents: <span class="agents">' + esc("; ".join(named)) + "</span>")
     spans = "".join(f"<span>{fact}</span>" for fact in facts)
     return f'<header>\n<h1>{esc(title)}</h1>\n<div class="facts">{spans}</div>\n</header>'
 

@@ -38,7 +38,7 @@ header .facts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .25rem
 .turn:target { outline: 2px solid var(--accent); }
 .turn .who { font-weight: 600; }
 .turn .meta { color: var(--muted); font-size: .85em; }
-.turn.interjection { border-color: var(--warn); background: #fff8c5; }
+.turn.human { border-color: var(--warn); background: #fff8c5; }
 .turn.tool-call { border-style: dashed; }
 .answer { font-weight: 600; }
 .abstained { color: var(--bad); }
@@ -51,6 +51,7 @@ svg text { font: 12px system-ui, sans-serif; }
 svg { margin: .25rem 1rem .25rem 0; vertical-align: top; }
 dl.summary dt { font-weight: 600; margin-top: .5rem; }
 dl.summary dd { margin-left: 1rem; }
+dl.summary table { display: block; max-width: 100%; overflow-x: auto; }
 """
 
 
@@ -126,16 +127,19 @@ def _turn_html(
     known: Mapping[str, Turn],
     fields: Mapping[str, Mapping[str, Any]],
 ) -> str:
-    # A human's interjection; not a pattern's opening user turn (a group chat's task).
+    # Every human turn is marked; an interjection (not a group chat's opening task) as one.
     interjection = turn.role == "user" and turn.stage == INTERJECT_STAGE
     classes = ["turn"]
-    if interjection:
-        classes.append("interjection")
+    if turn.role == "user":
+        classes += ["human", "interjection"] if interjection else ["human"]
     elif turn.role == "tool":
         classes.append("tool-call")
     head = [f'<span class="who">{esc(turn.agent)}</span>']
-    if interjection:
-        head.append('<span class="badge">interjection</span>')
+    if turn.role == "user":
+        said = "interjection" if interjection else "from a human"
+        head.append(f'<span class="badge">{said}</span>')
+        if interjection:  # recorded after a round, read in the next
+            head.append(f'<span class="meta">read from round {turn.round + 1} on</span>')
     head.append(f'<span class="meta">{esc(turn.stage)}</span>')
     if turn.answer is not None:
         head.append(f'answer: <span class="answer">{esc(turn.answer)}</span>')
@@ -195,6 +199,23 @@ def _turn_cost(turn: Turn) -> str:
     return " · ".join(parts)
 
 
+def agent_models(transcript: Sequence[Turn]) -> dict[str, list[str]]:
+    """Each agent that spoke and the models that answered for it, in order of appearance.
+
+    Args:
+        transcript: The thread's turns.
+
+    Returns:
+        Agent -> its models (empty where no turn of it names one); a human's and a tool's
+        turns are no agent's.
+    """
+    models: dict[str, dict[str, None]] = {}
+    for turn in transcript:
+        if turn.role == "agent":
+            models.setdefault(turn.agent, {}).update({turn.model: None} if turn.model else {})
+    return {agent: list(named) for agent, named in models.items()}
+
+
 def usage_tables(transcript: Sequence[Turn]) -> str:
     """Tokens, calls and model time per agent (with its models) and per model.
 
@@ -204,16 +225,13 @@ def usage_tables(transcript: Sequence[Turn]) -> str:
     Returns:
         The two tables' HTML (a table is left out when no turn made a model call).
     """
-    models: dict[str, dict[str, None]] = defaultdict(dict)
-    for turn in transcript:
-        if turn.model and turn.role != "tool":
-            models[turn.agent][turn.model] = None
+    models = agent_models(transcript)
     parts = []
     for key in ("agent", "model"):
         rows = {name: u for name, u in usage_by(transcript, key).items() if u.calls}
         if not rows or (key == "model" and list(rows) == [""]):
             continue
-        with_models = key == "agent" and bool(models)
+        with_models = key == "agent" and any(models.values())
         extra = "<th>models</th>" if with_models else ""
         head = (
             f"<tr><th>{key}</th>{extra}<th class='num'>prompt</th><th class='num'>completion"
@@ -221,7 +239,7 @@ def usage_tables(transcript: Sequence[Turn]) -> str:
         )
         body = []
         for name, u in rows.items():
-            cell = f"<td>{esc(', '.join(models.get(name, {})))}</td>" if with_models else ""
+            cell = f"<td>{esc(', '.join(models.get(name, [])))}</td>" if with_models else ""
             body.append(
                 f"<tr><td>{esc(name or '?')}</td>{cell}<td class='num'>{u.prompt_tokens:,}</td>"
                 f"<td class='num'>{u.completion_tokens:,}</td><td class='num'>{u.calls}</td>"
@@ -238,7 +256,9 @@ def summary_html(summary: Mapping[str, Any], turns: Mapping[str, Turn] | None = 
     Markdown export: a scalar field is a line, a multi-line text a block, a list of
     scalars one line, a mapping of scalars a two-column table, a list of such mappings
     one table with a column per key, any other record a nested list of its fields. A
-    value that is the id of a turn on the page links to it.
+    value that is the id of a turn on the page links to it. A list of records or a
+    mapping of records (what happened per round, per protocol) is folded, so the
+    verdict, the report or the decision reads first.
 
     Args:
         summary: The fields.
@@ -248,11 +268,22 @@ def summary_html(summary: Mapping[str, Any], turns: Mapping[str, Turn] | None = 
         A definition list (``<dl>``).
     """
     known = turns or {}
-    items = [
-        f"<dt>{esc(field_label(str(key)))}</dt><dd>{_value_html(jsonable(value), known)}</dd>"
-        for key, value in summary.items()
-    ]
+    items = []
+    for key, raw in summary.items():
+        value = jsonable(raw)
+        shown = _value_html(value, known)
+        if _folded(value):
+            shown = f"<details><summary>{plural(len(value), 'item')}</summary>{shown}</details>"
+        items.append(f"<dt>{esc(field_label(str(key)))}</dt><dd>{shown}</dd>")
     return f'<dl class="summary">{"".join(items)}</dl>'
+
+
+def _folded(value: Any) -> bool:
+    """Whether a field is folded: a list of records (per round, per turn) or records by key."""
+    if isinstance(value, list):
+        return bool(value) and not is_flat(value)
+    records = isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+    return records and bool(value)
 
 
 def _scalar_html(value: Any, turns: Mapping[str, Turn]) -> str:
