@@ -44,6 +44,7 @@ READ = """JSON.stringify({
   counts: SELECTORS.map((selector) => document.querySelectorAll(selector).length),
   title: document.title,
   text: document.body ? document.body.innerText : "",
+  overflow: document.documentElement.scrollWidth - window.innerWidth,
 })"""
 
 #: The page's y below the last element a selector (SELECTOR) matches; 0 for none.
@@ -77,6 +78,7 @@ class PageVisit:
         title: ``document.title`` after the load.
         text: ``document.body.innerText``: what a reader sees, as text.
         screenshot: The full-page PNG's path.
+        overflow: How many CSS pixels the page is wider than the window (0: it fits).
     """
 
     url: str
@@ -85,6 +87,7 @@ class PageVisit:
     title: str = ""
     text: str = ""
     screenshot: Path = Path()
+    overflow: int = 0
 
     def foreign_requests(self) -> list[str]:
         """The requests beyond the page's own navigation (a self-contained page makes none)."""
@@ -215,6 +218,7 @@ class Browser:
                 )
             visit.counts = dict(zip(selectors, shown["counts"], strict=True))
             visit.title, visit.text = shown["title"], shown["text"]
+            visit.overflow = shown["overflow"]
             visit.screenshot = self._screenshot(session, screenshot, width, until, record)
         finally:
             self.send("Target.closeTarget", {"targetId": target})

@@ -47,6 +47,8 @@ PANEL_NOTE = "Think of the sea."
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+#: The browser window's width, CSS pixels: a laptop's half screen.
+WINDOW = 960
 
 #: The threads the module's database holds: id -> the pattern it runs.
 THREADS = {
@@ -134,7 +136,8 @@ def view(browser: Browser, db: Path, thread: str, folder: Path) -> PageVisit:
     """Write the thread's page with ``debategraph view``, then open it in the browser."""
     page = folder / f"{thread}.html"
     cli("view", thread, "-o", str(page), "--db", str(db))
-    return browser.open(page, folder / f"{thread}.png", [".turn", ".turn.interjection"])
+    shot = folder / f"{thread}.png"
+    return browser.open(page, shot, [".turn", ".turn.interjection"], width=WINDOW)
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -174,13 +177,14 @@ def test_the_page_shows_every_turn_and_fetches_nothing(
     assert visit.requests[:1] == [visit.url]
     assert visit.foreign_requests() == []
     assert visit.title != "pwned"
+    assert visit.overflow == 0  # nothing wider than the window: no sideways scrolling
     lines = visit.text.splitlines()
     assert f"pattern {THREADS[thread]}" in lines and "status finished" in lines, visit.text
     for shown in SHOWN[thread]:
         assert shown in visit.text, visit.text
     assert visit.screenshot == tmp_path / f"{thread}.png"
     width, height = png_size(visit.screenshot)
-    assert width >= 320 and height >= 320, (width, height)
+    assert width == WINDOW and height >= 320, (width, height)
     assert visit.screenshot.stat().st_size > 10_000  # drawn, not a blank page
 
 
