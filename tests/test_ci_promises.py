@@ -50,8 +50,23 @@ chmod +x "$3"/bin/*
 """
 
 
-def ci_run(tmp_path: Path, postgres_sh: str, ci: str | None) -> tuple[int, str, str]:
+def ci_run(
+    tmp_path: Path,
+    postgres_sh: str,
+    ci: str | None,
+    fakes: dict[str, str] | None = None,
+    hide: tuple[str, ...] = (),
+) -> tuple[int, str, str]:
     """Run a copy of ``.ci/run`` with ``postgres_sh`` as ``.ci/postgres.sh``.
+
+    Args:
+        tmp_path: The test's folder.
+        postgres_sh: The body of ``.ci/postgres.sh``.
+        ci: ``CI``'s value, or ``None`` for none.
+        fakes: Commands to fake, ``{name: bash script}`` (``{log}`` in it is the fake
+            tools' log, ``{tools}`` their folder).
+        hide: Commands the run must not find. With fakes or these, ``PATH`` holds the
+            fakes and links to the system's commands of other names.
 
     Returns:
         (exit status, its stderr, the fake tools' log).
@@ -68,6 +83,16 @@ def ci_run(tmp_path: Path, postgres_sh: str, ci: str | None) -> tuple[int, str, 
     log.write_text("")
     env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
     env["PATH"] = f"{tools}{os.pathsep}{env.get('PATH', '')}"
+    if fakes or hide:
+        others = only_other_commands(tmp_path, {*(fakes or {}), *hide})
+        env["PATH"] = f"{tools}{os.pathsep}{others}"
+        for name, script in (fakes or {}).items():
+            fake = tools / name
+            fake.write_text(
+                "#!/usr/bin/env bash\n"
+                + script.replace("{log}", str(log)).replace("{tools}", str(tools))
+            )
+            fake.chmod(0o755)
     if ci is not None:
         env["CI"] = ci
     proc = subprocess.run(
@@ -79,6 +104,18 @@ def ci_run(tmp_path: Path, postgres_sh: str, ci: str | None) -> tuple[int, str, 
         check=False,
     )
     return proc.returncode, proc.stderr, log.read_text()
+
+
+def only_other_commands(tmp_path: Path, hidden: set[str]) -> str:
+    """A folder of links to every command on ``PATH`` but the ``hidden`` names."""
+    system = tmp_path / "system"
+    system.mkdir()
+    for folder in reversed(os.environ.get("PATH", "").split(os.pathsep)):  # first one wins
+        for command in Path(folder).glob("*") if Path(folder).is_dir() else ():
+            if command.name not in hidden and os.access(command, os.X_OK):
+                (system / command.name).unlink(missing_ok=True)
+                (system / command.name).symlink_to(command)
+    return str(system)
 
 
 BROKEN_POSTGRES = {
@@ -122,8 +159,13 @@ def test_ci_run_requires_the_real_parts_whatever_ci_says(tmp_path: Path) -> None
         assert f"URL={url}\n" in run, calls
 
 
-def run_postgres_case(**env: str) -> tuple[str, str]:
-    """Run one Postgres-backed test as a user would, without a server.
+def run_real_part_case(case: str = POSTGRES_CASE, **env: str) -> tuple[str, str]:
+    """Run one test of a real part as a user would: by default a Postgres one, without a server.
+
+    Args:
+        case: The test's node id (another real part's test: what ``env`` sets ``PATH`` to
+            may hide its command).
+        env: Variables set for it, beyond the environment less :data:`SWITCHES`.
 
     Returns:
         (``passed``, ``failed`` (an error in its fixture counts) or ``skipped``, the output).
@@ -134,7 +176,7 @@ def run_postgres_case(**env: str) -> tuple[str, str]:
             sys.executable,
             "-m",
             "pytest",
-            POSTGRES_CASE,
+            case,
             "-q",
             "-rfs",
             "-p",
@@ -167,9 +209,27 @@ def run_postgres_case(**env: str) -> tuple[str, str]:
     ids=["no-CI", "CI=false", "CI=true", "required", "required-CI=false"],
 )
 def test_postgres_case_without_a_server(env: dict[str, str], outcome: str) -> None:
-    found, output = run_postgres_case(**env)
+    found, output = run_real_part_case(**env)
     assert found == outcome, output
     assert "DEBATEGRAPH_TEST_POSTGRES_URL is not set" in output
+    if outcome == "failed":
+        assert "the real parts must run here" in output, output
+        assert "Traceback" not in output
+
+
+BROWSER_CASE = "tests/test_view_browser.py::test_the_harness_sees_what_a_page_requests_and_runs"
+
+
+@pytest.mark.parametrize(
+    ("env", "outcome"),
+    [({}, "skipped"), ({"DEBATEGRAPH_REQUIRE_REAL_PARTS": "1"}, "failed")],
+    ids=["no-CI", "required"],
+)
+def test_browser_case_without_chromium(env: dict[str, str], outcome: str, tmp_path: Path) -> None:
+    path = only_other_commands(tmp_path, {"chromium"})
+    found, output = run_real_part_case(BROWSER_CASE, PATH=path, **env)
+    assert found == outcome, output
+    assert "chromium is not installed" in output
     if outcome == "failed":
         assert "the real parts must run here" in output, output
         assert "Traceback" not in output
@@ -195,3 +255,47 @@ def test_ci_is_true_only_when_it_says_so(
     with pytest.raises(expected, match="debategraph_no_such_module is not importable"):
         require_module("debategraph_no_such_module", "pip install nothing")
     require_module("sqlite3", "in the standard library")  # present: goes on
+
+
+#: A fake ``apt-get``: what it does (besides logging its call), and whether .ci/run goes on.
+APT_GET = {
+    "fails": (
+        'if [ "$1" = install ]; then echo "E: Unable to locate package chromium" >&2; exit 100; fi',
+        False,
+    ),
+    "installs-nothing": ("true", False),
+    "installs": (
+        'if [ "$1" = install ]; then printf "#!/bin/sh\\n" >{tools}/chromium; '
+        "chmod +x {tools}/chromium; fi",
+        True,
+    ),
+}
+#: The step after Chromium's: a PostgreSQL that does not start ends the run there.
+NO_POSTGRES = "#!/usr/bin/env bash\nexit 1\n"
+POSTGRES_FAILED = ".ci/run: PostgreSQL did not start"
+
+
+@pytest.mark.parametrize("case", sorted(APT_GET))
+def test_ci_run_installs_chromium_where_it_is_missing(case: str, tmp_path: Path) -> None:
+    script, goes_on = APT_GET[case]
+    apt_get = f'echo "apt-get $*" >>{{log}}\n{script}\n'
+    code, err, calls = ci_run(tmp_path, NO_POSTGRES, None, {"apt-get": apt_get}, ("chromium",))
+    assert code != 0 and "pytest" not in calls, f"{case}: {err}\n{calls}"
+    assert "apt-get install -y -q chromium" in calls, calls
+    assert "ruff check ." in calls and "mypy" in calls  # after lint and types
+    if goes_on:
+        assert POSTGRES_FAILED in err, err
+        assert "chromium did not install" not in err
+    else:
+        assert POSTGRES_FAILED not in err, err  # stopped before it
+        [line] = [ln for ln in err.splitlines() if ln.startswith(".ci/run:")]
+        assert line == (
+            ".ci/run: chromium did not install (apt-get install chromium failed; its log is above)"
+        )
+
+
+def test_ci_run_leaves_an_installed_chromium_alone(tmp_path: Path) -> None:
+    fakes = {"apt-get": 'echo "apt-get $*" >>{log}\n', "chromium": "true\n"}
+    code, err, calls = ci_run(tmp_path, NO_POSTGRES, None, fakes)
+    assert code != 0 and POSTGRES_FAILED in err, err
+    assert "apt-get" not in calls, calls

@@ -38,7 +38,7 @@ header .facts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .25rem
 .turn:target { outline: 2px solid var(--accent); }
 .turn .who { font-weight: 600; }
 .turn .meta { color: var(--muted); font-size: .85em; }
-.turn.interjection { border-color: var(--warn); background: #fff8c5; }
+.turn.human { border-color: var(--warn); background: #fff8c5; }
 .turn.tool-call { border-style: dashed; }
 .answer { font-weight: 600; }
 .abstained { color: var(--bad); }
@@ -127,16 +127,18 @@ def _turn_html(
     known: Mapping[str, Turn],
     fields: Mapping[str, Mapping[str, Any]],
 ) -> str:
+    # Every human turn is marked; an interjection (not a group chat's opening task) as one.
+    interjection = turn.role == "user" and turn.stage == INTERJECT_STAGE
     classes = ["turn"]
     if turn.role == "user":
-        classes.append("interjection")
+        classes += ["human", "interjection"] if interjection else ["human"]
     elif turn.role == "tool":
         classes.append("tool-call")
     head = [f'<span class="who">{esc(turn.agent)}</span>']
     if turn.role == "user":
-        said = "interjection" if turn.stage == INTERJECT_STAGE else "from a human"
+        said = "interjection" if interjection else "from a human"
         head.append(f'<span class="badge">{said}</span>')
-        if turn.stage == INTERJECT_STAGE:  # recorded after a round, read in the next
+        if interjection:  # recorded after a round, read in the next
             head.append(f'<span class="meta">read from round {turn.round + 1} on</span>')
     head.append(f'<span class="meta">{esc(turn.stage)}</span>')
     if turn.answer is not None:
