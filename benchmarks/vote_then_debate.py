@@ -28,11 +28,17 @@ Usage::
     .venv/bin/python benchmarks/vote_then_debate.py --quick    # 2 questions (~30 s)
     .venv/bin/python benchmarks/vote_then_debate.py --workdir .bench-eval --json out.json
 
+A full run (not ``--quick``) writes ``docs/eval/vote-then-debate.md`` (the eval's
+``results.md``: its plain answer and tables) and ``docs/eval/vote-then-debate.json``.
+
 Exit status 1 if the figure fails, else 0.
 """
 
 from __future__ import annotations
 
+import datetime
+import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,6 +66,8 @@ AGREE = "unanimity"
 #: The embedded eval's checkpoint file in its work directory (``eval.py``'s figure 3): the
 #: threads of the modes both run are the same threads, read back.
 DB = "embedded-checkpoints.sqlite"
+#: Where a full run's table goes (``vote-then-debate.md`` and ``.json``).
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "eval"
 
 
 def _mode_row(m: dict[str, Any]) -> tuple[str, str]:
@@ -70,8 +78,38 @@ def _mode_row(m: dict[str, Any]) -> tuple[str, str]:
     )
 
 
+def publish(out: Path, command: str, wall_s: float, meta: dict[str, Any]) -> Path:
+    """``docs/eval/vote-then-debate.md``: the eval's ``results.md`` under a line saying how.
+
+    Also copies its ``results.json`` beside it (``vote-then-debate.json``).
+    """
+    DOCS.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(out / "results.json", DOCS / "vote-then-debate.json")
+    day = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    threads = meta["threads"]
+    header = [
+        "# Vote, then debate, on the embedded model",
+        "",
+        f"Written by `benchmarks/vote_then_debate.py` on {day} ({os.cpu_count()} CPUs): "
+        f"`debategraph {command}` ({meta['model']}). It ran {threads['started']} threads, "
+        f"resumed {threads['resumed']} and read {threads['finished']} back from the "
+        f"checkpoints of earlier runs (the `vote` and `debate-full` threads `benchmarks/eval.py` "
+        f"ran on the same questions) in {wall_s:.0f} s. The figures: "
+        "[vote-then-debate.json](vote-then-debate.json).",
+        "",
+        "A 135M-parameter model on one-digit sums: the plumbing and the cost, not a finding "
+        "about debate on a capable model. The paragraph below is the eval's own plain answer "
+        "(`results.md`), written from the figures.",
+        "",
+    ]
+    text = (out / "results.md").read_text(encoding="utf-8")
+    path = DOCS / "vote-then-debate.md"
+    path.write_text("\n".join(header) + text, encoding="utf-8")
+    return path
+
+
 def figure_vote_then_debate(
-    workdir: Path, *, questions: int, agents: int, parallel: int, matched: bool
+    workdir: Path, *, questions: int, agents: int, parallel: int, matched: bool, docs: bool
 ) -> list[Figure]:
     """The figure: ``vote-then-debate`` against ``vote`` and ``debate-full``."""
     missing = embedded_missing()
@@ -96,6 +134,8 @@ def figure_vote_then_debate(
     complete = all(by_mode.get(m, {}).get("n") == questions for m in MODES)
     vtd, debate, vote = (by_mode[m] for m in ("vote-then-debate", "debate-full", "vote"))
     answer = plain_answer(read_report(result), result["meta"])
+    if docs and complete:
+        publish(workdir / out, "eval " + " ".join(args), run.wall_s, result["meta"])
     tests = "; ".join(
         f"vs {t['b'] if t['a'] == 'vote-then-debate' else t['a']}: {t['a_only']} vs "
         f"{t['b_only']} discordant, McNemar p {t['p_value']:.3g}"
@@ -175,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 agents=2 if quick else 3,
                 parallel=2 if quick else 4,
                 matched=not quick,
+                docs=not quick,
             )
         ],
         args=args,
