@@ -26,7 +26,7 @@ debate is tested against its vote (McNemar, from the eval's own comparisons).
 Usage::
 
     .venv/bin/python benchmarks/simulated.py                # 200 questions each (~4 min)
-    .venv/bin/python benchmarks/simulated.py --quick        # 30 questions each, no docs
+    .venv/bin/python benchmarks/simulated.py --quick   # 12 questions each, no matched vote
     .venv/bin/python benchmarks/simulated.py --json out.json
 
 The full run writes ``docs/eval/simulated.md``. Exit status 1 if the figure fails.
@@ -92,7 +92,9 @@ def _p_text(test: dict[str, Any] | None) -> str:
     return "-" if test is None else f"p = {test['p_value']:.3g}"
 
 
-def run_population(workdir: Path, name: str, c: float, questions: int) -> dict[str, Any]:
+def run_population(
+    workdir: Path, name: str, c: float, questions: int, *, matched: bool = True
+) -> dict[str, Any]:
     """One population's eval through the CLI; its results document."""
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
@@ -107,6 +109,7 @@ def run_population(workdir: Path, name: str, c: float, questions: int) -> dict[s
             "--modes", ",".join(_available_modes()),
             "--agents", str(AGENTS), "--rounds", str(ROUNDS), "--parallel", str(PARALLEL),
             *stub_model_args(server.url, out / "checkpoints.sqlite"),
+            *([] if matched else ["--no-matched"]),
         ]  # fmt: skip
         run = run_eval(args, workdir, TIMEOUT_S)
     result = run.result()
@@ -130,7 +133,7 @@ def figure(workdir: Path, *, questions: int, docs: Path | None) -> Figure:
     values: dict[str, Any] = {}
     passed = True
     for name, c in POPULATIONS:
-        result = run_population(workdir, name, c, questions)
+        result = run_population(workdir, name, c, questions, matched=docs is not None)
         modes = modes_of(result)
         share = _share(modes)
         if share is not None and share < 0.5:
@@ -229,7 +232,7 @@ def write_docs(path: Path, table: Sequence[str], questions: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the figure; 1 if it fails."""
-    parser = base_parser(__doc__, quick_help=f"{QUICK_QUESTIONS} questions each, no docs")
+    parser = base_parser(__doc__, quick_help=f"{QUICK_QUESTIONS} questions each, no matched vote")
     args = parser.parse_args(argv)
     quick: bool = args.quick
     return run_benchmark(
