@@ -18,14 +18,14 @@ One figure, run as ``debategraph eval`` end to end (a subprocess, what users run
    accuracies are reported as measured. ``--workdir`` keeps the checkpoints: ``make bench``
    passes the embedded eval's (``.bench-eval``), so the ``vote`` and ``debate-full``
    threads that ``eval.py`` ran on the same questions with the same settings are read back
-   without a model call and only ``vote-then-debate`` runs. ``--quick``: 2 questions,
+   without a model call and only ``vote-then-debate`` runs. ``--quick``: 1 question,
    ``--agents 2``, no matched vote. Skipped with a warning where the embedded runtime or
    its model file is missing.
 
 Usage::
 
     .venv/bin/python benchmarks/vote_then_debate.py            # 100 questions (~1 h on 2 CPUs)
-    .venv/bin/python benchmarks/vote_then_debate.py --quick    # 2 questions (~30 s)
+    .venv/bin/python benchmarks/vote_then_debate.py --quick    # 1 question (~30 s)
     .venv/bin/python benchmarks/vote_then_debate.py --workdir .bench-eval --json out.json
 
 A full run (not ``--quick``) writes ``docs/eval/vote-then-debate.md`` (the eval's
@@ -197,7 +197,7 @@ def figure_vote_then_debate(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; 1 if its figure fails, else 0."""
-    parser = base_parser(__doc__, quick_help="2 questions, 2 solvers, no matched vote")
+    parser = base_parser(__doc__, quick_help="1 question, 2 solvers, no matched vote")
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         [
             lambda workdir: figure_vote_then_debate(
                 workdir,
-                questions=2 if quick else EMBEDDED_QUESTIONS,
+                questions=1 if quick else EMBEDDED_QUESTIONS,
                 agents=2 if quick else 3,
                 parallel=2 if quick else 4,
                 matched=not quick,
@@ -219,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         ],
         args=args,
-        quick_note="quick mode: 2 questions, 2 solvers, no matched vote",
+        quick_note="quick mode: 1 question, 2 solvers, no matched vote",
         warnings=lambda: WARNINGS,
         tmp_prefix="debategraph-vtd-",
         workdir=args.workdir,

@@ -95,10 +95,10 @@ def check_eval_embedded(figures: dict[str, dict[str, Any]], output: str) -> None
 def check_vote_then_debate(figures: dict[str, dict[str, Any]], output: str) -> None:
     values = figures["Vote, then debate"]["values"]
     assert {m: v["n"] for m, v in values["modes"].items()} == dict.fromkeys(
-        ("vote", "debate-full", "vote-then-debate"), 2
+        ("vote", "debate-full", "vote-then-debate"), 1
     ), output
     entry = values["vote_then_debate"]
-    assert entry["n"] == 2 and 0 <= entry["debated"] <= 2, output
+    assert entry["n"] == 1 and 0 <= entry["debated"] <= 1, output
     assert entry["against"] == "debate-full" and entry["how"] == "measured", output
     tested = {t["b"] if t["a"] == "vote-then-debate" else t["a"] for t in entry["tests"]}
     assert tested == {"vote", "debate-full"}, output  # --quick: no matched vote
