@@ -27,6 +27,7 @@ Usage::
     .venv/bin/python benchmarks/vote_then_debate.py            # 100 questions (~1 h on 2 CPUs)
     .venv/bin/python benchmarks/vote_then_debate.py --quick    # 1 question (~30 s)
     .venv/bin/python benchmarks/vote_then_debate.py --workdir .bench-eval --json out.json
+    .venv/bin/python benchmarks/vote_then_debate.py --workdir .bench-eval --no-matched
 
 A full run (not ``--quick``) writes ``docs/eval/vote-then-debate.md`` (the eval's
 ``results.md``: its plain answer and tables) and ``docs/eval/vote-then-debate.json``.
@@ -204,6 +205,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="keep the work (checkpoints included) in this folder; the embedded eval's "
         "(.bench-eval) reads its vote and debate-full threads back",
     )
+    parser.add_argument(
+        "--no-matched",
+        action="store_true",
+        help="leave out the votes at each debate's budget (vote@K): fewer than half the calls",
+    )
     args = parser.parse_args(argv)
     quick: bool = args.quick
     return run_benchmark(
@@ -214,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 questions=1 if quick else EMBEDDED_QUESTIONS,
                 agents=2 if quick else 3,
                 parallel=2 if quick else 4,
-                matched=not quick,
+                matched=not (quick or args.no_matched),
                 docs=not quick,
             )
         ],
