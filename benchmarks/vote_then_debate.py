@@ -92,10 +92,10 @@ def publish(out: Path, command: str, wall_s: float, meta: dict[str, Any]) -> Pat
         "# Vote, then debate, on the embedded model",
         "",
         f"Written by `benchmarks/vote_then_debate.py` on {day} ({os.cpu_count()} CPUs): "
-        f"`debategraph {command}` ({meta['model']}). It ran {threads['started']} threads, "
-        f"resumed {threads['resumed']} and read {threads['finished']} back from the "
-        f"checkpoints of earlier runs (the `vote` and `debate-full` threads `benchmarks/eval.py` "
-        f"ran on the same questions) in {wall_s:.0f} s. The figures: "
+        f"`debategraph {command}` ({meta['model']}). Its last run ran {threads['started']} "
+        f"threads, resumed {threads['resumed']} and read {threads['finished']} back from the "
+        "checkpoints of earlier runs (its own, stopped and resumed, and any `benchmarks/eval.py` "
+        f"run of the same modes on the same questions) in {wall_s:.0f} s. The figures: "
         "[vote-then-debate.json](vote-then-debate.json).",
         "",
         "A 135M-parameter model on one-digit sums: the plumbing and the cost, not a finding "
@@ -105,7 +105,7 @@ def publish(out: Path, command: str, wall_s: float, meta: dict[str, Any]) -> Pat
     ]
     text = (out / "results.md").read_text(encoding="utf-8")
     path = DOCS / "vote-then-debate.md"
-    path.write_text("\n".join(header) + text, encoding="utf-8")
+    path.write_text("\n".join(header) + "\n" + text, encoding="utf-8")
     return path
 
 
