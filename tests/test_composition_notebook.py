@@ -38,7 +38,7 @@ def test_composition_notebook_runs_the_four_ways(tmp_path: Path) -> None:
     assert f"2. supervisor -> Final: {ANSWER}" in lines, text
     # 3. A tool: the pattern's input as arguments, the outcome as the result, refusals as
     # the result's one line.
-    assert "tool: panel | arguments: ['question', 'choices']" in lines, text
+    assert "tool: panel | arguments: ['question', 'choices', 'answer_kind']" in lines, text
     assert f"tool result: {ANSWER}" in lines, text
     assert "artifact votes: {'42': 3} | rounds: 2" in lines, text
     assert 'refused: question is empty: give the problem text, e.g. "2+3?"' in lines, text

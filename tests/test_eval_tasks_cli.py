@@ -106,20 +106,30 @@ def test_math_scores_equivalence_and_says_why_a_row_is_wrong(
             "level": "1",
             "type": "x",
         },
-        {"problem": "Six? [say 6]", "solution": "$\\boxed{6}$", "level": "1", "type": "x"},
-        {"problem": "Mute? [say none]", "solution": "$\\boxed{2}$", "level": "1", "type": "x"},
+        {
+            "problem": "Root? [say \\frac{\\sqrt{2}}{2}]",
+            "solution": "$\\boxed{\\frac{1}{\\sqrt{2}}}$",
+            "type": "x",
+        },
+        {"problem": "Mute? [say I do not know]", "solution": "$\\boxed{2}$", "type": "x"},
         {"problem": "Quarters? [say \\frac{3}{4}]", "solution": "$\\boxed{0.75}$", "type": "x"},
+        {"problem": "Where? [say x \\in (1, 3)]", "solution": "$\\boxed{(1,3)}$", "type": "x"},
         {"problem": "No gold.", "solution": "no box", "level": "1", "type": "x"},
     ]
     result, outcomes = run_task(tmp_path, capsys, "math", write(tmp_path / "math.jsonl", rows))
     meta = result["meta"]
-    assert (meta["metric"], meta["skipped"], meta["skipped_lines"]) == (MATH_METRIC, 1, [6])
-    assert result["modes"][0]["accuracy"] == 0.6  # 3 of 5: 1/2 = 0.5, 6 and 3/4 = 0.75
+    assert (meta["metric"], meta["skipped"], meta["skipped_lines"]) == (MATH_METRIC, 1, [7])
+    # 4 of 6: 1/2 = 0.5, sqrt(2)/2 = 1/sqrt(2), 3/4 = 0.75 and the interval (1, 3)
+    assert result["modes"][0]["accuracy"] == pytest.approx(4 / 6, abs=1e-4)
     by_line = {row["line"]: row for row in outcomes}
-    assert by_line["1"]["correct"] == "True" and by_line["2"]["correct"] == "False"
-    assert by_line["4"]["reason"] == "no answer could be read"
+    assert [by_line[str(n)]["correct"] for n in range(1, 7)] == [
+        "True", "False", "True", "False", "True", "True",
+    ]  # fmt: skip
+    assert by_line["4"]["reason"] == "no answer could be read"  # prose is no expression
     assert by_line["2"]["reason"] == ""  # compared, and not equivalent
     assert by_line["5"]["answer"] == "0.75"  # the solver's \frac{3}{4}, read whole
+    assert by_line["3"]["answer"] == "\\frac{\\sqrt{2}}{2}"  # an expression, kept whole
+    assert by_line["6"]["answer"] == "\\left(1, 3\\right)"  # x \in (1, 3): the interval
 
 
 def test_an_unknown_shape_is_one_line_and_exit_2(

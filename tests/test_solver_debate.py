@@ -31,7 +31,7 @@ from debategraph.models import ModelSpec
 from debategraph.nodes.solver_debate import gist
 from debategraph.nodes.solver_debate.judge import JudgeReply
 from debategraph.nodes.solver_debate.prompts import SOLUTION_VIEW
-from debategraph.nodes.solver_debate.rounds import ChoiceReply, SolverReply
+from debategraph.nodes.solver_debate.rounds import ChoiceReply, ExpressionReply, SolverReply
 from debategraph.registry import current_settings, entry
 from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.strategies import ring, star
@@ -610,7 +610,8 @@ def test_module_graph_for_studio() -> None:
     assert graph.checkpointer is None
     assert graph.name == GRAPH_NAME == "solver_debate"
     builder = graph.builder
-    assert set(typing.get_type_hints(builder.input_schema)) == {"question", "choices", "messages"}
+    inputs = {"question", "choices", "answer_kind", "messages"}
+    assert set(typing.get_type_hints(builder.input_schema)) == inputs
     output = set(typing.get_type_hints(builder.output_schema))
     assert output >= OUTPUT_KEYS
     assert "round" not in output
@@ -620,7 +621,7 @@ def test_module_graph_for_studio() -> None:
 def test_module_graph_json_schemas() -> None:
     graph = studio.solver_debate
     schema = graph.get_input_jsonschema()
-    assert set(schema["properties"]) == {"question", "choices", "messages"}
+    assert set(schema["properties"]) == {"question", "choices", "answer_kind", "messages"}
     # The question, or messages whose last human message is it; choices only for a
     # multiple-choice question.
     assert "required" not in schema
@@ -630,7 +631,7 @@ def test_module_graph_json_schemas() -> None:
 
 def test_reply_schemas_are_sent_without_their_docstring() -> None:
     """Every reply schema of the solvers and the judge drops its description, not its fields'."""
-    for schema in (SolverReply, ChoiceReply, JudgeReply):
+    for schema in (SolverReply, ExpressionReply, ChoiceReply, JudgeReply):
         sent = schema.model_json_schema()
         assert "description" not in sent, schema.__name__
         assert sent["properties"]["reasoning"]["description"], schema.__name__

@@ -143,6 +143,7 @@ def test_declared_graphs_are_served(client: Any) -> None:
     assert set(schemas_of(client)["input_schema"]["properties"]) == {
         "question",
         "choices",
+        "answer_kind",
         "messages",
     }
 

@@ -282,7 +282,7 @@ def show(
     out.print(f"[bold]{escape(pattern.title(values))}[/bold]  ({state.status})")
     choices = values.get("choices") or None
     for turn in values.get("transcript", []):
-        for line in turn_block(turn, choices):
+        for line in turn_block(turn, choices, values.get("answer_kind") or "number"):
             out.print(line)
     if state.status == "finished":
         print_result(pattern, result_of(pattern, thread, values, wall_s), json_output=False)

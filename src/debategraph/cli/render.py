@@ -26,6 +26,7 @@ from debategraph.words import plural
 
 if TYPE_CHECKING:
     from debategraph.state.records import Turn
+    from debategraph.state.solver_debate import AnswerKind
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -124,7 +125,9 @@ def turn_line(turn: Turn, *, with_round: bool = True) -> str:
     return f"{head}{turn.agent:<10} ({turn.stage}): {escape(short(turn.content, 300))}  {cost}"
 
 
-def turn_block(turn: Turn, choices: Sequence[str] | None = None) -> list[str]:
+def turn_block(
+    turn: Turn, choices: Sequence[str] | None = None, kind: AnswerKind = "number"
+) -> list[str]:
     """One transcript record as ``show`` prints it: a head line, then its whole text once.
 
     A record with an answer labels both fields: ``answer 48.5`` is the typed answer the
@@ -136,6 +139,7 @@ def turn_block(turn: Turn, choices: Sequence[str] | None = None) -> list[str]:
     Args:
         turn: The record.
         choices: The thread's answer choices, if its question has them.
+        kind: How its question is answered where it has no choices.
 
     Returns:
         Lines of Rich markup.
@@ -153,7 +157,7 @@ def turn_block(turn: Turn, choices: Sequence[str] | None = None) -> list[str]:
             head += f" abstains: {escape(turn.reason)}"
         return [f"{head}  {_cost(turn)}", *_body(turn.content)]
     head += f" answer [bold]{escape(turn.answer)}[/bold]"
-    stated = _stated_answer(turn, choices)
+    stated = _stated_answer(turn, choices, kind)
     if stated is not None:
         head += f" (reasoning says {escape(stated)})"
     if turn.confidence is not None:
@@ -183,14 +187,15 @@ def _body(text: str, *, label: str = "") -> list[str]:
     return [f"    {label}{escape(lines[0])}", *(f"    {escape(line)}" for line in lines[1:])]
 
 
-def _stated_answer(turn: Turn, choices: Sequence[str] | None) -> str | None:
+def _stated_answer(turn: Turn, choices: Sequence[str] | None, kind: AnswerKind) -> str | None:
     """The answer a record's reasoning states, where it is not the record's answer."""
     from debategraph.strategies.answers import extract_answer
 
-    stated = extract_answer(turn.content, choices=choices or None)
+    stated = extract_answer(turn.content, choices=choices or None, kind=kind)
     if stated is None or turn.answer is None:
         return None
-    own = extract_answer(turn.answer, loose=True, choices=choices or None) or turn.answer
+    own = extract_answer(turn.answer, loose=True, choices=choices or None, kind=kind)
+    own = own or turn.answer
     return None if stated == own else stated
 
 

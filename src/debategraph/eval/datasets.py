@@ -23,9 +23,9 @@ from debategraph.strategies.answers import (
     CHOICES_RULE,
     choice_index,
     choice_letter,
-    normalize_number,
     valid_choices,
 )
+from debategraph.strategies.numbers import normalize_number
 from debategraph.words import plural
 
 _OPTION = "--dataset"

@@ -113,6 +113,7 @@ class EvalPlan:
 
         Returns:
             ``eval-<mode>-<line>-<digest of settings, model, question, choices, gold>``
+            (and of the answer kind where it is not a number)
             (a roster mode's settings hold its solvers' records: another file's content
             is another thread).
         """
@@ -123,6 +124,8 @@ class EvalPlan:
             "choices": list(item.choices),
             "gold": item.gold,
         }
+        if item.answer_kind != "number":  # a number's threads keep their ids
+            key["answer_kind"] = item.answer_kind
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
         return f"{THREAD_PREFIX}-{mode}-{item.line}-{digest}"
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from debategraph.state.solver_debate import AnswerKind
 from debategraph.strategies.decisions import PLURALITY
 from debategraph.strategies.math_answers import Checker
 
 
 @dataclass(frozen=True)
 class Item:
-    """One question of a dataset.
+    r"""One question of a dataset.
 
     Attributes:
         line: Its line number in the dataset file (1-based): its id in results.
@@ -20,6 +21,8 @@ class Item:
             a numeric question.
         checker: How an answer is checked against ``gold``: ``exact`` (the same number
             or letter) or ``math`` (equivalent by math-verify: MATH, GSM-Hard).
+        answer_kind: What the solvers answer a question without choices with: a
+            ``number``, or an ``expression`` (MATH: ``\sqrt{2}``, ``[1, 3)``).
     """
 
     line: int
@@ -27,6 +30,7 @@ class Item:
     gold: str
     choices: tuple[str, ...] = ()
     checker: Checker = "exact"
+    answer_kind: AnswerKind = "number"
 
 
 @dataclass(frozen=True)

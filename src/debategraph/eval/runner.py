@@ -332,6 +332,8 @@ def _graph_input(item: Item) -> dict[str, Any]:
     graph_input: dict[str, Any] = {"question": item.question}
     if item.choices:
         graph_input["choices"] = list(item.choices)
+    if item.answer_kind != "number":
+        graph_input["answer_kind"] = item.answer_kind
     return graph_input
 
 

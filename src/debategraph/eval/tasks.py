@@ -14,21 +14,22 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from debategraph.errors import UsageError
 from debategraph.eval.datasets import Loaded, show
 from debategraph.eval.formats import FORMATS_READ, read_rows
 from debategraph.eval.records import Item
+from debategraph.state.solver_debate import AnswerKind
 from debategraph.strategies.answers import (
     CHOICE_LETTERS,
     CHOICES_RULE,
     choice_index,
-    normalize_number,
     valid_choices,
 )
 from debategraph.strategies.math_answers import Checker, last_boxed, require
+from debategraph.strategies.numbers import normalize_number
 
 #: The metric of a choice task, as ``results.json``'s meta names it.
 CHOICE_METRIC = "accuracy (exact match of the choice letter)"
@@ -74,6 +75,8 @@ class Task:
         csv_columns: The columns of its header-less CSV (MMLU's original files).
         shuffles: Its choices are shuffled with a recorded seed (GPQA lists the right
             answer first).
+        answer_kind: What its solvers answer with where there are no choices: a
+            ``number``, or an ``expression`` (MATH's answers are often no number).
     """
 
     name: str
@@ -83,6 +86,7 @@ class Task:
     shapes: tuple[Shape, ...]
     csv_columns: tuple[str, ...] = ()
     shuffles: bool = False
+    answer_kind: AnswerKind = "number"
 
     def load(self, source: str, choice_seed: int = 0) -> tuple[Loaded, str]:
         """Read a dataset of this task into items.
@@ -121,15 +125,15 @@ class Task:
             if item is None:
                 skipped.append(number)
             else:
-                items.append(item if self.checker == "exact" else _math(item))
+                items.append(item if self.checker == "exact" else self._math(item))
         if not items:
             why = f"{len(skipped)} rows without a gold answer" if skipped else "no rows"
             raise UsageError(f"--dataset {source}: no questions ({why})")
         return Loaded(tuple(items), len(skipped), tuple(skipped)), read.format
 
-
-def _math(item: Item) -> Item:
-    return Item(item.line, item.question, item.gold, item.choices, "math")
+    def _math(self, item: Item) -> Item:
+        """A math item: checked by math-verify, answered with this task's kind."""
+        return replace(item, checker="math", answer_kind=self.answer_kind)
 
 
 class _BadRow(ValueError):
@@ -341,6 +345,7 @@ _TASKS = (
                 _math_item,
             ),
         ),
+        answer_kind="expression",
     ),
     Task(
         "gsm-hard",

@@ -120,7 +120,15 @@ class Verdicts:
         self.calls += 1
         item = thread.item
         decision, records = await arun_steps(
-            decide_steps(JUDGE_PROTOCOL, agent, None, item.question, item.choices, thread.finals)
+            decide_steps(
+                JUDGE_PROTOCOL,
+                agent,
+                None,
+                item.question,
+                item.choices,
+                thread.finals,
+                item.answer_kind,
+            )
         )
         update: dict[str, Any] = {"decisions": {f"{JUDGE}@{key}": decision}}
         if records:

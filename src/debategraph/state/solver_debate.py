@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
@@ -11,6 +11,12 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (S
 from debategraph.state.base import MessagesInput, RunOutput, RunState, Schemas
 from debategraph.state.records import Decided, RoundRecord, Turn
 from debategraph.state.reducers import append_only
+
+#: How a question without choices is answered: one ``number``, or an ``expression`` (a
+#: MATH answer: ``\sqrt{2}``, ``[1, 3)``). A question with choices is answered by a letter.
+AnswerKind = Literal["number", "expression"]
+#: The kinds, in the order error messages list them.
+ANSWER_KINDS: tuple[AnswerKind, ...] = ("number", "expression")
 
 
 class Decision(Decided):
@@ -46,19 +52,22 @@ class SolverDebateInput(MessagesInput):
     """What a caller passes in: the question to solve, and its choices if it has any.
 
     With ``choices`` the solvers answer with a choice letter (``A`` for the first), read
-    by the answer extractor's choice mode; without, with a number. Without ``question``,
-    the last human message of ``messages`` is the question.
+    by the answer extractor's choice mode; without, with a number, or with an expression
+    where ``answer_kind`` is ``expression`` (a MATH answer in LaTeX, kept whole; answers
+    math-verify reads as one object are one answer). Without ``question``, the last human
+    message of ``messages`` is the question.
     """
 
     question: NotRequired[str]
     choices: NotRequired[list[str]]
+    answer_kind: NotRequired[AnswerKind]
 
 
 class SolverDebateOutput(RunOutput):
     """What the graph returns to a caller or a parent graph.
 
     Besides the base outputs (``termination_reason``, ``usage``, ``usage_by_agent``,
-    ``usage_by_model``, ``notes``): the question (and its choices), the decided answer,
+    ``usage_by_model``, ``notes``): the question (its choices, its answer kind), the decided answer,
     the vote table, the agreement ratio, the tie-break (all four the decision's), each
     round's answers, the graph's protocol's :class:`Decision` and every decision of the
     thread by key (:func:`~debategraph.nodes.solver_debate.judge.decision_key`: the
@@ -67,6 +76,7 @@ class SolverDebateOutput(RunOutput):
 
     question: str
     choices: list[str]
+    answer_kind: AnswerKind
     answer: str | None
     votes: dict[str, int]
     agreement: float
@@ -89,6 +99,7 @@ class SolverView(TypedDict):
 
     question: str
     choices: list[str]
+    answer_kind: AnswerKind
     solver: str
     round: int
     own: Turn | None

@@ -14,7 +14,6 @@ from debategraph.strategies.answers import (
     choice_letter,
     extract_answer,
     normalize_choice,
-    normalize_number,
     valid_choices,
 )
 from debategraph.strategies.decisions import (
@@ -33,6 +32,7 @@ from debategraph.strategies.dynamics import (
     summarize_dynamics,
     thread_dynamics,
 )
+from debategraph.strategies.numbers import normalize_number
 from debategraph.strategies.topology import (
     TOPOLOGY_NAMES,
     Topology,

@@ -1,29 +1,22 @@
 r"""The answer extractor: turns what a solver wrote into a comparable answer.
 
 A number for a numeric question (normalised, ``"1,234.50"`` -> ``"1234.5"``; a fraction such
-as ``\frac{1}{2}`` or ``1/2`` as its decimal where it ends, else reduced), or a choice
-letter (``"A"``, ``"B"``...) for a multiple-choice one when the choices are given.
+as ``\frac{1}{2}`` or ``1/2`` as its decimal where it ends, else reduced), a choice
+letter (``"A"``, ``"B"``...) for a multiple-choice one when the choices are given, or an
+expression in its canonical form (``\frac{\sqrt{2}}{2}``, ``\left[1, 3\right)``) for a
+question asked of that kind (:data:`~debategraph.state.solver_debate.AnswerKind`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from decimal import Decimal, InvalidOperation
-from fractions import Fraction
 
-_MINUS = "\u2212"  # the Unicode minus sign some models write
-_NUMBER = (
-    r"[-\u2212]?\s*\$?\s*(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-    r"|[-\u2212]?\s*\$?\s*\.\d+"
-)
-# A fraction of whole numbers: ``\frac{1}{2}`` (``\dfrac``, ``\tfrac``) or ``1/2``.
-_FRACTION = (
-    r"[-\u2212]?\s*\\[dt]?frac\s*\{\s*\d+\s*\}\s*\{\s*\d+\s*\}"
-    r"|[-\u2212]?\s*\d+\s*/\s*\d+(?!\d|\.\d)"
-)
-_FRACTION_PARTS = re.compile(r"([-\u2212]?)\D*?(\d+)\D+?(\d+)\D*")
-_VALUE = rf"(?:{_FRACTION})|(?:{_NUMBER})"
+from debategraph.state.solver_debate import AnswerKind
+from debategraph.strategies.math_answers import read_expression
+from debategraph.strategies.numbers import FRACTION, NUMBER, normalize_value
+
+_VALUE = rf"(?:{FRACTION})|(?:{NUMBER})"
 _MARKED = [
     re.compile(rf"####\s*({_VALUE})"),
     re.compile(rf"\{{\{{\s*({_VALUE})\s*\}}\}}"),
@@ -31,57 +24,6 @@ _MARKED = [
     re.compile(rf"(?i)\banswer\s*(?:is|:|=)\s*\**\s*({_VALUE})"),
 ]
 _ANY_NUMBER = re.compile(_VALUE)
-_IS_FRACTION = re.compile(_FRACTION)
-
-
-def normalize_number(raw: str) -> str | None:
-    """Canonical text of a number: no ``$``, no thousands commas, no trailing zeros.
-
-    Args:
-        raw: Text such as ``$1,234.50``, ``-3``, ``18.0``.
-
-    Returns:
-        ``"1234.5"``, ``"-3"``, ``"18"``; ``None`` if ``raw`` is not a number.
-    """
-    text = raw.replace(_MINUS, "-").replace("$", "").replace(",", "").replace(" ", "").strip()
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return None
-    if not value.is_finite():
-        return None
-    if value == value.to_integral_value():
-        return str(int(value))
-    return format(value.normalize(), "f")
-
-
-def normalize_value(raw: str) -> str | None:
-    r"""Canonical text of a number or a fraction of whole numbers.
-
-    A fraction whose decimal ends is that number (``\frac{3}{4}`` -> ``"0.75"``,
-    ``48/2`` -> ``"24"``); another is kept reduced (``2/6`` -> ``"1/3"``), which math-verify
-    reads as the fraction; anything else is :func:`normalize_number`'s.
-
-    Args:
-        raw: Text such as ``\frac{1}{2}``, ``-3/4``, ``$1,234.50``.
-
-    Returns:
-        ``"0.5"``, ``"-0.75"``, ``"1234.5"``; ``None`` if it is neither (or divides by 0).
-    """
-    if _IS_FRACTION.fullmatch(raw.strip()) is None:
-        return normalize_number(raw)
-    parts = _FRACTION_PARTS.fullmatch(raw.strip())
-    if parts is None or int(parts.group(3)) == 0:
-        return None
-    value = Fraction(int(parts.group(2)), int(parts.group(3)))
-    sign = "-" if parts.group(1) and value else ""
-    rest = value.denominator
-    for prime in (2, 5):
-        while rest % prime == 0:
-            rest //= prime
-    if rest == 1:
-        return normalize_number(f"{sign}{Decimal(value.numerator) / Decimal(value.denominator)}")
-    return f"{sign}{value.numerator}/{value.denominator}"
 
 
 # --------------------------------------------------------------------------
@@ -269,10 +211,27 @@ def _extract_choice(text: str, choices: Sequence[str], *, loose: bool) -> str | 
     return None
 
 
+def answer_noun(choices: Sequence[str] | None, kind: AnswerKind = "number") -> str:
+    """What an answer of a question is called, for a reason it could not be read.
+
+    Args:
+        choices: The question's choices (``None`` or empty: none).
+        kind: How a question without choices is answered.
+
+    Returns:
+        ``choice``, ``number`` or ``expression``.
+    """
+    return "choice" if choices else kind
+
+
 def extract_answer(
-    text: str | None, *, loose: bool = False, choices: Sequence[str] | None = None
+    text: str | None,
+    *,
+    loose: bool = False,
+    choices: Sequence[str] | None = None,
+    kind: AnswerKind = "number",
 ) -> str | None:
-    r"""Extract the final answer from a solver's text: a number, or a choice letter.
+    r"""Extract the final answer from a solver's text: a number, a choice letter, an expression.
 
     Numeric mode (no ``choices``): marked answers win, last one first: ``#### 18``,
     ``{{18}}``, ``\boxed{18}``, ``Answer: 18``. With ``loose=True`` (for a field that
@@ -300,14 +259,23 @@ def extract_answer(
     A bare letter elsewhere in prose never counts. A letter beyond the choices (``E``
     with four) is no answer: ``None`` when it is the last marked one.
 
+    Expression mode (``kind="expression"``, no ``choices``): the marked answer kept
+    whole (``\boxed{...}`` with its braces balanced, ``#### ...``, ``Answer: ...``), or
+    with ``loose=True`` the whole text unless it is prose, in the canonical form of
+    :func:`~debategraph.strategies.math_answers.canonical_expression`, so that answers
+    math-verify reads as one object are one text.
+
     Args:
         text: The text to read.
         loose: Accept an unmarked number (numeric mode); accept ``(C)`` anywhere and a
             choice's text inside prose (choice mode).
-        choices: The choices' texts, in letter order. ``None`` or empty: numeric mode.
+        choices: The choices' texts, in letter order. ``None`` or empty: numeric mode,
+            or expression mode.
+        kind: How a question without choices is answered (``number`` or ``expression``).
 
     Returns:
-        The normalised number, or the choice letter; ``None`` when there is no answer
+        The normalised number, the choice letter or the expression; ``None`` when there
+        is no answer
         (an abstention, never a vote).
 
     Raises:
@@ -317,6 +285,8 @@ def extract_answer(
         return _extract_choice(text or "", choices, loose=loose)
     if not text:
         return None
+    if kind == "expression":
+        return read_expression(text, loose=loose)
     for pattern in _MARKED:
         found = pattern.findall(text)
         if found:

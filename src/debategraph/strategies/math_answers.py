@@ -5,12 +5,18 @@ extract_answer`) is right when it is the gold's letter. A math answer (MATH, GSM
 right when ``math-verify`` finds it equivalent to the gold (``0.5`` and ``\frac{1}{2}``
 are one answer), never by comparing LaTeX strings. ``math-verify`` is in the ``eval``
 extra; :func:`require` says which extra to install when a module is missing.
+
+A solver asked for an expression (a MATH answer: ``\sqrt{2}``, ``[1, 3)``, ``x^2+1``) is
+read by :func:`read_expression`: its marked or whole answer, kept whole and written in one
+canonical form (:func:`canonical_expression`), so that answers math-verify parses to the
+same object (``\frac{\sqrt{2}}{2}`` and ``\sqrt{2}/2``) are one answer in a vote.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import re
 import threading
 from dataclasses import dataclass
@@ -18,6 +24,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from debategraph.errors import UsageError
+from debategraph.strategies.numbers import normalize_number, normalize_value
 
 #: How answers are checked: ``exact`` (the same normalised text) or ``math``.
 Checker = Literal["exact", "math"]
@@ -26,6 +33,23 @@ Checker = Literal["exact", "math"]
 EVAL_EXTRA = "eval"
 _BOXED = "\\boxed{"
 _DELIMITED = re.compile(r"\\boxed\{|\$|\\\(|\\\[")
+#: The longest expression math-verify is given to parse (a longer one is compared as text).
+MAX_EXPRESSION_CHARS = 200
+# What sympy would compute in full while parsing, past any timer (a solver's answer is
+# read on a worker thread, where math-verify has none): a tower of powers, a power of
+# four digits or more, the factorial of a number of three digits or more.
+_RISKY = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\{?\s*\d{4,}|\d{3,}\s*!")
+# Marks before an answer, as the numeric extractor reads them (the rest of the line).
+_LINE_MARKS = (
+    re.compile(r"####[ \t*_]*([^\n]*)"),
+    re.compile(r"(?i)\banswer\s*(?:is\b\s*:?|:|=)[ \t*_]*([^\n]*)"),
+)
+_WRAPPERS = re.compile(r"^(?:\$+|\\\(|\\\[)\s*(.*?)\s*(?:\$+|\\\)|\\\])$", re.DOTALL)
+_SPACING = re.compile(r"\\[,;:! ]|\\(?:left|right)\b|\s+")
+_PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+# Words alone are a text answer (``east``, ``Monday``), never a product of letters.
+_WORDS = re.compile(r"[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})*")
+_TEXT_COMMAND = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{[^{}]*\}")
 #: Seconds math-verify may spend on one parse or comparison (its timer works only on the
 #: main thread; elsewhere it runs without one).
 _TIMEOUT_S = 5
@@ -148,3 +172,84 @@ def check_answer(answer: str | None, gold: str, checker: Checker = "exact") -> C
     if checker == "math":
         return math_equal(answer, gold)
     return Checked(answer == gold)
+
+
+def read_expression(text: str, *, loose: bool = False) -> str | None:
+    r"""The final answer of a solver asked for an expression, in its canonical form.
+
+    Marked answers win, the last one first: ``\boxed{...}`` (its braces balanced), then
+    ``#### ...`` and ``Answer: ...`` (the rest of the line). With ``loose=True`` (a field
+    that should hold only the answer) the whole text is the answer when nothing is
+    marked, unless it reads as prose (three words or more outside ``\text{}``).
+
+    Args:
+        text: What the solver wrote (``The answer is $\frac{\sqrt{2}}{2}$.``).
+        loose: Take the whole text when nothing is marked.
+
+    Returns:
+        :func:`canonical_expression` of the answer (``\frac{\sqrt{2}}{2}``); ``None``
+        when there is none.
+    """
+    found = last_boxed(text)
+    if found is None:
+        for mark in _LINE_MARKS:
+            lines = [line for line in mark.findall(text) if line.strip()]
+            if lines:
+                found = lines[-1]
+                break
+    if found is None and loose and len(_PROSE_WORD.findall(_TEXT_COMMAND.sub("", text))) < 3:
+        found = text
+    if found is None:
+        return None
+    found = last_boxed(found) or found
+    answer = found.strip().rstrip(".").strip("*_ \t\n")
+    unwrapped = _WRAPPERS.fullmatch(answer)
+    answer = (unwrapped.group(1) if unwrapped else answer).rstrip(".").strip()
+    return canonical_expression(answer) if answer else None
+
+
+def canonical_expression(text: str) -> str:
+    r"""One text for each mathematical object, so that equivalent answers vote together.
+
+    A number or a fraction of whole numbers is :func:`~debategraph.strategies.numbers.
+    normalize_value`'s (``\frac{1}{2}`` -> ``0.5``). Anything else math-verify parses is
+    sympy's LaTeX of it (``\sqrt{2}/2`` -> ``\frac{\sqrt{2}}{2}``, ``2x+x^2`` -> ``x^{2}
+    + 2 x``, ``[1,3)`` -> ``\left[1, 3\right)``); an equation ``x = 5`` is its right
+    side; a rational value is a number again. Without math-verify (the ``eval`` extra),
+    or for what it cannot parse, is too long, or would make sympy compute without end (a
+    tower of powers), the text is kept with its spacing and ``\left``/``\right`` taken
+    out.
+
+    Args:
+        text: An answer, unwrapped (no ``$``, no ``\boxed``).
+
+    Returns:
+        Its canonical text; math-verify reads it back as the same object.
+    """
+    number = normalize_value(text)
+    if number is not None:
+        return number
+    tidy = _SPACING.sub("", text).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    if len(text) > MAX_EXPRESSION_CHARS or _RISKY.search(text) or not _has_math_verify():
+        return tidy
+    parsed = _parsed(rf"\text{{{text}}}" if _WORDS.fullmatch(text) else text)
+    if not parsed:
+        return tidy
+    import sympy  # type: ignore[import-untyped]  # math-verify needs it: present with it
+
+    value = parsed[0]
+    if isinstance(value, sympy.Equality) and isinstance(value.lhs, sympy.Symbol):
+        value = value.rhs
+    unbounded = (sympy.Integral, sympy.Sum, sympy.Product, sympy.Limit)
+    if isinstance(value, sympy.Basic) and not value.has(*unbounded):
+        value = value.doit()  # 2\cdot 3 is 6, \frac12+\frac14 is 0.75; never an integral
+    if isinstance(value, sympy.Rational):
+        return normalize_value(f"{value.p}/{value.q}") or tidy
+    if isinstance(value, sympy.Float):
+        return normalize_number(str(value)) or tidy
+    return str(sympy.latex(value))
+
+
+@functools.cache
+def _has_math_verify() -> bool:
+    return importlib.util.find_spec("math_verify") is not None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
@@ -104,6 +104,14 @@ def solve_command(
             "the solvers answer with its letter.",
         ),
     ] = None,
+    answer_kind: Annotated[
+        Literal["number", "expression"],
+        typer.Option(
+            "--answer-kind",
+            help="What the solvers answer a question without choices with: one number, or "
+            "an expression in LaTeX (a MATH answer; equivalent ones vote together).",
+        ),
+    ] = "number",
     decision: Annotated[
         str,
         typer.Option(
@@ -155,6 +163,10 @@ def solve_command(
         if not valid_choices(choices):
             raise UsageError(f"--choice: give {CHOICES_RULE}, got {len(choices)}: {choices}")
         graph_input["choices"] = list(choices)
+    if answer_kind != "number":
+        if choices:
+            raise UsageError(f"--answer-kind {answer_kind} is for a question without --choice")
+        graph_input["answer_kind"] = answer_kind
     return Launch(settings, graph_input)
 
 

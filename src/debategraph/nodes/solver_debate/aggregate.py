@@ -53,7 +53,13 @@ def make_aggregate(
     def aggregate(state: SolverDebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         finals = latest_turns(state.get("transcript", []))
         decision, records = yield from decide_steps(
-            protocol, agent, runtime, state["question"], state.get("choices"), finals
+            protocol,
+            agent,
+            runtime,
+            state["question"],
+            state.get("choices"),
+            finals,
+            state.get("answer_kind") or "number",
         )
         update: dict[str, Any] = {
             "answer": decision.answer,

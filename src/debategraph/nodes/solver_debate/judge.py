@@ -33,6 +33,7 @@ from debategraph.nodes.agent import Agent, recorded
 from debategraph.nodes.solver_debate.prompts import (
     JUDGE_SYSTEM,
     JUDGE_SYSTEM_CHOICE,
+    JUDGE_SYSTEM_EXPRESSION,
     JUDGE_TASK,
     NO_ANSWER,
 )
@@ -44,8 +45,8 @@ from debategraph.nodes.solver_debate.setup import (
 )
 from debategraph.nodes.solver_debate.views import question_text, solution_view
 from debategraph.state.records import Turn
-from debategraph.state.solver_debate import Decision
-from debategraph.strategies.answers import extract_answer
+from debategraph.state.solver_debate import AnswerKind, Decision
+from debategraph.strategies.answers import answer_noun, extract_answer
 from debategraph.strategies.decisions import Decided, DecisionProtocol, decide, judge_needed
 
 if TYPE_CHECKING:
@@ -63,12 +64,15 @@ class JudgeReply(BaseModel):
     reasoning: str = Field(description="Brief step-by-step check of the solutions.")
     answer: str = Field(
         description="The correct final answer, as one of the agents gave it: only the "
-        "number, or only the letter of the choice."
+        "number or expression, or only the letter of the choice."
     )
 
 
 def judge_prompt(
-    question: str, choices: Sequence[str] | None, finals: Mapping[str, Turn]
+    question: str,
+    choices: Sequence[str] | None,
+    finals: Mapping[str, Turn],
+    kind: AnswerKind = "number",
 ) -> list[BaseMessage]:
     """The judge's prompt: the question, then each solver's final answer and its gist.
 
@@ -77,11 +81,14 @@ def judge_prompt(
         choices: Its choices, in letter order (``None`` or empty: a numeric question).
         finals: Solver -> its final turn (:func:`~debategraph.nodes.solver_debate.views.
             latest_turns`), in solver order.
+        kind: How a question without choices is answered.
 
     Returns:
         The messages.
     """
     template = JUDGE_SYSTEM_CHOICE if choices else JUDGE_SYSTEM
+    if kind == "expression" and not choices:
+        template = JUDGE_SYSTEM_EXPRESSION
     solutions = "\n\n".join(solution_view(t, DEFAULT_VIEW_CHARS) for t in finals.values())
     task = JUDGE_TASK.format(
         question=question_text(question, list(choices or ())), finals=solutions or NO_ANSWER
@@ -96,6 +103,7 @@ def decide_steps(
     question: str,
     choices: Sequence[str] | None,
     finals: Mapping[str, Turn],
+    kind: AnswerKind = "number",
 ) -> Steps[tuple[Decision, list[Turn]]]:
     """The steps of deciding the final answer: the protocol, and the judge where needed.
 
@@ -116,6 +124,7 @@ def decide_steps(
         question: The question.
         choices: Its choices (``None`` or empty: a numeric question).
         finals: Solver -> its final turn, in solver order.
+        kind: How a question without choices is answered (its judge's pick is read so).
 
     Returns:
         The steps; they return the decision and the judge's records (its tool calls and
@@ -134,14 +143,17 @@ def decide_steps(
     if judge is None:
         raise ValueError(f"decision {protocol.spec!r} needs a judge here: give the judge agent")
     result = yield from judge.ask_steps(
-        runtime, JudgeReply, judge_prompt(question, choices, finals)
+        runtime, JudgeReply, judge_prompt(question, choices, finals, kind)
     )
     reply = result.value
-    pick = None if reply is None else extract_answer(reply.answer, loose=True, choices=choices)
+    pick = (
+        None
+        if reply is None
+        else extract_answer(reply.answer, loose=True, choices=choices, kind=kind)
+    )
     reason = result.reason
     if reply is not None and pick is None:
-        kind = "choice" if choices else "number"
-        reason = f"no {kind} in the judge's answer {reply.answer[:80]!r}"
+        reason = f"no {answer_noun(choices, kind)} in the judge's answer {reply.answer[:80]!r}"
     turn = Turn(
         agent=JUDGE,
         content="" if reply is None else reply.reasoning,

@@ -12,6 +12,12 @@ SOLVER_SYSTEM = (
 #: A solver's own instructions (its record's ``instructions``), after its system prompt.
 SOLVER_INSTRUCTIONS = "{system}\n\n{instructions}"
 
+SOLVER_SYSTEM_EXPRESSION = (
+    "You are {solver}, one of {n_solvers} agents solving a math problem. "
+    "Reason briefly, step by step; answer with the final answer alone, in LaTeX, without "
+    "words (for example \\frac{{\\sqrt{{2}}}}{{2}}, [1, 3) or x^2+1)."
+)
+
 SOLVER_SYSTEM_CHOICE = (
     "You are {solver}, one of {n_solvers} agents answering a multiple-choice question. "
     "Reason briefly, step by step; answer with the letter of one choice."
@@ -41,6 +47,13 @@ JUDGE_SYSTEM = (
     "Read each agent's final answer and the gist of its reasoning, check the reasoning step "
     "by step, and pick the answer that is correct. Answer with one number, exactly as one "
     "of the agents gave it."
+)
+
+JUDGE_SYSTEM_EXPRESSION = (
+    "You are the judge of {n_solvers} agents who solved a math problem and disagree. "
+    "Read each agent's final answer and the gist of its reasoning, check the reasoning step "
+    "by step, and pick the answer that is correct. Answer with the final answer alone, in "
+    "LaTeX, as one of the agents gave it."
 )
 
 JUDGE_SYSTEM_CHOICE = (

@@ -37,6 +37,7 @@ from debategraph.state.records import (
 )
 from debategraph.state.solver_debate import SolverDebateState
 from debategraph.strategies import Topology, extract_answer
+from debategraph.strategies.answers import answer_noun
 from debategraph.strategies.termination import (
     Agreement,
     Condition,
@@ -75,6 +76,16 @@ class SolverReply(BaseModel):
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
+class ExpressionReply(BaseModel):
+    """A solver's answer to a question whose answer is an expression (no grammar hint)."""
+
+    model_config = ConfigDict(coerce_numbers_to_str=True, json_schema_extra=no_description)
+
+    reasoning: str = Field(description="Brief step-by-step reasoning.")
+    answer: str = Field(description="Only the final answer, in LaTeX.")
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
 class ChoiceReply(BaseModel):
     """A solver's answer to a multiple-choice question."""
 
@@ -86,6 +97,14 @@ class ChoiceReply(BaseModel):
         json_schema_extra={"pattern": LETTER_PATTERN},
     )
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+#: The reply schema of each kind of answer.
+_REPLIES: dict[str, type[SolverReply | ExpressionReply | ChoiceReply]] = {
+    "number": SolverReply,
+    "expression": ExpressionReply,
+    "choice": ChoiceReply,
+}
 
 
 def make_open_round(setup: SolverDebateSetup) -> Runnable[Any, Any]:
@@ -144,8 +163,8 @@ def make_solver(
     def solve(state: SolverDebateState, runtime: Runtime[Context]) -> Steps[dict[str, Any]]:
         task = solver_view(state, name, topology)
         prompt = solver_prompt(task, n_solvers, view_chars, instructions)
-        choices = task["choices"] or None
-        schema: type[SolverReply | ChoiceReply] = ChoiceReply if choices else SolverReply
+        choices, kind = task["choices"] or None, task["answer_kind"]
+        schema = _REPLIES["choice" if choices else kind]
         result = yield from agent.ask_steps(runtime, schema, prompt)
         reply = result.value
         reply_to = tuple(t.id for t in ([task["own"]] if task["own"] else []) + task["peers"])
@@ -157,9 +176,9 @@ def make_solver(
             return {
                 "transcript": stored_once(recorded(result, turn), state.get("transcript") or ())
             }
-        answer = extract_answer(reply.answer, loose=True, choices=choices) or extract_answer(
-            reply.reasoning, choices=choices
-        )
+        answer = extract_answer(
+            reply.answer, loose=True, choices=choices, kind=kind
+        ) or extract_answer(reply.reasoning, choices=choices, kind=kind)
         turn = Turn(
             agent=name,
             content=reply.reasoning,
@@ -171,7 +190,7 @@ def make_solver(
             confidence=reply.confidence,
             reason=None
             if answer
-            else f"no {'choice' if choices else 'number'} in answer {reply.answer[:80]!r}",
+            else f"no {answer_noun(choices, kind)} in answer {reply.answer[:80]!r}",
         )
         # its tool calls, then its turn; their usage is charged by close_round
         return {"transcript": stored_once(recorded(result, turn), state.get("transcript") or ())}

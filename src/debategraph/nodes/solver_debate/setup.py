@@ -10,6 +10,7 @@ from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds, require_text
 from debategraph.state.records import AgentSpec, Participant
+from debategraph.state.solver_debate import ANSWER_KINDS
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import (
     PLURALITY,
@@ -96,7 +97,7 @@ _require_question = require_text("question", 'give the problem text, e.g. "2+3?"
 
 
 def check_input(state: Mapping[str, Any]) -> None:
-    """A run's input check: an empty question, or choices that are not 2 to 26 texts.
+    """A run's input check: an empty question, choices that are not 2 to 26 texts, a bad kind.
 
     The first thing a round does.
 
@@ -110,6 +111,11 @@ def check_input(state: Mapping[str, Any]) -> None:
     choices = state.get("choices")
     if choices is not None and not valid_choices(choices):
         raise ValueError(f"choices must be {CHOICES_RULE}, got {choices!r}")
+    kind = state.get("answer_kind")
+    if kind is not None and kind not in ANSWER_KINDS:
+        raise ValueError(f"answer_kind must be one of {', '.join(ANSWER_KINDS)}, got {kind!r}")
+    if kind == "expression" and choices:
+        raise ValueError("answer_kind 'expression' is for a question without choices")
 
 
 @dataclass(frozen=True)

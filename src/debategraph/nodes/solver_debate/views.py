@@ -17,6 +17,7 @@ from debategraph.nodes.solver_debate.prompts import (
     SOLVER_REFINE,
     SOLVER_SYSTEM,
     SOLVER_SYSTEM_CHOICE,
+    SOLVER_SYSTEM_EXPRESSION,
 )
 from debategraph.nodes.solver_debate.setup import SOLVE_STAGE
 from debategraph.state.records import Turn
@@ -82,6 +83,7 @@ def solver_view(state: SolverDebateState, solver: str, topology: Topology) -> So
     return SolverView(
         question=state["question"],
         choices=list(state.get("choices") or []),
+        answer_kind=state.get("answer_kind") or "number",
         solver=solver,
         round=rnd,
         own=latest.get(solver),
@@ -110,6 +112,8 @@ def solver_prompt(
         The prompt.
     """
     template = SOLVER_SYSTEM_CHOICE if task["choices"] else SOLVER_SYSTEM
+    if task["answer_kind"] == "expression" and not task["choices"]:
+        template = SOLVER_SYSTEM_EXPRESSION
     text = template.format(solver=task["solver"], n_solvers=n_solvers)
     if instructions.strip():
         text = SOLVER_INSTRUCTIONS.format(system=text, instructions=instructions.strip())
