@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -560,3 +561,25 @@ def test_unwritable_output_is_one_line_naming_it(
     assert code == 2 and out == ""
     line = one_error_line(err)
     assert f"--output {target}: cannot write: " in line
+
+
+def test_a_page_is_written_whole_or_not_at_all(
+    threads: Threads, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    """``--follow`` rewrites the page a browser reloads: never half a page, never the old lost."""
+    target = tmp_path / "s.html"
+    target.write_text("the old page", encoding="utf-8")
+
+    def refuse(source: object, destination: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    code, _, err = run_cli(["view", "s", "--db", threads.db, "-o", str(target)], capsys)
+    assert code == 2
+    assert f"--output {target}: cannot write: No space left on device" in one_error_line(err)
+    assert target.read_text(encoding="utf-8") == "the old page"
+    assert [p.name for p in tmp_path.iterdir()] == ["s.html"]  # no temporary file left
+    monkeypatch.undo()
+    code, _, err = run_cli(["view", "s", "--db", threads.db, "-o", str(target)], capsys)
+    assert code == 0, err
+    assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")

@@ -1,16 +1,23 @@
-"""Reading the YAML or JSON files users hand the CLI (agents, stages), with line numbers.
+"""Files: reading the YAML or JSON files users hand the CLI, writing a file whole or not at all.
 
 One loader for every option that takes a file: JSON is parsed as JSON (``.json``), anything
 else as YAML (a superset of JSON). A file that is missing, unreadable or not valid says so
 in one line, with the line number of the first error. A key written twice in one mapping
 is an error too (YAML would keep the last silently).
+
+Every file the CLI writes (a page, an export, the eval's results) is written to a new
+temporary file beside it and moved into place (:func:`stage`, :func:`write_whole`): a
+reader (a browser reloading a followed page) or an interrupted write never sees half a file.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from debategraph.errors import UsageError
 
@@ -71,3 +78,51 @@ def _unique_keys_loader() -> Any:
             return super().construct_mapping(node, deep=deep)
 
     return UniqueKeys
+
+
+def stage(path: Path, write: Callable[[IO[bytes]], object]) -> Path:
+    """Write a file's content to a new temporary file beside ``path``; move it in yourself.
+
+    The file is created with mode 0o666 less the umask, as ``open`` would (``mkstemp``
+    would make it 0o600, and ``os.replace`` keeps the mode), and synced to disk; its name
+    is unique, so two writers of one file never share it.
+
+    Args:
+        path: The file it will become (``os.replace(temp, path)``).
+        write: Writes the content to a binary stream.
+
+    Returns:
+        The temporary file (removed again if ``write`` fails).
+
+    Raises:
+        OSError: If it cannot be written.
+    """
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            write(stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write a text file whole or not at all (:func:`stage`, then moved into place).
+
+    Args:
+        path: The file.
+        text: Its content, written as UTF-8.
+
+    Raises:
+        OSError: If it cannot be written (nothing is left behind, an old file is kept).
+    """
+    temp = stage(path, lambda stream: stream.write(text.encode("utf-8")))
+    try:
+        os.replace(temp, path)
+    except OSError:
+        temp.unlink(missing_ok=True)
+        raise

@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from debategraph.cli.patterns.declaration import Pattern
 from debategraph.cli.patterns.shared import short
+from debategraph.datafiles import write_whole
 from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.words import plural
@@ -68,7 +69,10 @@ def emit_json(value: Any) -> None:
 
 
 def write_output(path: Path, text: str, option: str = "--output") -> None:
-    """Write a command's output file, a failure one line naming the file and why.
+    """Write a command's output file whole, a failure one line naming the file and why.
+
+    Written beside it and moved into place: a browser reloading a followed page, or an
+    interrupted write, never finds half a file.
 
     Args:
         path: The file (``export --output``, ``view --output``).
@@ -79,7 +83,7 @@ def write_output(path: Path, text: str, option: str = "--output") -> None:
         UsageError: If the file cannot be written.
     """
     try:
-        path.write_text(text, encoding="utf-8")
+        write_whole(path, text)
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from exc
 

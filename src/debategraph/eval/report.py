@@ -15,13 +15,13 @@ import csv
 import io
 import json
 import os
-import secrets
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from debategraph.datafiles import stage, write_whole
 from debategraph.errors import UsageError
 from debategraph.eval.budget import MatchedResult
 from debategraph.eval.dynamics import DecisionResult, ModeDynamics
@@ -244,25 +244,6 @@ def _write_csv(stream: IO[bytes], outcomes: Sequence[Outcome]) -> None:
 Writer = Callable[[IO[bytes]], None]
 
 
-def _stage(out_dir: Path, name: str, write: Writer) -> Path:
-    """Write a file's content to a new temporary file in ``out_dir`` and return its path.
-
-    The file is created with mode 0o666 less the umask, as ``open`` would (``mkstemp``
-    would make it 0o600, and ``os.replace`` keeps the mode).
-    """
-    temp = out_dir / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(descriptor, "wb") as stream:
-            write(stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
-
-
 def check_out_dir(path: Path) -> None:
     """Make ``--out`` and prove it writable before any question runs.
 
@@ -301,12 +282,9 @@ def write_out(path: Path, text: str) -> Path:
     Raises:
         UsageError: If it cannot be written (``--out DIR: cannot write NAME: why``).
     """
-    temp = path.with_name(f".{path.name}.tmp")
     try:
-        temp.write_text(text, encoding="utf-8")
-        temp.replace(path)
+        write_whole(path, text)
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         raise _cannot_write(path.parent, path.name, exc) from exc
     return path
 
@@ -389,7 +367,7 @@ def write_results(
         out_dir.mkdir(parents=True, exist_ok=True)
         for key, write in writers.items():
             name = names[key]
-            staged[key] = _stage(out_dir, name, write)
+            staged[key] = stage(out_dir / name, write)
         for key, temp in list(staged.items()):
             name = names[key]
             os.replace(temp, out_dir / name)
