@@ -583,3 +583,24 @@ def test_a_page_is_written_whole_or_not_at_all(
     code, _, err = run_cli(["view", "s", "--db", threads.db, "-o", str(target)], capsys)
     assert code == 0, err
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_the_result_says_each_thing_once() -> None:
+    """The decision beside the answer and votes it decided, and again under ``decisions``."""
+    from debategraph.checkpoints.page_parts import without_repeats
+
+    decision = {"protocol": "plurality", "answer": "18", "votes": {"18": 2}, "reason": None}
+    judged = {**decision, "protocol": "judge", "answer": "20"}
+    summary = {
+        "answer": "18",
+        "votes": {"18": 2},
+        "decision": decision,
+        "decisions": {"plurality": decision, "judge@m": judged},
+        "dynamics": {"final": "18", "oracle": None},
+    }
+    shown = without_repeats(summary)
+    assert shown["decision"] == {"protocol": "plurality"}
+    assert shown["decisions"] == {"judge@m": judged}  # another decision stays whole
+    assert shown["dynamics"] == {"final": "18"}
+    alone = without_repeats({**summary, "decisions": {"plurality": decision}})
+    assert "decisions" not in alone and list(alone) == ["answer", "votes", "decision", "dynamics"]

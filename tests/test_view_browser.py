@@ -72,7 +72,7 @@ def planted_debate(request: dict[str, Any]) -> Any:
 SHOWN = {
     "solve": ["Votes after each round", "Flips"],
     "fork": ["Forked from thread solve", "Votes after each round"],
-    "debate": ["Winner: Alice", "Rationale: Alice answered every point."],
+    "debate": ["Winner\nAlice", "Rationale: Alice answered every point."],
     "discuss": ["Convergence", "Report"],
     "meeting": [f"Decision: {DECISION['decision']}", "Next steps: Draft a rota"],
     "chat": ["regex '\\bAPPROVED\\b' matched a message of Reviewer"],

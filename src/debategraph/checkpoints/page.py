@@ -24,6 +24,7 @@ from debategraph.checkpoints.page_parts import (
     summary_html,
     timeline,
     usage_tables,
+    without_repeats,
 )
 from debategraph.checkpoints.page_votes import votes_html
 from debategraph.checkpoints.thread_values import termination, total_usage, turns
@@ -94,7 +95,7 @@ def render_page(
     transcript = turns(values)
     title = pattern.title(values) or f"Thread {thread_id}"
     summary = pattern.summary(values) if values else {}
-    summary = {k: v for k, v in summary.items() if k not in SHOWN_ELSEWHERE}
+    summary = without_repeats({k: v for k, v in summary.items() if k not in SHOWN_ELSEWHERE})
     by_id = {t.id: t for t in transcript}
     fields = turn_fields(pattern, values)
     sections = [

@@ -278,6 +278,35 @@ def summary_html(summary: Mapping[str, Any], turns: Mapping[str, Turn] | None = 
     return f'<dl class="summary">{"".join(items)}</dl>'
 
 
+def without_repeats(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A summary less what it says twice, for the page's result.
+
+    A record's field that repeats the summary's own field of that name (the decision's
+    answer, votes and tie-break beside the summary's) or is empty goes; so does a record
+    of a mapping of records that is another field whole (the graph's own decision, again
+    under ``decisions``), and the mapping with it when nothing else is left.
+
+    Args:
+        summary: The fields.
+
+    Returns:
+        The fields to show, in order.
+    """
+    top = {str(k): jsonable(v) for k, v in summary.items()}
+    whole = [v for v in top.values() if isinstance(v, dict)]
+    shown: dict[str, Any] = {}
+    for key, value in top.items():
+        if isinstance(value, dict) and value and _folded(value):
+            kept = {k: v for k, v in value.items() if v not in whole}
+            if not kept:
+                continue
+            value = kept
+        elif isinstance(value, dict):
+            value = {k: v for k, v in value.items() if v is not None and top.get(k, ...) != v}
+        shown[key] = value
+    return shown
+
+
 def _folded(value: Any) -> bool:
     """Whether a field is folded: a list of records (per round, per turn) or records by key."""
     if isinstance(value, list):
