@@ -17,14 +17,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.studio_server import _die_with_parent, _tail, free_port, port_taken, stop_group
+from tests.studio_server import _tail, launched
 
 STARTUP_TIMEOUT_S = 120.0
 HEALTH_PATH = "/health"
@@ -146,40 +145,13 @@ def aegra_server(
         "LANGSMITH_TRACING": "false",
         **(env or {}),
     }
-    attempts = 3  # the port may be taken between picking it and binding it
-    for attempt in range(1, attempts + 1):
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        log_path = folder / f"serve-{port}.log"
-        started = time.monotonic()
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                serve_command(db, port, *extra_args),
-                cwd=folder,
-                env=child_env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-            )
-        try:
-            while not healthy(url):
-                if process.poll() is not None:
-                    break
-                if time.monotonic() - started > startup_timeout_s:
-                    raise AegraServerError(
-                        f"debategraph serve not healthy:\n{_tail(log_path, 4000)}"
-                    )
-                time.sleep(0.2)
-            else:
-                yield AegraServer(url, process, log_path, time.monotonic() - started)
-                return
-        finally:
-            if process.poll() is None:
-                stop_group(process)
-        log_text = _tail(log_path, 4000)
-        if not port_taken(log_text) or attempt == attempts:
-            raise AegraServerError(
-                f"debategraph serve exited with {process.returncode}:\n{log_text}"
-            )
+    with launched(
+        "debategraph serve",
+        lambda port: (serve_command(db, port, *extra_args), child_env),
+        healthy=healthy,
+        cwd=folder,
+        log_name=lambda _attempt, port: f"serve-{port}.log",
+        startup_timeout_s=startup_timeout_s,
+        error=AegraServerError,
+    ) as server:
+        yield AegraServer(server.url, server.process, server.log_path, server.startup_s)

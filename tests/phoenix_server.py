@@ -13,10 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.backends import missing_part
-from tests.studio_server import _die_with_parent, _tail, free_port, port_taken, stop_group
+from tests.studio_server import free_port, launched
 
 PHOENIX_ENV = "DEBATEGRAPH_PHOENIX"
 VENV = Path(__file__).resolve().parent.parent / ".venv-phoenix"
@@ -91,44 +88,26 @@ def phoenix_server(folder: Path | None = None) -> Iterator[Phoenix]:
     script = phoenix_script()
     work = folder or Path(tempfile.mkdtemp(prefix="phoenix-"))
     work.mkdir(parents=True, exist_ok=True)
-    attempts = 3  # a port may be taken between picking it and binding it
-    for attempt in range(1, attempts + 1):
-        port, grpc_port = free_port(), free_port()
-        url = f"http://127.0.0.1:{port}"
+
+    def launch(port: int) -> tuple[list[str], dict[str, str]]:
         env = {
             **os.environ,
             "PHOENIX_HOST": "127.0.0.1",
             "PHOENIX_PORT": str(port),
-            "PHOENIX_GRPC_PORT": str(grpc_port),
+            "PHOENIX_GRPC_PORT": str(free_port()),
             "PHOENIX_WORKING_DIR": str(work),
             "PHOENIX_TELEMETRY_ENABLED": "false",
         }
-        log_path = work / f"phoenix-{port}.log"
-        started = time.monotonic()
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                [script, "serve"],
-                cwd=work,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-            )
-        try:
-            while not _healthy(url):
-                if process.poll() is not None:
-                    break
-                if time.monotonic() - started > STARTUP_TIMEOUT_S:
-                    raise PhoenixError(f"phoenix serve not healthy:\n{_tail(log_path, 4000)}")
-                time.sleep(0.5)
-            else:
-                yield Phoenix(url, log_path)
-                return
-        finally:
-            if process.poll() is None:
-                stop_group(process)
-        log_text = _tail(log_path, 4000)
-        if not port_taken(log_text) or attempt == attempts:
-            raise PhoenixError(f"phoenix serve exited with {process.returncode}:\n{log_text}")
+        return [script, "serve"], env
+
+    with launched(
+        "phoenix serve",
+        launch,
+        healthy=_healthy,
+        cwd=work,
+        log_name=lambda _attempt, port: f"phoenix-{port}.log",
+        startup_timeout_s=STARTUP_TIMEOUT_S,
+        error=PhoenixError,
+        poll_s=0.5,
+    ) as server:
+        yield Phoenix(server.url, server.log_path)

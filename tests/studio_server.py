@@ -27,7 +27,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -213,24 +213,107 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def _wait_healthy(
-    url: str, process: subprocess.Popen[bytes], deadline: float, log_path: Path
-) -> bool:
-    """Poll ``GET /ok`` until it answers (``True``) or the process exits (``False``).
+@dataclass(frozen=True)
+class Launched:
+    """A server process that answered its health check.
+
+    Attributes:
+        url: Base URL, e.g. ``http://127.0.0.1:PORT``.
+        port: The port it listens on.
+        process: The process (the leader of its own process group).
+        log_path: Where its stdout and stderr go.
+        command: The command line it was started with.
+        startup_s: Seconds from spawning it to its first good health check.
+    """
+
+    url: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    command: tuple[str, ...]
+    startup_s: float
+
+
+#: Given a free port: the command line and the environment to start a server on it.
+Launch = Callable[[int], tuple[Sequence[str], Mapping[str, str]]]
+
+
+@contextlib.contextmanager
+def launched(
+    name: str,
+    launch: Launch,
+    *,
+    healthy: Callable[[str], bool],
+    cwd: Path,
+    log_name: Callable[[int, int], str],
+    startup_timeout_s: float,
+    error: type[Exception],
+    poll_s: float = 0.2,
+) -> Iterator[Launched]:
+    """Start a server on a free port, wait until it is healthy, stop its process group after.
+
+    The one start-and-wait of the suite's servers (``langgraph dev``, ``debategraph
+    serve``, Phoenix): its own session (stopped whole), dying with the test process, its
+    output in a log, and up to three ports tried, since one may be taken between picking
+    it and binding it.
+
+    Args:
+        name: The server, for errors (``langgraph dev``).
+        launch: The command line and environment for a port.
+        healthy: Whether the server at a base URL answers its health check.
+        cwd: Its working folder.
+        log_name: The log's file name in ``cwd``, by attempt and port.
+        startup_timeout_s: How long to wait for it to be healthy.
+        error: The exception to raise.
+        poll_s: Seconds between health checks.
+
+    Yields:
+        The healthy server.
 
     Raises:
-        StudioServerError: If ``deadline`` (a ``time.monotonic()`` value) passes first.
+        Exception: ``error``, if it exits or is not healthy in time (with its log's end).
     """
-    while not _healthy(url):
-        if process.poll() is not None:
-            return False
-        if time.monotonic() > deadline:
-            raise StudioServerError(
-                f"langgraph dev did not answer GET {HEALTH_PATH} in time; log {log_path}:\n"
-                f"{_tail(log_path, 4000)}"
+    attempts = 3
+    for attempt in range(1, attempts + 1):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        command, env = launch(port)
+        log_path = cwd / log_name(attempt, port)
+        with log_path.open("wb") as log:
+            started = time.monotonic()
+            process = subprocess.Popen(
+                list(command),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # own process group, so it can be stopped whole
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
-        time.sleep(0.2)
-    return True
+        try:
+            while not healthy(url):
+                if process.poll() is not None:
+                    break
+                if time.monotonic() - started > startup_timeout_s:
+                    raise error(
+                        f"{name} not healthy in time; log {log_path}:\n{_tail(log_path, 4000)}"
+                    )
+                time.sleep(poll_s)
+            else:
+                yield Launched(
+                    url, port, process, log_path, tuple(command), time.monotonic() - started
+                )
+                return
+        finally:
+            if process.poll() is None:
+                stop_group(process)
+        log_text = _tail(log_path, 4000)
+        if not port_taken(log_text) or attempt == attempts:
+            raise error(
+                f"{name} exited with code {process.returncode} before it was ready; "
+                f"log {log_path}:\n{log_text}"
+            )
 
 
 def _group_alive(pgid: int) -> list[int]:
@@ -344,10 +427,8 @@ def studio_server(
             "PYTHONUNBUFFERED": "1",
             **(env or {}),
         }
-        attempts = 3  # the port may be taken between picking it and binding it
-        for attempt in range(1, attempts + 1):
-            port = free_port()
-            url = f"http://127.0.0.1:{port}"
+
+        def launch(port: int) -> tuple[Sequence[str], Mapping[str, str]]:
             command = (
                 cli,
                 "dev",
@@ -361,39 +442,26 @@ def studio_server(
                 "--no-reload",
                 *extra_args,
             )
-            log_path = cwd / f"langgraph-dev.{attempt}.log"
-            with log_path.open("wb") as log:
-                started = time.monotonic()
-                process = subprocess.Popen(
-                    command,
-                    cwd=cwd,
-                    env=child_env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # own process group, so it can be stopped whole
-                    preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-                )
-            try:
-                if _wait_healthy(url, process, started + startup_timeout_s, log_path):
-                    yield StudioServer(
-                        url=url,
-                        port=port,
-                        pid=process.pid,
-                        workdir=cwd,
-                        log_path=log_path,
-                        command=command,
-                        startup_s=time.monotonic() - started,
-                    )
-                    return
-            finally:
-                stop_group(process)
-            log_text = _tail(log_path, 4000)
-            if not port_taken(log_text) or attempt == attempts:
-                raise StudioServerError(
-                    f"langgraph dev exited with code {process.returncode} before it was "
-                    f"ready; log {log_path}:\n{log_text}"
-                )
+            return command, child_env
+
+        with launched(
+            "langgraph dev",
+            launch,
+            healthy=_healthy,
+            cwd=cwd,
+            log_name=lambda attempt, _port: f"langgraph-dev.{attempt}.log",
+            startup_timeout_s=startup_timeout_s,
+            error=StudioServerError,
+        ) as server:
+            yield StudioServer(
+                url=server.url,
+                port=server.port,
+                pid=server.process.pid,
+                workdir=cwd,
+                log_path=server.log_path,
+                command=server.command,
+                startup_s=server.startup_s,
+            )
     finally:
         if own_dir:
             shutil.rmtree(cwd, ignore_errors=True)

@@ -494,7 +494,7 @@ def test_a_taken_port_is_tried_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A port taken between picking and binding it (another worker) costs a retry only."""
-    import tests.aegra_server as starter
+    import tests.studio_server as starter  # the one start-and-wait of the suite's servers
 
     taken = closed_port()  # held here: the server cannot bind it
     picks = [taken]
