@@ -294,7 +294,7 @@ def test_failed_write_leaves_no_partial_files(
 def test_questions_and_plan_are_written_whole_or_fail_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    def full_disk(self: Path, target: object) -> None:
+    def full_disk(source: object, target: object) -> None:
         raise OSError(28, os.strerror(28))
 
     write = {
@@ -303,7 +303,7 @@ def test_questions_and_plan_are_written_whole_or_fail_in_one_line(
     }[name]
     assert write() == tmp_path / name
     assert [p.name for p in tmp_path.iterdir()] == [name]
-    monkeypatch.setattr(Path, "replace", full_disk)
+    monkeypatch.setattr(os, "replace", full_disk)
     with pytest.raises(UsageError) as caught:
         write()
     monkeypatch.undo()
