@@ -37,8 +37,10 @@ _DELIMITED = re.compile(r"\\boxed\{|\$|\\\(|\\\[")
 MAX_EXPRESSION_CHARS = 200
 # What sympy would compute in full while parsing, past any timer (a solver's answer is
 # read on a worker thread, where math-verify has none): a tower of powers, a power of
-# four digits or more, the factorial of a number of three digits or more.
-_RISKY = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\{?\s*\d{4,}|\d{3,}\s*!")
+# four digits or more, and any factorial but that of a number of one or two digits.
+_POWERS = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\{?\s*\d{4,}")
+_FACTORIAL = re.compile(r"(?<!\\)!")  # not ``\!``, a negative thin space
+_SMALL_FACTORIAL = re.compile(r"(?<![\d\\])\d{1,2}\s*!")
 # Marks before an answer, as the numeric extractor reads them (the rest of the line).
 _LINE_MARKS = (
     re.compile(r"####[ \t*_]*([^\n]*)"),
@@ -230,7 +232,7 @@ def canonical_expression(text: str) -> str:
     if number is not None:
         return number
     tidy = _SPACING.sub("", text).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
-    if len(text) > MAX_EXPRESSION_CHARS or _RISKY.search(text) or not _has_math_verify():
+    if len(text) > MAX_EXPRESSION_CHARS or _risky(text) or not _has_math_verify():
         return tidy
     parsed = _parsed(rf"\text{{{text}}}" if _WORDS.fullmatch(text) else text)
     if not parsed:
@@ -248,6 +250,12 @@ def canonical_expression(text: str) -> str:
     if isinstance(value, sympy.Float):
         return normalize_number(str(value)) or tidy
     return str(sympy.latex(value))
+
+
+def _risky(text: str) -> bool:
+    """Whether sympy might compute without end on parsing ``text`` (see ``_POWERS``)."""
+    factorials = len(_FACTORIAL.findall(text))
+    return bool(_POWERS.search(text)) or factorials > len(_SMALL_FACTORIAL.findall(text))
 
 
 @functools.cache
