@@ -133,8 +133,13 @@ def test_prose_nodes_stream_their_tokens_async(tmp_path: Path) -> None:
     assert [t.agent for t in final["transcript"]] == ["Affirmative", "Negative"]
 
 
-def test_a_rounds_calls_are_all_in_flight_at_once(slow: StubOpenAIServer, tmp_path: Path) -> None:
-    with open_checkpointer(tmp_path / "c.sqlite") as saver:
+def test_a_rounds_calls_are_all_in_flight_at_once(tmp_path: Path) -> None:
+    # Each call held 2 s: on a loaded machine (the suite's 4 workers on 2 cores) the 3
+    # runs' first steps may take longer than the other tests' 0.3 s to reach their calls.
+    with (
+        StubOpenAIServer(lambda body: dict(REPLY), latency_s=2.0) as slow,
+        open_checkpointer(tmp_path / "c.sqlite") as saver,
+    ):
         graph = build_solver_debate(spec(slow), agents=6, max_rounds=1).compile(
             checkpointer=saver, name="solver_debate"
         )

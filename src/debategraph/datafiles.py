@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -113,6 +114,10 @@ def stage(path: Path, write: Callable[[IO[bytes]], object]) -> Path:
 def write_whole(path: Path, text: str) -> None:
     """Write a text file whole or not at all (:func:`stage`, then moved into place).
 
+    A symbolic link is followed (its target is replaced, the link stays); a file that is
+    there keeps its mode; what is no regular file (``/dev/stdout``, a pipe) is written to
+    as it is, since it cannot be replaced.
+
     Args:
         path: The file.
         text: Its content, written as UTF-8.
@@ -120,9 +125,19 @@ def write_whole(path: Path, text: str) -> None:
     Raises:
         OSError: If it cannot be written (nothing is left behind, an old file is kept).
     """
-    temp = stage(path, lambda stream: stream.write(text.encode("utf-8")))
+    target = path.resolve()
     try:
-        os.replace(temp, path)
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        target.write_text(text, encoding="utf-8")
+        return
+    temp = stage(target, lambda stream: stream.write(text.encode("utf-8")))
+    try:
+        if mode is not None:
+            os.chmod(temp, stat.S_IMODE(mode))
+        os.replace(temp, target)
     except OSError:
         temp.unlink(missing_ok=True)
         raise

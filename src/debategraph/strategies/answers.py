@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from debategraph.state.solver_debate import AnswerKind
-from debategraph.strategies.math_answers import read_expression
+from debategraph.strategies.expressions import read_expression
 from debategraph.strategies.numbers import FRACTION, NUMBER, normalize_value
 
 _VALUE = rf"(?:{FRACTION})|(?:{NUMBER})"
@@ -262,7 +262,7 @@ def extract_answer(
     Expression mode (``kind="expression"``, no ``choices``): the marked answer kept
     whole (``\boxed{...}`` with its braces balanced, ``#### ...``, ``Answer: ...``), or
     with ``loose=True`` the whole text unless it is prose, in the canonical form of
-    :func:`~debategraph.strategies.math_answers.canonical_expression`, so that answers
+    :func:`~debategraph.strategies.expressions.canonical_expression`, so that answers
     math-verify reads as one object are one text.
 
     Args:

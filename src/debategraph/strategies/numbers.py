@@ -9,7 +9,7 @@ The answer extractor (:mod:`debategraph.strategies.answers`) and the math answer
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 
 #: The Unicode minus sign some models write.
@@ -46,7 +46,9 @@ def normalize_number(raw: str) -> str | None:
         return None
     if value == value.to_integral_value():
         return str(int(value))
-    return format(value.normalize(), "f")
+    with localcontext() as exact:  # normalize() rounds to the context's precision
+        exact.prec = max(len(value.as_tuple().digits), exact.prec)
+        return format(value.normalize(), "f")
 
 
 def normalize_value(raw: str) -> str | None:
@@ -73,6 +75,9 @@ def normalize_value(raw: str) -> str | None:
     for prime in (2, 5):
         while rest % prime == 0:
             rest //= prime
-    if rest == 1:
-        return normalize_number(f"{sign}{Decimal(value.numerator) / Decimal(value.denominator)}")
+    if rest == 1:  # a decimal that ends: as many digits as the numerator, and 2-5 factors
+        with localcontext() as exact:
+            exact.prec = len(str(value.numerator)) + 4 * len(str(value.denominator)) + 2
+            decimal = Decimal(value.numerator) / Decimal(value.denominator)
+        return normalize_number(f"{sign}{decimal}")
     return f"{sign}{value.numerator}/{value.denominator}"
