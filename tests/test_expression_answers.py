@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -144,6 +146,22 @@ def test_numbers_keep_every_digit() -> None:
     )
 
 
+def test_no_warning_about_a_missing_timer_reaches_the_terminal() -> None:
+    """On a worker thread math-verify runs without its timer and says so; too_large guards."""
+    script = (
+        "import threading\n"
+        "from debategraph.strategies.expressions import canonical_expression\n"
+        "from debategraph.strategies.math_answers import math_equal\n"
+        "def read(): print(canonical_expression('\\\\sqrt{2}/2'), math_equal('1', '1').correct)\n"
+        "worker = threading.Thread(target=read); worker.start(); worker.join()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, ROOT + " True\n"), done.stderr
+    assert done.stderr == ""
+
+
 def test_without_math_verify_an_expression_is_its_tidy_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -258,6 +276,7 @@ def test_solve_answer_kind_expression_over_http(
     assert code == 0, err
     result = json.loads(out)
     assert (result["answer"], result["votes"]) == (ROOT, {ROOT: 3})
+    assert "Timeout is disabled" not in err  # math-verify's warning: our guard is the timer
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import logging
 import math
 import re
 import threading
@@ -109,6 +110,7 @@ def parse_math(text: str) -> tuple[Any, ...] | None:
         UsageError: If math-verify is not installed (which extra to install).
     """
     math_verify = require("math_verify", "the math checker")
+    _quiet_timer_warning()
     source = text if _DELIMITED.search(text) else f"{_BOXED}{text}}}"
     parsed = tuple(math_verify.parse(source, parsing_timeout=_timeout()))
     if not any(not isinstance(found, str) for found in parsed):
@@ -155,6 +157,21 @@ def _bits(node: Any, sympy: Any) -> float:
         return 2.0  # a symbol, pi, e: small
     parts = [_bits(arg, sympy) for arg in node.args]
     return sum(parts) if isinstance(node, sympy.Mul) else max(parts) + len(parts)
+
+
+@functools.cache
+def _quiet_timer_warning() -> None:
+    """Drop math-verify's warning that it runs without a timer (on a worker thread).
+
+    :func:`too_large` is the guard there: the warning would reach a CLI user's terminal
+    once per run, telling them to write what is already written.
+    """
+    for name in ("math_verify.parser", "math_verify.grader"):
+        logging.getLogger(name).addFilter(_not_the_timer_warning)
+
+
+def _not_the_timer_warning(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("Timeout is disabled")
 
 
 def _timeout() -> int | None:
