@@ -23,6 +23,7 @@ from debategraph.eval.report import read_report, results_document, write_results
 from debategraph.eval.shards import PLAN_FILE, write_plan
 from debategraph.eval.stats import Report, build_report, summarize
 from debategraph.eval.tables import markdown_table, results_table
+from tests.test_write_whole import disk_full
 
 MODES = ["single", "vote", "debate-full", "vote@6"]
 LABELS = ["single", "vote", "debate-full", "debate-full/judge", "vote@6"]
@@ -294,16 +295,13 @@ def test_failed_write_leaves_no_partial_files(
 def test_questions_and_plan_are_written_whole_or_fail_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    def full_disk(source: object, target: object) -> None:
-        raise OSError(28, os.strerror(28))
-
     write = {
         QUESTIONS_FILE: lambda: write_questions(tmp_path / QUESTIONS_FILE, QUESTIONS),
         PLAN_FILE: lambda: write_plan(tmp_path, {"rounds": 2}),
     }[name]
     assert write() == tmp_path / name
     assert [p.name for p in tmp_path.iterdir()] == [name]
-    monkeypatch.setattr(os, "replace", full_disk)
+    disk_full(monkeypatch)
     with pytest.raises(UsageError) as caught:
         write()
     monkeypatch.undo()

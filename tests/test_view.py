@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -36,6 +35,7 @@ from tests.test_archive import SOLVER, debate_values, make_pattern
 from tests.test_discussion import Script
 from tests.test_discussion import run as run_discussion
 from tests.test_solver_agents import calculator_then_answer, own_model, run
+from tests.test_write_whole import disk_full
 
 pytestmark = one_worker(__name__)
 
@@ -569,11 +569,7 @@ def test_a_page_is_written_whole_or_not_at_all(
     """``--follow`` rewrites the page a browser reloads: never half a page, never the old lost."""
     target = tmp_path / "s.html"
     target.write_text("the old page", encoding="utf-8")
-
-    def refuse(source: object, destination: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(os, "replace", refuse)
+    disk_full(monkeypatch)
     code, _, err = run_cli(["view", "s", "--db", threads.db, "-o", str(target)], capsys)
     assert code == 2
     assert f"--output {target}: cannot write: No space left on device" in one_error_line(err)

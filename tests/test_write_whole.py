@@ -15,6 +15,15 @@ import pytest
 from debategraph.datafiles import write_whole
 
 
+def disk_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every move into place fail as a full disk would (``os.replace``)."""
+
+    def refuse(source: object, destination: object) -> None:
+        raise OSError(28, os.strerror(28))
+
+    monkeypatch.setattr(os, "replace", refuse)
+
+
 def test_a_link_is_followed_and_a_mode_kept(tmp_path: Path) -> None:
     real = tmp_path / "real.html"
     real.write_text("old", encoding="utf-8")
@@ -53,11 +62,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_nothing(
 ) -> None:
     target = tmp_path / "page.html"
     target.write_text("old", encoding="utf-8")
-
-    def refuse(source: object, destination: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(os, "replace", refuse)
+    disk_full(monkeypatch)
     with pytest.raises(OSError, match="No space left"):
         write_whole(target, "new")
     assert target.read_text(encoding="utf-8") == "old"
