@@ -91,7 +91,9 @@ def thread_wall(saver: BaseCheckpointSaver[Any], db: str, thread_id: str) -> flo
         thread_id: The thread.
 
     Returns:
-        Seconds (:func:`~debategraph.checkpoints.threads.thread_wall_time`).
+        Seconds (:func:`~debategraph.checkpoints.threads.thread_wall_time`), to the
+        millisecond the JSON results give: every view formats this one value, so a time
+        such as 0.5498 s never reads 0.5 s in one view and (as 0.55) 0.6 s in another.
     """
     with inbox.open_store(db) as store:
-        return thread_wall_time(saver, thread_id, store)
+        return round(thread_wall_time(saver, thread_id, store), 3)
