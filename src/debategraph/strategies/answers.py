@@ -211,15 +211,15 @@ def _extract_choice(text: str, choices: Sequence[str], *, loose: bool) -> str | 
     return None
 
 
-def answer_noun(choices: Sequence[str] | None, kind: AnswerKind = "number") -> str:
-    """What an answer of a question is called, for a reason it could not be read.
+def answer_form(choices: Sequence[str] | None, kind: AnswerKind = "number") -> str:
+    """The form a question's answer takes: what picks its prompt, its reply schema, its name.
 
     Args:
         choices: The question's choices (``None`` or empty: none).
         kind: How a question without choices is answered.
 
     Returns:
-        ``choice``, ``number`` or ``expression``.
+        ``choice`` (a question with choices), else ``number`` or ``expression``.
     """
     return "choice" if choices else kind
 

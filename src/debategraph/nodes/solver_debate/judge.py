@@ -31,9 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from debategraph.nodes.agent import Agent, recorded
 from debategraph.nodes.solver_debate.prompts import (
-    JUDGE_SYSTEM,
-    JUDGE_SYSTEM_CHOICE,
-    JUDGE_SYSTEM_EXPRESSION,
+    JUDGE_SYSTEMS,
     JUDGE_TASK,
     NO_ANSWER,
 )
@@ -46,7 +44,7 @@ from debategraph.nodes.solver_debate.setup import (
 from debategraph.nodes.solver_debate.views import question_text, solution_view
 from debategraph.state.records import Turn
 from debategraph.state.solver_debate import AnswerKind, Decision
-from debategraph.strategies.answers import answer_noun, extract_answer
+from debategraph.strategies.answers import answer_form, extract_answer
 from debategraph.strategies.decisions import Decided, DecisionProtocol, decide, judge_needed
 
 if TYPE_CHECKING:
@@ -86,9 +84,7 @@ def judge_prompt(
     Returns:
         The messages.
     """
-    template = JUDGE_SYSTEM_CHOICE if choices else JUDGE_SYSTEM
-    if kind == "expression" and not choices:
-        template = JUDGE_SYSTEM_EXPRESSION
+    template = JUDGE_SYSTEMS[answer_form(choices, kind)]
     solutions = "\n\n".join(solution_view(t, DEFAULT_VIEW_CHARS) for t in finals.values())
     task = JUDGE_TASK.format(
         question=question_text(question, list(choices or ())), finals=solutions or NO_ANSWER
@@ -153,7 +149,7 @@ def decide_steps(
     )
     reason = result.reason
     if reply is not None and pick is None:
-        reason = f"no {answer_noun(choices, kind)} in the judge's answer {reply.answer[:80]!r}"
+        reason = f"no {answer_form(choices, kind)} in the judge's answer {reply.answer[:80]!r}"
     turn = Turn(
         agent=JUDGE,
         content="" if reply is None else reply.reasoning,

@@ -63,6 +63,20 @@ JUDGE_SYSTEM_CHOICE = (
     "one choice that one of the agents gave."
 )
 
+#: The solver's system prompt by the form its answer takes (``answers.answer_form``).
+SOLVER_SYSTEMS = {
+    "number": SOLVER_SYSTEM,
+    "expression": SOLVER_SYSTEM_EXPRESSION,
+    "choice": SOLVER_SYSTEM_CHOICE,
+}
+
+#: The judge's system prompt by the form the answers take.
+JUDGE_SYSTEMS = {
+    "number": JUDGE_SYSTEM,
+    "expression": JUDGE_SYSTEM_EXPRESSION,
+    "choice": JUDGE_SYSTEM_CHOICE,
+}
+
 JUDGE_TASK = (
     "Question: {question}\n\nThe agents' final solutions:\n{finals}\n\nWhich answer is correct?"
 )

@@ -37,7 +37,7 @@ from debategraph.state.records import (
 )
 from debategraph.state.solver_debate import SolverDebateState
 from debategraph.strategies import Topology, extract_answer
-from debategraph.strategies.answers import answer_noun
+from debategraph.strategies.answers import answer_form
 from debategraph.strategies.termination import (
     Agreement,
     Condition,
@@ -164,7 +164,7 @@ def make_solver(
         task = solver_view(state, name, topology)
         prompt = solver_prompt(task, n_solvers, view_chars, instructions)
         choices, kind = task["choices"] or None, task["answer_kind"]
-        schema = _REPLIES["choice" if choices else kind]
+        schema = _REPLIES[answer_form(choices, kind)]
         result = yield from agent.ask_steps(runtime, schema, prompt)
         reply = result.value
         reply_to = tuple(t.id for t in ([task["own"]] if task["own"] else []) + task["peers"])
@@ -190,7 +190,7 @@ def make_solver(
             confidence=reply.confidence,
             reason=None
             if answer
-            else f"no {answer_noun(choices, kind)} in answer {reply.answer[:80]!r}",
+            else f"no {answer_form(choices, kind)} in answer {reply.answer[:80]!r}",
         )
         # its tool calls, then its turn; their usage is charged by close_round
         return {"transcript": stored_once(recorded(result, turn), state.get("transcript") or ())}

@@ -15,14 +15,12 @@ from debategraph.nodes.solver_debate.prompts import (
     SOLVER_FIRST_ROUND,
     SOLVER_INSTRUCTIONS,
     SOLVER_REFINE,
-    SOLVER_SYSTEM,
-    SOLVER_SYSTEM_CHOICE,
-    SOLVER_SYSTEM_EXPRESSION,
+    SOLVER_SYSTEMS,
 )
 from debategraph.nodes.solver_debate.setup import SOLVE_STAGE
 from debategraph.state.records import Turn
 from debategraph.state.solver_debate import SolverDebateState, SolverView
-from debategraph.strategies.answers import choice_letter
+from debategraph.strategies.answers import answer_form, choice_letter
 from debategraph.strategies.topology import Topology
 
 
@@ -111,9 +109,7 @@ def solver_prompt(
     Returns:
         The prompt.
     """
-    template = SOLVER_SYSTEM_CHOICE if task["choices"] else SOLVER_SYSTEM
-    if task["answer_kind"] == "expression" and not task["choices"]:
-        template = SOLVER_SYSTEM_EXPRESSION
+    template = SOLVER_SYSTEMS[answer_form(task["choices"], task["answer_kind"])]
     text = template.format(solver=task["solver"], n_solvers=n_solvers)
     if instructions.strip():
         text = SOLVER_INSTRUCTIONS.format(system=text, instructions=instructions.strip())
