@@ -64,7 +64,7 @@ SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         "serve.py",
         "Serving: 100 debates through Aegra on PostgreSQL beside the in-process API; "
-        "schemathesis against its OpenAPI",
+        "schemathesis against its OpenAPI; one user's flood and a 50 MB body",
         (),
         (),
     ),
@@ -110,6 +110,8 @@ README_FIGURES: dict[str, tuple[str, str]] = {
     "figure.start-up": ("speed.py", "Start-up and the CLI end to end"),
     "figure.bytes-per-turn": ("checkpoint_bytes.py", "Bytes per agent turn"),
     "figure.serve": ("serve.py", "100 debates through the server"),
+    "figure.serve-flood": ("serve.py", "One user floods, another is served"),
+    "figure.serve-body": ("serve.py", "A 50 MB body is refused before it is read whole"),
     "figure.eval-throughput": ("eval.py", "Eval throughput"),
 }
 #: The block of the embedded eval's table (from ``docs/eval/results.json``).
@@ -160,6 +162,11 @@ def cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def now() -> str:
+    """The date and time a run is stamped with."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def new_record(runs: list[dict[str, Any]], quick: bool) -> dict[str, Any]:
     """The record of a ``make bench`` run made now, on this machine.
 
@@ -172,7 +179,7 @@ def new_record(runs: list[dict[str, Any]], quick: bool) -> dict[str, Any]:
         The record (what ``docs/benchmarks.json`` holds).
     """
     return {
-        "written": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "written": now(),
         "quick": quick,
         "machine": machine(),
         "cpus": os.cpu_count(),
@@ -293,11 +300,13 @@ def find_figure(
 
 
 def stamp(record: dict[str, Any], run: dict[str, Any]) -> str:
-    """Where a figure comes from: its script, the date, the machine and the load."""
-    return (
-        f"`benchmarks/{run['script']}`, {record['written']}, "
-        f"{record['machine'].split(';')[0]}, {load_text(run)}"
-    )
+    """Where a figure comes from: its script, the date, the machine and the load.
+
+    A script rerun alone (``--only``) keeps its own date and machine in its run.
+    """
+    written = run.get("written", record["written"])
+    where = run.get("machine", record["machine"])
+    return f"`benchmarks/{run['script']}`, {written}, {where.split(';')[0]}, {load_text(run)}"
 
 
 def figure_block(record: dict[str, Any], script: str, name: str) -> str:
@@ -400,11 +409,13 @@ def write_outputs(record: dict[str, Any], out: Path, readme: Path | None) -> Non
         print(f"wrote the generated figure blocks of {readme}")
 
 
-def run_scripts(quick: bool) -> list[dict[str, Any]]:
-    """Run every script of :data:`SCRIPTS`; each one's run, for the record."""
+def run_scripts(quick: bool, only: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Run every script of :data:`SCRIPTS` (or those ``only`` names); each one's run."""
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="debategraph-bench-") as tmp:
         for index, (script, title, extra, full_extra) in enumerate(SCRIPTS):
+            if only and script not in only:
+                continue
             out = Path(tmp) / f"{index}-{script}.json"
             cmd = [sys.executable, str(HERE / script), "--json", str(out), *extra]
             cmd += ["--quick"] if quick else list(full_extra)
@@ -419,6 +430,8 @@ def run_scripts(quick: bool) -> list[dict[str, Any]]:
                     "exit_code": code,
                     "elapsed_s": round(time.perf_counter() - started, 1),
                     "load": {"before": before, "after": loadavg()},
+                    "written": now(),
+                    "machine": machine(),
                 }
             )
     return runs
@@ -434,10 +447,30 @@ def main() -> int:
         action="store_true",
         help=f"run nothing: write the report and the README's blocks from {RECORD.name}",
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="SCRIPT",
+        help=f"run only this script (repeatable) and put its runs into {RECORD.name} in place "
+        "of the ones it had; each run keeps its own date, machine and load",
+    )
     args = parser.parse_args()
     if args.render:
         write_outputs(json.loads(RECORD.read_text()), args.out, README)
         return 0
+    if args.only and not args.quick:
+        unknown = sorted(set(args.only) - {script for script, *_ in SCRIPTS})
+        if unknown:
+            parser.error(f"--only {unknown[0]}: not one of the benchmarks (benchmarks/*.py)")
+        runs = run_scripts(False, tuple(args.only))
+        record = json.loads(RECORD.read_text())
+        kept = [run for run in record["runs"] if run["script"] not in args.only]
+        order = [script for script, *_ in SCRIPTS]
+        record["runs"] = sorted([*kept, *runs], key=lambda run: order.index(run["script"]))
+        RECORD.write_text(json.dumps(record, indent=1) + "\n")
+        write_outputs(record, args.out, README)
+        return 1 if any(run["exit_code"] != 0 for run in runs) else 0
     runs = run_scripts(args.quick)
     record = new_record(runs, args.quick)
     if not args.quick:  # a smoke run never becomes the record

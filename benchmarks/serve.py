@@ -1,6 +1,6 @@
 """Serving: 100 debates at once through ``debategraph serve`` beside the in-process API.
 
-Two figures. The first (issue 25) is measured against one stub model process (the test suite's
+Four figures. The first (issue 25) is measured against one stub model process (the test suite's
 OpenAI-compatible server, ``benchmarks/stub_process.py``) that answers each call after
 200 ms, so a debate of 4 solvers and 3 rounds has a critical path of 3 x 200 ms = 0.6 s:
 
@@ -36,22 +36,54 @@ no 5xx and no exception text in any response. CI runs one short seed
 (``tests/test_serve_safety.py``); this runs 3 seeds of 25 examples each (``--quick``: 1
 of 1).
 
+Figures 1 and 2 measure one user's load, not the per-user limits of the operator's models
+file (issue 47): their models file lifts them (``limits:``, where the tree's server reads
+it). The last two (issue 47) measure those limits at their defaults, on servers signed in
+with ``--tokens``:
+
+* **One user floods, another is served.** The stub model at 200 ms per call; alice's quiet
+  time is the median of 3 debates alone (``langgraph_sdk``, after a warm-up). Then bob, from
+  a client process of his own (httpx async), sends 200 ``POST /threads/T/runs`` at once
+  (``--quick``: 40), one thread of his each; his answers are counted (accepted, 429, and
+  whether each 429 carries ``Retry-After``), and as soon as the server has made one of his
+  runs alice runs one debate. Target: her time <= 2x her quiet median, every 429 with
+  ``Retry-After``. Reported too: the server's CPU and bob's client's over the flood, the
+  load average, bob's model calls during alice's debate (his runs were in flight), and
+  whether his accepted runs finish.
+* **A 50 MB body is refused before it is read whole** (``--quick``: 5 MB, too small for the
+  memory target to tell). As alice, after a warm-up debate, one run whose JSON question
+  makes the body that size, sent by httpx from a generator, (a) with ``Content-Length``,
+  (b) chunked; each on a fresh server process, whose ``VmRSS`` idle before and ``VmHWM``
+  after are read from ``/proc`` (a peak cannot be reset). Target: 413 both ways, the peak
+  <= 1.5x the idle RSS. Reported too: how much of the body a client had written when the
+  answer came (the same request by hand on a socket, reading while it writes: httpx reads
+  an answer only once it has sent the whole body).
+
+``--only throughput|fuzz|fairness`` runs one part (figure 1, 2, or 3 and 4; repeatable).
+
 PostgreSQL: the server named by ``DEBATEGRAPH_TEST_POSTGRES_URL`` (a role that may create
 databases); without it the script runs ``.ci/postgres.sh`` (which installs and starts one
 where it can) and stops with one line if that fails.
 
-    python benchmarks/serve.py [--quick] [--pool-size N] [--keep DIR] [--json out.json]
+    python benchmarks/serve.py [--quick] [--only PART] [--pool-size N] [--keep DIR]
+        [--json out.json]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
+import functools
 import importlib.util
+import json
 import os
 import re
+import secrets
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -101,6 +133,81 @@ def repo_imports() -> tuple[Any, Any, Any]:
     return aegra_server, models_file, fresh_database
 
 
+#: A run's context: the model by its name in the operator's list (which says where it is).
+CONTEXT = {"model": "stub"}
+#: The per-user limits (issue 47: the operator's models file's ``limits:``) lifted where a
+#: figure measures one user's load rather than the limits: figure 1's 100 debates at once of
+#: one (anonymous) user, the fuzz's requests a minute. The body limit stays the default.
+LIFTED_LIMITS = {
+    "runs_in_flight": 1000,
+    "requests_per_minute": 1_000_000,
+    "tokens_per_day": 1_000_000_000,
+}
+#: How a figure's setup says so.
+LIFTED_NOTE = ", per-user limits lifted (runs in flight, requests a minute, tokens a day)"
+
+
+def lifted_note() -> str:
+    """:data:`LIFTED_NOTE` where this tree's server reads limits, else nothing."""
+    return LIFTED_NOTE if limits_read() else ""
+
+
+@functools.cache
+def limits_read() -> bool:
+    """Whether this tree's server reads the per-user ``limits:`` of a models file (issue 47).
+
+    Asked of the server's own reader (a file it refuses is one line naming the field).
+    """
+    from debategraph.errors import UsageError
+    from debategraph.serve.models import read_models
+
+    with tempfile.TemporaryDirectory(prefix="debategraph-limits-") as tmp:
+        path = Path(tmp) / "models.json"
+        entry = {"name": "probe", "model": "probe", "base_url": "http://127.0.0.1:9/v1"}
+        path.write_text(json.dumps({"models": [entry], "limits": {"runs_in_flight": 4}}))
+        try:
+            read_models(path)
+        except UsageError as exc:
+            if "limits" in str(exc):
+                return False
+            raise
+    return True
+
+
+def operator_models(
+    folder: Path, url: str, *, limits: dict[str, int] | None = None, **fields: Any
+) -> Path:
+    """The operator's models file naming the stub at ``url`` (``tests.aegra_server``'s).
+
+    Args:
+        folder: Where to write it.
+        url: The stub's base URL (the model ``stub``).
+        limits: Per-user limits to set (``limits:``), where this tree's server reads them;
+            where it does not, the file goes without them and a warning says so.
+        **fields: More fields of the model's entry.
+    """
+    _, models_file, _ = repo_imports()
+    path = Path(models_file(folder, {"stub": url}, **fields))
+    if limits:
+        if limits_read():
+            data = json.loads(path.read_text())
+            path.write_text(json.dumps({**data, "limits": limits}, indent=2))
+        else:
+            WARNINGS.add(
+                "this tree's server does not read a models file's limits: (issue 47): "
+                "figures 1 and 2 ran without them, as before"
+            )
+    return path
+
+
+def tokens_file(folder: Path, *users: str) -> tuple[Path, dict[str, str]]:
+    """A ``serve --tokens`` file giving each user a fresh token; (the file, user -> token)."""
+    tokens = {user: secrets.token_urlsafe(32) for user in users}
+    path = folder / "tokens.json"
+    path.write_text(json.dumps(tokens))
+    return path, tokens
+
+
 #: The fuzz figure's seeds and examples per operation and phase (full, quick).
 FUZZ_SEEDS = {False: (11, 22, 33), True: (11,)}
 FUZZ_EXAMPLES = {False: 25, True: 1}
@@ -108,13 +215,11 @@ FUZZ_EXAMPLES = {False: 25, True: 1}
 
 def figure_fuzz(workdir: Path, *, quick: bool) -> Figure:
     """The figure: schemathesis finds no 5xx and no exception text on a signed-in server."""
-    import secrets
-
-    aegra_server, models_file, fresh_database = repo_imports()
+    aegra_server, _, fresh_database = repo_imports()
     from tests.fuzz_server import fuzz
 
-    token = secrets.token_urlsafe(32)
-    (workdir / "tokens.yaml").write_text(f"fuzzer: {token}\n")
+    tokens, token_of = tokens_file(workdir, "fuzzer")
+    token = token_of["fuzzer"]
     results = []
     with (
         stub_process(0.0) as model,
@@ -124,9 +229,9 @@ def figure_fuzz(workdir: Path, *, quick: bool) -> Figure:
             logdir=workdir,
             extra_args=(
                 "--models",
-                str(models_file(workdir, {"stub": model.url})),
+                str(operator_models(workdir, model.url, limits=LIFTED_LIMITS)),
                 "--tokens",
-                str(workdir / "tokens.yaml"),
+                str(tokens),
             ),
         ) as server,
     ):
@@ -145,9 +250,9 @@ def figure_fuzz(workdir: Path, *, quick: bool) -> Figure:
         number=2,
         name="schemathesis against the server's OpenAPI",
         setup=f"schemathesis {schemathesis_version()} on `debategraph serve` (Aegra on "
-        "PostgreSQL, --models, --tokens), every operation of its /openapi.json with "
-        f"generated requests signed in as one user, {examples} examples per operation "
-        f"and phase, seeds {', '.join(map(str, FUZZ_SEEDS[quick]))}; checks: "
+        f"PostgreSQL, --models{lifted_note()}, --tokens), every operation of its "
+        f"/openapi.json with generated requests signed in as one user, {examples} examples "
+        f"per operation and phase, seeds {', '.join(map(str, FUZZ_SEEDS[quick]))}; checks: "
         "not_a_server_error, no_exception_text (tests/schemathesis_hooks.py)",
         rows=rows,
         target="no 5xx and no exception text in any response",
@@ -176,7 +281,7 @@ def postgres_url() -> str:
     """
     url = os.environ.get(POSTGRES_ENV, "").strip()
     if url:
-        return url
+        return reachable(url)
     try:
         proc = subprocess.run(
             ["bash", str(POSTGRES_SCRIPT)], capture_output=True, text=True, timeout=600
@@ -194,6 +299,18 @@ def postgres_url() -> str:
         )
     url = lines[-1][len(prefix) :]
     os.environ[POSTGRES_ENV] = url
+    return reachable(url)
+
+
+def reachable(url: str) -> str:
+    """``url``, once a connection to it opens; else stop with one line."""
+    import psycopg
+
+    try:
+        psycopg.connect(url, connect_timeout=10).close()
+    except psycopg.Error as exc:
+        said = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise SystemExit(f"serve.py: no PostgreSQL at {POSTGRES_ENV}'s URL: {said}") from None
     return url
 
 
@@ -214,8 +331,8 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def peak_mb(pid: int) -> float:
-    """Peak resident memory (``VmHWM``) of ``pid`` and its descendants, summed, in MiB."""
+def memory_mb(pid: int, key: str) -> float:
+    """``key`` (``VmHWM``, ``VmRSS``) of ``pid`` and its descendants from ``/proc``, in MiB."""
     total_kb = 0
     for each in [pid, *descendants(pid)]:
         try:
@@ -223,9 +340,14 @@ def peak_mb(pid: int) -> float:
         except OSError:
             continue
         for line in status.splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{key}:"):
                 total_kb += int(line.split()[1])
     return total_kb / 1024
+
+
+def peak_mb(pid: int) -> float:
+    """Peak resident memory (``VmHWM``) of ``pid`` and its descendants, summed, in MiB."""
+    return memory_mb(pid, "VmHWM")
 
 
 def error_kind(exc: BaseException) -> str:
@@ -279,16 +401,55 @@ def finished(result: dict[str, Any]) -> list[float]:
     ]
 
 
+def sdk_client(url: str, api_key: str | None = None) -> Any:
+    """``langgraph_sdk``'s async client of the server, signed in with ``api_key`` if given."""
+    from langgraph_sdk import get_client
+
+    return get_client(url=url, api_key=api_key, timeout=CLIENT_TIMEOUT_S)
+
+
+async def settled(
+    client: Any, thread_id: str, run_id: str, deadline: float
+) -> tuple[dict[str, Any] | None, str]:
+    """Join a run until its final state (``answer`` in it); (that state, error or ``""``).
+
+    Args:
+        client: ``langgraph_sdk``'s async client.
+        thread_id: The run's thread.
+        run_id: The run.
+        deadline: ``time.perf_counter()`` after which a run still going counts as failed.
+    """
+    output = await client.runs.join(thread_id, run_id)
+    # Aegra's join gives up waiting after 30 s and answers what the run has so far.
+    while "answer" not in (output or {}):
+        status = (await client.runs.get(thread_id, run_id))["status"]
+        if status not in ("pending", "running"):
+            return None, f"run ended {status}"
+        if time.perf_counter() > deadline:
+            return None, f"run still {status}"
+        await asyncio.sleep(0.5)  # a run Aegra lost track of answers at once
+        output = await client.runs.join(thread_id, run_id)
+    return output, ""
+
+
 class ServerSide(Side):
     """Debates through ``debategraph serve`` with ``langgraph_sdk``'s async client."""
 
-    def __init__(self, url: str, pid: int, model: StubProcess, deadline_s: float) -> None:
+    def __init__(
+        self,
+        url: str,
+        pid: int,
+        model: StubProcess,
+        deadline_s: float,
+        api_key: str | None = None,
+    ) -> None:
         super().__init__("server (Aegra, PostgreSQL)", "server")
         self.url = url
         self.pid = pid
         self.model = model
         self.deadline_s = deadline_s
-        self.context = {"model": "stub"}  # the operator's list says where it is
+        self.api_key = api_key  # a user's token, on a server with sign-in
+        self.context = CONTEXT
 
     async def one(self, client: Any) -> tuple[float, Any, str]:
         """One debate: create its thread and run, join it; (seconds, answer, error)."""
@@ -299,25 +460,16 @@ class ServerSide(Side):
             run = await client.runs.create(
                 thread_id, GRAPH, input={"question": QUESTION}, context=self.context
             )
-            output = await client.runs.join(thread_id, run["run_id"])
-            # Aegra's join gives up waiting after 30 s and answers what the run has so far.
-            while "answer" not in (output or {}):
-                status = (await client.runs.get(thread_id, run["run_id"]))["status"]
-                if status not in ("pending", "running"):
-                    return time.perf_counter() - started, None, f"run ended {status}"
-                if time.perf_counter() - started > self.deadline_s:
-                    return time.perf_counter() - started, None, f"run still {status}"
-                await asyncio.sleep(0.5)  # a run Aegra lost track of answers at once
-                output = await client.runs.join(thread_id, run["run_id"])
+            output, error = await settled(
+                client, thread_id, run["run_id"], started + self.deadline_s
+            )
         except Exception as exc:  # noqa: BLE001 - counted: the figure is "all finish"
             return time.perf_counter() - started, None, error_kind(exc)
-        return time.perf_counter() - started, output["answer"], ""
+        return time.perf_counter() - started, (output or {}).get("answer"), error
 
     async def batch(self, n: int) -> tuple[float, list[tuple[float, Any, str]]]:
         """``n`` debates at once; the batch's wall and each debate's result."""
-        from langgraph_sdk import get_client
-
-        client = get_client(url=self.url, api_key=None, timeout=CLIENT_TIMEOUT_S)
+        client = sdk_client(self.url, self.api_key)
         try:
             started = time.perf_counter()
             done = await asyncio.gather(*(self.one(client) for _ in range(n)))
@@ -489,7 +641,7 @@ class Setup:
 
 def measure(workdir: Path, setup: Setup) -> tuple[list[Side], Served]:
     """Start the model, databases, server and workers; alternate the batches."""
-    aegra_server, models_file, fresh_database = repo_imports()
+    aegra_server, _, fresh_database = repo_imports()
     workers: list[Worker] = []
     with (
         stub_process(LATENCY_S) as model,
@@ -502,7 +654,7 @@ def measure(workdir: Path, setup: Setup) -> tuple[list[Side], Served]:
                 "--pool-size",
                 str(setup.pool_size),
                 "--models",
-                str(models_file(workdir, {"stub": model.url}, timeout=60)),
+                str(operator_models(workdir, model.url, limits=LIFTED_LIMITS, timeout=60)),
             ),
         ) as server,
     ):
@@ -632,7 +784,8 @@ def figure_serve(workdir: Path, *, quick: bool, pool_size: int) -> Figure:
         setup=f"{AGENTS} solvers, ring, {ROUNDS} rounds, stub model at "
         f"{LATENCY_S * 1000:.0f} ms per call (critical path {CRITICAL_S:.1f} s): {n} debates "
         f"at once through one `debategraph serve` process (Aegra on PostgreSQL, --pool-size "
-        f"{pool_size}; client: langgraph_sdk async, threads.create + runs.create + runs.join "
+        f"{pool_size}{lifted_note()}; client: langgraph_sdk async, threads.create + "
+        "runs.create + runs.join "
         "per debate, timed from its first request to the join), beside the same debates "
         "in one process through the public API (what the CLI runs: ainvoke, asyncio.gather) "
         f"on PostgreSQL and on SQLite; alternating, {runs_text}, medians (ranges); times per "
@@ -663,9 +816,660 @@ def figure_serve(workdir: Path, *, quick: bool, pool_size: int) -> Figure:
     )
 
 
+# -- Issue 47: one user's load does not starve another's; a huge body is refused unread --
+
+#: Bob's run-creating requests at once (full, quick).
+FLOOD = {False: 200, True: 40}
+#: The big body's size in bytes (full, quick).
+BODY_BYTES = {False: 50_000_000, True: 5_000_000}
+#: Alice's debates alone, for her quiet time.
+QUIET_RUNS = 3
+#: Alice's debate during bob's flood may take at most this many times her quiet median.
+FAIR_RATIO = 2.0
+#: The server's peak memory after the big body may be at most this many times its idle RSS.
+PEAK_RATIO = 1.5
+#: The pieces a big body is sent in.
+CHUNK_BYTES = 64 * 1024
+#: The default per-user limits the fairness figures run with (issue 47's interface).
+DEFAULT_LIMITS = (
+    "4 runs in flight, 600 requests a minute, 2,000,000 tokens a day, bodies of 1,000,000 bytes"
+)
+
+
+def run_body(question: str) -> dict[str, Any]:
+    """The body of ``POST /threads/T/runs``: the debate on ``question``, the stub model."""
+    return {"assistant_id": GRAPH, "input": {"question": question}, "context": CONTEXT}
+
+
+@contextlib.contextmanager
+def fairness_server(
+    workdir: Path, db: str, model: StubProcess, *users: str, pool_size: int = POOL_SIZE
+) -> Iterator[tuple[Any, dict[str, str]]]:
+    """A server with the default limits and a token per user; (the server, user -> token)."""
+    aegra_server, _, _ = repo_imports()
+    tokens, token_of = tokens_file(workdir, *users)
+    args = ("--pool-size", str(pool_size), "--models", str(operator_models(workdir, model.url)))
+    with aegra_server(db, logdir=workdir, extra_args=(*args, "--tokens", str(tokens))) as server:
+        yield server, token_of
+
+
+@dataclass
+class Flood:
+    """What bob's flood and alice's debates gave.
+
+    Attributes:
+        quiet: Alice's debates alone: (seconds, answer, error) each.
+        answers: Bob's run-creating requests: (status or ``None``, its ``Retry-After``, the
+            run's id where one was made, error kind) each.
+        flood_s: From bob's first request to his last answer.
+        flood_cpu_s: The server's CPU time meanwhile (alice's first requests included).
+        client_cpu_s: Bob's client process's own CPU time meanwhile.
+        load: The machine's 1-minute load average as the flood began.
+        during: Alice's debate while bob's accepted runs were in flight.
+        bob_calls: Model calls of bob's runs while alice's debate ran (it starts once the
+            server has made one of his runs).
+        bob_finished: Bob's accepted runs that ended with the expected answer.
+        bob_errors: What went wrong with his others.
+    """
+
+    quiet: list[tuple[float, Any, str]]
+    answers: list[tuple[int | None, str | None, str | None, str]]
+    flood_s: float
+    flood_cpu_s: float
+    client_cpu_s: float
+    load: float
+    during: tuple[float, Any, str]
+    bob_calls: int
+    bob_finished: int
+    bob_errors: Counter[str]
+
+    def statuses(self) -> Counter[str]:
+        """Bob's answers by status (an error's kind where none came)."""
+        return Counter(str(status) if status else error for status, _, _, error in self.answers)
+
+    def refused(self) -> list[str | None]:
+        """The ``Retry-After`` of each 429 bob got (``None`` where it has none)."""
+        return [after for status, after, _, _ in self.answers if status == 429]
+
+
+async def create_run(
+    http: Any, thread_id: str, made: asyncio.Event
+) -> tuple[int | None, str | None, str | None, str]:
+    """``POST /threads/T/runs`` (one debate): (status, ``Retry-After``, run id, error kind).
+
+    ``made`` is set once the server has made the run.
+    """
+    try:
+        response = await http.post(f"/threads/{thread_id}/runs", json=run_body(QUESTION))
+    except Exception as exc:  # noqa: BLE001 - counted with the answers
+        return None, None, None, error_kind(exc)
+    run_id = response.json().get("run_id") if response.is_success else None
+    if run_id:
+        made.set()
+    return response.status_code, response.headers.get("retry-after"), run_id, ""
+
+
+async def bob_run(client: Any, thread_id: str, run_id: str, deadline: float) -> str:
+    """Wait for one of bob's accepted runs: ``""`` if it ended with the answer, else why not."""
+    try:
+        output, error = await settled(client, thread_id, run_id, deadline)
+    except Exception as exc:  # noqa: BLE001 - counted
+        return error_kind(exc)
+    answer = (output or {}).get("answer")
+    return error or ("" if str(answer) == ANSWER else f"answered {answer!r}")
+
+
+async def flood(
+    url: str, pid: int, model: StubProcess, tokens: dict[str, str], n: int, deadline_s: float
+) -> Flood:
+    """Alice alone, then bob's ``n`` runs at once (another process) and alice's debate."""
+    alice_side = ServerSide(url, pid, model, deadline_s, api_key=tokens["alice"])
+    alice, bob = sdk_client(url, tokens["alice"]), sdk_client(url, tokens["bob"])
+    child = None
+    try:
+        warm = await alice_side.one(alice)  # imports, connections, the graph's first run
+        if str(warm[1]) != ANSWER:
+            raise RuntimeError(f"alice's warm-up debate failed: {warm}")
+        quiet = [await alice_side.one(alice) for _ in range(QUIET_RUNS)]
+        print(f"  alice alone: {', '.join(f'{w:.2f} s' for w, _, _ in quiet)}", flush=True)
+        made = await asyncio.gather(*(bob.threads.create() for _ in range(n)))
+        threads = [t["thread_id"] for t in made]
+        # Bob is another client: his own process, so his requests share no event loop
+        # with alice's (they share the machine's cores, as the server does).
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--flood-child",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=2**24,
+        )
+        assert child.stdin is not None and child.stdout is not None
+        spec = {"url": url, "token": tokens["bob"], "threads": threads, "pid": pid}
+        child.stdin.write(json.dumps(spec).encode() + b"\n")
+        await child.stdin.drain()
+        if await child.stdout.readline() != b"READY\n":
+            raise RuntimeError("bob's flood process did not start")
+        model.take_stats()
+        load = os.getloadavg()[0]
+        child.stdin.write(b"go\n")
+        await child.stdin.drain()
+        # Alice starts once the server has made one of bob's runs (or answered him all).
+        line = await child.stdout.readline()
+        window = time.time()
+        during = await alice_side.one(alice)
+        arrivals = model.take_stats()["arrivals"]
+        while line and not line.startswith(b"DONE "):
+            line = await child.stdout.readline()
+        if not line:
+            raise RuntimeError("bob's flood process ended without its answers")
+        done = json.loads(line[len(b"DONE ") :])
+        answers = [tuple(a) for a in done["answers"]]
+        mine = CALLS if str(during[1]) == ANSWER else 0
+        calls = sum(1 for at in arrivals if at >= window) - mine
+        print(
+            f"  bob's flood: {dict(Counter(a[0] for a in answers))} in {done['flood_s']:.2f} s; "
+            f"alice during it: {during[0]:.2f} s",
+            flush=True,
+        )
+        accepted = [(t, a[2]) for t, a in zip(threads, answers, strict=True) if a[2]]
+        deadline = time.perf_counter() + deadline_s
+        ends = await asyncio.gather(*(bob_run(bob, t, r, deadline) for t, r in accepted))
+    finally:
+        if child is not None and child.returncode is None:
+            child.kill()
+            await child.wait()
+        await alice.aclose()
+        await bob.aclose()
+    return Flood(
+        quiet=quiet,
+        answers=answers,
+        flood_s=done["flood_s"],
+        flood_cpu_s=done["cpu_s"],
+        client_cpu_s=done["client_cpu_s"],
+        load=load,
+        during=during,
+        bob_calls=max(calls, 0),
+        bob_finished=sum(1 for end in ends if not end),
+        bob_errors=Counter(end for end in ends if end),
+    )
+
+
+async def flood_child() -> None:
+    """Bob's side of :func:`flood`, in a process of its own (``--flood-child``).
+
+    Reads ``{url, token, threads, pid}`` (one JSON line), opens its client and says
+    ``READY``; at the next line sends one run-creating request per thread, all at once;
+    says ``MADE`` once the server has made one of the runs, then ``DONE {answers, flood_s,
+    cpu_s, client_cpu_s}`` (the server's CPU time meanwhile, and its own).
+    """
+    import httpx
+
+    spec = json.loads(await asyncio.to_thread(sys.stdin.readline))
+    made = asyncio.Event()
+    async with httpx.AsyncClient(
+        base_url=spec["url"],
+        headers={"Authorization": f"Bearer {spec['token']}"},
+        timeout=CLIENT_TIMEOUT_S,
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
+    ) as http:
+        print("READY", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+        started, cpu0, mine0 = time.perf_counter(), cpu_s_of(spec["pid"]), time.process_time()
+
+        async def tell() -> None:
+            await made.wait()
+            print("MADE", flush=True)
+
+        telling = asyncio.ensure_future(tell())
+        answers = await asyncio.gather(*(create_run(http, t, made) for t in spec["threads"]))
+        flood_s, cpu_s = time.perf_counter() - started, cpu_s_of(spec["pid"]) - cpu0
+        client_cpu_s = time.process_time() - mine0
+        telling.cancel()
+    done = {"answers": answers, "flood_s": flood_s, "cpu_s": cpu_s, "client_cpu_s": client_cpu_s}
+    print(f"DONE {json.dumps(done)}", flush=True)
+
+
+def limits_said() -> str:
+    """The per-user limits a fairness figure's server runs with, in words."""
+    if limits_read():
+        return f"default per-user limits ({DEFAULT_LIMITS})"
+    return "no per-user limits (this tree's server reads no limits: yet)"
+
+
+def limits_row() -> tuple[str, str]:
+    """Whether this tree's server reads per-user limits (issue 47), as an info row."""
+    return ("info: limits in this tree", "yes" if limits_read() else "no")
+
+
+def figure_flood(workdir: Path, *, quick: bool, pool_size: int) -> Figure:
+    """The figure: alice's debate while bob floods the server takes <= 2x her quiet time."""
+    _, _, fresh_database = repo_imports()
+    n = FLOOD[quick]
+    folder = workdir / "flood"
+    folder.mkdir(exist_ok=True)
+    users = ("alice", "bob")
+    with (
+        stub_process(LATENCY_S) as model,
+        fresh_database("debategraph_bench_flood") as db,
+        fairness_server(folder, db, model, *users, pool_size=pool_size) as (server, tokens),
+    ):
+        result = asyncio.run(flood(server.url, server.pid, model, tokens, n, DEADLINE_S[quick]))
+        log = ServerLog.read(server.log_path)
+    quiet = [w for w, a, _ in result.quiet if str(a) == ANSWER]
+    quiet_s = statistics.median(quiet) if quiet else None
+    alice_s, alice_answer, alice_error = result.during
+    alice_ok = str(alice_answer) == ANSWER
+    ratio = alice_s / quiet_s if quiet_s and alice_ok else None
+    statuses = result.statuses()
+    refused = result.refused()
+    with_after = sum(1 for after in refused if after)
+    accepted = sum(1 for _, _, run_id, _ in result.answers if run_id)
+    others = {k: v for k, v in statuses.items() if k not in ("200", "429")}
+    passed = ratio is not None and ratio <= FAIR_RATIO and with_after == len(refused)
+    said = f"{alice_s:.2f} s" + (f" = {ratio:.1f}x her quiet median" if ratio else "")
+    if not alice_ok:
+        said += f", failed: {alice_error or f'answered {alice_answer!r}'}"
+    rows = [
+        (
+            f"alice alone ({QUIET_RUNS} debates)",
+            f"median {quiet_s:.2f} s ({', '.join(f'{w:.2f}' for w, _, _ in result.quiet)})"
+            if quiet_s
+            else "no debate finished",
+        ),
+        (
+            "bob's flood",
+            f"{n} run-creating requests at once, answered in {result.flood_s:.2f} s: "
+            f"{accepted} accepted, {len(refused)} refused with 429 ({with_after} with "
+            "Retry-After)" + (f", other: {others}" if others else ""),
+        ),
+        (
+            "info: CPU meanwhile",
+            f"the server {result.flood_cpu_s:.2f} s ({result.flood_cpu_s / n * 1000:.1f} ms a "
+            f"request, bob's runs and alice's first requests included), bob's client "
+            f"{result.client_cpu_s:.2f} s; load average {result.load:.1f} on "
+            f"{os.cpu_count()} CPUs as it began",
+        ),
+        ("alice during it", f"{said}; bob's model calls meanwhile: {result.bob_calls}"),
+        (
+            "info: bob's accepted runs",
+            f"{result.bob_finished}/{accepted} finished with the answer"
+            + (f"; {dict(result.bob_errors.most_common(3))}" if result.bob_errors else ""),
+        ),
+        limits_row(),
+    ]
+    # Aegra logs each 4xx as a warning: bob's 429s are what the figure counts, not problems.
+    problems = [line for line in log.problems if '" 429' not in line]
+    if problems:
+        first = problems[0][:120]
+        rows.append(("info: server log", f"{len(problems)} error/warning lines; first: {first}"))
+    if not limits_read() or not refused:
+        why = (
+            f"bob's {n} requests were all taken ({accepted} runs made, none refused with "
+            "429): the server keeps no per-user limit on runs in flight yet, so his runs "
+            "share the model and the server's CPU with alice's debate. What would: issue "
+            "47's limits (runs_in_flight, default 4, refusing the rest with 429 and "
+            "Retry-After)"
+        )
+    elif with_after < len(refused):
+        why = f"{len(refused) - with_after} of bob's {len(refused)} 429s carry no Retry-After"
+    elif not alice_ok:
+        why = f"alice's debate during the flood did not finish: {said}"
+    else:
+        why = (
+            f"bob was held to {accepted} runs ({len(refused)} refused), yet alice's debate "
+            f"took {said}: meanwhile the server used {result.flood_cpu_s:.2f} s of CPU and "
+            f"bob's client {result.client_cpu_s:.2f} s, on {os.cpu_count()} CPUs at load "
+            f"{result.load:.1f}: alice's requests waited for a core. What would: a refusal "
+            "that costs the server less (refuse before the thread's ownership is looked up), "
+            "or a machine with cores to spare for the client"
+        )
+    return Figure(
+        number=3,
+        name="One user floods, another is served",
+        setup=f"`debategraph serve` (Aegra on PostgreSQL, --pool-size {pool_size}) signed in "
+        f"with --tokens for alice and bob, {limits_said()}, the stub model at "
+        f"{LATENCY_S * 1000:.0f} ms per call ({AGENTS} solvers, {ROUNDS} "
+        f"rounds: a {CRITICAL_S:.1f} s path); alice's quiet time: the median of "
+        f"{QUIET_RUNS} debates alone (langgraph_sdk async: threads.create + runs.create + "
+        f"runs.join, after a warm-up); then bob sends {n} POST /threads/T/runs at once "
+        "(httpx async, from a client process of his own, asyncio.gather, a thread of his "
+        "each) and, as soon as the server has "
+        "made one of his runs, alice runs one debate, while his accepted runs are in flight "
+        "and the rest of his requests are answered",
+        rows=rows,
+        target=f"alice's debate during the flood <= {FAIR_RATIO:.0f}x her quiet median; "
+        "every 429 carries Retry-After",
+        passed=passed,
+        advisory=quick,
+        values={
+            "flood": n,
+            "limits_in_tree": limits_read(),
+            "quiet_s": [w for w, _, _ in result.quiet],
+            "quiet_median_s": quiet_s,
+            "during_s": alice_s,
+            "during_finished": alice_ok,
+            "ratio": ratio,
+            "statuses": dict(statuses),
+            "accepted": accepted,
+            "refused_429": len(refused),
+            "retry_after": with_after,
+            "retry_after_values": sorted(set(filter(None, refused)))[:5],
+            "flood_s": result.flood_s,
+            "flood_server_cpu_s": result.flood_cpu_s,
+            "flood_client_cpu_s": result.client_cpu_s,
+            "load_at_flood": result.load,
+            "bob_calls_during": result.bob_calls,
+            "bob_finished": result.bob_finished,
+            "bob_errors": dict(result.bob_errors),
+            "server_log_problems": list(dict.fromkeys(problems))[:10],
+        },
+        why=why,
+        notes=[]
+        if result.bob_calls
+        else ["bob's runs made no model call while alice's debate ran: it did not overlap them"],
+        headline=f"alice {said} while bob floods ({accepted} of his {n} runs accepted, "
+        f"{len(refused)} refused with 429)",
+    )
+
+
+@dataclass
+class BigBody:
+    """One big body sent to the server, and what its memory did.
+
+    Attributes:
+        how: ``Content-Length`` or ``chunked``.
+        status: The answer's status (``None``: no answer, see ``error``).
+        line: The answer's message (or the error).
+        sent: Bytes of the body the client had handed to the connection when it ended.
+        seconds: From the first byte sent to the answer.
+        idle_rss_mb: The server's ``VmRSS`` before, idle after a warm-up debate.
+        hwm_before_mb: Its ``VmHWM`` then (its start-up's peak).
+        hwm_after_mb: Its ``VmHWM`` once answered.
+        probe_status: The same request by hand (:func:`answered_after`), after: its status.
+        probe_written: The body bytes it had written when that status came.
+    """
+
+    how: str
+    status: int | None
+    line: str
+    sent: int
+    seconds: float
+    idle_rss_mb: float
+    hwm_before_mb: float
+    hwm_after_mb: float
+    probe_status: int | None
+    probe_written: int
+
+    @property
+    def ratio(self) -> float:
+        """The peak after over the idle RSS."""
+        return self.hwm_after_mb / self.idle_rss_mb
+
+
+async def warm_thread(url: str, pid: int, model: StubProcess, token: str) -> str:
+    """A warm-up debate as the user of ``token``, then a thread of theirs; its id."""
+    client = sdk_client(url, token)
+    try:
+        warm = await ServerSide(url, pid, model, DEADLINE_S[True], api_key=token).one(client)
+        if str(warm[1]) != ANSWER:
+            raise RuntimeError(f"the warm-up debate failed: {warm}")
+        return str((await client.threads.create())["thread_id"])
+    finally:
+        await client.aclose()
+
+
+def body_pieces(size: int) -> Iterator[bytes]:
+    """A run's body of ``size`` bytes (its question's ``x`` fills it), in pieces."""
+    marker = "@question@"  # the question's place in the body, between its quotes
+    head, tail = json.dumps(run_body(marker)).encode().split(marker.encode())
+    filler = size - len(head) - len(tail)
+    piece = b"x" * CHUNK_BYTES
+    yield head
+    for _ in range(filler // CHUNK_BYTES):
+        yield piece
+    yield piece[: filler % CHUNK_BYTES]
+    yield tail
+
+
+def big_headers(token: str, size: int, *, chunked: bool) -> dict[str, str]:
+    """A big run's headers: signed in, JSON, ``Content-Length`` unless ``chunked``."""
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    return headers if chunked else {**headers, "Content-Length": str(size)}
+
+
+def send_big(url: str, token: str, thread_id: str, size: int, *, chunked: bool) -> dict[str, Any]:
+    """POST a run of ``size`` bytes with httpx (a generator body); what came back.
+
+    With ``Content-Length`` unless ``chunked`` (then httpx sends it chunked). A run the
+    server makes of it is cancelled at once.
+    """
+    import httpx
+
+    sent = 0
+
+    def body() -> Iterator[bytes]:
+        nonlocal sent
+        for part in body_pieces(size):
+            sent += len(part)
+            yield part
+
+    headers = big_headers(token, size, chunked=chunked)
+    with httpx.Client(base_url=url, timeout=CLIENT_TIMEOUT_S) as http:
+        started = time.perf_counter()
+        try:
+            response = http.post(f"/threads/{thread_id}/runs", content=body(), headers=headers)
+        except httpx.HTTPError as exc:
+            seconds = time.perf_counter() - started
+            return {"status": None, "line": error_kind(exc), "sent": sent, "seconds": seconds}
+        seconds = time.perf_counter() - started
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = {"message": response.text[:200]}
+        run_id = answer.get("run_id") if response.is_success else None
+        if run_id:  # the body was taken: stop its run (a huge question for every solver)
+            signed_in = {"Authorization": headers["Authorization"]}
+            with contextlib.suppress(httpx.HTTPError):
+                http.post(f"/threads/{thread_id}/runs/{run_id}/cancel", headers=signed_in)
+    said = answer.get("message") or answer.get("detail") or (f"run {run_id}" if run_id else "")
+    return {
+        "status": response.status_code,
+        "line": str(said)[:160],
+        "sent": sent,
+        "seconds": seconds,
+    }
+
+
+async def answered_after(
+    url: str, token: str, thread_id: str, size: int, *, chunked: bool
+) -> tuple[int | None, int]:
+    """The same request by hand, reading while it writes: (status, body bytes written by then).
+
+    httpx reads an answer only once it has sent the whole body, so this tells how much of
+    the body the client had written (to the connection) when the server's status line came.
+    """
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    reader, writer = await asyncio.open_connection(where.hostname, where.port)
+    headers = big_headers(token, size, chunked=chunked)
+    if chunked:
+        headers["Transfer-Encoding"] = "chunked"
+    lines = [f"POST /threads/{thread_id}/runs HTTP/1.1", f"Host: {where.netloc}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+    status_line = asyncio.ensure_future(reader.readline())
+    written = 0
+    try:
+        for part in body_pieces(size):
+            if status_line.done():
+                break
+            writer.write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
+            await writer.drain()
+            written += len(part)
+            await asyncio.sleep(0)  # the status line's turn, if it came
+        else:
+            writer.write(b"0\r\n\r\n" if chunked else b"")
+        first = await asyncio.wait_for(status_line, CLIENT_TIMEOUT_S)
+    except (TimeoutError, OSError):  # the server closed it: its answer may be in
+        first = status_line.result() if status_line.done() and not status_line.exception() else b""
+    finally:
+        writer.close()
+        status_line.cancel()
+    parts = first.split()
+    return (int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None), written
+
+
+def big_body(server: Any, token: str, model: StubProcess, size: int, *, chunked: bool) -> BigBody:
+    """Send one big body to ``server`` as the user of ``token``; measure its memory."""
+    thread_id = asyncio.run(warm_thread(server.url, server.pid, model, token))
+    idle = memory_mb(server.pid, "VmRSS")
+    before = memory_mb(server.pid, "VmHWM")
+    sent = send_big(server.url, token, thread_id, size, chunked=chunked)
+    after = memory_mb(server.pid, "VmHWM")
+    probe = asyncio.run(answered_after(server.url, token, thread_id, size, chunked=chunked))
+    how = "chunked" if chunked else "Content-Length"
+    print(
+        f"  {how}: {sent['status']}, peak {after:.0f} MiB (idle {idle:.0f} MiB); by hand: "
+        f"{probe[0]} after {probe[1]:,} bytes written",
+        flush=True,
+    )
+    return BigBody(
+        how,
+        sent["status"],
+        sent["line"],
+        sent["sent"],
+        sent["seconds"],
+        idle,
+        before,
+        after,
+        *probe,
+    )
+
+
+def figure_body(workdir: Path, *, quick: bool) -> Figure:
+    """The figure: a 50 MB body gets 413 before the server has read it whole."""
+    _, _, fresh_database = repo_imports()
+    size = BODY_BYTES[quick]
+    folder = workdir / "body"
+    folder.mkdir(exist_ok=True)
+    cases = []
+    with (
+        stub_process(0.0) as model,
+        fresh_database("debategraph_bench_body") as db,
+        contextlib.ExitStack() as stack,
+    ):
+        # Each case on a fresh server, for a peak of its own; in --quick one for both.
+        shared = stack.enter_context(fairness_server(folder, db, model, "alice")) if quick else None
+        for chunked in (False, True):
+            with contextlib.ExitStack() as own:
+                server, tokens = shared or own.enter_context(
+                    fairness_server(folder, db, model, "alice")
+                )
+                cases.append(big_body(server, tokens["alice"], model, size, chunked=chunked))
+    refused = all(c.status == 413 for c in cases)
+    small = all(c.ratio <= PEAK_RATIO for c in cases)
+    rows = [
+        (
+            c.how,
+            f"{c.status or 'no answer'} ({c.line}) in {c.seconds:.2f} s; server peak "
+            f"{c.hwm_after_mb:.0f} MiB = {c.ratio:.2f}x its idle {c.idle_rss_mb:.0f} MiB "
+            f"(peak before: {c.hwm_before_mb:.0f} MiB)",
+        )
+        for c in cases
+    ]
+    rows.append(
+        (
+            "info: when the answer came",
+            "; ".join(
+                f"{c.how}: {c.probe_status or 'no answer'} with {c.probe_written:,} of "
+                f"{size:,} bytes written"
+                for c in cases
+            )
+            + " (by hand, reading while writing; what was written includes what the "
+            "sockets' buffers hold unread, up to a few MB; httpx writes the whole body "
+            "before it reads the answer)",
+        )
+    )
+    rows.append(limits_row())
+    mb = f"{size / 1e6:.0f} MB"
+    if not refused:
+        taken = ", ".join(f"{c.how}: {c.status or c.line}" for c in cases if c.status != 413)
+        why = (
+            f"the {mb} body was not refused with 413 ({taken}): the server reads a body "
+            "whole before it checks it (its guard parses the JSON). What would: issue 47's "
+            "body_bytes limit (default 1,000,000), refusing by Content-Length before reading "
+            "and while a chunked body streams"
+        )
+    elif not small:
+        why = "413 came, but only after the server had held the body: " + "; ".join(
+            f"{c.how} peak {c.ratio:.2f}x idle" for c in cases if c.ratio > PEAK_RATIO
+        )
+    else:
+        why = ""
+    notes = (
+        [
+            f"quick: a {mb} body, too small for the memory target to tell reading it whole; "
+            "both on one server (the second's peak may be the first's)"
+        ]
+        if quick
+        else []
+    )
+    return Figure(
+        number=4,
+        name=f"A {mb} body is refused before it is read whole",
+        setup=f"`debategraph serve` (Aegra on PostgreSQL) signed in with --tokens, "
+        f"{limits_said()}; as alice, after a warm-up debate, one POST "
+        f"/threads/T/runs of {size:,} bytes (a JSON question of that size, httpx, a "
+        f"generator body in {CHUNK_BYTES // 1024} KiB pieces), (a) with Content-Length, "
+        f"(b) chunked without it, {'both on one' if quick else 'each on a fresh'} server "
+        "process; memory: the server's "
+        "VmRSS idle before, its VmHWM (peak) once answered, from /proc; then the same "
+        "request by hand on a socket, to see how much of the body was written when the "
+        "answer came",
+        rows=rows,
+        target=f"413 both ways, the server's peak <= {PEAK_RATIO}x its idle RSS",
+        passed=refused and small,
+        advisory=quick,
+        values={
+            "bytes": size,
+            "limits_in_tree": limits_read(),
+            "cases": {
+                c.how: {
+                    "status": c.status,
+                    "line": c.line,
+                    "sent_bytes": c.sent,
+                    "probe_status": c.probe_status,
+                    "probe_written_bytes": c.probe_written,
+                    "seconds": c.seconds,
+                    "idle_rss_mb": c.idle_rss_mb,
+                    "hwm_before_mb": c.hwm_before_mb,
+                    "hwm_after_mb": c.hwm_after_mb,
+                    "peak_over_idle": c.ratio,
+                }
+                for c in cases
+            },
+        },
+        why=why,
+        notes=notes,
+        headline=", ".join(
+            f"{c.how}: {c.status or 'no answer'}, peak {c.ratio:.2f}x idle" for c in cases
+        ),
+    )
+
+
+#: The parts ``--only`` picks: issue 25's throughput, issue 35's fuzz, issue 47's fairness.
+PARTS = ("throughput", "fuzz", "fairness")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the figure; 1 if it fails (outside ``--quick``), else 0."""
-    parser = base_parser(__doc__, quick_help="1 run of 30 debates instead of 2 runs of 100")
+    """Run the figures; 1 if one fails (outside ``--quick``), else 0."""
+    parser = base_parser(
+        __doc__,
+        quick_help="1 run of 30 debates instead of 2 runs of 100; the fuzz 1 seed of 1 "
+        "example; the fairness figures: a flood of 40, a body of 5 MB",
+    )
     parser.add_argument(
         "--pool-size",
         type=int,
@@ -675,25 +1479,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--keep", type=Path, metavar="DIR", help="keep the server's log and the SQLite file in DIR"
     )
+    parser.add_argument(
+        "--only",
+        choices=PARTS,
+        action="append",
+        help="run only this part (repeatable): throughput (figure 1), fuzz (2), fairness "
+        "(3 and 4); default: all",
+    )
+    parser.add_argument("--flood-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.flood_child:  # bob's process in the fairness figure
+        asyncio.run(flood_child())
+        return 0
     quick: bool = args.quick
     for module in ("aegra_api", "langgraph_sdk", "schemathesis"):
         if importlib.util.find_spec(module) is None:
             raise SystemExit(f"serve.py: {module} is missing: pip install -e '.[dev]'")
     postgres_url()
-    return run_benchmark(
-        "debategraph serving benchmark",
-        [
-            lambda workdir: figure_serve(workdir, quick=quick, pool_size=args.pool_size),
-            lambda workdir: figure_fuzz(workdir, quick=quick),
+    parts = args.only or PARTS
+    steps = {
+        "throughput": [
+            lambda workdir: figure_serve(workdir, quick=quick, pool_size=args.pool_size)
         ],
-        args=args,
-        quick_note="quick mode: 1 run of 30 debates at once per side instead of 2 runs of "
-        "100; the figure is advisory",
-        warnings=lambda: WARNINGS,
-        workdir=args.keep,
-        progress=True,
-    )
+        "fuzz": [lambda workdir: figure_fuzz(workdir, quick=quick)],
+        "fairness": [
+            lambda workdir: figure_flood(workdir, quick=quick, pool_size=args.pool_size),
+            lambda workdir: figure_body(workdir, quick=quick),
+        ],
+    }
+    repo_imports()
+    from tests.aegra_server import AegraServerError
+
+    try:
+        return run_benchmark(
+            "debategraph serving benchmark",
+            [step for part in PARTS if part in parts for step in steps[part]],
+            args=args,
+            quick_note="quick mode: 1 run of 30 debates at once per side instead of 2 runs "
+            f"of 100; the fairness figures with a flood of {FLOOD[True]} requests and a body "
+            f"of {BODY_BYTES[True]:,} bytes; timing figures are advisory",
+            warnings=lambda: WARNINGS,
+            workdir=args.keep,
+            progress=True,
+        )
+    except AegraServerError as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        said = f"{lines[0]} (last log line: {lines[-1][:200]})" if len(lines) > 1 else lines[0]
+        raise SystemExit(f"serve.py: debategraph serve did not start: {said}") from None
 
 
 if __name__ == "__main__":

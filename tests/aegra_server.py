@@ -1,10 +1,12 @@
 """Run ``debategraph serve`` (Aegra on PostgreSQL) in a subprocess for tests and benchmarks.
 
-:func:`aegra_server` starts ``debategraph serve --db URL --host 127.0.0.1 --port PORT``
-in its own process group, waits for ``GET /health`` to report the database connected,
-yields an :class:`AegraServer` (its ``url`` is the base URL for ``langgraph_sdk``), and
-stops the group at the end, also when the body raised. Several servers on one database
-are several calls with the same URL; :meth:`AegraServer.kill` is ``kill -9``.
+:func:`aegra_server` starts ``debategraph serve --db-env VAR --host 127.0.0.1 --port PORT``
+(the URL, password included, in ``VAR`` of the server's environment: never on a command
+line, which ``serve`` refuses) in its own process group, waits for ``GET /health`` to
+report the database connected, yields an :class:`AegraServer` (its ``url`` is the base
+URL for ``langgraph_sdk``), and stops the group at the end, also when the body raised.
+Several servers on one database are several calls with the same URL;
+:meth:`AegraServer.kill` is ``kill -9``.
 
 """
 
@@ -74,15 +76,35 @@ def healthy(url: str) -> bool:
         return False
 
 
-def serve_command(db: str, port: int, *args: str) -> list[str]:
-    """The command line of ``debategraph serve`` in this interpreter's environment."""
+#: The variable ``serve --db-env`` reads a test server's database URL from.
+DB_ENV = "DEBATEGRAPH_TEST_SERVE_DB"
+
+
+def serve_command(db: str, port: int, *args: str, typed: bool = False) -> list[str]:
+    """The command line of ``debategraph serve`` in this interpreter's environment.
+
+    The URL is not on it: :data:`DB_ENV` holds it, set in this process's environment
+    too, so a command run with that environment as it is (``subprocess.run`` with no
+    ``env``) reads it. The variable holds the URL of the latest command made.
+
+    Args:
+        db: The PostgreSQL URL.
+        port: The port to listen on.
+        *args: More ``debategraph serve`` arguments.
+        typed: Give the URL with ``--db`` on the command line instead (``serve`` refuses
+            one that holds a password).
+
+    Returns:
+        The command line.
+    """
+    if not typed:
+        os.environ[DB_ENV] = db
     return [
         sys.executable,
         "-m",
         "debategraph.cli",
         "serve",
-        "--db",
-        db,
+        *(["--db", db] if typed else ["--db-env", DB_ENV]),
         "--host",
         "127.0.0.1",
         "--port",
@@ -122,6 +144,7 @@ def aegra_server(
     extra_args: tuple[str, ...] = (),
     env: Mapping[str, str] | None = None,
     startup_timeout_s: float = STARTUP_TIMEOUT_S,
+    typed_db: bool = False,
 ) -> Iterator[AegraServer]:
     """Start ``debategraph serve`` on a free port; stop its process group at the end.
 
@@ -131,6 +154,8 @@ def aegra_server(
         extra_args: More ``debategraph serve`` arguments.
         env: Extra environment variables.
         startup_timeout_s: How long to wait for it to be healthy.
+        typed_db: Give ``db`` with ``--db`` on the command line (with no password: put
+            that in ``env``'s ``PGPASSWORD``), not in :data:`DB_ENV`.
 
     Yields:
         The running server.
@@ -140,14 +165,15 @@ def aegra_server(
     """
     folder = logdir or Path(tempfile.mkdtemp(prefix="aegra-"))
     child_env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if name != DB_ENV},
         "PYTHONUNBUFFERED": "1",
         "LANGSMITH_TRACING": "false",
+        **({} if typed_db else {DB_ENV: db}),  # its own, not the URL serve_command last had
         **(env or {}),
     }
     with launched(
         "debategraph serve",
-        lambda port: (serve_command(db, port, *extra_args), child_env),
+        lambda port: (serve_command(db, port, *extra_args, typed=typed_db), child_env),
         healthy=healthy,
         cwd=folder,
         log_name=lambda _attempt, port: f"serve-{port}.log",

@@ -130,6 +130,16 @@ def check_serve(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert fuzz["cases"] > 0 and fuzz["failures"] == 0, output
 
 
+def check_fairness(figures: dict[str, dict[str, Any]], output: str) -> None:
+    flood = figures["One user floods, another is served"]["values"]
+    assert flood["refused_429"] > 0, output  # bob was held to his share ...
+    assert flood["refused_429"] == flood["retry_after"], output  # ... told when to come back
+    assert flood["accepted"] + flood["refused_429"] == flood["flood"], output
+    assert flood["during_finished"], output  # and alice was served
+    body = figures["A 5 MB body is refused before it is read whole"]["values"]
+    assert {case["status"] for case in body["cases"].values()} == {413}, output
+
+
 def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert set(figures["One debate"]["values"]["ratios"]) == {"debategraph", "langgraph"}, output
     in_flight = figures["10 debates at once"]["values"]["max_in_flight"]
@@ -246,6 +256,17 @@ CASES = [
         must_pass=("30 debates through the server", "schemathesis against the server's OpenAPI"),
         check=check_serve,
         postgres=True,
+        args=("--only", "throughput", "--only", "fuzz"),
+    ),
+    # One user floods the server (40 runs at once), another is served; a 5 MB body: 413.
+    Case(
+        "serve.py",
+        ("One user floods, another is served", "A 5 MB body is refused before it is read whole"),
+        timeout_s=150,
+        test_timeout_s=170,
+        check=check_fairness,
+        postgres=True,
+        args=("--only", "fairness"),
     ),
     Case(
         "checkpoint_bytes.py",

@@ -358,7 +358,41 @@ def test_the_lean_client_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_aegra_names() -> None:
-    """The two Aegra names the server uses are still there."""
+    """The Aegra names the server uses are still there and still do what is relied on."""
     assert callable(private("aegra_api.config", "_resolve_config_path"))
     assert callable(private("aegra_api.core.orm", "_get_session_maker"))
     assert compat.aegra_config_path() is None or compat.aegra_config_path().name.endswith(".json")
+
+
+def test_aegra_storage_is_what_its_routes_get(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Aegra's routes and runs read the checkpointer and store ``set_aegra_storage`` sets."""
+    from aegra_api.core.database import db_manager
+
+    monkeypatch.setattr(db_manager, "_checkpointer", None)
+    monkeypatch.setattr(db_manager, "_store", None)
+    saver, store = object(), object()
+    compat.set_aegra_storage(saver, store)
+    assert compat.aegra_storage() == (saver, store)
+    assert db_manager.get_checkpointer() is saver
+    assert db_manager.get_store() is store
+
+
+def test_infer_as_node_is_what_update_state_asks() -> None:
+    """LangGraph's own inference: the node that wrote last, ``None`` for two at once."""
+    from typing import TypedDict
+
+    from langgraph.graph import StateGraph
+    from langgraph.pregel import Pregel
+
+    class S(TypedDict):
+        x: int
+
+    graph = StateGraph(S)
+    graph.add_node("a", lambda s: {"x": 1})
+    graph.add_node("b", lambda s: {"x": 1})
+    graph.add_edge("__start__", "a")
+    graph.add_edge("__start__", "b")
+    compiled = graph.compile()
+    assert callable(getattr(Pregel, "_infer_as_node", None))
+    assert compat.infer_as_node(compiled, {"a": {"x": 2}, "b": {"x": 1}}) == "a"
+    assert compat.infer_as_node(compiled, {"a": {"x": 2}, "b": {"x": 2}}) is None

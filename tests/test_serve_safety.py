@@ -32,7 +32,7 @@ import httpx
 import pytest
 
 from debategraph.checkpoints import inbox_item, inbox_namespace
-from tests.aegra_server import AegraServer, aegra_server, models_file, serve_command
+from tests.aegra_server import DB_ENV, AegraServer, aegra_server, models_file, serve_command
 from tests.backends import decoded_dump, fresh_database_as, require_module
 from tests.conftest import solvers_answer_18
 from tests.groups import one_worker
@@ -525,6 +525,7 @@ def test_the_database_password_leaves_the_environment(
 
     seen: dict[str, str] = {}
     monkeypatch.setattr(os, "environ", os.environ.copy())
+    monkeypatch.delenv(DB_ENV, raising=False)  # this process's, for the servers it starts
     monkeypatch.setattr(uvicorn, "run", lambda *a, **k: seen.update(os.environ))
     monkeypatch.setenv("DATABASE_URL", database.url)  # as an operator may have set it
     serve(database.url, port=free_port())

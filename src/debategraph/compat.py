@@ -29,7 +29,10 @@ logs one debug line naming what changed. ``pyproject.toml`` bounds langchain-ope
 langchain-core and openai below the next minor version CI has tested.
 
 **Aegra** (``aegra-api``, :mod:`debategraph.serve`): it has no public way to say which
-config file it loaded, or to open a session on its database outside a request.
+config file it loaded, to open a session on its database outside a request, or to give
+its routes and runs another checkpointer and store than its own (the server wraps them
+to check who owns what they touch, :mod:`debategraph.serve.owners`), or to be told when
+a run's execution ends (to count a user's runs in flight, :mod:`debategraph.serve.limits`).
 
 Attributes:
     NULL_TASK_ID: The task id LangGraph gives writes made outside any task (a
@@ -83,13 +86,17 @@ __all__ = [
     "StateLike",
     "aegra_config_path",
     "aegra_session_maker",
+    "aegra_storage",
     "agenerate_with_cache",
     "chat_result",
     "ensure_sync_client",
     "generate_with_cache",
+    "hold_aegra_runs",
+    "infer_as_node",
     "lean_client_problems",
     "raise_as_chat_openai",
     "request_payload",
+    "set_aegra_storage",
     "task_path_str",
     "uses_responses_api",
 ]
@@ -245,3 +252,58 @@ def aegra_session_maker() -> Callable[[], Any]:
 
     maker: Callable[[], Any] = _get_session_maker()
     return maker
+
+
+def aegra_storage() -> tuple[Any, Any]:
+    """The checkpointer and store Aegra hands every route and run (once it has started).
+
+    ``aegra_api.core.database.db_manager._checkpointer`` and ``._store``: Aegra reads
+    them through ``get_checkpointer()`` / ``get_store()`` and has no way to set them.
+    """
+    from aegra_api.core.database import db_manager  # type: ignore[import-untyped]
+
+    return db_manager._checkpointer, db_manager._store
+
+
+def set_aegra_storage(saver: Any, store: Any) -> None:
+    """Make ``saver`` and ``store`` what Aegra hands every route and run from now on.
+
+    Sets the attributes :func:`aegra_storage` reads; ``get_checkpointer()`` and
+    ``get_store()`` return them (checked by ``tests/test_compat.py``).
+    """
+    from aegra_api.core.database import db_manager
+
+    db_manager._checkpointer = saver
+    db_manager._store = store
+
+
+def hold_aegra_runs(wrapper: Callable[..., Any]) -> None:
+    """Run every run Aegra starts through ``wrapper(execute, *args, **kwargs)``.
+
+    ``aegra_api.api.runs.execute_run_async``: each run route creates the run's task from
+    this module-level function, so replacing it is the one way to act when a run's
+    execution ends, whatever ends it. Idempotent.
+    """
+    from aegra_api.api import runs  # type: ignore[import-untyped]
+
+    execute = runs.execute_run_async
+    if getattr(execute, "__wrapped_by_debategraph__", False):
+        return
+
+    @functools.wraps(execute)
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        return await wrapper(execute, *args, **kwargs)
+
+    held.__wrapped_by_debategraph__ = True  # type: ignore[attr-defined]
+    runs.execute_run_async = held
+
+
+def infer_as_node(graph: Any, versions_seen: Any) -> Any:
+    """The node LangGraph takes a state update without ``as_node`` to come from.
+
+    ``Pregel._infer_as_node``, what ``update_state`` asks: ``None`` when it cannot tell
+    (the last step ran several nodes at once), and then the update fails. No public way
+    asks it beforehand. A LangGraph without it: the first node, as if it could tell.
+    """
+    infer = getattr(graph, "_infer_as_node", None)
+    return next(iter(graph.nodes), "") if infer is None else infer(versions_seen)

@@ -22,6 +22,14 @@ class ModelUnavailableError(DebategraphError):
     """
 
 
+class BudgetSpentError(DebategraphError):
+    """A served user's token budget for the day is spent.
+
+    Raised before a model call of the user's run, it stops the run there, so the thread
+    stays resumable (:mod:`debategraph.serve.limits`).
+    """
+
+
 class LocalModelError(DebategraphError):
     """The embedded llama.cpp server could not be started."""
 

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from debategraph.checkpoints.serde import serializer
 from debategraph.checkpoints.threads import RUN_METADATA_KEY
 from debategraph.errors import UsageError
+from debategraph.redaction import MASK, mask_parameters, parameters
 
 if TYPE_CHECKING:  # imported where used: the CLI's --help loads none of LangGraph
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -458,18 +460,74 @@ def _postgres_saver_class() -> type[Any]:
     return ThreadedPostgresSaver
 
 
-def redact_url(url: str) -> str:
-    """Hide a password in a database URL (for messages).
+#: A URL's user and password: up to the last ``@`` before any ``/`` (libpq stops at the
+#: first, so a password holding a bare ``@`` does not sign in, but is hidden whole).
+_USERINFO = re.compile(r"^(?P<head>[A-Za-z][\w+.-]*://[^:@/]*)(?::(?P<password>[^/]*))?@")
+#: Characters a password keeps as they are in ``user:password@`` and in ``?password=``
+#: (libpq, SQLAlchemy and asyncpg read them back alike): the fewer ``%`` escapes the
+#: better, since Aegra hands its URL to alembic, which cannot read one.
+_USERINFO_SAFE = "!$&'()*+,;=:"
+_QUERY_SAFE = "!$'()*,;:"
+
+
+def _secret(name: str) -> bool:
+    """Whether a connection parameter holds a secret (``password``, ``sslpassword``)."""
+    return name.endswith("password")
+
+
+def url_secrets(url: str) -> list[str]:
+    """The parameters of a database URL that hold a password, in the URL's order.
+
+    A URL's ``user:password@`` is ``password``; so is a query parameter (or a
+    ``key=value`` connection string's) whose name ends in ``password``: libpq's
+    ``password`` and ``sslpassword``, any case. Empty values hold none.
 
     Args:
         url: A ``--db`` value.
 
     Returns:
-        ``postgresql://user:***@host/db`` for a URL with a password; else ``url``.
+        Their names, lower case, e.g. ``["password", "sslpassword"]``; ``[]`` for none.
     """
-    head, sep, tail = url.partition("@")
-    if not sep or ":" not in head.split("//", 1)[-1]:
-        return url
-    scheme, _, creds = head.partition("//")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}//{user}:***@{tail}"
+    userinfo = _USERINFO.match(url)
+    found = ["password"] if userinfo is not None and userinfo.group("password") else []
+    return found + [name for name, value in parameters(url) if _secret(name) and value.strip("'")]
+
+
+def redact_url(url: str) -> str:
+    """Hide every password in a database URL (for messages).
+
+    Args:
+        url: A ``--db`` value: a URL, or a ``key=value`` connection string.
+
+    Returns:
+        ``url`` with the password of its ``user:password@`` and the value of each
+        ``password=`` / ``sslpassword=`` parameter (any case) shown as ``***``.
+    """
+    url = _USERINFO.sub(
+        lambda m: m[0] if m.group("password") is None else f"{m.group('head')}:{MASK}@", url
+    )
+    return mask_parameters(url, _secret)
+
+
+def with_password(url: str, password: str) -> str:
+    """A Postgres URL that signs in with ``password`` (the URL has none of its own).
+
+    It goes in the URL's ``user:password@`` when the URL names a user there, else in a
+    ``password=`` parameter; libpq (psycopg), SQLAlchemy and asyncpg all read it back.
+
+    Args:
+        url: A ``postgresql://`` URL without a password.
+        password: The password.
+
+    Returns:
+        The URL with it.
+    """
+    from urllib.parse import quote
+
+    userinfo = _USERINFO.match(url)
+    if userinfo is not None and userinfo.group("password") is None:
+        head = userinfo.group("head")
+        return f"{head}:{quote(password, safe=_USERINFO_SAFE)}{url[len(head) :]}"
+    base, hash_, fragment = url.partition("#")
+    joiner = "&" if "?" in base else "?"
+    return f"{base}{joiner}password={quote(password, safe=_QUERY_SAFE)}{hash_}{fragment}"

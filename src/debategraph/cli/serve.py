@@ -1,32 +1,89 @@
-"""``debategraph serve``: every pattern on an Agent Protocol server (Aegra) on PostgreSQL."""
+"""``debategraph serve``: every pattern on an Agent Protocol server (Aegra) on PostgreSQL.
+
+The database's password is never on the command line nor, once the server runs, in its
+environment: ``serve`` reads the URL, then starts itself again in the same process with
+the URL in a pipe (:func:`debategraph.serve.server.restart_without_secrets`) and every
+option it was given but ``--db`` and ``--db-env`` (:func:`given_options`).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from debategraph.cli.group import app
-from debategraph.errors import UsageError
 from debategraph.serve.server import (
+    DB_FD_OPTION,
     DEFAULT_HOST,
     DEFAULT_LOG_LEVEL,
     DEFAULT_POOL_SIZE,
     DEFAULT_PORT,
+    URL_ENV,
+    database_url,
+    handed_over,
+    restart_without_secrets,
 )
+
+#: The options that name the database: the restarted server is handed the URL instead.
+DATABASE_OPTIONS = ("db", "db_env", "db_fd")
+
+
+def given_options(ctx: typer.Context, leave_out: tuple[str, ...] = ()) -> list[str]:
+    """The options a command was given (not left at their defaults), as a command line.
+
+    Args:
+        ctx: The command's context, its options parsed.
+        leave_out: Options not to write (by parameter name).
+
+    Returns:
+        Each option's first name and value (a flag's name alone, a repeated option once
+        per value), in the command's order.
+    """
+    words: list[str] = []
+    for param in ctx.command.params:
+        name = param.name or ""
+        source = ctx.get_parameter_source(name)
+        if param.param_type_name != "option" or name in leave_out:
+            continue
+        if source is None or source.name == "DEFAULT":
+            continue
+        value = ctx.params[name]
+        if getattr(param, "is_flag", False):
+            names = param.opts if value else getattr(param, "secondary_opts", [])
+            words += names[:1]
+        else:
+            for each in value if param.multiple else [value]:
+                words += [param.opts[0], str(each)]
+    return words
 
 
 @app.command()
 def serve(
+    ctx: typer.Context,
     db: Annotated[
         str,
         typer.Option(
             "--db",
-            envvar="DATABASE_URL",
-            help="PostgreSQL URL the server keeps threads, runs and the store in.",
+            envvar=URL_ENV,
+            help="PostgreSQL URL the server keeps threads, runs and the store in, with no "
+            "password (that goes in PGPASSWORD or ~/.pgpass).",
         ),
     ] = "",
+    db_env: Annotated[
+        str | None,
+        typer.Option(
+            "--db-env",
+            help="An environment variable holding the whole PostgreSQL URL, password included "
+            "(instead of --db).",
+        ),
+    ] = None,
+    db_fd: Annotated[
+        int | None,
+        typer.Option(DB_FD_OPTION, hidden=True, help="A pipe to read the URL from (internal)."),
+    ] = None,
     host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = DEFAULT_HOST,
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = DEFAULT_PORT,
     config: Annotated[
@@ -68,6 +125,14 @@ def serve(
             "--cors-origin", help="An origin a browser may call from (repeat) \\[default: none]."
         ),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A name clients reach the server by, besides --host and loopback (repeat; "
+            "'*': any).",
+        ),
+    ] = None,
 ) -> None:
     """Serve every pattern to langgraph-sdk clients (Aegra, Agent Protocol, on PostgreSQL).
 
@@ -78,11 +143,18 @@ def serve(
     from debategraph.serve import serve as run_server
     from debategraph.serve.config import read_config
 
-    if not db:
-        raise UsageError("--db is missing: give a PostgreSQL URL (or set DATABASE_URL)")
+    if db_fd is not None:  # started again by the lines below
+        url = handed_over(db_fd)
+    else:
+        source = ctx.get_parameter_source("db")
+        typed = source is not None and source.name == "COMMANDLINE"
+        url = database_url(db, db_env=db_env, on_command_line=typed)
+        if os.name == "posix":  # elsewhere execve starts another process: nothing is gained
+            again = ["-m", "debategraph.cli", "serve", *given_options(ctx, DATABASE_OPTIONS)]
+            restart_without_secrets(url, again, [db_env] if db_env else [])
     user = read_config(config) if config is not None else None
     run_server(
-        db,
+        url,
         host=host,
         port=port,
         user_config=user,
@@ -93,4 +165,5 @@ def serve(
         tokens=tokens,
         insecure_no_auth=insecure_no_auth,
         cors_origins=tuple(cors_origin or ()),
+        allowed_hosts=tuple(allowed_host or ()),
     )

@@ -20,6 +20,9 @@ Aegra (``aegra-api`` 0.6.0) run it as LangGraph's own servers do:
   the operator's model list, :mod:`debategraph.serve.models`), a run's context goes
   through it before the graph starts: model names become the operator's specs, and a
   context choosing an endpoint or a key is refused. LangGraph Studio sets none.
+- Where a server sets :attr:`ServedGraph.config_policy` (``debategraph serve`` does: the
+  signed-in user's token budget, :mod:`debategraph.serve.limits`), a run's config goes
+  through it before the graph starts.
 - It reads a history's ``before`` given as a checkpoint id. Aegra's
   ``/threads/{id}/history`` takes ``before`` as a checkpoint id and hands the string to
   ``aget_state_history``, which needs a config: every such request ended in a 500. The
@@ -43,9 +46,12 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
     Attributes:
         context_policy: What a server does to a run's context before the graph starts
             (``None``: nothing); it returns the context to run with, or raises.
+        config_policy: What a server does to a run's config before the graph starts
+            (``None``: nothing); it returns the config to run with.
     """
 
     context_policy: ClassVar[Callable[[Any], Any] | None] = None
+    config_policy: ClassVar[Callable[[Any], Any] | None] = None
 
     @staticmethod
     def _input(value: Any) -> Any:
@@ -61,13 +67,20 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
                     kwargs[key] = config[key]
         return kwargs
 
+    @staticmethod
+    def _config(config: Any) -> Any:
+        policy = ServedGraph.config_policy
+        return config if policy is None else policy(config)
+
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         """:meth:`CompiledStateGraph.stream`, read as the module docstring says."""
-        return super().stream(self._input(input), config, **self._run_kwargs(config, kwargs))
+        kwargs = self._run_kwargs(config, kwargs)
+        return super().stream(self._input(input), self._config(config), **kwargs)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         """:meth:`CompiledStateGraph.astream`, read as the module docstring says."""
-        return super().astream(self._input(input), config, **self._run_kwargs(config, kwargs))
+        kwargs = self._run_kwargs(config, kwargs)
+        return super().astream(self._input(input), self._config(config), **kwargs)
 
     def get_state_history(self, config: Any, *, before: Any = None, **kwargs: Any) -> Any:
         """:meth:`CompiledStateGraph.get_state_history`; ``before`` may be a checkpoint id."""

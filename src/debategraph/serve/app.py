@@ -1,150 +1,82 @@
 """The app Aegra mounts for debategraph (``"http": {"app": "debategraph.serve.app:app"}``).
 
-Aegra serves its Agent Protocol routes on this app, which adds these of debategraph's:
+Aegra serves its Agent Protocol routes on this app, whose request check
+(:class:`RequestCheck`) adds debategraph's rules, each in a module of its own:
 
 - **At start**, the config's graphs are checked against the registry: a graph id
   debategraph does not have stops the server with one line (``debategraph serve``
   refuses it before the server starts; this covers ``aegra serve`` on an ``aegra.json``).
   The operator's model list (:mod:`debategraph.serve.models`) is read and set as the
-  served graphs' context policy.
+  served graphs' context policy; the checkpointer and store Aegra hands every route and
+  run are wrapped to check ownership where they act.
+- **Browsers only where the operator says** (:mod:`~debategraph.serve.browsers`): a
+  ``Host`` the server does not answer to, and a cross-origin request the config does not
+  allow, are refused (403).
+- **Fair shares** (:mod:`~debategraph.serve.limits`): each user's requests per minute and
+  runs in flight (429 with ``Retry-After``), body size (413, unread), tokens per day.
 - **Models by name only.** A request that creates a run or an assistant and whose
   ``context`` or ``config.configurable`` chooses an endpoint or a key, or names a model
   the list does not hold, gets a 403 or 422 with one line; no run or assistant is made.
-- **Each user their own.** Signed in, a user reaches only their own threads (runs on
-  them included) and their own threads' inboxes (:mod:`~debategraph.serve.owners`).
-- **Values the database cannot hold** get a 422 with one line, and a 5xx leaves without
-  the exception's text (:mod:`~debategraph.serve.guard`).
-- **No cross-origin requests** but from the origins the config's ``http.cors`` allows
-  (none by default): Aegra's CORS answers preflights; a request a browser sends without
-  one (a form's POST) is refused here with a 403.
-- **Before a run is created**, its input is checked with the check the CLI makes
-  (:func:`debategraph.graphs.inputs.check_input`): a bad input gets a 422 whose
-  ``message`` is the CLI's one line, and no run or thread is written. Aegra itself only
-  learns of a bad input when the graph fails in the background, after answering 200.
-- **A join waits without a database connection.** Aegra 0.6.0's ``GET
-  /threads/{thread}/runs/{run}/join`` holds one of its few metadata connections while it
-  waits (up to 30 s, then it answers with whatever output the run has so far), so a few
-  clients joining their runs starve every other request. The app waits for the run's end
-  first (on the run's task in this process, or by looking up its status on another's),
-  then hands the join on, which answers at once.
-
-A run names its graph by graph id or by the id of the default assistant Aegra derives
-from it; a run of another assistant (one a client created) is checked by its graph when
-it starts.
+- **Each user their own** (:mod:`~debategraph.serve.owners`): what a request reads or
+  writes of threads and the store is checked where it is read or written.
+- **Values the database cannot hold** get a 422 with one line
+  (:mod:`~debategraph.serve.guard`); a 5xx leaves with one line and the request's id,
+  never the exception's text (:mod:`~debategraph.serve.asgi`).
+- **Before a run is created**, its input is checked with the check the CLI makes, and a
+  join waits for its run holding no database connection (:mod:`~debategraph.serve.runs`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import re
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+import os
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
 
-from debategraph import registry
 from debategraph.errors import UsageError
-from debategraph.graphs.inputs import check_input
 from debategraph.graphs.served import ServedGraph
 from debategraph.models.tracing import enable_tracing
-from debategraph.serve import guard, owners
+from debategraph.serve import graph_values, guard, owners
+from debategraph.serve.asgi import (
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    internal_error,
+    json_response,
+    read_body,
+    replay,
+    request_id,
+    without_exception_text,
+)
+from debategraph.serve.browsers import (
+    ALLOWED_HOSTS_ENV,
+    LOOPBACK_HOSTS,
+    foreign_host,
+    foreign_origin,
+    host_name,
+)
 from debategraph.serve.config import served_graphs
+from debategraph.serve.limits import (
+    Place,
+    RequestRate,
+    RunsInFlight,
+    TokenBudget,
+    create_usage_table,
+    holding_place,
+    run_place,
+    with_callback,
+)
 from debategraph.serve.models import ModelList, RefusedContext, served_models
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from debategraph.serve.query_tokens import install_log_filters, token_in_query
+from debategraph.serve.runs import JOIN_ROUTE, RUN_ROUTES, checked, kind_of, run_ended
 
 log = logging.getLogger("debategraph.serve")
-
-#: The Agent Protocol routes that create a run (stateful and stateless).
-RUN_ROUTES = re.compile(r"^/(threads/(?P<thread>[^/]+)/)?runs(/stream|/wait)?/?$")
-#: The routes that create or change an assistant (POST /assistants, PATCH /assistants/ID).
-ASSISTANT_ROUTES = re.compile(r"^/assistants(/(?P<assistant>[^/]+))?/?$")
-#: A run's join route.
-JOIN_ROUTE = re.compile(r"^/threads/[^/]+/runs/(?P<run>[^/]+)/join/?$")
-#: A run's statuses once it has ended.
-ENDED = frozenset({"success", "error", "interrupted", "timeout"})
-#: How often a join looks up the status of a run another process runs, and for how long
-#: (then Aegra's own join answers, as it does after its 30 s).
-JOIN_POLL_S = 0.5
-JOIN_WAIT_S = 300.0
-
-
-def graph_of(assistant_id: Any) -> str | None:
-    """The pattern a run's ``assistant_id`` names: a graph id or its default assistant.
-
-    Args:
-        assistant_id: The request's value.
-
-    Returns:
-        The pattern's name, or ``None`` for any other assistant.
-    """
-    from aegra_api.utils.assistants import resolve_assistant_id  # type: ignore[import-untyped]
-
-    names = registry.names()
-    for name in names:
-        if assistant_id in (name, resolve_assistant_id(name, names)):
-            return name
-    return None
-
-
-async def has_checkpoint(thread_id: str | None) -> bool:
-    """Whether the server's checkpointer holds a checkpoint of the thread.
-
-    Args:
-        thread_id: The thread (``None`` for a stateless run: it has none).
-
-    Returns:
-        Whether a run with no input has something to go on from.
-    """
-    if thread_id is None:
-        return False
-    from aegra_api.core.database import db_manager  # type: ignore[import-untyped]
-
-    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-    return await db_manager.get_checkpointer().aget_tuple(config) is not None
-
-
-async def checked(request: Any, thread_id: str | None) -> tuple[str | None, Any]:
-    """A run-creating request, checked (and completed) before Aegra sees it.
-
-    Args:
-        request: The request's parsed JSON body.
-        thread_id: The thread it runs on (``None``: a stateless run).
-
-    Returns:
-        ``(error, request)``: the one-line reason its graph cannot start from the input
-        (``None``: it can), and the request to hand on (a new object where it changed).
-        A run with no input (none, or ``{}``) and no command goes on from the thread's
-        last checkpoint, as on LangGraph's server: Aegra 0.6.0 refuses a run without
-        input (422), so it is handed on with ``input: {}``, which
-        :class:`~debategraph.graphs.served.ServedGraph` reads as no input. On a thread
-        with nothing to go on from, the input is checked as a first input (and so
-        refused with the pattern's own line).
-    """
-    if not isinstance(request, dict) or request.get("command") is not None:
-        return None, request  # a command acts on the thread's state: nothing to check
-    name = graph_of(request.get("assistant_id"))
-    values = request.get("input")
-    ongoing = await has_checkpoint(thread_id)
-    if values in (None, {}):
-        if ongoing or name is None:
-            return None, {**request, "input": {}}
-        values = {}
-    elif name is None:
-        return None, request  # another assistant's run: its graph checks it when it starts
-    try:
-        check_input(name, values, first=not ongoing)
-    except ValueError as exc:
-        return str(exc), request
-    return None, request
 
 
 def refused_models(request: Any, models: ModelList) -> RefusedContext | None:
@@ -167,44 +99,6 @@ def refused_models(request: Any, models: ModelList) -> RefusedContext | None:
     except RefusedContext as exc:
         return exc
     return None
-
-
-def kind_of(scope: Scope) -> str | None:
-    """``run`` or ``assistant`` for a request that creates one (or changes an assistant)."""
-    if scope["type"] != "http":
-        return None
-    path, method = scope["path"], scope["method"]
-    if method == "POST" and RUN_ROUTES.match(path):
-        return "run"
-    assistant = ASSISTANT_ROUTES.match(path)
-    if assistant and (method, assistant.group("assistant") is None) in (
-        ("POST", True),
-        ("PATCH", False),
-    ):
-        return "assistant"
-    return None
-
-
-def foreign_origin(scope: Scope, allowed: frozenset[str]) -> str | None:
-    """The ``Origin`` of a cross-origin request the config does not allow, if so.
-
-    Args:
-        scope: The request.
-        allowed: The origins ``http.cors.allow_origins`` lists (``*``: any).
-
-    Returns:
-        The refused origin, or ``None`` (no ``Origin``, the server's own, or allowed).
-    """
-    if scope["type"] != "http" or "*" in allowed:
-        return None
-    headers: dict[bytes, bytes] = {k.lower(): v for k, v in scope["headers"]}
-    origin = headers.get(b"origin", b"").decode("latin-1")
-    if not origin or origin in allowed:
-        return None
-    host = headers.get(b"host", b"").decode("latin-1")
-    if origin.split("://", 1)[-1] == host:
-        return None  # the server's own page
-    return origin
 
 
 async def signed_in(scope: Scope) -> tuple[bool, str | None]:
@@ -234,47 +128,31 @@ async def signed_in(scope: Scope) -> tuple[bool, str | None]:
     return identity is not None, None if identity is None else str(identity)
 
 
-async def run_ended(run_id: str) -> None:
-    """Return once a run has ended, holding no database connection while it runs.
-
-    Args:
-        run_id: The run.
-    """
-    from aegra_api.api.runs import active_runs  # type: ignore[import-untyped]
-
-    task = active_runs.get(run_id)
-    if task is not None:  # run by this process: wait on it
-        await asyncio.wait({task})
-        return
-    from aegra_api.core.orm import Run  # type: ignore[import-untyped]
-    from sqlalchemy import select
-
-    from debategraph.compat import aegra_session_maker
-
-    deadline = time.monotonic() + JOIN_WAIT_S
-    while time.monotonic() < deadline:
-        async with aegra_session_maker()() as session:
-            status = await session.scalar(select(Run.status).where(Run.run_id == run_id))
-        if status is None or status in ENDED:
-            return
-        await asyncio.sleep(JOIN_POLL_S)
-
-
 class RequestCheck:
     """ASGI middleware: what the server refuses gets one line and a 4xx, never a run.
 
-    In order: a foreign origin (403); a request that does not sign in goes to Aegra as it
-    is (Aegra answers 401); a value the database cannot hold (422,
-    :mod:`~debategraph.serve.guard`); another user's thread (404) or store namespace
-    (403, :mod:`~debategraph.serve.owners`); on a route that creates a run or an assistant,
-    models the operator's list does not allow (403/422) and, for a run, an input its
-    graph refuses (422). A join waits for its run holding no database connection. A 5xx
-    Aegra answers leaves without the exception's text (which may quote the database).
+    In order: a ``Host`` the server does not answer to (403: a rebound name, see
+    :data:`ALLOWED_HOSTS_ENV`); a foreign origin (403); a request that does not sign in
+    goes to Aegra as it is (Aegra answers 401); more requests of the user than their
+    rate allows (429, :mod:`~debategraph.serve.limits`); a body over the size limit
+    (413, unread); a value the database cannot hold (422,
+    :mod:`~debategraph.serve.guard`); a route under another user's thread (404,
+    :mod:`~debategraph.serve.owners`); on a route that creates a run or an assistant,
+    fields only the server sets, models the operator's list does not allow (403/422)
+    and, for a run, an input its graph refuses (422) or one run more than the user may
+    have in flight (429). What the request then reads or writes is checked where it is
+    read or written, for the user who signed in (:func:`~debategraph.serve.owners.acting_as`).
+    A join waits for its run holding no database connection. A 5xx leaves with one line
+    and the request's id, never the exception's text (which may quote the database),
+    and the connection stays open.
 
     Attributes:
         app: The next ASGI app.
-        models: The operator's model list.
+        models: The operator's model list (and its limits).
         origins: The origins allowed to send requests from a browser.
+        hosts: The ``Host`` names the server answers to (``*``: any).
+        rate: Requests per minute per user.
+        runs: Runs in flight per user.
     """
 
     def __init__(
@@ -282,6 +160,7 @@ class RequestCheck:
         app: ASGIApp,
         models: ModelList | None = None,
         origins: frozenset[str] = frozenset(),
+        hosts: frozenset[str] = frozenset(),
     ) -> None:
         """Wrap ``app``.
 
@@ -289,59 +168,108 @@ class RequestCheck:
             app: The next ASGI app.
             models: The operator's model list (default: the server's, read at start).
             origins: Allowed cross-origin origins (default: the served config's).
+            hosts: Allowed ``Host`` names (default: the server's, read at start).
         """
         self.app = app
         self.models = models or SERVED.models
         self.origins = origins or SERVED.origins
+        self.hosts = hosts or SERVED.hosts
+        self.rate = RequestRate(self.models.limits.requests_per_minute)
+        self.runs = RunsInFlight(self.models.limits.runs_in_flight)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the request as the class says, then hand it on."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        send = without_exception_text(send, scope)
+        try:
+            await self._checked(scope, receive, send)
+        except Exception:  # an error boundary: logged with its id, answered in one line
+            log.exception("debategraph: request %s %s failed", request_id(), scope["path"])
+            if not getattr(send, "started", False):
+                await json_response(send, 500, internal_error())
+
+    async def _checked(self, scope: Scope, receive: Receive, send: Send) -> None:
+        host = foreign_host(scope, self.hosts)
+        if host is not None:
+            why = (
+                f"host {host!r} is not one this server answers to: the operator allows it "
+                "with serve --allowed-host NAME"
+            )
+            await json_response(send, 403, {"error": "forbidden", "message": why})
+            return
         origin = foreign_origin(scope, self.origins)
         if origin is not None:
             why = f"cross-origin requests from {origin} are not allowed (see http.cors)"
-            await _json(send, 403, {"error": "forbidden", "message": why})
+            await json_response(send, 403, {"error": "forbidden", "message": why})
             return
-        send = _without_exception_text(send)
+        line = token_in_query(scope.get("query_string", b""), scope["path"])
+        if line is not None:  # a token in the URL: refused, and masked in the access logs
+            await json_response(send, 400, {"error": "bad_request", "message": line})
+            return
         passed, user = await signed_in(scope)
         if not passed:  # Aegra answers 401 (or serves a public route)
             await self.app(scope, receive, send)
             return
+        who = user or ANONYMOUS
+        wait = self.rate.take(who)
+        if wait is not None:
+            line = f"too many requests: at most {self.rate.per_minute} a minute per user"
+            await json_response(send, 429, {"error": "too_many_requests", "message": line}, wait)
+            return
+        creates_run = kind_of(scope) == "run"
+        if creates_run and self.runs.full(who):  # said before a byte is read: cheap
+            await self._too_many_runs(send)
+            return
         has_body = scope["method"] in ("POST", "PUT", "PATCH", "DELETE")
         raw = b""
         if has_body:
-            chunks: list[bytes] = []
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    await self.app(scope, _replay([message]), send)
-                    return
-                chunks.append(message.get("body", b""))
-                if not message.get("more_body"):
-                    break
-            raw = b"".join(chunks)
+            read = await read_body(scope, receive, self.models.limits.body_bytes)
+            if isinstance(read, str):
+                await json_response(send, 413, {"error": "payload_too_large", "message": read})
+                return
+            if read is None:  # the client went away
+                return
+            raw = read
         refused, raw = await self.refusal(scope, user, raw)
         if refused is not None:
             status, line = refused
             code = {403: "forbidden", 404: "not_found", 409: "conflict"}.get(
                 status, "validation_error"
             )
-            await _json(send, status, {"error": code, "message": line})
+            await json_response(send, status, {"error": code, "message": line})
+            return
+        place = self.runs.admit(who) if creates_run else None
+        if creates_run and place is None:
+            await self._too_many_runs(send)
             return
         join = JOIN_ROUTE.match(scope["path"]) if scope["method"] == "GET" else None
         if join:
             await run_ended(join.group("run"))
         query = guard.store_query(scope["path"], scope.get("query_string", b""))
         scope = {**scope, "query_string": query}
-        if not has_body:
-            await self.app(scope, receive, send)
-            return
-        headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
-        headers.append((b"content-length", str(len(raw)).encode()))
-        scope = {**scope, "headers": headers}
-        await self.app(scope, _replay([{"type": "http.request", "body": raw}], receive), send)
+        if has_body:
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(raw)).encode()))
+            scope = {**scope, "headers": headers}
+            receive = replay([{"type": "http.request", "body": raw}], receive)
+        token = run_place.set(place)
+        try:
+            with owners.acting_as(user):
+                await self.app(scope, receive, _giving_back(send, place))
+        finally:
+            run_place.reset(token)
+            if place is not None and not getattr(send, "started", False):
+                place.give_back()  # no answer at all: no run either
+
+    async def _too_many_runs(self, send: Send) -> None:
+        line = (
+            f"you have {self.runs.cap} runs in flight, the most a user may: "
+            "retry once one has ended"
+        )
+        payload = {"error": "too_many_requests", "message": line}
+        await json_response(send, 429, payload, RunsInFlight.RETRY_AFTER_S)
 
     async def refusal(
         self, scope: Scope, user: str | None, raw: bytes
@@ -359,70 +287,54 @@ class RequestCheck:
         """
         method, path = scope["method"], scope["path"]
         query = scope.get("query_string", b"")
+        line = guard.body_refusal(raw)
+        if line is not None:
+            return (422, line), raw
         is_json, body = guard.parse(raw)
         line = guard.refusal(method, path, query, body)
         if line is not None:
             return (422, line), raw
         if user is not None:
-            theirs = await owners.refusal(user, method, path, query, body)
+            theirs = await owners.refusal(user, method, path, body)
             if theirs is not None:
                 return theirs, raw
+        line = await graph_values.refusal(method, path, body)  # after: never another's graph
+        if line is not None:
+            return (422, line), raw
         kind = kind_of(scope)
         if kind is None or not is_json:
             return None, raw
+        route = RUN_ROUTES.match(path) if kind == "run" else None
+        thread = route.group("thread") if route else None
+        line = owners.server_keys_refusal(body, thread)
+        if line is not None:
+            return (422, line), raw
         models = refused_models(body, self.models)
         if models is not None:
             return (models.status, str(models)), raw
         normal = guard.normalised(body)
         if kind == "run":
-            route = RUN_ROUTES.match(path)
-            error, normal = await checked(normal, route.group("thread") if route else None)
+            error, normal = await checked(normal, thread)
             if error is not None:
                 return (422, error), raw
         return None, raw if normal is body else json.dumps(normal).encode()
 
 
-def _without_exception_text(send: Send) -> Send:
-    """``send``, with the body of a 5xx replaced by one line that quotes nothing."""
-    failed = False
+#: Who a request is, for its fair share, on a server where nobody signs in.
+ANONYMOUS = "anonymous"
 
-    async def scrubbed(message: Message) -> None:
-        nonlocal failed
-        if message["type"] == "http.response.start" and message["status"] >= 500:
-            failed = True
-            body = json.dumps(
-                {"error": "internal_error", "message": "the server failed on this request"}
-            ).encode()
-            headers = [(b"content-type", b"application/json")]
-            headers.append((b"content-length", str(len(body)).encode()))
-            await send({**message, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-            return
-        if failed:
-            return  # the original body: dropped
+
+def _giving_back(send: Send, place: Place | None) -> Send:
+    """``send``, giving the run's place back when the request to create it is refused."""
+    if place is None:
+        return send
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 400:
+            place.give_back()
         await send(message)
 
-    return scrubbed
-
-
-def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
-    pending = list(messages)
-
-    async def receive() -> Message:
-        if pending:
-            return pending.pop(0)
-        if then is not None:
-            return await then()
-        return {"type": "http.disconnect"}
-
-    return receive
-
-
-async def _json(send: Send, status: int, payload: dict[str, Any]) -> None:
-    body = json.dumps(payload).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    return sending
 
 
 def check_served_config() -> None:
@@ -441,7 +353,7 @@ def check_served_config() -> None:
 
 
 class Served:
-    """What this server process serves with: the model list and the allowed origins.
+    """What this server process serves with: the model list, allowed origins and hosts.
 
     Read once, when the app is imported (Aegra imports it at start), so a model list
     that cannot be read stops the server before it answers anything.
@@ -455,7 +367,22 @@ class Served:
         http = load_http_config() or {}
         cors = http.get("cors") or {}
         self.origins = frozenset(str(o) for o in cors.get("allow_origins") or ())
+        named = os.environ.get(ALLOWED_HOSTS_ENV, "").split(",")
+        self.hosts = LOOPBACK_HOSTS | {host_name(h) for h in named if h.strip()}
         ServedGraph.context_policy = self.models.resolve
+        ServedGraph.config_policy = self.budgeted
+
+    def budgeted(self, config: Any) -> Any:
+        """A run's config, counting its model calls against its user's tokens for the day.
+
+        The user is the one who signed in for the request that started the run (never a
+        field of the config, which a client may set).
+        """
+        who = owners.caller()
+        budget = self.models.limits.tokens_per_day
+        if who is None or budget is None:
+            return config
+        return with_callback(config, TokenBudget(who.user, budget))
 
 
 SERVED = Served()
@@ -468,11 +395,17 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     Runs are traced from then on where the ``OTEL_*`` variables name an endpoint
     (:func:`~debategraph.models.tracing.enable_tracing`).
     """
+    install_log_filters()  # no token sent in a URL is written to the logs
     try:
         check_served_config()
     except UsageError as exc:
         log.error("debategraph: error: %s", exc)
         raise SystemExit(2) from None
+    from debategraph.compat import hold_aegra_runs
+
+    owners.guard_storage()
+    hold_aegra_runs(holding_place)
+    await create_usage_table()
     enable_tracing()
     yield
 

@@ -176,21 +176,15 @@ def check_auth(path: str) -> None:
             spec.loader.exec_module(module)
         else:
             module = importlib.import_module(module_path)
-    except UsageError:
+    except (UsageError, KeyboardInterrupt):
         raise
-    except (
-        ImportError,
-        SyntaxError,
-        OSError,
-        NameError,
-        AttributeError,
-        TypeError,
-        ValueError,
-        RuntimeError,
-    ) as exc:  # what importing a user's module raises, as one line
+    except BaseException as exc:  # noqa: BLE001 - a user's module may raise anything at all
+        # (any Exception, SystemExit, a BaseException of its own): every one of them means
+        # the handler cannot be used, said in one line; only Ctrl-C goes on as Ctrl-C.
         reason = (str(exc).strip().splitlines() or [""])[0]
         raise UsageError(
-            f"auth handler {path} cannot be loaded: {type(exc).__name__}: {reason}"
+            f"auth handler {path} cannot be loaded: {type(exc).__name__}"
+            + (f": {reason}" if reason else "")
         ) from None
     handler = getattr(module, variable, None)
     if not isinstance(handler, Auth):
@@ -215,7 +209,7 @@ def check_database(url: str) -> None:
     if not is_postgres_url(url):
         raise UsageError(
             f"--db {redact_url(url)!r} is not a PostgreSQL URL: the server keeps its threads "
-            "in PostgreSQL (postgresql://user:password@host:port/database)"
+            "in PostgreSQL (postgresql://user@host:port/database)"
         )
     import psycopg
 

@@ -1,20 +1,41 @@
-"""What the server refuses before Aegra sees it: values its database cannot hold.
+"""What the server refuses before Aegra sees it: values it would fail on with a 500.
 
-Aegra 0.6.0 hands some request values to PostgreSQL, or to LangGraph's store, unchecked,
-and answers a 500 (with the database's error text) when they fail there: a string holding
-NUL or an unpaired surrogate (JSONB stores neither), a ``limit`` beyond 64 bits, an empty
-store namespace label, a run status it does not know, a ``config`` of ``null``. Each is
-the client's mistake, so :func:`refusal` names it in one line for a 422, and
-:func:`normalised` turns the ``null`` Aegra would trip on into the default it means. Found
-by the property-based run in ``tests/test_serve_safety.py`` (``schemathesis`` against the
-server's own OpenAPI).
+Aegra 0.6.0 hands some request values to PostgreSQL, to LangGraph or to its own JSON
+encoder unchecked, and answers a 500 (with the exception's text) when they fail there,
+some of them only later, on every read of what it stored. Each is the client's mistake,
+so it gets a 422 with one line naming the value and what is allowed:
+
+- a body nested deeper than :data:`MAX_DEPTH` levels (:func:`body_refusal`, before the
+  body is parsed: parsing a deep one recurses; stored, one deeper than about 250 levels
+  cannot be encoded again, so every later listing of it failed);
+- a ``metadata`` nested deeper than :data:`METADATA_DEPTH` levels or larger than
+  :data:`METADATA_BYTES` as JSON (it is stored, and listed with every thread or
+  assistant);
+- a string holding NUL or an unpaired surrogate, or a ``NaN`` / ``Infinity`` number
+  (JSONB stores none of them);
+- a ``limit`` / ``offset`` beyond PostgreSQL's ``integer``, an empty store namespace
+  label, a run status it does not know;
+- ``config.configurable: null``;
+- a ``checkpoint`` object with a key other than :data:`CHECKPOINT_KEYS`, or a value that
+  is not a string (LangGraph reads them as strings);
+- a history's ``metadata`` filter (Aegra passes it to LangGraph under a name LangGraph
+  does not take: every such request failed);
+- a store search ``filter`` operator other than :data:`FILTER_OPERATORS`;
+- on the thread's own routes, what the thread's graph does not have
+  (:mod:`~debategraph.serve.graph_values`, which reads the thread).
+
+:func:`normalised` turns a ``null`` ``config`` / ``context`` / ``metadata``, which Aegra
+would trip on, into the default it means. Found by hand and by the property-based runs
+(``schemathesis`` against the server's own OpenAPI: ``tests/fuzz_server.py``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -30,8 +51,68 @@ RUN_STATUSES = ("pending", "running", "error", "success", "timeout", "interrupte
 RUN_ROUTE = re.compile(r"^/threads/[^/]+/runs/[^/]+/?$")
 #: A store route.
 STORE_ROUTE = re.compile(r"^/store/")
+#: The store's search route (the one that takes a ``filter``).
+STORE_SEARCH_ROUTE = re.compile(r"^/store/items/search/?$")
+#: A thread's history route.
+HISTORY_ROUTE = re.compile(r"^/threads/[^/]+/history/?$")
 #: Run and assistant fields that Aegra reads as objects, so ``null`` means "none given".
 OBJECTS = ("config", "context", "metadata")
+#: The deepest a request body may nest (objects and lists, the outermost counting 1).
+MAX_DEPTH = 64
+#: The deepest a ``metadata`` object may nest (itself counting 1).
+METADATA_DEPTH = 32
+#: The largest a ``metadata`` object may be, as compact JSON (UTF-8 bytes).
+METADATA_BYTES = 16 * 1024
+#: The keys of a ``checkpoint`` object (each a string, ``checkpoint_map`` an object of
+#: strings): what LangGraph's ``Checkpoint`` holds.
+CHECKPOINT_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+#: The operators a store search ``filter`` may use (LangGraph's Postgres store's).
+FILTER_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+
+#: Why a history's ``metadata`` filter is refused (Aegra 0.6.0 passes it to LangGraph as
+#: ``metadata=``, which ``aget_state_history`` does not take: every one failed).
+_NO_HISTORY_FILTER = "a history's metadata filter is not supported by this server: leave it out"
+
+
+def body_refusal(raw: bytes) -> str | None:
+    """Why a raw request body is refused before it is parsed, if it is: too deep.
+
+    Args:
+        raw: The body as received.
+
+    Returns:
+        One line giving its depth and :data:`MAX_DEPTH`, or ``None``.
+    """
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return None  # too few brackets to nest deeper
+    depth = nesting(raw)
+    if depth > MAX_DEPTH:
+        return f"the body is nested {depth} levels deep: at most {MAX_DEPTH}"
+    return None
+
+
+#: A JSON string, escapes included; one left open runs to the end (so a search never
+#: fails part-way and starts again: linear in the body's length).
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.DOTALL)
+#: Every byte but the brackets (for ``bytes.translate``'s ``delete``).
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def nesting(raw: bytes) -> int:
+    """How deep a JSON text nests its objects and lists, read without parsing it.
+
+    The brackets outside strings are counted (an opening one 1 deeper, a closing one 1
+    shallower), so a body of any depth is measured in linear time and no recursion.
+
+    Args:
+        raw: The JSON text (not necessarily valid).
+
+    Returns:
+        The deepest level reached (``0`` for a scalar, ``1`` for ``{}`` or ``[1, 2]``).
+    """
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    steps = (1 if byte in b"[{" else -1 for byte in brackets)
+    return max(accumulate(steps, initial=0))
 
 
 def refusal(method: str, path: str, query: bytes, body: Any) -> str | None:
@@ -67,27 +148,89 @@ def refusal(method: str, path: str, query: bytes, body: Any) -> str | None:
         line = _bad_labels("namespace", [p for v in namespace for p in v.split(".")])
         if line:
             return line
+    if method == "GET" and HISTORY_ROUTE.match(path) and any(k == "metadata" for k, _ in params):
+        return _NO_HISTORY_FILTER
     if body is None:
         return None
-    for where, text in _strings(body, "body"):
-        line = _bad_text(text, where)
+    for where, value in _leaves(body, "body"):
+        line = _bad_text(value, where) if isinstance(value, str) else _bad_number(value, where)
         if line:
             return line
-    if not isinstance(body, dict):
-        return None
+    return _bad_fields(method, path, body) if isinstance(body, dict) else None
+
+
+def _bad_fields(method: str, path: str, body: dict[str, Any]) -> str | None:
+    """Why a JSON object body's fields are refused, if they are (see :func:`refusal`)."""
     for name in COUNTS:
         if body.get(name) is not None:
             line = _bad_count(name, body[name])
             if line:
                 return line
+    store = bool(STORE_ROUTE.match(path))
     if store:
         for name in NAMESPACES:
             labels = body.get(name)
             if isinstance(labels, list) and (bad := _bad_labels(name, labels)):
                 return bad
+    if store and STORE_SEARCH_ROUTE.match(path) and isinstance(body.get("filter"), dict):
+        line = _bad_filter(body["filter"])
+        if line:
+            return line
     status = body.get("status", RUN_STATUSES[0])
     if method == "PATCH" and RUN_ROUTE.match(path) and status not in RUN_STATUSES:
         return f"run status {clipped(repr(status))} is not one of {', '.join(RUN_STATUSES)}"
+    metadata = body.get("metadata")
+    if metadata is not None and HISTORY_ROUTE.match(path):
+        return _NO_HISTORY_FILTER
+    if metadata is not None:
+        line = _bad_metadata(metadata)
+        if line:
+            return line
+    config = body.get("config")
+    if isinstance(config, dict) and "configurable" in config and config["configurable"] is None:
+        return "config.configurable is null: give an object, or leave it out"
+    checkpoint = body.get("checkpoint")
+    return _bad_checkpoint(checkpoint) if isinstance(checkpoint, dict) else None
+
+
+def _bad_metadata(metadata: Any) -> str | None:
+    """Why a ``metadata`` value is too deep or too large to store, if it is."""
+    depth = _depth(metadata)
+    if depth > METADATA_DEPTH:
+        return f"metadata is nested {depth} levels deep: at most {METADATA_DEPTH}"
+    size = len(json.dumps(metadata, separators=(",", ":"), ensure_ascii=False).encode())
+    if size > METADATA_BYTES:
+        return f"metadata is {size:,} bytes as JSON: at most {METADATA_BYTES:,}"
+    return None
+
+
+def _bad_checkpoint(checkpoint: dict[str, Any]) -> str | None:
+    """Why a ``checkpoint`` object is refused: a key or a value LangGraph cannot read."""
+    allowed = f"a checkpoint holds only {', '.join(CHECKPOINT_KEYS)}"
+    for key, value in checkpoint.items():
+        if key not in CHECKPOINT_KEYS:
+            return f"checkpoint key {clipped(repr(key))} is not one of its keys: {allowed}"
+        if key == "checkpoint_map" and value is not None:
+            strings = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+            if not strings:
+                got = clipped(json.dumps(value))
+                return f"checkpoint.checkpoint_map must map namespaces to checkpoint ids, got {got}"
+        elif key != "checkpoint_map" and value is not None and not isinstance(value, str):
+            return f"checkpoint.{key} must be a string, got {clipped(json.dumps(value))}"
+    return None
+
+
+def _bad_filter(filters: dict[str, Any]) -> str | None:
+    """Why a store search ``filter`` is refused: an operator the store does not have."""
+    for key, value in filters.items():
+        if not isinstance(value, dict):
+            continue  # a value to equal
+        for operator in value:
+            if operator not in FILTER_OPERATORS:
+                return (
+                    f"store filter {clipped(repr(key))}: operator {clipped(repr(operator))} "
+                    f"is not one of {', '.join(FILTER_OPERATORS)}"
+                )
     return None
 
 
@@ -132,17 +275,47 @@ def normalised(body: Any) -> Any:
     return body
 
 
-def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
-    """Every string of a JSON value, keys too, with where it lies."""
-    if isinstance(value, str):
-        yield where, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield f"{where} key", str(key)
-            yield from _strings(item, f"{where}.{key}")
-    elif isinstance(value, list):
+def _leaves(body: Any, where: str) -> Iterator[tuple[str, Any]]:
+    """Every key and scalar of a JSON value, in order, with where it lies (no recursion)."""
+    pending: list[Iterator[tuple[str, Any]]] = [iter([(where, body)])]
+    while pending:
+        step = next(pending[-1], None)
+        if step is None:
+            pending.pop()
+        elif isinstance(step[1], dict | list):
+            pending.append(_children(step[1], step[0]))
+        else:
+            yield step
+
+
+def _children(value: dict[Any, Any] | list[Any], where: str) -> Iterator[tuple[str, Any]]:
+    """An object's keys and values, or a list's items, with where each lies."""
+    if isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _strings(item, f"{where}[{index}]")
+            yield f"{where}[{index}]", item
+        return
+    for key, item in value.items():
+        yield f"{where} key", str(key)
+        yield f"{where}.{key}", item
+
+
+def _depth(value: Any) -> int:
+    """How deep a JSON value nests (``0`` for a scalar), with no recursion."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _bad_number(value: Any, where: str) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{clipped(where)} is {value!r}, which is not a JSON number: give a finite number"
+    return None
 
 
 def _bad_text(text: str, where: str) -> str | None:
@@ -182,6 +355,9 @@ def clipped(text: str) -> str:
 def parse(body: bytes) -> tuple[bool, Any]:
     """A request body as JSON: ``(True, value)``, or ``(False, None)`` when it is not JSON.
 
+    A body nested deeper than :data:`MAX_DEPTH` is not parsed (parsing recurses), and so
+    reads as not JSON: :func:`body_refusal` refuses it first.
+
     Args:
         body: The raw body.
 
@@ -190,6 +366,8 @@ def parse(body: bytes) -> tuple[bool, Any]:
     """
     if not body.strip():
         return True, None
+    if body_refusal(body) is not None:
+        return False, None
     try:
         return True, json.loads(body)
     except ValueError:

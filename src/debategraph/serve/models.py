@@ -11,6 +11,8 @@ lists them in a YAML (or JSON) file given to ``serve --models``::
         api_key_env: OPENAI_API_KEY   # the variable holding this endpoint's key
       - name: local
         model: local              # the embedded model
+    limits:                       # what each user may take (serve.limits; optional)
+      runs_in_flight: 4
 
 Each entry is a model mapping (:data:`~debategraph.models.spec.MODEL_KEYS`) with a
 ``name``. Without a file the server runs its default model only (``local``).
@@ -37,6 +39,7 @@ from debategraph.datafiles import load_data
 from debategraph.errors import UsageError
 from debategraph.models.spec import MODEL_KEYS, ModelSpec, parse_model
 from debategraph.serve.guard import clipped
+from debategraph.serve.limits import Limits
 
 #: The environment variable that names the model list's file for the server process.
 MODELS_ENV = "DEBATEGRAPH_MODELS"
@@ -78,6 +81,7 @@ class ModelList:
     Attributes:
         models: Name -> the operator's spec (its endpoint and key variable).
         default: The name a run that names no model uses.
+        limits: What each user may take (:mod:`debategraph.serve.limits`).
 
     Example:
         ```python
@@ -89,6 +93,7 @@ class ModelList:
 
     models: Mapping[str, ModelSpec]
     default: str = ""
+    limits: Limits = dataclasses.field(default_factory=Limits)
 
     def __post_init__(self) -> None:
         """Refuse an empty list or a default it does not hold; the first is the default."""
@@ -134,6 +139,12 @@ class ModelList:
                 self._name(value, f"{where}.model")
             elif key == "agent_models":
                 self._agent_models(value, where)
+            elif key == "temperature" and (
+                isinstance(value, bool) or not isinstance(value, int | float)
+            ):  # a string ("NaN", "0.5") is no number: the range check would raise
+                raise RefusedContext(
+                    f"{where}: temperature {clipped(repr(value))} must be a number from 0 to 2"
+                )
             elif key in ("temperature", "max_tokens"):
                 try:
                     ModelSpec(**{key: value}).check_values()
@@ -215,11 +226,14 @@ def read_models(path: str | Path, option: str = "--models") -> ModelList:
     if not isinstance(data, Mapping) or not isinstance(data.get("models"), list):
         raise UsageError(
             f"{where}: give 'models', a list of {{name, model, base_url, api_key_env}} "
-            "entries (and optionally 'default', the name a run without one uses)"
+            "entries (and optionally 'default', the name a run without one uses, and "
+            "'limits', what each user may take)"
         )
-    unknown = sorted(str(k) for k in data if k not in ("models", "default"))
+    unknown = sorted(str(k) for k in data if k not in ("models", "default", "limits"))
     if unknown:
-        raise UsageError(f"{where}: unknown field {unknown[0]!r}: allowed are models, default")
+        raise UsageError(
+            f"{where}: unknown field {unknown[0]!r}: allowed are models, default, limits"
+        )
     models: dict[str, ModelSpec] = {}
     for number, entry in enumerate(data["models"], 1):
         if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
@@ -240,8 +254,9 @@ def read_models(path: str | Path, option: str = "--models") -> ModelList:
             )
         models[name] = spec
     default = data.get("default") or ""
+    limits = Limits.read(data.get("limits"), where)
     try:
-        return ModelList(models, str(default))
+        return ModelList(models, str(default), limits)
     except ValueError as exc:
         raise UsageError(f"{where}: {exc}") from None
 
