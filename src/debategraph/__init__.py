@@ -37,7 +37,7 @@ from debategraph.registry import factories
 
 if TYPE_CHECKING:  # the public API, once (at run time: read by _homes, imported on first use)
     from debategraph.checkpoints import open_checkpointer as open_checkpointer
-    from debategraph.context import Context as Context
+    from debategraph.models.context import Context as Context
     from debategraph.errors import DebategraphError as DebategraphError
     from debategraph.errors import ModelUnavailableError as ModelUnavailableError
     from debategraph.errors import UsageError as UsageError

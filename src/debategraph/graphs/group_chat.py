@@ -95,7 +95,7 @@ def build_group_chat(
     Args:
         model: Chat model, binding or spec every agent (and the selector and judges)
             calls unless it has one of its own; ``None`` reads it from the run's
-            :class:`~debategraph.context.Context`.
+            :class:`~debategraph.models.context.Context`.
         agents: Two or more agents: :class:`~debategraph.Participant` objects,
             dicts (``name``, ``instructions``) or ``"Name: instructions"`` strings, with
             unique names (they name the agents' nodes). Default: a Writer and a Reviewer

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
+    from debategraph.models.context import Context
     from debategraph.models import ModelBinding, Steps
 
 

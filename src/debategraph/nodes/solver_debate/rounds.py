@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
+    from debategraph.models.context import Context
     from debategraph.models import ModelBinding, Steps
 
 #: A hint in the JSON schema only (not validated): grammar-constrained endpoints such as
