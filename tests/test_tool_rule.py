@@ -23,7 +23,9 @@ RUN = [ModelSpec("local"), ModelSpec("gpt-4o-mini", "http://run:1/v1")]
 def binding(run: ModelSpec) -> ModelBinding:
     """The graph's binding of ``run``, as far as the rule reads it (no server started)."""
     chat: Any = object()
-    return ModelBinding(chat, "json_schema", "http://x/v1", name=run.label, tool_calls=not run.is_local)
+    return ModelBinding(
+        chat, "json_schema", "http://x/v1", name=run.label, tool_calls=not run.is_local
+    )
 
 
 @pytest.mark.parametrize("run", RUN, ids=lambda r: r.label)

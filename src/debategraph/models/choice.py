@@ -128,8 +128,8 @@ def agent_binding(
     Raises:
         ValueError: If the context is of another schema and nothing else names a model.
     """
-    from debategraph.models.context import Context
     from debategraph.models.binding import bind_model
+    from debategraph.models.context import Context
 
     if not isinstance(context, Context):
         if context is not None and own is None and graph_model is None:

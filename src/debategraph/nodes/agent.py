@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
     from langgraph.runtime import Runtime
 
-    from debategraph.models.context import Context
     from debategraph.models import CallResult, ModelBinding, Steps, TextResult
+    from debategraph.models.context import Context
     from debategraph.models.loops import Work
     from debategraph.models.spec import ModelSpec
 

@@ -236,9 +236,7 @@ def open_round_node(
     from debategraph.checkpoints import inbox
     from debategraph.nodes.dual import dual_node
 
-    open_round = round_opener(
-        check, first, current_round=current_round, time_limit_s=time_limit_s
-    )
+    open_round = round_opener(check, first, current_round=current_round, time_limit_s=time_limit_s)
 
     def node(state: Mapping[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
         update = open_round(state)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from pydantic import BaseModel
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.state.base import MessagesInput, RunOutput, RunState, Schemas
+
 # The answer kinds, still importable from here (their first home): this state holds one.
 from debategraph.state.records import ANSWER_KINDS as ANSWER_KINDS
 from debategraph.state.records import AnswerKind as AnswerKind

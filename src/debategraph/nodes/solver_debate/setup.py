@@ -10,8 +10,7 @@ from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds, require_text
 from debategraph.state.records import AgentSpec, Participant
-from debategraph.strategies.answers import ANSWER_KINDS
-from debategraph.strategies.answers import CHOICES_RULE, valid_choices
+from debategraph.strategies.answers import ANSWER_KINDS, CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import (
     PLURALITY,
     UNANIMITY,
