@@ -99,7 +99,10 @@ def build_group_chat(
         agents: Two or more agents: :class:`~debategraph.Participant` objects,
             dicts (``name``, ``instructions``) or ``"Name: instructions"`` strings, with
             unique names (they name the agents' nodes). Default: a Writer and a Reviewer
-            (:data:`~debategraph.nodes.group_chat.setup.DEFAULT_AGENTS`). A record or
+            (:data:`~debategraph.nodes.group_chat.setup.DEFAULT_AGENTS`), who end the
+            chat when the Reviewer says APPROVED unless ``until`` or ``termination``
+            says otherwise (:data:`~debategraph.nodes.group_chat.setup.DEFAULT_UNTIL`,
+            as the CLI runs it and Studio serves it). A record or
             dict may give the agent its own ``model`` (a spec such as
             ``"gpt-4o-mini@http://host/v1"``, a mapping, a ``ModelSpec`` or a chat
             model), ``tools`` (LangChain tools or built-in names such as
