@@ -33,7 +33,7 @@ from debategraph.models import ModelSpec
 from debategraph.nodes.rounds import drain, ended, open_round_node, round_router
 from debategraph.state.base import RunState
 from debategraph.state.records import interjection
-from tests.conftest import debate_reply, one_error_line, run_cli, stub_args
+from tests.conftest import HOLD_S, debate_reply, one_error_line, run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer, default_responder
 from tests.test_discussion import PAPER, TWO
 
@@ -264,10 +264,6 @@ def running(args: list[str]) -> Iterator[subprocess.Popen[str]]:
 
 def prompt_text(request: dict[str, Any]) -> str:
     return json.dumps(request["messages"])
-
-
-#: How long a held reply waits for the test at most (under the client's 60 s timeout).
-HOLD_S = 45.0
 
 
 class Held:
