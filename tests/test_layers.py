@@ -221,16 +221,25 @@ def test_no_arrow_up_between_peers() -> None:
     assert not found, "packages that import each other:\n" + "\n".join(found)
 
 
+def plant(root: Path, files: dict[str, str]) -> Path:
+    """A ``src/`` under ``root`` holding ``files`` (path under ``src/`` -> text)."""
+    for name, text in files.items():
+        (root / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "src" / name).write_text(text)
+    return root / "src"
+
+
 def test_the_check_sees_packages_that_import_each_other(tmp_path: Path) -> None:
-    package = tmp_path / "src" / "debategraph"
-    (package / "models").mkdir(parents=True)
-    (package / "__init__.py").write_text("from debategraph.models import choice\n")
-    (package / "models" / "__init__.py").write_text("")
-    (package / "models" / "choice.py").write_text(
-        "def f():\n    from debategraph.context import Context\n"
+    src = plant(
+        tmp_path,
+        {
+            "debategraph/__init__.py": "from debategraph.models import choice\n",
+            "debategraph/models/__init__.py": "",
+            "debategraph/models/choice.py": "def f():\n    from debategraph.context import C\n",
+            "debategraph/context.py": "from debategraph.models import choice\n",
+        },
     )
-    (package / "context.py").write_text("from debategraph.models import choice\n")
-    assert circles(layer_edges(tmp_path / "src")) == [
+    assert circles(layer_edges(src)) == [
         "debategraph.context -> debategraph.models (src/debategraph/context.py:1)"
         " -> debategraph.context (src/debategraph/models/choice.py:2)"
     ]
