@@ -6,7 +6,8 @@ import contextlib
 import io
 import os
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +197,37 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                 f"pytest-xdist did not group {item.nodeid} (pytest {pytest.__version__}): "
                 "install the versions pyproject.toml allows"
             )
+
+
+#: How long a held stub reply waits for the test at most (under the client's 60 s timeout).
+HOLD_S = 45.0
+
+
+def held_after(
+    reply: Callable[[dict[str, Any]], Any],
+    requests: Callable[[], int],
+    count: int,
+    release: threading.Event,
+) -> Callable[[dict[str, Any]], Any]:
+    """``reply``, held from request ``count + 1`` on until ``release`` is set.
+
+    A test that acts on a running CLI (interject, kill) waits for ``count`` answers,
+    acts, then sets ``release``: the run cannot finish before the act arrives, however
+    busy the machine. Events, not clocks.
+
+    Args:
+        reply: The stub's replies.
+        requests: How many requests the stub has received (this one included).
+        count: Requests answered at once.
+        release: Set by the test when it has acted.
+
+    Returns:
+        The held replies.
+    """
+
+    def held(request: dict[str, Any]) -> Any:
+        if requests() > count:
+            release.wait(HOLD_S)
+        return reply(request)
+
+    return held

@@ -25,9 +25,9 @@ from typing_extensions import TypedDict
 
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import pausing
-from debategraph.context import Context
 from debategraph.errors import UsageError
 from debategraph.graphs.skeleton import PatternGraph, skeleton
+from debategraph.models.context import Context
 from debategraph.nodes import rounds as loop
 from debategraph.nodes.agent import Agent
 from debategraph.nodes.messages import RESPOND_NODE

@@ -16,7 +16,7 @@ from debategraph.checkpoints.serde import serializer
 from tests.conftest import run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply
 from tests.openai_stub import StubOpenAIServer
-from tests.test_inbox import cli, prompt_text, running, wait_for
+from tests.test_inbox import Held, cli, prompt_text, running, wait_for
 
 NOTE = "Mention the rain gauge."
 PAIR = ["Writer: writes", "Reviewer: reviews"]
@@ -54,11 +54,13 @@ def test_interject_into_a_running_chat_reaches_the_next_speaker_then_stop(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "c.sqlite")
-    with StubOpenAIServer(chat_reply, latency_s=0.3) as server:
+    held = Held(chat_reply, NOTE)
+    with StubOpenAIServer(held, latency_s=0.3) as server:
         args = ["chat", "Write about rain.", "--rounds", "40", "--thread", "c", "--json"]
         with running([*args, *stub_args(server, db)]) as proc:
-            wait_for(lambda: len(server.requests) >= 2, "the chat to start")
+            wait_for(lambda: len(server.requests) >= 1, "the chat to start")
             sent = cli("interject", "c", NOTE, "--db", db)
+            held.interjected.set()
             assert sent.returncode == 0, sent.stderr
             assert "sent to running thread c" in sent.stderr
             wait_for(
@@ -66,8 +68,9 @@ def test_interject_into_a_running_chat_reaches_the_next_speaker_then_stop(
                 "a speaker to read the interjection",
             )
             stopped = cli("stop", "c", "--db", db)
+            held.stop_sent.set()
             assert stopped.returncode == 0, stopped.stderr
-            out, err = proc.communicate(timeout=60)
+            out, err = proc.communicate(timeout=120)
         requests = list(server.requests)
     assert proc.returncode == 0, err
     result = json.loads(out)

@@ -118,6 +118,11 @@ def only_other_commands(tmp_path: Path, hidden: set[str]) -> str:
     return str(system)
 
 
+#: A Chromium on ``PATH``, for the runs that test a later step: without one, ``.ci/run``
+#: would ``apt-get install`` it on this machine (failing without root, or on the dpkg
+#: lock another run holds).
+CHROMIUM_THERE = {"chromium": "true\n"}
+
 BROKEN_POSTGRES = {
     "fails": (
         'echo "postgres.sh: E: Unable to locate package postgresql" >&2\nexit 100\n',
@@ -136,7 +141,7 @@ BROKEN_POSTGRES = {
 @pytest.mark.parametrize("case", sorted(BROKEN_POSTGRES))
 def test_ci_run_stops_when_postgres_is_not_there(case: str, ci: str | None, tmp_path: Path) -> None:
     script, message = BROKEN_POSTGRES[case]
-    code, err, calls = ci_run(tmp_path, f"#!/usr/bin/env bash\n{script}", ci)
+    code, err, calls = ci_run(tmp_path, f"#!/usr/bin/env bash\n{script}", ci, CHROMIUM_THERE)
     assert code != 0, f"{case}: .ci/run went on (exit 0)\n{err}\n{calls}"
     assert "pytest" not in calls, f"{case}: the tests ran without PostgreSQL\n{calls}"
     assert "ruff check ." in calls  # it got as far as the Postgres step
@@ -150,7 +155,7 @@ def test_ci_run_requires_the_real_parts_whatever_ci_says(tmp_path: Path) -> None
 
     url = postgres_admin_url()  # a real server: skipped without one, failed where required
     script = f"#!/usr/bin/env bash\necho 'export DEBATEGRAPH_TEST_POSTGRES_URL={url}'\n"
-    code, err, calls = ci_run(tmp_path, script, "false")
+    code, err, calls = ci_run(tmp_path, script, "false", CHROMIUM_THERE)
     assert code == 0, err + calls
     runs = calls.split("pytest -m pytest")[1:]
     assert runs, calls

@@ -10,6 +10,7 @@ to :class:`~debategraph.models.spec.ModelSpec`'s defaults and the factories'
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import typing
@@ -144,3 +145,29 @@ def test_help_lists_the_commands_in_one_order_whichever_module_came_first() -> N
     }
     assert len(orders) == 1, orders
     assert orders.pop().split()[-4:] == ["doctor", "view", "serve", "eval"]
+
+
+def test_the_eval_options_defaults_live_below_the_cli() -> None:
+    """Each option every ``eval`` command shares defaults to a constant of the eval layer
+    (``eval/options.py``, ``eval/modes.py``), never to a literal typed in the CLI
+    (``None``: the option is unset; ``False``: ``--json`` is off)."""
+    from debategraph.cli import evaluate
+
+    tree = ast.parse(Path(evaluate.__file__).read_text())
+    shared = next(
+        n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_eval_options"
+    )
+    given = shared.args.args[-len(shared.args.defaults) :]
+    literal = [
+        f"{arg.arg}={ast.unparse(default)}"
+        for arg, default in zip(given, shared.args.defaults, strict=True)
+        if isinstance(default, ast.Constant) and default.value not in (None, False)
+    ]
+    assert not literal, f"eval defaults typed in cli/evaluate.py: {literal}"
+    names = {d.id for d in shared.args.defaults if isinstance(d, ast.Name)}
+    from debategraph.eval import modes
+    from debategraph.eval import options as eval_options
+
+    assert all(
+        hasattr(eval_options, n) or hasattr(modes, n) for n in names - {"DEFAULT_MODES_TEXT"}
+    )

@@ -10,6 +10,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,14 @@ import pytest
 from debategraph import build_solver_debate
 from debategraph.checkpoints import open_checkpointer, thread_config
 from tests.backends import wait_for_saved_tasks
-from tests.conftest import answer_18, one_error_line, run_cli, solver_of, stub_args
+from tests.conftest import (
+    answer_18,
+    held_after,
+    one_error_line,
+    run_cli,
+    solver_of,
+    stub_args,
+)
 from tests.openai_stub import StubOpenAIServer
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
@@ -165,7 +173,9 @@ def test_interject_mid_round_is_posted_refused_finished_and_empty(
 
 @pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_interject_while_running_goes_to_the_inbox(checkpoint_url: str, in_tmp: Path) -> None:
-    with StubOpenAIServer(answer_18, latency_s=0.5) as server:
+    sent = threading.Event()
+    held = held_after(answer_18, lambda: len(server.requests), 4, sent)
+    with StubOpenAIServer(held, latency_s=0.5) as server:
         args = solve_args(server, checkpoint_url, "r", "--rounds", "20")
         proc = subprocess.Popen(
             [sys.executable, "-m", "debategraph.cli", *args],
@@ -173,7 +183,7 @@ def test_interject_while_running_goes_to_the_inbox(checkpoint_url: str, in_tmp: 
             stderr=subprocess.DEVNULL,
         )
         try:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 120
             while server.calls < 4 and time.monotonic() < deadline:
                 time.sleep(0.05)
             done = subprocess.run(
@@ -183,6 +193,7 @@ def test_interject_while_running_goes_to_the_inbox(checkpoint_url: str, in_tmp: 
                 timeout=60,
             )
         finally:
+            sent.set()
             proc.terminate()
             proc.wait(timeout=60)
     assert done.returncode == 0, done.stderr

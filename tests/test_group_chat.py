@@ -462,3 +462,29 @@ def test_a_time_limit_ends_the_chat(limit: dict[str, Any], monkeypatch: pytest.M
 def test_a_bad_time_limit_fails_at_build_time(value: Any, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         build_group_chat(agents=PAIR, time_limit_s=value)
+
+
+def test_the_factorys_default_chat_is_the_one_the_cli_runs_and_studio_serves() -> None:
+    """The default chat's defaults are written once (``DEFAULT_CHAT``): the factory left
+    at its default agents ends where the CLI's and Studio's chat ends."""
+    from debategraph.nodes.group_chat.setup import DEFAULT_CHAT, group_chat_setup
+    from debategraph.strategies.termination.conditions import describe_condition
+
+    def ends(**given: Any) -> str:
+        settings = {
+            "agents": DEFAULT_CHAT["agents"],
+            "selection": "sequential",
+            "first_speaker": None,
+            "until": (),
+            "termination": None,
+            "max_rounds": None,
+            "max_in_a_row": None,
+            "keep_last": 0,
+            "pause_after_round": False,
+            "time_limit_s": None,
+        }
+        return describe_condition(group_chat_setup(**{**settings, **given}).termination)
+
+    served = {k: entry("group_chat").studio[k] for k in ("until", "max_rounds")}
+    assert ends() == ends(**served) == ends(until=DEFAULT_UNTIL, max_rounds=10)
+    assert "APPROVED" in ends() and "APPROVED" not in ends(until=["timeout:9s"], max_rounds=3)

@@ -13,6 +13,7 @@ import contextlib
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,7 +33,7 @@ from debategraph.models import ModelSpec
 from debategraph.nodes.rounds import drain, ended, open_round_node, round_router
 from debategraph.state.base import RunState
 from debategraph.state.records import interjection
-from tests.conftest import debate_reply, one_error_line, run_cli, stub_args
+from tests.conftest import HOLD_S, debate_reply, one_error_line, run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer, default_responder
 from tests.test_discussion import PAPER, TWO
 
@@ -235,7 +236,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -265,16 +266,43 @@ def prompt_text(request: dict[str, Any]) -> str:
     return json.dumps(request["messages"])
 
 
+class Held:
+    """A stub's replies, held at two points until the test has acted: events, not clocks.
+
+    The run waits in its requests until the interjection has been sent, and in the
+    first request that reads ``note`` until the stop has been sent, so neither arrives
+    after the run has finished, however busy the machine (a slow ``debategraph
+    interject`` used to find the run over).
+
+    Args:
+        reply: The replies.
+        note: The interjection's text.
+    """
+
+    def __init__(self, reply: Callable[[dict[str, Any]], Any], note: str) -> None:
+        self.reply = reply
+        self.note = note
+        self.interjected = threading.Event()
+        self.stop_sent = threading.Event()
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        read = self.note in prompt_text(request)
+        (self.stop_sent if read else self.interjected).wait(HOLD_S)
+        return self.reply(request)
+
+
 @pytest.mark.slow  # make test-fast leaves it out: a few seconds of real time
 def test_interject_into_and_stop_a_running_debate(
     checkpoint_url: str, in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Debaters speak in turn (Alice, Bob): request ``2 * (r - 1) + i`` is round ``r``'s."""
-    with StubOpenAIServer(debate_reply, latency_s=0.3) as server:
+    held = Held(debate_reply, NOTE)
+    with StubOpenAIServer(held, latency_s=0.3) as server:
         args = ["debate", TOPIC, "--rounds", "30", "--thread", "t", "--json"]
         with running([*args, *stub_args(server, checkpoint_url)]) as proc:
             wait_for(lambda: len(server.requests) >= 1, "the debate to start")
             sent = cli("interject", "t", NOTE, "--db", checkpoint_url)
+            held.interjected.set()
             assert sent.returncode == 0, sent.stderr
             assert "sent to running thread t" in sent.stderr, sent.stderr
             assert len(sent.stderr.strip().splitlines()) == 1
@@ -283,9 +311,10 @@ def test_interject_into_and_stop_a_running_debate(
                 "a debater to read the interjection",
             )
             stopped = cli("stop", "t", "--db", checkpoint_url)
+            held.stop_sent.set()
             assert stopped.returncode == 0, stopped.stderr
             assert "stop sent to running thread t" in stopped.stderr, stopped.stderr
-            out, err = proc.communicate(timeout=60)
+            out, err = proc.communicate(timeout=120)
         requests = list(server.requests)
     assert proc.returncode == 0, err
     result = json.loads(out)

@@ -97,7 +97,37 @@ def import_circles(src: Path) -> list[str]:
     through its first module (by name): ``a -> b (src/a.py:3) -> a (src/b.py:9)``, each
     arrow followed by where the import is written, then the part's other modules.
     """
-    edges = import_edges(src)
+    return circles(import_edges(src))
+
+
+def layer_edges(src: Path) -> dict[str, dict[str, str]]:
+    """Top-level package or module -> {one it imports: where it first does}, under ``src``.
+
+    ``debategraph.models.choice`` importing ``debategraph.nodes.agent`` is an arrow
+    ``debategraph.models -> debategraph.nodes``; the package's own ``__init__`` (the public
+    API, which names every layer) is left out.
+    """
+
+    def top(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    edges: dict[str, dict[str, str]] = {}
+    for module, targets in import_edges(src).items():
+        if "." not in module:
+            continue
+        arrows = edges.setdefault(top(module), {})
+        for target, where in targets.items():
+            if "." in target and top(target) != top(module):
+                arrows.setdefault(top(target), where)
+                edges.setdefault(top(target), {})
+    return edges
+
+
+def circles(edges: dict[str, dict[str, str]]) -> list[str]:
+    """Every circle in a graph of imports (``edges``: node -> {target: where}), one line each.
+
+    As :func:`import_circles` reports them.
+    """
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -182,6 +212,63 @@ def test_no_import_circles() -> None:
     assert not circles, "import circles (see this file's docstring for what counts):\n" + (
         "\n".join(circles)
     )
+
+
+def test_no_arrow_up_between_peers() -> None:
+    """Peers of one layer line import each other one way only: no circle of top-level
+    packages or modules (``models`` importing ``context``, which imported ``models``)."""
+    found = circles(layer_edges(SRC.parent))
+    assert not found, "packages that import each other:\n" + "\n".join(found)
+
+
+def plant(root: Path, files: dict[str, str]) -> Path:
+    """A ``src/`` under ``root`` holding ``files`` (path under ``src/`` -> text)."""
+    for name, text in files.items():
+        (root / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "src" / name).write_text(text)
+    return root / "src"
+
+
+def test_the_check_sees_packages_that_import_each_other(tmp_path: Path) -> None:
+    src = plant(
+        tmp_path,
+        {
+            "debategraph/__init__.py": "from debategraph.models import choice\n",
+            "debategraph/models/__init__.py": "",
+            "debategraph/models/choice.py": "def f():\n    from debategraph.context import C\n",
+            "debategraph/context.py": "from debategraph.models import choice\n",
+        },
+    )
+    assert circles(layer_edges(src)) == [
+        "debategraph.context -> debategraph.models (src/debategraph/context.py:1)"
+        " -> debategraph.context (src/debategraph/models/choice.py:2)"
+    ]
+
+
+#: The faces: what people and programs drive a run through. With the strategies they
+#: know no pattern; a pattern's own CLI module (``cli/patterns/<p>.py``) is the pattern's.
+FACES = ("cli", "eval", "serve", "doctor", "views", "runs")
+
+
+def pattern_states() -> dict[str, str]:
+    """Each built-in pattern's state module -> the pattern's name."""
+    from debategraph import registry
+
+    return {entry.state: entry.name for entry in registry.BUILTIN}
+
+
+def test_no_strategy_or_face_imports_a_patterns_state() -> None:
+    states = pattern_states()
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        module = module_name(path)
+        if layer_of(module) not in ("strategies", *FACES):
+            continue
+        for line, target in imports(path):
+            pattern = states.get(target)
+            if pattern is not None and module != f"debategraph.cli.patterns.{pattern}":
+                found.append(f"{path.relative_to(ROOT)}:{line} {module} -> {target}")
+    assert not found, "a pattern's state imported by a strategy or a face:\n" + "\n".join(found)
 
 
 def test_the_check_sees_a_circle_through_a_function(tmp_path: Path) -> None:

@@ -5,7 +5,9 @@ own code it is one of:
 
 - an import of it (``from langgraph._internal import x``, ``from m import _x``);
 - an attribute read of it (``obj._x``, ``super()._x(...)``) where no module of ``src/``
-  defines ``_x`` (as a function, class, attribute or name it assigns).
+  defines ``_x`` (as a function, class, attribute or name it assigns);
+- the same reached by its name as a string: ``getattr(obj, "_x")`` (and ``hasattr``,
+  ``setattr``, ``delattr``), under the same rule.
 
 Allowed everywhere: the documented extension points of LangChain's ``BaseChatModel``
 (``_generate``, ``_agenerate``, ``_llm_type``...), which a chat model subclass must
@@ -79,8 +81,24 @@ def foreign_privates(path: Path, tree: ast.Module, own: set[str]) -> list[str]:
             ]
         elif isinstance(node, ast.Attribute) and private(node.attr) and node.attr not in own:
             names.append(node.attr)
+        elif (named := by_string(node)) is not None and private(named) and named not in own:
+            names.append(named)
         found += [f"{path.relative_to(SRC.parent)}:{node.lineno} {name}" for name in names]
     return found
+
+
+#: The builtins that reach an attribute by its name as a string (their second argument).
+BY_NAME = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+
+
+def by_string(node: ast.AST) -> str | None:
+    """The attribute name ``getattr(obj, "_x", ...)`` (or its kin) reaches, if ``node`` is one."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    if node.func.id not in BY_NAME or len(node.args) < 2:
+        return None
+    name = node.args[1]
+    return name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
 
 
 @functools.cache
@@ -88,7 +106,26 @@ def parsed(path: Path, text: str) -> ast.Module:
     return ast.parse(text)
 
 
-def scan(sources: dict[Path, str]) -> list[str]:
+#: Uses found by the scan that are being moved into ``compat.py`` (or onto public API)
+#: elsewhere, ``(file, name)``: skipped until then, and
+#: :func:`test_each_pending_use_is_still_there` fails once one is gone, so its line here
+#: goes too.
+PENDING = frozenset(
+    {
+        # Issue 48: serve's auth check reads langgraph_sdk.Auth's private slot; the serve
+        # work moves it behind public API or into compat.py.
+        ("debategraph/serve/app.py", "_authenticate_handler"),
+    }
+)
+
+
+def pending(hit: str) -> bool:
+    """Whether ``path:line name`` is one of :data:`PENDING`."""
+    where, _, name = hit.partition(" ")
+    return (where.rpartition(":")[0], name) in PENDING
+
+
+def scan(sources: dict[Path, str], *, all_uses: bool = False) -> list[str]:
     trees = {path: parsed(path, text) for path, text in sources.items()}
     own = own_names(trees)
     return [
@@ -96,6 +133,7 @@ def scan(sources: dict[Path, str]) -> list[str]:
         for path, tree in trees.items()
         if path != COMPAT
         for hit in foreign_privates(path, tree, own)
+        if all_uses or not pending(hit)
     ]
 
 
@@ -106,6 +144,14 @@ def sources() -> dict[Path, str]:
 def test_no_private_name_of_another_library_outside_compat() -> None:
     found = scan(sources())
     assert not found, "private names of other libraries outside compat.py:\n" + "\n".join(found)
+
+
+def test_each_pending_use_is_still_there() -> None:
+    found = {
+        (h.split(" ")[0].rpartition(":")[0], h.split(" ")[1])
+        for h in scan(sources(), all_uses=True)
+    }
+    assert found >= PENDING, f"moved: drop from PENDING {sorted(PENDING - found)}"
 
 
 def test_compat_holds_private_names() -> None:
@@ -129,6 +175,8 @@ def test_the_scan_sees_each_kind_of_use() -> None:
         "class C:\n"
         "    def g(self):\n"
         "        return super()._convert_input(1)\n"
+        "def h(auth):\n"
+        "    return getattr(auth, '_authenticate_handler', None)\n"
     )
     found = scan({**sources(), planted: code})
     assert [hit.split()[-1] for hit in found] == [
@@ -136,6 +184,7 @@ def test_the_scan_sees_each_kind_of_use() -> None:
         "_constants",
         "_handle_openai_api_error",
         "_base_client",
+        "_authenticate_handler",
         "_create_chat_result",
         "_convert_input",
     ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -105,6 +106,21 @@ def test_every_node_factory_returns_a_runnable(pattern: str) -> None:
     assert "make_open_round" in factories and "make_close_round" in factories
     returns = {name: shown(getattr(nodes, name))[2] for name in factories}
     assert returns == dict.fromkeys(factories, NODE)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_every_make_in_a_patterns_modules_is_a_node_factory(pattern: str) -> None:
+    """Exported or not: a ``make_*`` of ``nodes/<p>/`` returns a runnable, one shape
+    (a helper that returns something else is named for what it returns)."""
+    nodes = package(pattern)
+    found = {}
+    for path in sorted(Path(nodes.__file__).parent.glob("*.py")):
+        module = importlib.import_module(f"{nodes.__name__}.{path.stem}")
+        for name, fn in vars(module).items():
+            mine = inspect.isfunction(fn) and fn.__module__ == module.__name__
+            if name.startswith("make_") and mine:
+                found[f"{path.stem}.{name}"] = shown(fn)[2]
+    assert found and found == dict.fromkeys(found, NODE)
 
 
 @pytest.mark.slow  # make test-fast leaves it out: a Python process of its own

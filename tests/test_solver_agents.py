@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from debategraph.errors import UsageError
 from debategraph.nodes.solver_debate import make_close_round, solver_debate_setup
 from debategraph.state.records import TOOL_STAGE, Participant, Turn, Usage
 from tests.backends import decoded_dump
-from tests.conftest import one_error_line, run_cli, solver_of
+from tests.conftest import held_after, one_error_line, run_cli, solver_of
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer, StubReply
 from tests.studio_server import closed_port
@@ -541,9 +542,12 @@ def test_resume_after_a_kill_keeps_each_solvers_model(
 
     monkeypatch.setenv(KEY_VAR, SECRET)
     db = tmp_path / "d.sqlite"
+    killed = threading.Event()  # round 2's calls wait for the kill: none can finish the run
+    asked = lambda: len(one.requests) + len(two.requests)  # noqa: E731
+    held = held_after(answer_as_named, asked, 5, killed)
     with (
-        StubOpenAIServer(answer_as_named, latency_s=0.3) as one,
-        StubOpenAIServer(answer_as_named, latency_s=0.3) as two,
+        StubOpenAIServer(held, latency_s=0.3) as one,
+        StubOpenAIServer(held, latency_s=0.3) as two,
         StubOpenAIServer(answer_as_named) as run_model,
     ):
         endpoint = {"Ada": one, "Bo": two, "Cy": one, "Di": two}
@@ -554,11 +558,12 @@ def test_resume_after_a_kill_keeps_each_solvers_model(
             "--base-url", run_model.url,
         ]  # fmt: skip
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while one.calls + two.calls < 5 and time.monotonic() < deadline:
             time.sleep(0.02)  # round 1 done, round 2 in flight
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=20)
+        killed.set()
         assert proc.returncode == -signal.SIGKILL
         code, out, err = run_cli(["resume", "k", "--db", str(db), "--json"], capsys)
         assert code == 0, err

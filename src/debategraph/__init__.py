@@ -37,7 +37,6 @@ from debategraph.registry import factories
 
 if TYPE_CHECKING:  # the public API, once (at run time: read by _homes, imported on first use)
     from debategraph.checkpoints import open_checkpointer as open_checkpointer
-    from debategraph.context import Context as Context
     from debategraph.errors import DebategraphError as DebategraphError
     from debategraph.errors import ModelUnavailableError as ModelUnavailableError
     from debategraph.errors import UsageError as UsageError
@@ -48,6 +47,7 @@ if TYPE_CHECKING:  # the public API, once (at run time: read by _homes, imported
     from debategraph.graphs.skeleton import recursion_limit as recursion_limit
     from debategraph.graphs.solver_debate import build_solver_debate as build_solver_debate
     from debategraph.graphs.tool import as_tool as as_tool
+    from debategraph.models.context import Context as Context
     from debategraph.models.spec import ModelSpec as ModelSpec
     from debategraph.models.tracing import enable_tracing as enable_tracing
     from debategraph.nodes.discussion.markdown import (

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,42 @@ def load(target: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
+class Named(Mapping[str, Any]):
+    """Settings a line names where they are written (a mapping), read on first use.
+
+    A pattern's defaults are written once, in its setup module; a line that serves them
+    (Studio's settings) names that mapping as a ``module:attribute`` string, as it names
+    the factory, so declaring the pattern imports nothing.
+
+    Args:
+        target: ``module:attribute`` of the mapping.
+        own: Settings of the line's own, over the named ones.
+    """
+
+    def __init__(self, target: str, **own: Any) -> None:
+        self.target = target
+        self.own = own
+        self._values: dict[str, Any] | None = None
+
+    def _read(self) -> dict[str, Any]:
+        if self._values is None:
+            self._values = {**load(self.target), **self.own}
+        return self._values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __repr__(self) -> str:
+        own = "".join(f", {k}={v!r}" for k, v in self.own.items())
+        return f"Named({self.target!r}{own})"
+
+
 @dataclass(frozen=True)
 class Entry:
     """A registry line: one pattern, and where each of its parts lives.
@@ -61,7 +97,8 @@ class Entry:
             records its checkpoints may hold.
         cli: ``module:attribute`` of its CLI declaration (a
             :class:`debategraph.cli.patterns.declaration.Pattern`).
-        studio: The factory's settings for the graph Studio serves.
+        studio: The factory's settings for the graph Studio serves (a mapping, or
+            :class:`Named` where they are the pattern's defaults, written in its setup).
         description: The Studio graph's description (``langgraph.json``).
         renamed: Settings renamed since threads were first saved, ``{old: new}``: the
             factory takes the old spelling with a ``DeprecationWarning``, and a saved
@@ -175,7 +212,7 @@ BUILTIN: tuple[Entry, ...] = (
         factory="debategraph.graphs.group_chat:build_group_chat",
         state="debategraph.state.group_chat",
         cli="debategraph.cli.patterns.group_chat:PATTERN",
-        studio={"until": [r"regex:\bAPPROVED\b@Reviewer"], "max_rounds": 10, "max_in_a_row": 2},
+        studio=Named("debategraph.nodes.group_chat.setup:DEFAULT_CHAT", max_in_a_row=2),
         renamed={"max_turns": "max_rounds", "first": "first_speaker"},
         input_check="debategraph.nodes.group_chat.setup:check_input",
         description="A group chat: a Writer and a Reviewer share one conversation, taking "

@@ -30,7 +30,17 @@ from debategraph.cli.options import JsonOpt, run_options
 from debategraph.cli.render import err, fail, model_label
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
 from debategraph.eval.modes import DEFAULT_AGREE, DEFAULT_MODES, MODES, VOTE_THEN_DEBATE
-from debategraph.eval.options import CHECKPOINTS_FILE, EvalOptions, eval_options
+from debategraph.eval.options import (
+    CHECKPOINTS_FILE,
+    DEFAULT_AGENTS,
+    DEFAULT_DECISIONS,
+    DEFAULT_MATCHED,
+    DEFAULT_NEIGHBOURS,
+    DEFAULT_PARALLEL,
+    DEFAULT_ROUNDS,
+    EvalOptions,
+    eval_options,
+)
 from debategraph.eval.questions import Questions, arithmetic_questions, dataset_questions
 from debategraph.strategies.decisions import PROTOCOL_RULE, agreement_rule
 
@@ -140,14 +150,14 @@ DbOpt = Annotated[
 
 def _eval_options(
     modes: ModesOpt = DEFAULT_MODES_TEXT,
-    decisions: DecisionsOpt = "plurality",
+    decisions: DecisionsOpt = DEFAULT_DECISIONS,
     judge_model: JudgeModelOpt = None,
-    matched: MatchedOpt = True,
+    matched: MatchedOpt = DEFAULT_MATCHED,
     agree: AgreeOpt = DEFAULT_AGREE,
-    agents: AgentsOpt = 3,
-    rounds: RoundsOpt = 2,
-    neighbours: NeighboursOpt = 1,
-    parallel: ParallelOpt = 4,
+    agents: AgentsOpt = DEFAULT_AGENTS,
+    rounds: RoundsOpt = DEFAULT_ROUNDS,
+    neighbours: NeighboursOpt = DEFAULT_NEIGHBOURS,
+    parallel: ParallelOpt = DEFAULT_PARALLEL,
     out_dir: OutOpt = None,
     db: DbOpt = None,
     shard: ShardOpt = None,

@@ -27,7 +27,7 @@ from debategraph.words import plural
 
 if TYPE_CHECKING:
     from debategraph.state.records import Turn
-    from debategraph.state.solver_debate import AnswerKind
+    from debategraph.strategies.answers import AnswerKind
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)

@@ -33,7 +33,21 @@ from debategraph.eval.modes import (
 from debategraph.eval.plan import EvalPlan, check_judges
 from debategraph.eval.shards import parse_shard
 from debategraph.models.spec import ModelSpec, parse_model
-from debategraph.strategies.decisions import JUDGE, parse_protocols
+from debategraph.strategies.decisions import JUDGE, PLURALITY, parse_protocols
+
+# The eval's defaults, written once here (the ``eval`` commands' options read them).
+#: ``--decisions``: the mode's own row only.
+DEFAULT_DECISIONS = PLURALITY
+#: ``--matched``: each debate mode's vote at its token budget is run.
+DEFAULT_MATCHED = True
+#: ``--agents``: solvers of the vote and debate modes.
+DEFAULT_AGENTS = 3
+#: ``--rounds``: rounds of the debate modes.
+DEFAULT_ROUNDS = 2
+#: ``--neighbours``: solvers each one hears on the ring.
+DEFAULT_NEIGHBOURS = 1
+#: ``--parallel``: questions in flight at once.
+DEFAULT_PARALLEL = 4
 
 #: Where the checkpoints go unless ``--db`` says otherwise: inside ``--out``, so one
 #: folder holds an eval's threads and its results, and the same command resumes it.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from debategraph.state.solver_debate import AnswerKind
+from debategraph.strategies.answers import AnswerKind
 from debategraph.strategies.decisions import PLURALITY
 from debategraph.strategies.math_answers import Checker
 

@@ -21,10 +21,10 @@ from debategraph.errors import UsageError
 from debategraph.eval.datasets import Loaded, show
 from debategraph.eval.formats import FORMATS_READ, read_rows
 from debategraph.eval.records import Item
-from debategraph.state.solver_debate import AnswerKind
 from debategraph.strategies.answers import (
     CHOICE_LETTERS,
     CHOICES_RULE,
+    AnswerKind,
     choice_index,
     valid_choices,
 )

@@ -14,15 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints.threads import wall_time
 from debategraph.eval.records import Item, Outcome
-from debategraph.state.records import RoundRecord, Turn, Usage
+from debategraph.state.records import Decided, RoundRecord, Turn, Usage
 from debategraph.strategies.decisions import JUDGE
 from debategraph.strategies.math_answers import check_answer
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.graph.state import CompiledStateGraph
-
-    from debategraph.state.solver_debate import Decision
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
 
@@ -96,7 +94,7 @@ class Thread:
         """Each solver's confidence in its final answer."""
         return {solver: turn.confidence for solver, turn in self.finals.items()}
 
-    def stored_verdict(self, key: str) -> Decision | None:
+    def stored_verdict(self, key: str) -> Decided | None:
         """The verdict of the judge ``key`` stored in the thread.
 
         Args:
@@ -105,10 +103,8 @@ class Thread:
         Returns:
             Its verdict, or ``None`` where it has none here.
         """
-        from debategraph.state.solver_debate import Decision
-
         raw = (self.values.get("decisions") or {}).get(f"{JUDGE}@{key}")
-        return None if raw is None else Decision.model_validate(raw)
+        return None if raw is None else Decided.model_validate(raw)
 
     def _solvers_spend(self) -> Spend:
         """The solvers' usage: the thread's, less any judge's the eval stored in it."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from debategraph.eval.plan import JUDGE_PROTOCOL, EvalPlan
 from debategraph.eval.records import Outcome
 from debategraph.eval.threads import Thread
-from debategraph.state.records import AgentSpec, Turn
+from debategraph.state.records import AgentSpec, Decided, Turn
 from debategraph.strategies import JUDGE, DecisionProtocol, decide, judge_needed
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
     from debategraph.models import ModelBinding
     from debategraph.nodes.agent import Agent
-    from debategraph.state.solver_debate import Decision
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
 
@@ -57,7 +56,7 @@ class Verdicts:
             One outcome per protocol, plurality first.
         """
         answers, confidences = thread.answers(), thread.confidences()
-        verdict: tuple[Decision, Turn | None] | None = None
+        verdict: tuple[Decided, Turn | None] | None = None
         rows = []
         for protocol in self.plan.protocols(thread.mode):
             judge_turn = None
@@ -102,7 +101,7 @@ class Verdicts:
 
     async def _verdict(
         self, thread: Thread, graph: Graph, config: RunnableConfig
-    ) -> tuple[Decision, Turn | None]:
+    ) -> tuple[Decided, Turn | None]:
         """The judge's pick of the thread's final answers: stored, or asked and stored.
 
         The verdict, the judge's turn and its usage are written into the finished
@@ -142,7 +141,7 @@ def _with_pick(
     protocol: DecisionProtocol,
     answers: Mapping[str, str | None],
     confidences: Mapping[str, float | None],
-    verdict: Decision,
+    verdict: Decided,
     turn: Turn | None,
 ) -> Any:
     """``protocol``'s decision, the judge's pick (of its verdict) where it falls back to it."""

@@ -73,7 +73,7 @@ def build_debate(
 
     Args:
         model: Chat model, binding or spec every agent calls. ``None`` reads the model
-            from the run's :class:`~debategraph.context.Context` (embedded model by default).
+            from the run's :class:`~debategraph.models.context.Context` (embedded model by default).
         debaters: Two or more debaters: :class:`~debategraph.Debater` objects,
             dicts (``name``, ``side``, optional ``persona``) or ``"Name:side"`` strings.
             Names are unique (case-insensitively) and name the debaters' graph nodes.

@@ -104,7 +104,7 @@ def build_discussion(
     Args:
         model: Chat model, binding or spec every agent calls unless it has its own.
             ``None`` reads the model from the run's
-            :class:`~debategraph.context.Context` (embedded model by default).
+            :class:`~debategraph.models.context.Context` (embedded model by default).
         personas: Two or more :class:`~debategraph.state.discussion.Persona` objects or
             dicts (``name``, ``focus``, optional ``description``); default
             :data:`~debategraph.nodes.discussion.setup.DEFAULT_PERSONAS`. Names are unique

@@ -95,11 +95,14 @@ def build_group_chat(
     Args:
         model: Chat model, binding or spec every agent (and the selector and judges)
             calls unless it has one of its own; ``None`` reads it from the run's
-            :class:`~debategraph.context.Context`.
+            :class:`~debategraph.models.context.Context`.
         agents: Two or more agents: :class:`~debategraph.Participant` objects,
             dicts (``name``, ``instructions``) or ``"Name: instructions"`` strings, with
             unique names (they name the agents' nodes). Default: a Writer and a Reviewer
-            (:data:`~debategraph.nodes.group_chat.setup.DEFAULT_AGENTS`). A record or
+            (:data:`~debategraph.nodes.group_chat.setup.DEFAULT_AGENTS`), who end the
+            chat when the Reviewer says APPROVED unless ``until`` or ``termination``
+            says otherwise (:data:`~debategraph.nodes.group_chat.setup.DEFAULT_UNTIL`,
+            as the CLI runs it and Studio serves it). A record or
             dict may give the agent its own ``model`` (a spec such as
             ``"gpt-4o-mini@http://host/v1"``, a mapping, a ``ModelSpec`` or a chat
             model), ``tools`` (LangChain tools or built-in names such as

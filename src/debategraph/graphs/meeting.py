@@ -86,7 +86,7 @@ def build_meeting(
 
     Args:
         model: Chat model, binding or spec every agent calls. ``None`` reads the model
-            from the run's :class:`~debategraph.context.Context` (embedded model by default).
+            from the run's :class:`~debategraph.models.context.Context` (embedded model by default).
         stages: One or more stages, in order: :class:`~debategraph.state.meeting.Stage`
             records or dicts ``{name, participants, max_rounds?, goal?}`` whose
             participants are ``"Name: instructions"`` strings, dicts or

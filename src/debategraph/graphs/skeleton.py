@@ -24,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from debategraph import registry
 from debategraph.compat import StateLike
-from debategraph.context import Context
+from debategraph.models.context import Context
 from debategraph.models.tracing import pattern_tag
 from debategraph.nodes.agent import bind
 from debategraph.nodes.dual import loop_node
@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the model stack loads when a graph first calls a model, not
 
     from debategraph.models import ModelBinding, ModelSpec
 #: What a factory's ``model`` may be: a LangChain chat model, a binding, a spec, or
-#: ``None`` (each run's :class:`~debategraph.context.Context` names the model).
+#: ``None`` (each run's :class:`~debategraph.models.context.Context` names the model).
 ModelLike: TypeAlias = "BaseChatModel | ModelBinding | ModelSpec | None"
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -92,7 +92,7 @@ def build_solver_debate(
 
     Args:
         model: Chat model, binding or spec the solvers call. ``None`` reads the model
-            from the run's :class:`~debategraph.context.Context` (embedded model by default).
+            from the run's :class:`~debategraph.models.context.Context` (embedded model by default).
         agents: The solvers: how many (>= 2; named ``solver_1..n``), or a list of two or
             more solvers, each its name or its record, mixed: a
             :class:`~debategraph.state.records.Participant` (any

@@ -3,7 +3,7 @@
 One module attribute per registry line, named as the pattern, built with the line's
 Studio settings. Compiled without a checkpointer (``langgraph dev``, LangGraph's server
 and Aegra provide their own persistence); the model comes from each run's
-:class:`~debategraph.context.Context`. Importing this module compiles the graphs, so
+:class:`~debategraph.models.context.Context`. Importing this module compiles the graphs, so
 only Studio and the servers import it.
 
 Each graph is a :class:`~debategraph.graphs.served.ServedGraph`, which makes Aegra run it

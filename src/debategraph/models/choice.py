@@ -2,7 +2,7 @@
 
 The rules of endpoints and keys, in one place: an agent's own model comes first, then
 the model its graph was built with, then the run's
-:class:`~debategraph.context.Context` (its ``agent_models`` entry for the agent, else
+:class:`~debategraph.models.context.Context` (its ``agent_models`` entry for the agent, else
 its model). A model named without an endpoint is at the run's endpoint, with the run's
 key; one at another endpoint gets only the key its ``api_key_env`` names
 (:meth:`ModelSpec.key <debategraph.models.spec.ModelSpec.key>`: a key goes only to the
@@ -49,12 +49,49 @@ def own_model(value: Any, who: str) -> OwnModel | None:
     return own
 
 
+def calls_run_model(own: OwnModel | None) -> bool:
+    """Whether an agent's calls go to the graph's model (else the run's), not its own.
+
+    So they do for an agent with no model of its own, or with a model name but no
+    endpoint (a name at the run's endpoint); the embedded model (``local``), a model at
+    an endpoint of its own and a chat model object are the agent's own.
+
+    Args:
+        own: The agent's own model (``None``: none).
+
+    Returns:
+        Whether its calls go to the graph's or the run's model.
+    """
+    if own is None:
+        return True
+    return isinstance(own, ModelSpec) and not own.is_local and own.base_url is None
+
+
+def goes_to_embedded(own: ModelSpec | None, run: ModelSpec) -> bool:
+    """Whether an agent's calls go to the embedded server, from its spec and the run's.
+
+    The embedded SmolLM2's chat template has no tool calls, so such an agent cannot take
+    tools: the rule of :func:`without_tool_calls`, read from specs alone before a graph
+    is built (the CLI's checks of a run's settings).
+
+    Args:
+        own: The agent's own model (``None``: it calls the run's model).
+        run: The run's model.
+
+    Returns:
+        ``True`` for ``local`` (or ``local:PATH``), and for a name without an endpoint
+        (or no model of its own) on a run whose model is ``local``.
+    """
+    return run.is_local if own is None or calls_run_model(own) else own.is_local
+
+
 def without_tool_calls(own: OwnModel | None, graph_model: ModelBinding | None) -> str | None:
     """The model an agent's calls go to, where that model cannot call tools.
 
     The embedded SmolLM2's chat template has no tool calls: an agent whose own model is
-    ``local``, or whose calls go to a graph built with the embedded model (no model of
-    its own, or a name without an endpoint), cannot take tools.
+    ``local``, or whose calls go to a graph built with the embedded model
+    (:func:`calls_run_model`), cannot take tools (:func:`goes_to_embedded` is the same
+    rule read from specs).
 
     Args:
         own: The agent's own model.
@@ -65,8 +102,7 @@ def without_tool_calls(own: OwnModel | None, graph_model: ModelBinding | None) -
     """
     if isinstance(own, ModelSpec) and own.is_local:
         return own.label
-    at_graphs = own is None or (isinstance(own, ModelSpec) and own.base_url is None)
-    if at_graphs and graph_model is not None and not graph_model.tool_calls:
+    if calls_run_model(own) and graph_model is not None and not graph_model.tool_calls:
         return graph_model.name or graph_model.endpoint
     return None
 
@@ -76,7 +112,7 @@ def agent_binding(
 ) -> ModelBinding:
     """The model an agent calls in a run, as the module's docstring says.
 
-    A context that is not a :class:`~debategraph.context.Context` (a parent graph's own
+    A context that is not a :class:`~debategraph.models.context.Context` (a parent graph's own
     ``context_schema``, when the graph runs as its subgraph) names nothing: the graph's
     model decides, and a graph built without one refuses to guess.
 
@@ -92,8 +128,8 @@ def agent_binding(
     Raises:
         ValueError: If the context is of another schema and nothing else names a model.
     """
-    from debategraph.context import Context
     from debategraph.models.binding import bind_model
+    from debategraph.models.context import Context
 
     if not isinstance(context, Context):
         if context is not None and own is None and graph_model is None:

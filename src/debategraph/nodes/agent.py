@@ -3,7 +3,7 @@
 Every pattern's agent nodes call the model through an :class:`Agent`, made from the
 agent's record (:func:`agent_of`: its own model, tools or agent, checked when the graph
 is built): it finds the model (:mod:`debategraph.models.choice`: the agent's own, else the
-one the graph was built with, else the run's :class:`~debategraph.context.Context`, as in
+one the graph was built with, else the run's :class:`~debategraph.models.context.Context`, as in
 LangGraph Studio, whose ``agent_models`` may name one per agent), runs the agent's tool
 loop or its own agent first (:mod:`debategraph.models.loops`), makes the structured or
 text call through :mod:`debategraph.models` (validation, repair, retry, fallback, usage), blocking
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import CallResult, ModelBinding, Steps, TextResult
+    from debategraph.models.context import Context
     from debategraph.models.loops import Work
     from debategraph.models.spec import ModelSpec
 

@@ -36,7 +36,7 @@ from langgraph.runtime import Runtime, get_runtime
 from debategraph.models.steps import arun_steps, run_steps
 
 if TYPE_CHECKING:
-    from debategraph.context import Context
+    from debategraph.models.context import Context
 
 #: A node body: yields ``(runnable, input)`` for each model call (``yield from`` a call's
 #: steps), is sent the reply, and returns the node's state update.

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
     from debategraph.checkpoints.inbox import InboxItem
-    from debategraph.context import Context
+    from debategraph.models.context import Context
     from debategraph.state.base import TerminationReason
 
 #: The node that starts each round.
@@ -162,7 +162,7 @@ def require_text(key: str, hint: str = "") -> Callable[[Mapping[str, Any]], None
     return check
 
 
-def make_open_round(
+def round_opener(
     check: Callable[[Mapping[str, Any]], None] | None = None,
     first: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
     *,
@@ -212,7 +212,7 @@ def open_round_node(
 ) -> Runnable[Any, Any]:
     """The node runnable that starts each round (or a chat's turn), for ``add_node``.
 
-    Besides what :func:`make_open_round` writes, it drains the inbox of the thread it
+    Besides what :func:`round_opener` writes, it drains the inbox of the thread it
     runs (:mod:`debategraph.checkpoints.inbox`) from ``runtime.store``: each
     interjection becomes a ``user`` turn after the round just finished (its id is the
     item's key, so an item is recorded once however often it is read), and a stop
@@ -224,11 +224,11 @@ def open_round_node(
     the store is read through its async API.
 
     Args:
-        check: As for :func:`make_open_round`.
-        first: As for :func:`make_open_round`.
-        current_round: As for :func:`make_open_round`.
+        check: As for :func:`round_opener`.
+        first: As for :func:`round_opener`.
+        current_round: As for :func:`round_opener`.
         name: The node's name in traces.
-        time_limit_s: As for :func:`make_open_round`.
+        time_limit_s: As for :func:`round_opener`.
 
     Returns:
         The node (sync and async paths).
@@ -236,9 +236,7 @@ def open_round_node(
     from debategraph.checkpoints import inbox
     from debategraph.nodes.dual import dual_node
 
-    open_round = make_open_round(
-        check, first, current_round=current_round, time_limit_s=time_limit_s
-    )
+    open_round = round_opener(check, first, current_round=current_round, time_limit_s=time_limit_s)
 
     def node(state: Mapping[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
         update = open_round(state)

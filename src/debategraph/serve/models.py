@@ -181,7 +181,7 @@ class ModelList:
             context: The run's context as the server passes it to the graph.
 
         Returns:
-            The :class:`~debategraph.context.Context` fields to run with.
+            The :class:`~debategraph.models.context.Context` fields to run with.
 
         Raises:
             RefusedContext: As :meth:`check`.

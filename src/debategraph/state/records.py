@@ -18,6 +18,15 @@ from pydantic import (
 
 Role = Literal["agent", "user", "system", "tool"]
 
+#: How a question without choices is answered: one ``number``, or an ``expression`` (a
+#: MATH answer: ``\sqrt{2}``, ``[1, 3)``). A question with choices is answered by a letter.
+#: The answer strategies read each kind (:mod:`debategraph.strategies.answers`, which
+#: gives these names to the faces); it is written here, below them, because the solver
+#: debate's state and the eval's records hold it too.
+AnswerKind = Literal["number", "expression"]
+#: The kinds, in the order error messages list them.
+ANSWER_KINDS: tuple[AnswerKind, ...] = ("number", "expression")
+
 #: The stage of a tool call's record (:data:`Turn.tool`): an agent's turn is preceded by
 #: one such record per tool call it made.
 TOOL_STAGE = "tool"

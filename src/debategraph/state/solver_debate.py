@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from pydantic import BaseModel
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (Studio schemas)
 
 from debategraph.state.base import MessagesInput, RunOutput, RunState, Schemas
+
+# The answer kinds, still importable from here (their first home): this state holds one.
+from debategraph.state.records import ANSWER_KINDS as ANSWER_KINDS
+from debategraph.state.records import AnswerKind as AnswerKind
 from debategraph.state.records import Decided, RoundRecord, Turn
 from debategraph.state.reducers import append_only
-
-#: How a question without choices is answered: one ``number``, or an ``expression`` (a
-#: MATH answer: ``\sqrt{2}``, ``[1, 3)``). A question with choices is answered by a letter.
-AnswerKind = Literal["number", "expression"]
-#: The kinds, in the order error messages list them.
-ANSWER_KINDS: tuple[AnswerKind, ...] = ("number", "expression")
 
 
 class Decision(Decided):

@@ -4,7 +4,9 @@ A number for a numeric question (normalised, ``"1,234.50"`` -> ``"1234.5"``; a f
 as ``\frac{1}{2}`` or ``1/2`` as its decimal where it ends, else reduced), a choice
 letter (``"A"``, ``"B"``...) for a multiple-choice one when the choices are given, or an
 expression in its canonical form (``\frac{\sqrt{2}}{2}``, ``\left[1, 3\right)``) for a
-question asked of that kind (:data:`~debategraph.state.solver_debate.AnswerKind`).
+question asked of that kind (:data:`AnswerKind`, given here to whoever reads answers: the
+nodes, the eval, the CLI; written in :mod:`debategraph.state.records`, below, where the
+states that hold a kind can import it).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from debategraph.state.solver_debate import AnswerKind
+from debategraph.state.records import ANSWER_KINDS as ANSWER_KINDS
+from debategraph.state.records import AnswerKind as AnswerKind
 from debategraph.strategies.expressions import read_expression
 from debategraph.strategies.numbers import FRACTION, NUMBER, normalize_value
 

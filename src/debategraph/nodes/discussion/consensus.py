@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+    from debategraph.models.context import Context
     from debategraph.nodes.messages import Outcome
 
 CONSENSUS_FAILED = "the consensus call gave no usable report"

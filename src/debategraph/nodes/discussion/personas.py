@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import CallResult, ModelBinding, Steps
+    from debategraph.models.context import Context
     from debategraph.state.records import Turn
 
     AgentNode: TypeAlias = Runnable[Any, Any]

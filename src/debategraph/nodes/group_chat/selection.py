@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps, TextResult
+    from debategraph.models.context import Context
 
 
 def selection_context(state: Mapping[str, Any], setup: GroupChatSetup) -> SelectionContext:

@@ -76,8 +76,16 @@ DEFAULT_AGENTS: tuple[str, ...] = (
     "Writer: writes and revises the text the task asks for, taking the reviewer's notes.",
     "Reviewer: reviews the latest draft; lists what to fix, or says APPROVED when it is good.",
 )
-#: When the default chat ends: the reviewer approves.
+#: When the default chat ends: the reviewer approves (the factory's ``until`` for
+#: :data:`DEFAULT_AGENTS` when none is given).
 DEFAULT_UNTIL: tuple[str, ...] = (r"regex:\bAPPROVED\b@Reviewer",)
+#: The default chat, whole: what the CLI runs without ``--agent`` and the graph Studio
+#: serves (``registry.Named`` reads it), its settings written out.
+DEFAULT_CHAT: Mapping[str, Any] = {
+    "agents": DEFAULT_AGENTS,
+    "until": DEFAULT_UNTIL,
+    "max_rounds": DEFAULT_MAX_ROUNDS,
+}
 
 
 @dataclass(frozen=True)
@@ -179,6 +187,8 @@ def group_chat_setup(
     if termination is not None:
         parts.append(termination)
     conditions_given = bool(parts)
+    if not conditions_given and tuple(agents) == DEFAULT_AGENTS:
+        parts = [parse_until(u, names) for u in DEFAULT_UNTIL]  # the default chat's end
     if time_limit_s is not None:
         parts.append(timeout(time_limit_s))
     if max_rounds is not None:

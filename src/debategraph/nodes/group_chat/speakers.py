@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+    from debategraph.models.context import Context
 
 
 def speaker_prompt(

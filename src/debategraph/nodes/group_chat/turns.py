@@ -56,8 +56,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import CallResult, ModelBinding, Steps
+    from debategraph.models.context import Context
 
 
 def make_begin(setup: GroupChatSetup) -> Runnable[Any, Any]:

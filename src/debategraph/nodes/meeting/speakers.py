@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+    from debategraph.models.context import Context
 
 
 def make_open_round(setup: MeetingSetup) -> Runnable[Any, Any]:

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+    from debategraph.models.context import Context
     from debategraph.nodes.messages import Outcome
     from debategraph.state.records import AgentSpec
 

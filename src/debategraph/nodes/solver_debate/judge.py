@@ -43,15 +43,15 @@ from debategraph.nodes.solver_debate.setup import (
 )
 from debategraph.nodes.solver_debate.views import question_text, solution_view
 from debategraph.state.records import Turn
-from debategraph.state.solver_debate import AnswerKind, Decision
-from debategraph.strategies.answers import answer_form, extract_answer
+from debategraph.state.solver_debate import Decision
+from debategraph.strategies.answers import AnswerKind, answer_form, extract_answer
 from debategraph.strategies.decisions import Decided, DecisionProtocol, decide, judge_needed
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import Steps
+    from debategraph.models.context import Context
 
 
 class JudgeReply(BaseModel):

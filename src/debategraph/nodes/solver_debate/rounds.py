@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langgraph.runtime import Runtime
 
-    from debategraph.context import Context
     from debategraph.models import ModelBinding, Steps
+    from debategraph.models.context import Context
 
 #: A hint in the JSON schema only (not validated): grammar-constrained endpoints such as
 #: llama.cpp turn it into a grammar, so even a small model writes a number; the answer

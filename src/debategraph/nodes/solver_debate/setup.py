@@ -10,8 +10,7 @@ from debategraph.nodes.agent import OfficialLike, officials_of
 from debategraph.nodes.roster import Roster, parse_member
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE, check_max_rounds, require_text
 from debategraph.state.records import AgentSpec, Participant
-from debategraph.state.solver_debate import ANSWER_KINDS
-from debategraph.strategies.answers import CHOICES_RULE, valid_choices
+from debategraph.strategies.answers import ANSWER_KINDS, CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import (
     PLURALITY,
     UNANIMITY,
@@ -232,7 +231,7 @@ def _named(topology: Topology, names: Sequence[str]) -> Topology:
     )
 
 
-def make_solvers(
+def solvers_of(
     agents: AgentsLike, topology: TopologyLike, neighbours: int | None
 ) -> tuple[Topology, dict[str, AgentSpec]]:
     """The topology over the solvers (counted ``solver_1..n``, or named), and their records.
@@ -320,7 +319,7 @@ def solver_debate_setup(
         )
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
         raise ValueError(f"tools must be a list of tools or built-in tool names, got {tools!r}")
-    topo, members = make_solvers(agents, topology, neighbours)
+    topo, members = solvers_of(agents, topology, neighbours)
     protocol = decision_protocol(decision)
     agreement = stop_protocol(stop_when, stop_when_unanimous)
     records = officials_of(officials, OFFICIALS, "a solver debate")

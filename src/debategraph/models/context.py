@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from debategraph.models import ModelSpec
+from debategraph.models.spec import ModelSpec
 
 
 @dataclass(frozen=True)
