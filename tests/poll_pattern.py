@@ -85,7 +85,7 @@ def build_poll(
         raise ValueError(f"rounds must be at least 1, got {rounds}")
     builder, binding = skeleton(model, SCHEMAS, None, PollSetup(round_cap=rounds), pattern="poll")
     names = [f"panellist_{i + 1}" for i in range(panellists)]
-    builder.add_node(loop.OPEN_ROUND_NODE, loop.make_open_round())
+    builder.add_node(loop.OPEN_ROUND_NODE, loop.round_opener())
     for name in names:
         builder.add_node(name, _panellist(Agent(name, binding)))
         builder.add_edge(loop.OPEN_ROUND_NODE, name)

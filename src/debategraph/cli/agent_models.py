@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from debategraph.cli.options import LOCAL_SPEC
-from debategraph.cli.served import goes_to_embedded
 from debategraph.errors import UsageError
+from debategraph.models.choice import goes_to_embedded
 from debategraph.models.spec import ModelSpec, is_local, parse_model
 from debategraph.registry import Values
 from debategraph.state.records import AgentSpec
@@ -23,7 +23,7 @@ def refuse_tools_on_embedded(settings: Values, run: ModelSpec = LOCAL_SPEC) -> N
 
     An agent's calls go to the embedded model when its own model is ``local``, or when
     it has none (or only a name without an endpoint) on a run whose model is ``local``
-    (:func:`~debategraph.cli.served.goes_to_embedded`); the embedded SmolLM2's chat
+    (:func:`~debategraph.models.choice.goes_to_embedded`); the embedded SmolLM2's chat
     template has no tool calls. The agents are the records (mappings or ``AgentSpec`` s
     with a ``name``) at any depth of the settings; a ``tools`` setting (``solve
     --tools``) gives tools to every agent of the ``agents`` setting without tools or an

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from debategraph.errors import UsageError
+from debategraph.models.choice import goes_to_embedded
 from debategraph.models.spec import LOCAL, OPENAI_URL, ModelSpec, same_endpoint
 
 if TYPE_CHECKING:
@@ -25,22 +26,6 @@ if TYPE_CHECKING:
 
 #: Seconds ``GET {base_url}/models`` may take before a run (no answer: the run goes on).
 PROBE_S = 3.0
-
-
-def goes_to_embedded(own: ModelSpec | None, run: ModelSpec) -> bool:
-    """Whether calls of a model go to the embedded server.
-
-    Args:
-        own: An agent's own model (``None``: it calls the run's model).
-        run: The run's model.
-
-    Returns:
-        ``True`` for ``local`` (or ``local:PATH``), and for a name without an endpoint
-        (or no model of its own) on a run whose model is ``local``.
-    """
-    if own is None:
-        return run.is_local
-    return own.is_local or (own.base_url is None and run.is_local)
 
 
 def endpoint_of(own: ModelSpec, run: ModelSpec) -> str:
