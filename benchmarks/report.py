@@ -64,8 +64,14 @@ SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         "serve.py",
         "Serving: 100 debates through Aegra on PostgreSQL beside the in-process API; "
-        "schemathesis against its OpenAPI; one user's flood and a 50 MB body",
+        "schemathesis against its OpenAPI",
+        ("--only", "throughput", "--only", "fuzz"),
         (),
+    ),
+    (
+        "serve.py",
+        "Serving: fair shares (one user's flood, a 50 MB body)",
+        ("--only", "fairness"),
         (),
     ),
     ("checkpoint_bytes.py", "Checkpoint size", (), ()),
@@ -414,7 +420,7 @@ def run_scripts(quick: bool, only: tuple[str, ...] = ()) -> list[dict[str, Any]]
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="debategraph-bench-") as tmp:
         for index, (script, title, extra, full_extra) in enumerate(SCRIPTS):
-            if only and script not in only:
+            if only and not {script, f"{script}:{title}"} & set(only):
                 continue
             out = Path(tmp) / f"{index}-{script}.json"
             cmd = [sys.executable, str(HERE / script), "--json", str(out), *extra]
@@ -452,22 +458,31 @@ def main() -> int:
         action="append",
         default=[],
         metavar="SCRIPT",
-        help=f"run only this script (repeatable) and put its runs into {RECORD.name} in place "
-        "of the ones it had; each run keeps its own date, machine and load",
+        help=f"run only this script, or SCRIPT:TITLE (repeatable), and put its runs into "
+        f"{RECORD.name} in place of the ones it had; each keeps its own date, machine, load",
     )
     args = parser.parse_args()
     if args.render:
         write_outputs(json.loads(RECORD.read_text()), args.out, README)
         return 0
     if args.only and not args.quick:
-        unknown = sorted(set(args.only) - {script for script, *_ in SCRIPTS})
+        known = {script for script, *_ in SCRIPTS} | {f"{s}:{t}" for s, t, *_ in SCRIPTS}
+        unknown = sorted(set(args.only) - known)
         if unknown:
             parser.error(f"--only {unknown[0]}: not one of the benchmarks (benchmarks/*.py)")
         runs = run_scripts(False, tuple(args.only))
         record = json.loads(RECORD.read_text())
-        kept = [run for run in record["runs"] if run["script"] not in args.only]
-        order = [script for script, *_ in SCRIPTS]
-        record["runs"] = sorted([*kept, *runs], key=lambda run: order.index(run["script"]))
+        fresh = {(run["script"], run["title"]) for run in runs}
+        order = [(script, title) for script, title, *_ in SCRIPTS]
+        kept = [
+            run
+            for run in record["runs"]
+            if (run["script"], run["title"]) not in fresh
+            and (run["script"], run["title"]) in order  # a title no script has any more
+        ]
+        record["runs"] = sorted(
+            [*kept, *runs], key=lambda run: order.index((run["script"], run["title"]))
+        )
         RECORD.write_text(json.dumps(record, indent=1) + "\n")
         write_outputs(record, args.out, README)
         return 1 if any(run["exit_code"] != 0 for run in runs) else 0
