@@ -37,8 +37,8 @@ no 5xx and no exception text in any response. CI runs one short seed
 of 1).
 
 Figures 1 and 2 measure one user's load, not the per-user limits of the operator's models
-file (issue 47): their models file lifts them (``limits:``, where the tree's server reads
-it). The last two (issue 47) measure those limits at their defaults, on servers signed in
+file (issue 47): their models file lifts them (``limits:``). The last two (issue 47)
+measure those limits at their defaults, on servers signed in
 with ``--tokens``:
 
 * **One user floods, another is served.** The stub model at 200 ms per call; alice's quiet
@@ -74,7 +74,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import importlib.util
 import json
 import os
@@ -83,7 +82,6 @@ import secrets
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -148,30 +146,8 @@ LIFTED_NOTE = ", per-user limits lifted (runs in flight, requests a minute, toke
 
 
 def lifted_note() -> str:
-    """:data:`LIFTED_NOTE` where this tree's server reads limits, else nothing."""
-    return LIFTED_NOTE if limits_read() else ""
-
-
-@functools.cache
-def limits_read() -> bool:
-    """Whether this tree's server reads the per-user ``limits:`` of a models file (issue 47).
-
-    Asked of the server's own reader (a file it refuses is one line naming the field).
-    """
-    from debategraph.errors import UsageError
-    from debategraph.serve.models import read_models
-
-    with tempfile.TemporaryDirectory(prefix="debategraph-limits-") as tmp:
-        path = Path(tmp) / "models.json"
-        entry = {"name": "probe", "model": "probe", "base_url": "http://127.0.0.1:9/v1"}
-        path.write_text(json.dumps({"models": [entry], "limits": {"runs_in_flight": 4}}))
-        try:
-            read_models(path)
-        except UsageError as exc:
-            if "limits" in str(exc):
-                return False
-            raise
-    return True
+    """How a figure whose server runs with :data:`LIFTED_LIMITS` says so."""
+    return LIFTED_NOTE
 
 
 def operator_models(
@@ -182,21 +158,14 @@ def operator_models(
     Args:
         folder: Where to write it.
         url: The stub's base URL (the model ``stub``).
-        limits: Per-user limits to set (``limits:``), where this tree's server reads them;
-            where it does not, the file goes without them and a warning says so.
+        limits: Per-user limits to set (``limits:``).
         **fields: More fields of the model's entry.
     """
     _, models_file, _ = repo_imports()
     path = Path(models_file(folder, {"stub": url}, **fields))
     if limits:
-        if limits_read():
-            data = json.loads(path.read_text())
-            path.write_text(json.dumps({**data, "limits": limits}, indent=2))
-        else:
-            WARNINGS.add(
-                "this tree's server does not read a models file's limits: (issue 47): "
-                "figures 1 and 2 ran without them, as before"
-            )
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({**data, "limits": limits}, indent=2))
     return path
 
 
@@ -1032,14 +1001,7 @@ async def flood_child() -> None:
 
 def limits_said() -> str:
     """The per-user limits a fairness figure's server runs with, in words."""
-    if limits_read():
-        return f"default per-user limits ({DEFAULT_LIMITS})"
-    return "no per-user limits (this tree's server reads no limits: yet)"
-
-
-def limits_row() -> tuple[str, str]:
-    """Whether this tree's server reads per-user limits (issue 47), as an info row."""
-    return ("info: limits in this tree", "yes" if limits_read() else "no")
+    return f"default per-user limits ({DEFAULT_LIMITS})"
 
 
 def figure_flood(workdir: Path, *, quick: bool, pool_size: int) -> Figure:
@@ -1096,20 +1058,17 @@ def figure_flood(workdir: Path, *, quick: bool, pool_size: int) -> Figure:
             f"{result.bob_finished}/{accepted} finished with the answer"
             + (f"; {dict(result.bob_errors.most_common(3))}" if result.bob_errors else ""),
         ),
-        limits_row(),
     ]
     # Aegra logs each 4xx as a warning: bob's 429s are what the figure counts, not problems.
     problems = [line for line in log.problems if '" 429' not in line]
     if problems:
         first = problems[0][:120]
         rows.append(("info: server log", f"{len(problems)} error/warning lines; first: {first}"))
-    if not limits_read() or not refused:
+    if not refused:
         why = (
             f"bob's {n} requests were all taken ({accepted} runs made, none refused with "
-            "429): the server keeps no per-user limit on runs in flight yet, so his runs "
-            "share the model and the server's CPU with alice's debate. What would: issue "
-            "47's limits (runs_in_flight, default 4, refusing the rest with 429 and "
-            "Retry-After)"
+            "429): his runs in flight were not capped (limits.runs_in_flight), so they "
+            "share the model and the server's CPU with alice's debate"
         )
     elif with_after < len(refused):
         why = f"{len(refused) - with_after} of bob's {len(refused)} 429s carry no Retry-After"
@@ -1144,7 +1103,6 @@ def figure_flood(workdir: Path, *, quick: bool, pool_size: int) -> Figure:
         advisory=quick,
         values={
             "flood": n,
-            "limits_in_tree": limits_read(),
             "quiet_s": [w for w, _, _ in result.quiet],
             "quiet_median_s": quiet_s,
             "during_s": alice_s,
@@ -1392,15 +1350,13 @@ def figure_body(workdir: Path, *, quick: bool) -> Figure:
             "before it reads the answer)",
         )
     )
-    rows.append(limits_row())
     mb = f"{size / 1e6:.0f} MB"
     if not refused:
         taken = ", ".join(f"{c.how}: {c.status or c.line}" for c in cases if c.status != 413)
         why = (
-            f"the {mb} body was not refused with 413 ({taken}): the server reads a body "
-            "whole before it checks it (its guard parses the JSON). What would: issue 47's "
-            "body_bytes limit (default 1,000,000), refusing by Content-Length before reading "
-            "and while a chunked body streams"
+            f"the {mb} body was not refused with 413 ({taken}): the server read it whole "
+            "(limits.body_bytes refuses by Content-Length before reading, and while a "
+            "chunked body streams)"
         )
     elif not small:
         why = "413 came, but only after the server had held the body: " + "; ".join(
@@ -1434,7 +1390,6 @@ def figure_body(workdir: Path, *, quick: bool) -> Figure:
         advisory=quick,
         values={
             "bytes": size,
-            "limits_in_tree": limits_read(),
             "cases": {
                 c.how: {
                     "status": c.status,
