@@ -754,7 +754,7 @@ def archived_tool_calls(db: Path, thread_id: str) -> int:
     """Calculator calls answered (no error) that a CLI run's archive records for a thread."""
     import sqlite3
 
-    from debategraph.cli.runner import default_archive
+    from debategraph.runs.finish import default_archive
 
     conn = sqlite3.connect(default_archive(str(db)))
     try:

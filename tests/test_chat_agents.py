@@ -23,7 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from debategraph import Participant, build_group_chat, recursion_limit
 from debategraph.cli.patterns.group_chat import PATTERN
-from debategraph.cli.results import result_of
+from debategraph.runs.results import result_of
 from debategraph.state.records import TOOL_STAGE, Turn
 from debategraph.strategies.selection import SelectionContext, selector_prompt
 from debategraph.strategies.termination import RoundOutcome, check_steps, llm, regex

@@ -120,8 +120,8 @@ def test_interject_between_rounds_without_pausing(
         assert graph.get_state(config).values["round"] == 1
     # The CLI did not start this thread, so use the graph API the CLI uses.
     from debategraph.checkpoints import thread_state
-    from debategraph.cli.human import interject
     from debategraph.nodes.rounds import BOUNDARY_NODES
+    from debategraph.runs.human import interject
 
     with open_checkpointer(checkpoint_url) as saver, StubOpenAIServer(answer_18) as server:
         graph = build_solver_debate(

@@ -28,9 +28,9 @@ from debategraph import build_debate, build_discussion, build_solver_debate
 from debategraph.checkpoints import open_checkpointer, open_store, thread_config
 from debategraph.checkpoints.inbox import INTERJECT, STOP, InboxItem, aread, aremove, post, read
 from debategraph.checkpoints.inbox import remove as remove_items
-from debategraph.cli.human import close_inbox
 from debategraph.models import ModelSpec
 from debategraph.nodes.rounds import drain, ended, open_round_node, round_router
+from debategraph.runs.human import close_inbox
 from debategraph.state.base import RunState
 from debategraph.state.records import interjection
 from tests.conftest import HOLD_S, debate_reply, one_error_line, run_cli, stub_args

@@ -463,7 +463,7 @@ def test_an_agent_returning_only_its_new_messages_has_its_tool_calls_recorded() 
 
 
 def test_tools_of_a_stage_participant_are_refused_on_the_embedded_model() -> None:
-    from debategraph.cli.agent_models import own_agents, refuse_tools_on_embedded
+    from debategraph.runs.agents import own_agents, refuse_tools_on_embedded
 
     settings = {
         "stages": [

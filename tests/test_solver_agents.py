@@ -21,10 +21,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from debategraph import build_solver_debate, recursion_limit
 from debategraph.checkpoints.savers import serializer
-from debategraph.cli.agent_models import refuse_tools_on_embedded
 from debategraph.cli.patterns.solver_debate import PATTERN as SOLVE
 from debategraph.errors import UsageError
 from debategraph.nodes.solver_debate import make_close_round, solver_debate_setup
+from debategraph.runs.agents import refuse_tools_on_embedded
 from debategraph.state.records import TOOL_STAGE, Participant, Turn, Usage
 from tests.backends import decoded_dump
 from tests.conftest import held_after, one_error_line, run_cli, solver_of

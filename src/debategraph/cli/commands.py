@@ -26,13 +26,6 @@ from debategraph.checkpoints.threads import (
     thread_config,
 )
 from debategraph.cli.group import app
-from debategraph.cli.human import (
-    interject,
-    post_to_inbox,
-    refuse_finished,
-    refuse_running,
-    refuse_unread,
-)
 from debategraph.cli.interrupts import resume_command
 from debategraph.cli.options import (
     ArchiveOpt,
@@ -53,18 +46,20 @@ from debategraph.cli.render import (
     turn_block,
     write_output,
 )
-from debategraph.cli.results import result_of, thread_wall
-from debategraph.cli.runner import (
-    Runner,
-    check_concurrency,
-    compile_graph,
-    pattern_state,
-    require_run,
-)
+from debategraph.cli.runner import Runner, check_concurrency, reader
 from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.registry import names
+from debategraph.runs.human import (
+    interject,
+    post_to_inbox,
+    refuse_finished,
+    refuse_running,
+    refuse_unread,
+)
+from debategraph.runs.results import result_of, thread_wall
+from debategraph.runs.thread import compile_graph, require_run
 from debategraph.words import plural
 
 
@@ -107,12 +102,13 @@ def resume(
             stored["timeout_s"] = timeout
         spec = ModelSpec(**stored).validated()
         runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive, report)
-        state = pattern_state(runner.graph, thread, run.pattern)
+        reading = reader(saver, run)
+        state = reading.state(thread)
         if interject_text is not None and state.status != "waiting":
-            refuse_unread(runner.graph, thread, state, run)  # before any model call
+            refuse_unread(reading.graph, thread, state, run, pattern=runner.pattern)
         if state.status == "finished":
             err.print(f"thread {thread} is already finished; its result:")
-            runner.finish(thread)
+            runner.finish(reading, thread)
             return
         refuse_running(thread, state)
         graph_input: Any = None
@@ -121,7 +117,15 @@ def resume(
             if interject_text is not None or approve:
                 graph_input = Command(resume=reply)
         elif interject_text is not None:
-            interject(runner.graph, thread, interject_text, state, db, run)
+            interject(
+                reading.graph,
+                thread,
+                interject_text,
+                state,
+                db,
+                run,
+                pattern=runner.pattern,
+            )
         runner.run(thread, graph_input)
 
 
@@ -138,9 +142,10 @@ def interject_command(
     """
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
-        graph = compile_graph(saver, run)
-        state = pattern_state(graph, thread, run.pattern)
-        delivery = interject(graph, thread, text, state, db, run)
+        reading = reader(saver, run)
+        graph = reading.graph
+        state = reading.state(thread)
+        delivery = interject(graph, thread, text, state, db, run, pattern=get_pattern(run.pattern))
     word = get_pattern(run.pattern).round_word
     if delivery == "recorded":
         err.print(
@@ -171,7 +176,7 @@ def stop(
     """
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
-        state = pattern_state(compile_graph(saver, run), thread, run.pattern)
+        state = reader(saver, run).state(thread)
         refuse_finished(thread, state, "there is nothing to stop")
         post_to_inbox(db, thread, STOP)
     word = get_pattern(run.pattern).round_word
@@ -202,8 +207,9 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
                 "question": None,
             }
             if summary.run is not None and summary.run.pattern in known:
-                graph = compile_graph(saver, summary.run)
-                state = pattern_state(graph, summary.thread_id, summary.run.pattern)
+                reading = reader(saver, summary.run)
+                graph = reading.graph
+                state = reading.state(summary.thread_id)
                 values = graph.get_state(thread_config(summary.thread_id)).values
                 row.update(
                     status=state.status,
@@ -272,9 +278,10 @@ def show(
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
         pattern = get_pattern(run.pattern)
-        graph = compile_graph(saver, run)
+        reading = reader(saver, run)
+        graph = reading.graph
         values = graph.get_state(thread_config(thread)).values
-        state = pattern_state(graph, thread, run.pattern)
+        state = reading.state(thread)
         wall_s = thread_wall(saver, db, thread)
     if json_output:
         emit_json(export_json(thread, values, status=state.status, wall_s=wall_s))
@@ -357,12 +364,28 @@ def fork(
         spec = ModelSpec(**run.model).validated()
         runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive)
         target = new_thread or uuid.uuid4().hex[:12]
-        checkpoint = fork_thread(runner.graph, saver, thread, at, target)
+        reading = reader(saver, run)
+        checkpoint = fork_thread(reading.graph, saver, thread, at, target)
         if interject_text is not None:
             try:  # refused (no round would read it) before any model call
-                state = pattern_state(runner.graph, target, run.pattern)
-                refuse_unread(runner.graph, target, state, run, shown=thread)
-                interject(runner.graph, target, interject_text, state, db, run)
+                state = reading.state(target)
+                refuse_unread(
+                    reading.graph,
+                    target,
+                    state,
+                    run,
+                    shown=thread,
+                    pattern=runner.pattern,
+                )
+                interject(
+                    reading.graph,
+                    target,
+                    interject_text,
+                    state,
+                    db,
+                    run,
+                    pattern=runner.pattern,
+                )
             except UsageError as exc:
                 saver.delete_thread(target)
                 raise UsageError(f"fork --at {checkpoint}: {exc}") from exc
@@ -434,9 +457,10 @@ def export(
 
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
-        graph = compile_graph(saver, run)
+        reading = reader(saver, run)
+        graph = reading.graph
         values = graph.get_state(thread_config(thread)).values
-        status = pattern_state(graph, thread, run.pattern).status
+        status = reading.state(thread).status
         wall_s = thread_wall(saver, db, thread)
     if fmt == "md":
         pattern = get_pattern(run.pattern)

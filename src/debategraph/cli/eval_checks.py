@@ -31,10 +31,10 @@ def plan_of(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
     Raises:
         UsageError: One line naming the bad option, agent, judge or endpoint.
     """
-    from debategraph.cli.runner import spec_record
-    from debategraph.cli.served import Endpoints, check_served
     from debategraph.eval.options import PlanChecks, build_plan
     from debategraph.eval.plan import check_judge_endpoints
+    from debategraph.runs.endpoints import Endpoints, check_served
+    from debategraph.runs.thread import spec_record
 
     checks = PlanChecks(read_roster, _refuse_tools_on_embedded, spec_record)
     plan, notes = build_plan(options, checks)
@@ -75,7 +75,7 @@ def read_roster(name: str, path: str) -> RosterMode:
 
 def _refuse_tools_on_embedded(plan: EvalPlan, run: ModelSpec) -> None:
     """A roster's agent (or judge) with tools on the embedded model: refused in one line."""
-    from debategraph.cli.agent_models import refuse_tools_on_embedded
+    from debategraph.runs.agents import refuse_tools_on_embedded
 
     for name, roster in plan.rosters.items():
         agents = [*roster.solvers, *([roster.judge] if roster.judge else [])]
@@ -87,8 +87,8 @@ def _refuse_tools_on_embedded(plan: EvalPlan, run: ModelSpec) -> None:
 
 def _own_specs(plan: EvalPlan) -> list[tuple[str, ModelSpec]]:
     """``(who, spec)`` of every model spec the plan's rosters and judges name."""
-    from debategraph.cli.agent_models import own_specs
     from debategraph.eval.plan import judge_specs
+    from debategraph.runs.agents import own_specs
 
     found = [(f"the judge of mode {mode}", own) for mode, own in judge_specs(plan)]
     for name, roster in plan.rosters.items():

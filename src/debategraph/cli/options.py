@@ -13,16 +13,11 @@ from debategraph.models.spec import (
     LOCAL_TIMEOUT_S,
     ModelSpec,
 )
+from debategraph.runs.finish import POSTGRES_ARCHIVE
 
 #: The run's model when no option names one (the embedded one), and the spec's defaults
 #: the model options read.
 LOCAL_SPEC = ModelSpec()
-
-#: Archive of Postgres checkpoints, in the working directory. A SQLite ``--db FILE`` is
-#: archived beside it in ``FILE-archive.sqlite``: a file of its own, so pruning checkpoints
-#: shrinks the checkpoint file and the archive can be copied or served (Datasette) alone.
-POSTGRES_ARCHIVE = "debates-archive.sqlite"
-ARCHIVE_SUFFIX = "-archive"
 
 ModelOpt = Annotated[
     str,

@@ -285,7 +285,7 @@ def print_result(
 
     Args:
         pattern: The thread's pattern.
-        result: What :func:`~debategraph.cli.results.result_of` made.
+        result: What :func:`~debategraph.runs.results.result_of` made.
         json_output: Print one JSON object instead.
         db: The thread's ``--db``: given, a dim line on stderr after the result says how to
             read its transcript (``show``) and export it (not with ``json_output``).

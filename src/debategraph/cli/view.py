@@ -25,8 +25,9 @@ from debategraph.cli.group import app
 from debategraph.cli.options import DbOpt
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.render import err, write_output
-from debategraph.cli.results import thread_wall
-from debategraph.cli.runner import compile_graph, pattern_state, require_run
+from debategraph.cli.runner import reader
+from debategraph.runs.results import thread_wall
+from debategraph.runs.thread import require_run
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -57,9 +58,10 @@ def thread_page(
     """
     run = require_run(saver, thread, db)
     pattern = get_pattern(run.pattern)
-    graph = compile_graph(saver, run)
+    reading = reader(saver, run)
+    graph = reading.graph
     snapshot = graph.get_state(thread_config(thread))
-    state = pattern_state(graph, thread, run.pattern)
+    state = reading.state(thread)
     family = lineage(saver, thread)
     html = render_page(
         thread,

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from debategraph.checkpoints.threads import RunInfo, thread_config, writer_elsewhere
+from debategraph.checkpoints.threads import RunInfo
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.eval.budget import MIN_VOTERS, adjusted_k, matched_k, within_budget
 from debategraph.eval.modes import vote_mode
@@ -29,16 +28,13 @@ from debategraph.eval.plan import EvalPlan
 from debategraph.eval.records import Item, Matched, Outcome
 from debategraph.eval.threads import Thread, ThreadCost, checkpointed_seconds
 from debategraph.eval.verdicts import Verdicts
+from debategraph.runs.thread import Run
 
 if TYPE_CHECKING:
-    from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import BaseCheckpointSaver
-    from langgraph.graph.state import CompiledStateGraph
 
     from debategraph.models import ModelBinding
     from debategraph.models.spec import ModelSpec
-
-    Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 STARTED = "started"
 RESUMED = "resumed"
@@ -93,7 +89,7 @@ class Evaluation:
         self.binding = binding
         self.plan = plan
         self.on_outcome = on_outcome
-        self._graphs: dict[tuple[str, int], Graph] = {}
+        self._runs: dict[tuple[str, int], Run] = {}
         #: Each thread's outcome rows, and the judge calls made.
         self.verdicts = Verdicts(plan, binding)
         #: How each (question, mode) was found: ``started``, ``resumed`` or ``finished``
@@ -102,24 +98,27 @@ class Evaluation:
         #: Each mode's threads' costs, by question line.
         self.costs: dict[str, dict[int, ThreadCost]] = {}
 
-    def graph(self, mode: str, item: Item | None = None) -> Graph:
-        """The compiled graph of ``mode`` on a question's checkpointer (built once each).
+    def run_of(self, mode: str, item: Item | None = None) -> Run:
+        """The run of ``mode`` on a question's checkpointer (its graph compiled once).
 
         Args:
             mode: The mode.
             item: The question (its own checkpointer where ``savers`` names one).
 
         Returns:
-            The graph.
+            The run.
         """
         saver = self.saver if item is None else self.savers.get(item.line, self.saver)
         key = (mode, id(saver))
-        if key not in self._graphs:
-            from debategraph.graphs.solver_debate import GRAPH_NAME, build_solver_debate
+        if key not in self._runs:
+            from debategraph.graphs.solver_debate import GRAPH_NAME
 
-            builder = build_solver_debate(self.binding, **self.plan.settings(mode))
-            self._graphs[key] = builder.compile(checkpointer=saver, name=GRAPH_NAME)
-        return self._graphs[key]
+            settings = self.plan.settings(mode)
+            info = RunInfo(GRAPH_NAME, settings, dict(self.plan.model))
+            self._runs[key] = Run(
+                saver, info, binding=self.binding, max_concurrency=_solver_count(settings)
+            )
+        return self._runs[key]
 
     async def evaluate(self, items: Sequence[Item]) -> EvalRun:
         """Every mode of the plan on ``items``, then each debate's matched-budget vote.
@@ -191,40 +190,16 @@ class Evaluation:
             raise ModelUnavailableError(f"line {item.line} in mode {mode}: {exc}") from exc
 
     async def _answer(self, mode: str, item: Item) -> list[Outcome]:
-        from debategraph.graphs.solver_debate import GRAPH_NAME
-
-        graph = self.graph(mode, item)
-        settings = self.plan.settings(mode)
+        run = self.run_of(mode, item)
         thread_id = self.plan.thread_id(mode, item)
-        config: RunnableConfig = {
-            **thread_config(thread_id),
-            "max_concurrency": _solver_count(settings),
-            "metadata": RunInfo(GRAPH_NAME, settings, dict(self.plan.model)).to_metadata(),
-        }
-        snap = await graph.aget_state(config)
-        if not snap.values:
-            self.counts[STARTED] += 1
-            started = time.perf_counter()
-            await graph.ainvoke(_graph_input(item), config, durability="sync")
-            wall_s = time.perf_counter() - started
-            values = (await graph.aget_state(config)).values  # the state: its transcript too
-        else:
-            # Not ``snap.next``: a run stopped after a step's tasks all saved their
-            # writes has tasks left to apply, and no ``next``.
-            if snap.tasks:
-                pid = writer_elsewhere(snap.metadata)
-                if pid is not None:
-                    raise UsageError(
-                        f"thread {thread_id} is being run by process {pid} (the same eval "
-                        "running twice?): wait for it, or stop it, then rerun"
-                    )
-                self.counts[RESUMED] += 1
-                await graph.ainvoke(None, config, durability="sync")
-                snap = await graph.aget_state(config)
-            else:
-                self.counts[FINISHED] += 1
-            values = snap.values
-            wall_s = await checkpointed_seconds(graph, config)
+        config = run.config(thread_id)
+        done = await run.complete(thread_id, _graph_input(item))
+        self.counts[done.found] += 1
+        values = done.values
+        wall_s = done.wall_s
+        if wall_s is None:
+            wall_s = await checkpointed_seconds(run.graph, config)
+        graph = run.graph
         thread = Thread(mode, item, thread_id, values, wall_s)
         rows = await self.verdicts.rows(thread, graph, config)
         self.costs.setdefault(mode, {})[item.line] = thread.cost()

@@ -1,6 +1,7 @@
-"""A thread's result as the CLI prints it (``--json``): the pattern's fields, usage, time.
+"""A thread's result: the pattern's fields, usage, time (what the CLI prints with ``--json``).
 
-The thread tools (``show``, ``resume``) and a run's end print the same result, made here.
+The thread tools (``show``, ``resume``), a run's end and any other door give the same
+result, made here.
 """
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints import inbox
+from debategraph.checkpoints.thread_values import Described
 from debategraph.checkpoints.threads import thread_wall_time
-from debategraph.cli.patterns.declaration import Pattern
 from debategraph.state.records import Usage
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def _usage_fields(usage: Usage) -> set[str]:
 
 
 def result_of(
-    pattern: Pattern, thread_id: str, values: Mapping[str, Any], wall_s: float
+    pattern: Described, thread_id: str, values: Mapping[str, Any], wall_s: float
 ) -> dict[str, Any]:
     """The result of a thread as the CLI prints it (``--json``).
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from debategraph.cli.options import LOCAL_SPEC
 from debategraph.errors import UsageError
 from debategraph.models.choice import goes_to_embedded
 from debategraph.models.spec import ModelSpec, is_local, parse_model
@@ -18,7 +17,7 @@ from debategraph.registry import Values
 from debategraph.state.records import AgentSpec
 
 
-def refuse_tools_on_embedded(settings: Values, run: ModelSpec = LOCAL_SPEC) -> None:
+def refuse_tools_on_embedded(settings: Values, run: ModelSpec = ModelSpec()) -> None:  # noqa: B008 (frozen)
     """Refuse a run in which an agent would call tools on the embedded model.
 
     An agent's calls go to the embedded model when its own model is ``local``, or when

@@ -8,13 +8,14 @@ middle of a round, gets it (and a stop request) in its inbox in LangGraph's stor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import RunInfo, ThreadState, thread_config
 from debategraph.errors import UsageError
 from debategraph.nodes.rounds import REVIEW_NODE
+from debategraph.registry import Values
 from debategraph.state.base import termination_word
 from debategraph.state.records import Turn, interjection
 
@@ -23,6 +24,18 @@ if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+class Rounds(Protocol):
+    """What a pattern's declaration says of its rounds (the CLI's ``Pattern`` is one)."""
+
+    @property
+    def round_word(self) -> str:
+        """What the pattern calls a round (``turn``)."""
+
+    @property
+    def last_round(self) -> Callable[[Values], int | None]:
+        """The most rounds a run's settings allow (``None``: no cap)."""
 
 
 def refuse_running(thread_id: str, state: ThreadState) -> None:
@@ -53,6 +66,8 @@ def interject(
     state: ThreadState,
     db: str,
     run: RunInfo | None = None,
+    *,
+    pattern: Rounds | None = None,
 ) -> Delivery:
     """Add a human message to a thread: now, or at its next round boundary.
 
@@ -70,6 +85,7 @@ def interject(
         db: The ``--db`` value, whose store holds the inbox.
         run: The thread's run (its pattern and settings: how many rounds it may have);
             ``None``: only a finished or ending thread is refused.
+        pattern: Its pattern's rounds (:func:`refuse_unread`).
 
     Returns:
         ``recorded`` or ``posted``.
@@ -81,7 +97,7 @@ def interject(
 
     if not text.strip():
         raise UsageError("interjection text is empty")
-    refuse_unread(graph, thread_id, state, run)
+    refuse_unread(graph, thread_id, state, run, pattern=pattern)
     if state.status == "running" or not (state.status == "waiting" or state.at_round_boundary):
         post_to_inbox(db, thread_id, inbox.INTERJECT, text)
         return "posted"
@@ -101,13 +117,14 @@ def refuse_unread(
     state: ThreadState,
     run: RunInfo | None,
     shown: str | None = None,
+    *,
+    pattern: Rounds | None = None,
 ) -> None:
     """Refuse an interjection no round of the thread will read, before anything runs.
 
     A round reads what was sent before it opened. None will open after a finished
     thread, one whose state already ends it (a termination reason is set), or one whose
-    last round (:attr:`Pattern.last_round
-    <debategraph.cli.patterns.declaration.Pattern.last_round>`) has opened.
+    last round (:attr:`Rounds.last_round`) has opened.
 
     Args:
         graph: The thread's compiled graph.
@@ -115,13 +132,12 @@ def refuse_unread(
         state: Where it stands.
         run: Its run (pattern and settings; ``None``: its round cap is not known).
         shown: The thread the message names (a fork's original; default ``thread_id``).
+        pattern: Its pattern's rounds (``None``: they are called rounds, their cap is
+            not known).
 
     Raises:
         UsageError: One line saying why, and how to interject where a round reads it.
     """
-    from debategraph.cli.patterns import get_pattern
-
-    pattern = get_pattern(run.pattern) if run is not None else None
     word = pattern.round_word if pattern is not None else "round"
     name = shown or thread_id
     fork = f"debategraph fork {name} --at CHECKPOINT --interject TEXT"
