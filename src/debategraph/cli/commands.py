@@ -46,7 +46,7 @@ from debategraph.cli.render import (
     turn_block,
     write_output,
 )
-from debategraph.cli.runner import Runner, check_concurrency, reader
+from debategraph.cli.runner import Runner, reader
 from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
@@ -59,6 +59,7 @@ from debategraph.runs.human import (
     refuse_unread,
 )
 from debategraph.runs.results import result_of, thread_wall
+from debategraph.runs.start import check_concurrency, resumed_run
 from debategraph.runs.thread import compile_graph, require_run
 from debategraph.words import plural
 
@@ -101,32 +102,28 @@ def resume(
         if timeout is not None:
             stored["timeout_s"] = timeout
         spec = ModelSpec(**stored).validated()
-        runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive, report)
-        reading = reader(saver, run)
-        state = reading.state(thread)
-        if interject_text is not None and state.status != "waiting":
-            refuse_unread(reading.graph, thread, state, run, pattern=runner.pattern)
-        if state.status == "finished":
-            err.print(f"thread {thread} is already finished; its result:")
-            runner.finish(reading, thread)
-            return
-        refuse_running(thread, state)
-        graph_input: Any = None
-        if state.status == "waiting":
-            reply = {INTERJECT: interject_text} if interject_text is not None else {APPROVE: True}
-            if interject_text is not None or approve:
-                graph_input = Command(resume=reply)
-        elif interject_text is not None:
-            interject(
-                reading.graph,
-                thread,
-                interject_text,
-                state,
-                db,
-                run,
-                pattern=runner.pattern,
-            )
-        runner.run(thread, graph_input)
+        pattern = get_pattern(run.pattern)
+        checked = resumed_run(run, spec, max_concurrency or pattern.agents_per_round(run.settings))
+        with Runner(saver, checked, db, json_output, archive, report) as runner:
+            reading = runner.thread
+            state = reading.state(thread)
+            if interject_text is not None and state.status != "waiting":
+                refuse_unread(reading.graph, thread, state, run, pattern=pattern)
+            if state.status == "finished":
+                err.print(f"thread {thread} is already finished; its result:")
+                runner.finish(reading, thread)
+                return
+            refuse_running(thread, state)
+            graph_input: Any = None
+            if state.status == "waiting":
+                reply = (
+                    {INTERJECT: interject_text} if interject_text is not None else {APPROVE: True}
+                )
+                if interject_text is not None or approve:
+                    graph_input = Command(resume=reply)
+            elif interject_text is not None:
+                interject(reading.graph, thread, interject_text, state, db, run, pattern=pattern)
+            runner.run(thread, graph_input)
 
 
 @app.command("interject")
@@ -362,35 +359,24 @@ def fork(
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
         spec = ModelSpec(**run.model).validated()
-        runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive)
+        pattern = get_pattern(run.pattern)
+        checked = resumed_run(run, spec, max_concurrency or pattern.agents_per_round(run.settings))
         target = new_thread or uuid.uuid4().hex[:12]
-        reading = reader(saver, run)
-        checkpoint = fork_thread(reading.graph, saver, thread, at, target)
-        if interject_text is not None:
-            try:  # refused (no round would read it) before any model call
-                state = reading.state(target)
-                refuse_unread(
-                    reading.graph,
-                    target,
-                    state,
-                    run,
-                    shown=thread,
-                    pattern=runner.pattern,
-                )
-                interject(
-                    reading.graph,
-                    target,
-                    interject_text,
-                    state,
-                    db,
-                    run,
-                    pattern=runner.pattern,
-                )
-            except UsageError as exc:
-                saver.delete_thread(target)
-                raise UsageError(f"fork --at {checkpoint}: {exc}") from exc
-        err.print(f"forked thread {thread} at checkpoint {checkpoint} into thread {target}")
-        runner.run(target, None)
+        with Runner(saver, checked, db, json_output, archive) as runner:
+            reading = runner.thread
+            checkpoint = fork_thread(reading.graph, saver, thread, at, target)
+            if interject_text is not None:
+                try:  # refused (no round would read it) before any model call
+                    state = reading.state(target)
+                    refuse_unread(reading.graph, target, state, run, shown=thread, pattern=pattern)
+                    interject(
+                        reading.graph, target, interject_text, state, db, run, pattern=pattern
+                    )
+                except UsageError as exc:
+                    saver.delete_thread(target)
+                    raise UsageError(f"fork --at {checkpoint}: {exc}") from exc
+            err.print(f"forked thread {thread} at checkpoint {checkpoint} into thread {target}")
+            runner.run(target, None)
 
 
 @app.command()

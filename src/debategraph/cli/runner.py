@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import Mapping
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -27,51 +28,18 @@ from debategraph.cli.render import boundary_nodes, emit_json, err, model_label, 
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
-from debategraph.runs.agents import own_specs, refuse_tools_on_embedded
-from debategraph.runs.endpoints import check_served
 from debategraph.runs.finish import archive_thread, default_archive, thread_result
 from debategraph.runs.human import close_inbox
-from debategraph.runs.thread import Run, build_graph, fitted_spec, spec_record
+from debategraph.runs.start import Checked, check_concurrency, new_run
+from debategraph.runs.thread import Run
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.types import StreamMode
 
 
-def check_concurrency(value: int | None) -> None:
-    """Refuse a ``--max-concurrency`` below 1.
-
-    Args:
-        value: The option's value.
-
-    Raises:
-        UsageError: If it is below 1.
-    """
-    if value is not None and value < 1:
-        raise UsageError(f"--max-concurrency {value} must be at least 1")
-
-
 #: Settings whose CLI option is spelled otherwise: a factory's message names the option.
 OPTION_OF = {"max_rounds": "--rounds"}
-
-
-def validate_settings(run: RunInfo) -> None:
-    """Build (not compile) a new run's graph, so bad settings fail before a thread.
-
-    Args:
-        run: The run's pattern and settings (the factory's keyword arguments).
-
-    Raises:
-        UsageError: With the factory's one-line message, naming the CLI's option.
-    """
-    try:
-        build_graph(run)
-    except ValueError as exc:
-        message = str(exc)
-        for setting, option in OPTION_OF.items():
-            if message.startswith(f"{setting} "):
-                message = option + message.removeprefix(setting)
-        raise UsageError(message) from exc
 
 
 def reader(saver: BaseCheckpointSaver[Any], run: RunInfo) -> Run:
@@ -122,101 +90,114 @@ def _never(payload: Mapping[str, Any]) -> None:
 
 
 class Runner:
-    """Runs one thread of a pattern to its end, a pause or a failure, and reports it."""
+    """Runs one thread of a pattern to its end, a pause or a failure, and reports it.
+
+    A context manager: entering opens the store of ``--db`` (whose inboxes the run reads
+    at each round boundary) and compiles the run's graph, built once
+    (:mod:`debategraph.runs.start`); :attr:`thread` reads and writes the thread's state
+    with that same graph.
+    """
 
     def __init__(
         self,
         saver: BaseCheckpointSaver[Any],
-        run: RunInfo,
-        spec: ModelSpec,
+        checked: Checked,
         db: str,
-        max_concurrency: int | None,
         json_output: bool,
         archive: str | None,
         report: str | None = None,
     ) -> None:
         self.saver = saver
         self.report = report
-        self.run_info = run
+        self.checked = checked
+        self.run_info = checked.info
+        self.spec = checked.spec
         self.db = db
-        self.pattern = get_pattern(run.pattern)
-        self.max_concurrency = max_concurrency or self.pattern.agents_per_round(run.settings)
-        self.spec = fitted_spec(spec, run.settings, self.max_concurrency)
+        self.pattern = get_pattern(checked.info.pattern)
         self.json_output = json_output
         self.archive = archive or default_archive(db)
+        self._stack = ExitStack()
+        self._run: Run | None = None
+
+    def __enter__(self) -> Runner:
+        store = self._stack.enter_context(inbox.open_store(self.db))
+        self._run = Run(
+            self.saver,
+            self.run_info,
+            store=store,
+            max_concurrency=self.checked.max_concurrency,
+            boundary=boundary_nodes(self.pattern),
+            model=self.spec,
+            built=self.checked.graph,
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    @property
+    def thread(self) -> Run:
+        """The thread's run (the runner entered)."""
+        if self._run is None:
+            raise RuntimeError("enter the Runner first")
+        return self._run
 
     def start(self, thread_id: str, graph_input: dict[str, Any]) -> None:
         """Record a new thread (its input, before any node runs), then run it.
 
-        The graph is built and compiled once, with the model and the store; the thread
-        exists in the database before its id is printed, and an interrupt from then on
-        names it (:mod:`~debategraph.cli.interrupts`).
+        The thread exists in the database before its id is printed, and an interrupt
+        from then on names it (:mod:`~debategraph.cli.interrupts`).
 
         Args:
             thread_id: The new thread's id.
             graph_input: The graph's input.
         """
-        self.run(thread_id, None, graph_input)
+        try:
+            self.thread.record(thread_id, graph_input)
+        except KeyboardInterrupt:
+            if thread_exists(self.saver, thread_id):  # interrupted once recorded
+                interrupts.resumable(thread_id, self.db)
+            raise
+        self.run(thread_id, None)
 
-    def run(self, thread_id: str, graph_input: Any, new_input: Any = None) -> None:
+    def run(self, thread_id: str, graph_input: Any) -> None:
         """Stream the thread until it finishes, pauses or fails.
 
-        The graph runs with the store of ``--db`` beside its checkpointer, so each round
-        boundary reads what ``debategraph interject`` and ``debategraph stop`` sent the
-        thread meanwhile; a finished thread's inbox is emptied.
+        The run reads, at each round boundary, what ``debategraph interject`` and
+        ``debategraph stop`` sent the thread meanwhile; a finished thread's inbox is
+        emptied.
 
         Args:
             thread_id: The thread.
             graph_input: ``None`` (continue) or a ``Command``.
-            new_input: A new thread's input, recorded first (``None``: the thread exists).
 
         Raises:
             ModelUnavailableError: If the endpoint fails (the thread stays resumable).
         """
         from debategraph.cli.render import Progress
-        from debategraph.models import bind_model
 
-        if new_input is None:
-            interrupts.resumable(thread_id, self.db)
-        binding = bind_model(self.spec)
-        with inbox.open_store(self.db) as store:
-            run = Run(
-                self.saver,
-                self.run_info,
-                binding=binding,
-                store=store,
-                max_concurrency=self.max_concurrency,
-                boundary=boundary_nodes(self.pattern),
+        run = self.thread
+        interrupts.resumable(thread_id, self.db)
+        err.print(
+            f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
+            f"model {escape(model_label(self.spec))} · "
+            f"{self.pattern.describe(self.run_info.settings)}"
+        )
+        progress = Progress(self.pattern, stream_text=not self.json_output)
+        modes: list[StreamMode] = ["updates", "messages"] if progress.stream_text else ["updates"]
+        ask = _ask if _interactive(self.json_output) else _never
+        try:
+            waiting = run.drive(
+                thread_id, graph_input, modes=modes, on_chunk=progress.show, ask=ask
             )
-            if new_input is not None:
-                try:
-                    run.record(thread_id, new_input)
-                except KeyboardInterrupt:
-                    if thread_exists(self.saver, thread_id):  # interrupted once recorded
-                        interrupts.resumable(thread_id, self.db)
-                    raise
-            interrupts.resumable(thread_id, self.db)
-            err.print(
-                f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
-                f"model {escape(model_label(self.spec))} · "
-                f"{self.pattern.describe(self.run_info.settings)}"
-            )
-            progress = Progress(self.pattern, stream_text=not self.json_output)
-            modes: list[StreamMode] = (
-                ["updates", "messages"] if progress.stream_text else ["updates"]
-            )
-            ask = _ask if _interactive(self.json_output) else _never
-            try:
-                waiting = run.drive(
-                    thread_id, graph_input, modes=modes, on_chunk=progress.show, ask=ask
-                )
-            except (ModelUnavailableError, KeyboardInterrupt) as exc:
-                self._stopped_early(run, thread_id, exc)
-            values = run.values(thread_id)
-            if waiting is not None:
-                self._report_waiting(run, thread_id, waiting, values)
-                return
-            late = close_inbox(store, thread_id, values.get("transcript") or [])
+        except (ModelUnavailableError, KeyboardInterrupt) as exc:
+            self._stopped_early(run, thread_id, exc)
+        values = run.values(thread_id)
+        if waiting is not None:
+            self._report_waiting(run, thread_id, waiting, values)
+            return
+        store = run.graph.store
+        late = close_inbox(store, thread_id, values.get("transcript") or []) if store else []
         word = self.pattern.round_word
         for text in late:
             err.print(f"note: interjection came after the last {word}, not read: {escape(text)}")
@@ -336,12 +317,15 @@ def launch(
 
     if thread is not None and not thread.strip():
         raise UsageError("--thread is empty: give a thread id or leave it out")
-    check_concurrency(max_concurrency)
     settings = {**launched.settings, "pause_after_round": pause_after_round}
-    refuse_tools_on_embedded(settings, spec)
-    run = RunInfo(pattern.name, settings, spec_record(spec))
-    validate_settings(run)
-    check_served(own_specs(settings), spec)
+    check_concurrency(max_concurrency)
+    checked = new_run(
+        pattern.name,
+        settings,
+        spec,
+        max_concurrency or pattern.agents_per_round(settings),
+        names=OPTION_OF,
+    )
     for note in launched.notes:
         err.print(f"note: {escape(note)}")
     with open_checkpointer(db) as saver:
@@ -351,5 +335,5 @@ def launch(
                 f"thread {thread_id} already exists in {db}: "
                 f"continue it with debategraph resume {thread_id}"
             )
-        runner = Runner(saver, run, spec, db, max_concurrency, json_output, archive, report)
-        runner.start(thread_id, launched.input)
+        with Runner(saver, checked, db, json_output, archive, report) as runner:
+            runner.start(thread_id, launched.input)

@@ -144,12 +144,41 @@ def agent_binding(
         if name.lower() in named:
             own = parse_model(named[name.lower()], f"agent {name!r}")
     if own is not None:
+        if graph_model is None and context is not None and calls_run_model(own):
+            # a name at the run's endpoint: where the context's model is served (the
+            # embedded server's address for ``local``), as if the graph were built on it
+            graph_model = run_binding(context)
         return bind_model(_at_run_endpoint(own, graph_model, context))
     if graph_model is not None:
         return graph_model
     if context is None:
         return bind_model(None)
-    return bind_model(dataclasses.replace(context, agent_models=None))
+    return run_binding(context)
+
+
+#: The last run context bound, and its binding: a run's nodes share one context object.
+_LAST_RUN: list[tuple[Any, ModelBinding]] = []
+
+
+def run_binding(context: Any) -> ModelBinding:
+    """The model a run's context names (its ``agent_models`` aside), bound.
+
+    A run passes one context object to all its nodes, so the last one bound is kept:
+    an agent's call costs an identity check, not a spec's validation.
+
+    Args:
+        context: The run's :class:`~debategraph.models.context.Context`.
+
+    Returns:
+        The bound model.
+    """
+    from debategraph.models.binding import bind_model
+
+    if _LAST_RUN and _LAST_RUN[0][0] is context:
+        return _LAST_RUN[0][1]
+    binding = bind_model(dataclasses.replace(context, agent_models=None))
+    _LAST_RUN[:] = [(context, binding)]
+    return binding
 
 
 def _at_run_endpoint(

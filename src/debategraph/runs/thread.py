@@ -28,6 +28,7 @@ from debategraph.checkpoints.threads import (
     writer_elsewhere,
 )
 from debategraph.errors import ModelUnavailableError, UsageError
+from debategraph.models.context import Context
 from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import BOUNDARY_NODES
 from debategraph.runs.agents import own_agents
@@ -54,7 +55,8 @@ def build_graph(run: RunInfo, binding: Any = None) -> StateGraph[Any, Any, Any, 
     """A thread's graph, built (not compiled): the pattern's factory on its settings.
 
     Building checks the settings (each factory's one-line ``ValueError``), so a new
-    run's settings are checked by building its graph before anything is written.
+    run's settings are checked by building its graph before anything is written (and
+    that graph is the one the run compiles: :class:`Run`'s ``graph``).
 
     Args:
         run: The thread's pattern and settings.
@@ -77,6 +79,7 @@ def compile_graph(
     run: RunInfo,
     binding: Any = None,
     store: BaseStore | None = None,
+    built: StateGraph[Any, Any, Any, Any] | None = None,
 ) -> Graph:
     """A thread's graph, compiled with its checkpointer (and store).
 
@@ -86,6 +89,7 @@ def compile_graph(
         binding: The model (``None``: the graph reads it from the run's context).
         store: The store that holds the threads' inboxes (``None``: a run reads none;
             reading and writing state needs none).
+        built: The graph :func:`build_graph` built already (``None``: built here).
 
     Returns:
         The compiled graph.
@@ -94,9 +98,8 @@ def compile_graph(
     # LangGraph's public way to extend the msgpack allowlist (for a pattern registered
     # after the saver was opened; the built-in ones are in it already)
     saver = saver.with_allowlist([(t.__module__, t.__name__) for t in entry.record_types()])
-    graph: Graph = build_graph(run, binding).compile(
-        checkpointer=saver, store=store, name=entry.name
-    )
+    builder = built if built is not None else build_graph(run, binding)
+    graph: Graph = builder.compile(checkpointer=saver, store=store, name=entry.name)
     return graph
 
 
@@ -185,6 +188,10 @@ class Run:
         max_concurrency: The most tasks a step runs at once (``None``: LangGraph's).
         boundary: The nodes a thread of the pattern waits at between rounds (``None``:
             the shared round loop's).
+        model: The model each run's context names, for a graph built without one (as
+            LangGraph Studio and ``serve`` run it): ``None``, the context's default.
+        built: The graph, built already (:func:`build_graph`: a new run's settings
+            were checked by building it), compiled here rather than built again.
     """
 
     def __init__(
@@ -196,12 +203,15 @@ class Run:
         store: BaseStore | None = None,
         max_concurrency: int | None = None,
         boundary: frozenset[str] | None = None,
+        model: ModelSpec | None = None,
+        built: StateGraph[Any, Any, Any, Any] | None = None,
     ) -> None:
         self.saver = saver
         self.info = info
         self.max_concurrency = max_concurrency
         self.boundary = boundary or BOUNDARY_NODES
-        self.graph = compile_graph(saver, info, binding, store)
+        self.context = None if model is None else Context(**asdict(model))
+        self.graph = compile_graph(saver, info, binding, store, built)
 
     def config(self, thread_id: str) -> RunnableConfig:
         """The config a run of the thread is invoked with.
@@ -252,7 +262,9 @@ class Run:
         """
         import debategraph.models.calls  # noqa: F401  # the model stack loads before the clock starts
 
-        self.graph.invoke(graph_input, self.config(thread_id), interrupt_before="*")
+        self.graph.invoke(
+            graph_input, self.config(thread_id), context=self.context, interrupt_before="*"
+        )
 
     def drive(
         self,
@@ -309,7 +321,7 @@ class Run:
     ) -> None:
         """Stream a run on the event loop: a step's model calls are all in flight at once."""
         async for mode, chunk in self.graph.astream(
-            graph_input, config, stream_mode=modes, durability="sync"
+            graph_input, config, context=self.context, stream_mode=modes, durability="sync"
         ):
             on_chunk(mode, chunk)
 
@@ -345,7 +357,7 @@ class Run:
         else:
             return Completed("finished", dict(snap.values), None)
         started = time.perf_counter()
-        await self.graph.ainvoke(graph_input, config, durability="sync")
+        await self.graph.ainvoke(graph_input, config, context=self.context, durability="sync")
         wall_s = time.perf_counter() - started if found == "started" else None
         values = (await self.graph.aget_state(config)).values  # the state: its transcript too
         return Completed(found, dict(values), wall_s)

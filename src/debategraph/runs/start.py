@@ -1,0 +1,130 @@
+"""A run checked before anything is written or called: its graph built once.
+
+:func:`new_run` makes every check a new thread's run gets from whichever face starts it
+(the CLI's pattern commands; later MCP and A2A): its concurrency, tools on the embedded
+model, its settings (by building its graph, the graph the run then compiles), the models
+each endpoint serves. :func:`resumed_run` is the same for a thread that exists. A run
+is built without a model and reads it from its context (as LangGraph Studio and
+``serve`` run a pattern's graph), so nothing here starts the embedded model: it starts
+on the run's first call, once the thread is recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from debategraph.checkpoints.threads import RunInfo
+from debategraph.errors import UsageError
+from debategraph.models.spec import ModelSpec
+from debategraph.runs.agents import own_specs, refuse_tools_on_embedded
+from debategraph.runs.endpoints import check_served
+from debategraph.runs.thread import build_graph, fitted_spec, spec_record
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
+
+
+def check_concurrency(value: int | None) -> None:
+    """Refuse a ``max_concurrency`` below 1.
+
+    Args:
+        value: The value (``None``: the pattern's default).
+
+    Raises:
+        UsageError: If it is below 1 (named as the CLI's ``--max-concurrency``).
+    """
+    if value is not None and value < 1:
+        raise UsageError(f"--max-concurrency {value} must be at least 1")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A run whose settings and model passed every check: what :class:`~.thread.Run` takes.
+
+    Attributes:
+        info: Its pattern, settings and model (as stored with the thread).
+        spec: The model as the run calls it (the embedded model's slots fitted).
+        max_concurrency: The most tasks a step runs at once.
+        graph: Its graph, built (not compiled), without a model: the run's context
+            names it.
+    """
+
+    info: RunInfo
+    spec: ModelSpec
+    max_concurrency: int
+    graph: StateGraph[Any, Any, Any, Any]
+
+
+def built(info: RunInfo, names: Mapping[str, str] | None = None) -> StateGraph[Any, Any, Any, Any]:
+    """A run's graph built, its settings checked: a factory's refusal as a usage error.
+
+    Args:
+        info: The run's pattern and settings.
+        names: How the face names a setting in its messages (``{"max_rounds":
+            "--rounds"}``).
+
+    Returns:
+        The graph (not compiled).
+
+    Raises:
+        UsageError: With the factory's one-line message.
+    """
+    try:
+        return build_graph(info)
+    except ValueError as exc:
+        message = str(exc)
+        for setting, name in (names or {}).items():
+            if message.startswith(f"{setting} "):
+                message = name + message.removeprefix(setting)
+        raise UsageError(message) from exc
+
+
+def new_run(
+    pattern: str,
+    settings: Mapping[str, Any],
+    spec: ModelSpec,
+    max_concurrency: int,
+    *,
+    names: Mapping[str, str] | None = None,
+) -> Checked:
+    """Check a new run before anything is written or called, building its graph once.
+
+    Args:
+        pattern: The pattern's name.
+        settings: Its factory's keyword arguments.
+        spec: The run's model.
+        max_concurrency: The most tasks a step runs at once (checked at least 1).
+        names: How the face names a setting in its messages.
+
+    Returns:
+        The checked run.
+
+    Raises:
+        UsageError: One line: tools on the embedded model, a setting the factory
+            refuses, a model its endpoint does not serve.
+    """
+    check_concurrency(max_concurrency)
+    refuse_tools_on_embedded(settings, spec)
+    info = RunInfo(pattern, dict(settings), spec_record(spec))
+    graph = built(info, names)
+    check_served(own_specs(settings), spec)
+    return Checked(info, fitted_spec(spec, settings, max_concurrency), max_concurrency, graph)
+
+
+def resumed_run(info: RunInfo, spec: ModelSpec, max_concurrency: int) -> Checked:
+    """A thread's run to continue (its settings were checked when it started).
+
+    Args:
+        info: The thread's pattern, settings and model.
+        spec: The model to continue with (the stored one, or the one the face names).
+        max_concurrency: The most tasks a step runs at once.
+
+    Returns:
+        The run, its graph built.
+    """
+    check_concurrency(max_concurrency)
+    return Checked(
+        info, fitted_spec(spec, info.settings, max_concurrency), max_concurrency, built(info)
+    )
