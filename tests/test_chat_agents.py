@@ -495,7 +495,9 @@ def test_cli_agents_file_settings_hold_the_entries_as_given(
         {"name": "selector", "model": f"stub@{endpoints['selector'].url}"}
     ]
     json.dumps(launch.settings)  # stored with the thread
-    assert PATTERN.describe(launch.settings).startswith("Editor, Writer, Reviewer, llm selection")
+    assert PATTERN.described.describe(launch.settings).startswith(
+        "Editor, Writer, Reviewer, llm selection"
+    )
 
 
 def test_cli_agents_file_of_names_and_instructions_reads_as_before(tmp_path: Path) -> None:
@@ -508,7 +510,9 @@ def test_cli_agents_file_of_names_and_instructions_reads_as_before(tmp_path: Pat
         "Editor",
     ]
     assert "officials" not in launch.settings
-    assert PATTERN.describe(launch.settings).startswith("Writer, Reviewer, Editor, sequential")
+    assert PATTERN.described.describe(launch.settings).startswith(
+        "Writer, Reviewer, Editor, sequential"
+    )
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.markup import escape
 
+from debategraph import registry
 from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import RunInfo, ThreadState, thread_exists
 from debategraph.cli import interrupts
@@ -84,7 +85,7 @@ def reader(saver: BaseCheckpointSaver[Any], run: RunInfo) -> Run:
     Returns:
         The run, its pattern's round boundary set.
     """
-    return Run(saver, run, boundary=boundary_nodes(get_pattern(run.pattern)))
+    return Run(saver, run, boundary=boundary_nodes(registry.described(run.pattern)))
 
 
 def pattern_state(saver: BaseCheckpointSaver[Any], run: RunInfo, thread: str) -> ThreadState:
@@ -140,7 +141,8 @@ class Runner:
         self.run_info = run
         self.db = db
         self.pattern = get_pattern(run.pattern)
-        self.max_concurrency = max_concurrency or self.pattern.agents_per_round(run.settings)
+        self.described = self.pattern.described
+        self.max_concurrency = max_concurrency or self.described.agents_per_round(run.settings)
         self.spec = fitted_spec(spec, run.settings, self.max_concurrency)
         self.json_output = json_output
         self.archive = archive or default_archive(db)
@@ -186,7 +188,7 @@ class Runner:
                 binding=binding,
                 store=store,
                 max_concurrency=self.max_concurrency,
-                boundary=boundary_nodes(self.pattern),
+                boundary=boundary_nodes(self.described),
             )
             if new_input is not None:
                 try:
@@ -199,7 +201,7 @@ class Runner:
             err.print(
                 f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
                 f"model {escape(model_label(self.spec))} · "
-                f"{self.pattern.describe(self.run_info.settings)}"
+                f"{self.described.describe(self.run_info.settings)}"
             )
             progress = Progress(self.pattern, stream_text=not self.json_output)
             modes: list[StreamMode] = (
@@ -217,7 +219,7 @@ class Runner:
                 self._report_waiting(run, thread_id, waiting, values)
                 return
             late = close_inbox(store, thread_id, values.get("transcript") or [])
-        word = self.pattern.round_word
+        word = self.described.round_word
         for text in late:
             err.print(f"note: interjection came after the last {word}, not read: {escape(text)}")
         self.finish(run, thread_id, values)
@@ -267,17 +269,19 @@ class Runner:
         if path is not None:
             result["report_file"] = str(path)
         try:
-            archive_thread(self.archive, self.pattern, self.db, thread_id, values, result["wall_s"])
+            archive_thread(
+                self.archive, self.described, self.db, thread_id, values, result["wall_s"]
+            )
         except UsageError:
             print_result(self.pattern, result, self.json_output)
             raise
         print_result(self.pattern, result, self.json_output, db=self.db)
 
     def _write_report(self, thread_id: str, values: Mapping[str, Any]) -> Path | None:
-        spec = self.pattern.report
+        spec = self.described.report
         if spec is None:
             return None
-        text = spec.render(values, self.pattern.title(values))
+        text = spec.render(values, self.described.title(values))
         if text is None:
             return None
         path = Path(self.report or spec.default_name.format(thread_id=thread_id))
@@ -288,7 +292,7 @@ class Runner:
         return path
 
     def _result(self, run: Run, thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
-        return thread_result(run, self.pattern, self.db, thread_id, values)
+        return thread_result(run, self.described, self.db, thread_id, values)
 
     def _report_waiting(
         self, run: Run, thread_id: str, payload: Any, values: Mapping[str, Any]
