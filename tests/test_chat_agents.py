@@ -576,7 +576,7 @@ def test_cli_result_lists_the_tool_calls() -> None:
         arguments='{"expression": "5 * 7"}',
     )
     values = {"task": TASK, "transcript": [call, said("Writer", "35 in all")]}
-    summary = result_of(PATTERN, "t1", values, 1.0)
+    summary = result_of(PATTERN.described, "t1", values, 1.0)
     assert summary["turns"] == 1
     assert [m["content"] for m in summary["transcript"]] == ["35 in all"]
     assert summary["tool_calls"] == [
@@ -589,4 +589,6 @@ def test_cli_result_lists_the_tool_calls() -> None:
             "error": None,
         }
     ]
-    assert "tool_calls" not in result_of(PATTERN, "t1", {"task": TASK, "transcript": []}, 1.0)
+    assert "tool_calls" not in result_of(
+        PATTERN.described, "t1", {"task": TASK, "transcript": []}, 1.0
+    )
