@@ -24,7 +24,7 @@ from rich.markup import escape
 from typing_extensions import TypedDict
 
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
-from debategraph.cli.patterns.shared import pausing
+from debategraph.described import Described, pausing
 from debategraph.errors import UsageError
 from debategraph.graphs.skeleton import PatternGraph, skeleton
 from debategraph.models.context import Context
@@ -160,9 +160,8 @@ def _headline(result: Mapping[str, Any]) -> list[str]:
 #: The records this pattern's checkpoints hold besides the shared ones.
 RECORD_TYPES = (Tally,)
 
-PATTERN = Pattern(
+DESCRIBED = Described(
     name=NAME,
-    command=poll_command,
     title=lambda values: str(values.get("question") or ""),
     summary=lambda values: {
         "answers": _answers(values),
@@ -171,6 +170,11 @@ PATTERN = Pattern(
     },
     describe=lambda s: f"{s['panellists']} panellists, {s['rounds']} rounds{pausing(s)}",
     agents_per_round=lambda s: int(s["panellists"]),
+)
+
+PATTERN = Pattern(
+    described=DESCRIBED,
+    command=poll_command,
     headline=_headline,
     progress=lambda node, update: (
         [escape(f"  {node} closed the round")] if node == "close_round" else []
@@ -184,6 +188,7 @@ ENTRY = Entry(
     "A panel answers a question.",
     factory="tests.poll_pattern:build_poll",
     state="tests.poll_pattern",
+    described="tests.poll_pattern:DESCRIBED",
     cli="tests.poll_pattern:PATTERN",
     description="A panel answers a question in one line each, round after round.",
 )

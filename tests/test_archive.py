@@ -15,22 +15,23 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
+from debategraph import registry
 from debategraph.checkpoints import archive as archive_module
 from debategraph.checkpoints import open_checkpointer, thread_config
 from debategraph.checkpoints.archive import ArchiveSummary, archive_debate, export_json
 from debategraph.checkpoints.markdown import render_markdown, summary_markdown
 from debategraph.checkpoints.thread_values import jsonable
-from debategraph.cli.patterns import get_pattern
-from debategraph.cli.patterns.declaration import Launch, Pattern, Values
-from debategraph.cli.patterns.solver_debate import votes_markdown
+from debategraph.described import Described
 from debategraph.errors import UsageError
+from debategraph.nodes.solver_debate.described import votes_markdown
+from debategraph.registry import Values
 from debategraph.state.records import RoundRecord, Turn, Usage
 from tests.unprivileged import without_privileges
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"
 T0 = 1_700_000_000.0
 OUR_TABLES = {"debates", "messages", "usage"}
-SOLVER = get_pattern("solver_debate")
+SOLVER = registry.described("solver_debate")
 #: The solver pattern with its vote result section.
 VOTING = SOLVER
 #: The schema of every table and index that is not the archive's own.
@@ -122,16 +123,14 @@ def make_pattern(
     title: Callable[[Values], str],
     summary: Callable[[Values], dict[str, Any]] = lambda values: {},
     result_markdown: Callable[[Values], list[str]] | None = None,
-) -> Pattern:
+) -> Described:
     """A pattern of the test's own: only its name, title, summary and result matter here."""
-    return Pattern(
+    return Described(
         name=name,
-        command=lambda: Launch({}, {}),
         title=title,
         summary=summary,
         describe=lambda settings: "",
         agents_per_round=lambda settings: 1,
-        headline=lambda result: [],
         result_markdown=result_markdown,
     )
 

@@ -495,7 +495,9 @@ def test_cli_agents_file_settings_hold_the_entries_as_given(
         {"name": "selector", "model": f"stub@{endpoints['selector'].url}"}
     ]
     json.dumps(launch.settings)  # stored with the thread
-    assert PATTERN.describe(launch.settings).startswith("Editor, Writer, Reviewer, llm selection")
+    assert PATTERN.described.describe(launch.settings).startswith(
+        "Editor, Writer, Reviewer, llm selection"
+    )
 
 
 def test_cli_agents_file_of_names_and_instructions_reads_as_before(tmp_path: Path) -> None:
@@ -508,7 +510,9 @@ def test_cli_agents_file_of_names_and_instructions_reads_as_before(tmp_path: Pat
         "Editor",
     ]
     assert "officials" not in launch.settings
-    assert PATTERN.describe(launch.settings).startswith("Writer, Reviewer, Editor, sequential")
+    assert PATTERN.described.describe(launch.settings).startswith(
+        "Writer, Reviewer, Editor, sequential"
+    )
 
 
 @pytest.mark.parametrize(
@@ -572,7 +576,7 @@ def test_cli_result_lists_the_tool_calls() -> None:
         arguments='{"expression": "5 * 7"}',
     )
     values = {"task": TASK, "transcript": [call, said("Writer", "35 in all")]}
-    summary = result_of(PATTERN, "t1", values, 1.0)
+    summary = result_of(PATTERN.described, "t1", values, 1.0)
     assert summary["turns"] == 1
     assert [m["content"] for m in summary["transcript"]] == ["35 in all"]
     assert summary["tool_calls"] == [
@@ -585,4 +589,6 @@ def test_cli_result_lists_the_tool_calls() -> None:
             "error": None,
         }
     ]
-    assert "tool_calls" not in result_of(PATTERN, "t1", {"task": TASK, "transcript": []}, 1.0)
+    assert "tool_calls" not in result_of(
+        PATTERN.described, "t1", {"task": TASK, "transcript": []}, 1.0
+    )

@@ -206,7 +206,7 @@ def test_command_launches_with_the_factorys_settings() -> None:
     assert launch.input == {"task": TASK}
     assert (launch.settings["max_rounds"], launch.settings["time_limit_s"]) == (3, 90.0)
     assert launch.settings["until"] == [] and launch.notes == ()
-    assert PATTERN.describe(launch.settings) == (
+    assert PATTERN.described.describe(launch.settings) == (
         "Ann, Bob, sequential selection, at most 1 in a row until timeout:90s, at most 3 turns"
     )
     defaults = PATTERN.command(TASK)
@@ -218,7 +218,7 @@ def test_command_launches_with_the_factorys_settings() -> None:
     builder = entry("group_chat").build()(model, **launch.settings, pause_after_round=False)
     out = builder.compile().invoke(launch.input, {"recursion_limit": recursion_limit(builder)})
     assert (out["termination_reason"], len(out["selections"])) == ("max_turns", 3)
-    assert PATTERN.agents_per_round(launch.settings) == 1
+    assert PATTERN.described.agents_per_round(launch.settings) == 1
 
 
 def test_max_turns_is_a_hidden_deprecated_alias_of_rounds(

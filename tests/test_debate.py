@@ -913,7 +913,7 @@ def test_command_launches_with_the_factorys_settings() -> None:
     builder = entry("debate").build()(script.model, **launch.settings, pause_after_round=False)
     out = builder.compile().invoke(launch.input, {"recursion_limit": recursion_limit(builder)})
     assert out["rounds_completed"] == 2
-    assert PATTERN.agents_per_round(launch.settings) == 2
+    assert PATTERN.described.agents_per_round(launch.settings) == 2
 
 
 @pytest.mark.parametrize("topic", ["", "  "])
@@ -928,24 +928,28 @@ def test_command_refuses_an_empty_topic(topic: str) -> None:
 
 def test_describe_names_the_debaters_and_options() -> None:
     settings = PATTERN.command(TOPIC, debater=PAIR_SHORT, moderator=True).settings
-    assert PATTERN.describe(settings) == ("Alice vs Bob + moderator, 3 rounds, 80 words per turn")
+    assert PATTERN.described.describe(settings) == (
+        "Alice vs Bob + moderator, 3 rounds, 80 words per turn"
+    )
     window = {
         **PATTERN.command(TOPIC, judge=True, history="window", keep_last=2).settings,
         "pause_after_round": True,
     }
-    assert PATTERN.describe(window) == (
+    assert PATTERN.described.describe(window) == (
         "Affirmative vs Negative + judge, window of 2, 3 rounds, 80 words per turn, "
         "pausing after each round"
     )
-    assert PATTERN.describe({**settings, "debaters": [{"name": "Ann", "side": "x"}, "Bo:y"]})
-    assert PATTERN.title({"topic": TOPIC}) == TOPIC
+    assert PATTERN.described.describe(
+        {**settings, "debaters": [{"name": "Ann", "side": "x"}, "Bo:y"]}
+    )
+    assert PATTERN.described.title({"topic": TOPIC}) == TOPIC
 
 
 def test_summary_and_headline() -> None:
     script = Script(judge=lambda: tool_reply("Verdict", verdict_args(rationale="Clear. " * 80)))
     graph = build_debate(script.model, debaters=PAIR, max_rounds=2, moderator=True, judge=True)
     values = graph.compile().invoke({"topic": TOPIC}, config_for("x", 2))
-    summary = PATTERN.summary(values)
+    summary = PATTERN.described.summary(values)
     assert set(summary) == {"topic", "winner", "verdict", "rounds_completed", "moderator", "words"}
     assert (summary["topic"], summary["winner"], summary["rounds_completed"]) == (TOPIC, "Alice", 2)
     assert [d["round"] for d in summary["moderator"]] == [1]

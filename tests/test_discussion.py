@@ -972,32 +972,34 @@ def test_pattern_declaration_renders_a_finished_run(tmp_path: Path) -> None:
     config: Any = {"configurable": {"thread_id": "t"}}
     graph.invoke({"document": PAPER}, config)
     values = graph.get_state(config).values
-    assert PATTERN.title(values) == "Sparse Debate Topologies"
-    summary = PATTERN.summary(values)
+    assert PATTERN.described.title(values) == "Sparse Debate Topologies"
+    summary = PATTERN.described.summary(values)
     assert set(summary) == {"title", "iterations_completed", "convergence", "report", "notes"}
     line, last = PATTERN.headline({**summary, "termination_reason": "rounds_completed"})
     assert line == ("consensus: 1 point, 1 divergent view, confidence 0.70 · 2 iterations")
     assert last.startswith("  last convergence: score 0.")
-    assert PATTERN.report is not None
-    assert PATTERN.report.default_name.format(thread_id="t") == "discussion-t.md"
-    text = PATTERN.report.render(values, PATTERN.title(values))
+    assert PATTERN.described.report is not None
+    assert PATTERN.described.report.default_name.format(thread_id="t") == "discussion-t.md"
+    text = PATTERN.described.report.render(values, PATTERN.described.title(values))
     assert text is not None and text.startswith("# Discussion report: Sparse Debate Topologies")
-    assert PATTERN.report.render({"report": None}, "x") is None
+    assert PATTERN.described.report.render({"report": None}, "x") is None
     settings = {"personas": TWO, "max_rounds": 2, "threshold": 0.75, "time_limit_s": 60.0}
-    assert PATTERN.describe(settings) == (
+    assert PATTERN.described.describe(settings) == (
         "2 personas, up to 2 iterations, threshold 0.75, time limit 60s"
     )
-    assert PATTERN.describe({**settings, "personas": None, "pause_after_round": True}) == (
+    assert PATTERN.described.describe(
+        {**settings, "personas": None, "pause_after_round": True}
+    ) == (
         "4 personas, up to 2 iterations, threshold 0.75, time limit 60s, pausing after each round"
     )
-    assert PATTERN.agents_per_round({**settings, "personas": None}) == 4
+    assert PATTERN.described.agents_per_round({**settings, "personas": None}) == 4
     # A thread saved before the rename stored max_iterations: it reads as max_rounds.
     saved = {**settings, "max_iterations": settings.pop("max_rounds")}
-    assert PATTERN.describe(current_settings(GRAPH_NAME, saved)).startswith(
+    assert PATTERN.described.describe(current_settings(GRAPH_NAME, saved)).startswith(
         "2 personas, up to 2 iterations"
     )
-    assert PATTERN.boundary_nodes == {"open_iteration", "human"}
-    assert PATTERN.round_word == "iteration"
+    assert PATTERN.described.boundary_nodes == {"open_iteration", "human"}
+    assert PATTERN.described.round_word == "iteration"
 
 
 def test_pattern_progress_shows_the_phases() -> None:

@@ -15,11 +15,10 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from debategraph import build_solver_debate, recursion_limit
+from debategraph import build_solver_debate, recursion_limit, registry
 from debategraph.checkpoints import open_checkpointer, open_store, thread_config
 from debategraph.checkpoints.archive import archive_debate
 from debategraph.checkpoints.inbox import INTERJECT, post
-from debategraph.cli.patterns import get_pattern
 from tests.backends import decoded_dump
 from tests.fake_model import ScriptedChatModel, tool_reply
 
@@ -86,7 +85,7 @@ def test_a_key_in_an_archive_or_another_file_is_found(tmp_path: Path) -> None:
     db = str(tmp_path / "d.sqlite")
     values = run_with_key(db, key)
     archive = tmp_path / "archive.sqlite"
-    solver = get_pattern("solver_debate")
+    solver = registry.described("solver_debate")
     archive_debate(archive, thread_id="t", pattern=solver, values=values, status="finished")
     assert key in decoded_dump(archive)
     text = tmp_path / "export.json"

@@ -620,7 +620,7 @@ def test_command_launches_with_the_factorys_settings(tmp_path: Path) -> None:
     out = builder.compile().invoke(launch.input, {"recursion_limit": recursion_limit(builder)})
     assert script.order == ["Ann"] * 3
     assert out["termination_reason"] == "completed"
-    assert PATTERN.agents_per_round(PATTERN.command(TOPIC).settings) == 2
+    assert PATTERN.described.agents_per_round(PATTERN.command(TOPIC).settings) == 2
 
 
 def test_command_takes_the_old_max_rounds_option_with_a_note() -> None:
@@ -650,15 +650,15 @@ def test_command_reports_a_bad_stages_file(tmp_path: Path) -> None:
 
 def test_describe_summary_headline_progress() -> None:
     settings = {**PATTERN.command(TOPIC).settings, "pause_after_round": True}
-    assert PATTERN.describe(settings) == (
+    assert PATTERN.described.describe(settings) == (
         "presentation (Presenter; 1 round) → discussion (Advocate, Skeptic; 2 rounds) → "
         "summary (Summarizer; 1 round), pausing after each round"
     )
-    assert PATTERN.title({"topic": TOPIC}) == TOPIC
+    assert PATTERN.described.title({"topic": TOPIC}) == TOPIC
 
     script = Script([go_on()])
     values = build_meeting(script.model).compile().invoke({"topic": TOPIC})
-    summary = PATTERN.summary({**values, "round": 4, "transcript": []})
+    summary = PATTERN.described.summary({**values, "round": 4, "transcript": []})
     assert set(summary) == {
         "topic",
         "decision",

@@ -60,6 +60,15 @@ def test_each_part_is_named_as_its_line(entry: registry.Entry) -> None:
         assert registry.current_settings(entry.name, {old: 1}) == {new: 1}
 
 
+@pytest.mark.parametrize("entry", registry.BUILTIN, ids=lambda e: e.name)
+def test_the_cli_declaration_holds_the_description_the_line_names(entry: registry.Entry) -> None:
+    """What a pattern is lives below the CLI; its command renders that one description."""
+    described = registry.described(entry.name)
+    assert described.name == entry.name
+    assert entry.described == f"debategraph.nodes.{entry.name}.described:DESCRIBED"
+    assert entry.declaration().described is described
+
+
 def test_the_exports_come_from_the_registry() -> None:
     assert set(registry.factories()) <= set(debategraph.__all__)
     assert registry.factories() == {

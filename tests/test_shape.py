@@ -130,7 +130,7 @@ def test_declaring_the_pattern_loads_no_model_client(pattern: str) -> None:
     code = (
         f"import sys, debategraph.registry as r; r.entry({pattern!r}); "
         "print(sorted(n for n in ('langgraph', 'typer', 'openai') if n in sys.modules)); "
-        f"import debategraph.cli.patterns.{pattern} as m; m.PATTERN.describe; "
+        f"import debategraph.cli.patterns.{pattern} as m; m.PATTERN.described.describe; "
         "print(sorted(n for n in ('openai', 'langchain_openai') if n in sys.modules))"
     )
     assert python_output(code).split() == ["[]", "[]"]

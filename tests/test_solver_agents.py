@@ -299,8 +299,8 @@ def test_agents_per_round_and_describe_count_records() -> None:
         "neighbours": None,
         "tools": ["calculator"],
     }
-    assert SOLVE.agents_per_round(settings) == 3
-    assert SOLVE.describe(settings) == "3 solvers, ring k=2, 2 rounds, tools calculator"
+    assert SOLVE.described.agents_per_round(settings) == 3
+    assert SOLVE.described.describe(settings) == "3 solvers, ring k=2, 2 rounds, tools calculator"
 
 
 def test_solve_command_takes_an_agents_file_and_tools(tmp_path: Path) -> None:

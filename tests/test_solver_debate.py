@@ -814,14 +814,14 @@ def test_solve_command_launches_with_the_factorys_settings() -> None:
     builder = build(model, **launch.settings, pause_after_round=False)
     out = builder.compile().invoke(launch.input, {"recursion_limit": recursion_limit(builder)})
     assert len(out["rounds"]) == 2
-    assert SOLVE.agents_per_round(launch.settings) == 3
-    assert SOLVE.describe(launch.settings) == "3 solvers, ring k=1, 2 rounds"
+    assert SOLVE.described.agents_per_round(launch.settings) == 3
+    assert SOLVE.described.describe(launch.settings) == "3 solvers, ring k=1, 2 rounds"
 
 
 def test_a_saved_threads_rounds_setting_reads_as_max_rounds() -> None:
     saved = {"agents": 4, "rounds": 3, "topology": "full", "neighbours": None}
     settings = current_settings(GRAPH_NAME, saved)
     assert settings["max_rounds"] == 3 and "rounds" not in settings
-    assert SOLVE.describe(settings) == "4 solvers, full, 3 rounds"
-    assert SOLVE.agents_per_round({**settings, "agents": ["Ada", "Bo"]}) == 2
-    assert SOLVE.agents_per_round({**settings, "topology": {"a": ["b"], "b": ["a"]}}) == 2
+    assert SOLVE.described.describe(settings) == "4 solvers, full, 3 rounds"
+    assert SOLVE.described.agents_per_round({**settings, "agents": ["Ada", "Bo"]}) == 2
+    assert SOLVE.described.agents_per_round({**settings, "topology": {"a": ["b"], "b": ["a"]}}) == 2

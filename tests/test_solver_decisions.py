@@ -179,11 +179,13 @@ def test_the_results_dynamics_keep_an_abstaining_decisions_none() -> None:
         build_solver_debate(model_for(SPLIT), agents=3, max_rounds=2, decision="unanimity:abstain")
     )
     assert out["answer"] is None and out["decision"].answer is None
-    dynamics = SOLVE.summary(out)["dynamics"]
+    dynamics = SOLVE.described.summary(out)["dynamics"]
     assert [r["plurality"] for r in dynamics["rounds"]] == ["18", "18"]
     assert dynamics["final"] is None
     undecided = {k: v for k, v in out.items() if k not in ("answer", "decision")}
-    assert SOLVE.summary(undecided)["dynamics"]["final"] == "18"  # no decision yet: the plurality
+    assert (
+        SOLVE.described.summary(undecided)["dynamics"]["final"] == "18"
+    )  # no decision yet: the plurality
 
 
 def test_the_judge_is_called_only_when_the_answers_differ() -> None:

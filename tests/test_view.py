@@ -25,7 +25,7 @@ from debategraph.checkpoints.forking import ForkPoint, Lineage, lineage
 from debategraph.checkpoints.page import page_name, render_page
 from debategraph.checkpoints.savers import open_checkpointer
 from debategraph.cli import main, view
-from debategraph.cli.patterns import get_pattern
+from debategraph.described import Described
 from debategraph.errors import UsageError
 from debategraph.state.records import TOOL_STAGE, Turn
 from tests.conftest import one_error_line, run_cli, solver_of, stub_args
@@ -218,7 +218,7 @@ def test_a_thread_without_votes_draws_none() -> None:
 
 def test_a_discussions_turns_show_each_stance_and_revision() -> None:
     values = run_discussion(Script(), max_rounds=1)  # each persona asks and revises once
-    html = render_page("d", values, pattern=get_pattern("discussion"))
+    html = render_page("d", values, pattern=registry.described("discussion"))
     page = Page(html)
     transcript = values["transcript"]
     assert turn_ids(page) == [t.id for t in transcript]
@@ -240,7 +240,7 @@ def test_a_discussions_turns_show_each_stance_and_revision() -> None:
 
 
 @dataclass(frozen=True)
-class PluginPattern:
+class PluginPattern(Described):
     """A pattern this package does not know, as the page sees one (``Described``)."""
 
     name: str = "court"
@@ -252,6 +252,8 @@ class PluginPattern:
         "sessions": [{"day": 1, "heard": "prosecution"}, {"day": 2, "heard": "defence"}],
         "transcript": [t.model_dump() for t in values.get("transcript", [])],  # shown once
     }
+    describe: Callable[[Mapping[str, Any]], str] = lambda settings: ""
+    agents_per_round: Callable[[Mapping[str, Any]], int] = lambda settings: 1
     result_markdown: Callable[[Mapping[str, Any]], list[str]] | None = None
 
 

@@ -2,14 +2,18 @@
 
 Each line (:class:`Entry`) declares a pattern once by naming where its parts live: the
 graph factory (``graphs/<p>.py``), the state module (whose ``RECORD_TYPES`` checkpoints
-may hold), the CLI declaration (a ``Pattern`` of :mod:`debategraph.cli.patterns.declaration`
-in ``cli/patterns/<p>.py``, named as a ``module:attribute`` string), and the
+may hold), what the pattern is (its :class:`~debategraph.described.Described` record,
+``DESCRIBED`` in ``nodes/<p>/described.py``: titles, result fields, rounds; read with
+:func:`described`), the CLI declaration (a ``Pattern`` of
+:mod:`debategraph.cli.patterns.declaration` in ``cli/patterns/<p>.py``: the command's
+options and terminal rendering), each named as a ``module:attribute`` string, and the
 graph LangGraph Studio serves (its settings and description). Everything that lists
-patterns reads these lines: the CLI's commands, the thread tools, ``import debategraph``'s
-factories, ``graphs/studio.py``, the checkpoint serializer's allowlist, and the test that
-checks ``langgraph.json``. A new built-in pattern is its own modules plus one line in
-:data:`BUILTIN`; a pattern from elsewhere joins with :func:`register` (in-process) or the
-``DEBATEGRAPH_PATTERNS`` environment variable (``module:ENTRY`` items, comma-separated).
+patterns reads these lines: the CLI's commands, the thread tools, the runs and the eval,
+``import debategraph``'s factories, ``graphs/studio.py``, the checkpoint serializer's
+allowlist, and the test that checks ``langgraph.json``. A new built-in pattern is its
+own modules plus one line in :data:`BUILTIN`; a pattern from elsewhere joins with
+:func:`register` (in-process) or the ``DEBATEGRAPH_PATTERNS`` environment variable
+(``module:ENTRY`` items, comma-separated).
 
 This module is the bottom layer: it names the other layers' modules as strings and
 imports them only when asked, so it loads neither LangGraph, typer nor rich.
@@ -23,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from debategraph.described import Described
 from debategraph.errors import UsageError
 
 #: Environment variable naming extra patterns: ``pkg.module:ENTRY,other:THING``.
@@ -95,8 +100,12 @@ class Entry:
             an uncompiled ``StateGraph``; the factory is exported by ``debategraph``.
         state: The module of its state schemas, whose ``RECORD_TYPES`` are the pydantic
             records its checkpoints may hold.
+        described: ``module:attribute`` of what the pattern is (a
+            :class:`~debategraph.described.Described`: ``nodes/<p>/described.py``'s
+            ``DESCRIBED``), which every reader of its threads asks, below the CLI.
         cli: ``module:attribute`` of its CLI declaration (a
-            :class:`debategraph.cli.patterns.declaration.Pattern`).
+            :class:`debategraph.cli.patterns.declaration.Pattern`: the command's options
+            and terminal rendering).
         studio: The factory's settings for the graph Studio serves (a mapping, or
             :class:`Named` where they are the pattern's defaults, written in its setup).
         description: The Studio graph's description (``langgraph.json``).
@@ -115,6 +124,7 @@ class Entry:
     help: str
     factory: str
     state: str
+    described: str
     cli: str
     studio: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
@@ -155,6 +165,23 @@ class Entry:
         """
         return tuple(getattr(importlib.import_module(self.state), "RECORD_TYPES", ()))
 
+    def load_described(self) -> Described:
+        """What the pattern is (imported now; it loads no CLI).
+
+        Returns:
+            The pattern's :class:`~debategraph.described.Described`.
+
+        Raises:
+            UsageError: If what the line names is not one.
+        """
+        record = load(self.described)
+        if not isinstance(record, Described):
+            raise UsageError(
+                f"pattern {self.name!r}: {self.described!r} is a {type(record).__name__}, "
+                "not a debategraph.described.Described"
+            )
+        return record
+
     def declaration(self) -> Any:
         """The CLI declaration (imported now; it loads typer and rich).
 
@@ -172,6 +199,7 @@ BUILTIN: tuple[Entry, ...] = (
         "Solvers debate a math question on a communication topology, then decide.",
         factory="debategraph.graphs.solver_debate:build_solver_debate",
         state="debategraph.state.solver_debate",
+        described="debategraph.nodes.solver_debate.described:DESCRIBED",
         cli="debategraph.cli.patterns.solver_debate:PATTERN",
         renamed={"rounds": "max_rounds"},
         input_check="debategraph.nodes.solver_debate.setup:check_input",
@@ -184,6 +212,7 @@ BUILTIN: tuple[Entry, ...] = (
         "Named debaters argue a motion turn by turn; optional moderator and judge.",
         factory="debategraph.graphs.debate:build_debate",
         state="debategraph.state.debate",
+        described="debategraph.nodes.debate.described:DESCRIBED",
         cli="debategraph.cli.patterns.debate:PATTERN",
         studio={"moderator": True, "judge": True},
         input_check="debategraph.nodes.debate.setup:check_input",
@@ -197,6 +226,7 @@ BUILTIN: tuple[Entry, ...] = (
         "Four personas analyse a paper, question each other and write a consensus report.",
         factory="debategraph.graphs.discussion:build_discussion",
         state="debategraph.state.discussion",
+        described="debategraph.nodes.discussion.described:DESCRIBED",
         cli="debategraph.cli.patterns.discussion:PATTERN",
         renamed={"max_iterations": "max_rounds"},
         input_check="debategraph.nodes.discussion.setup:check_input",
@@ -211,6 +241,7 @@ BUILTIN: tuple[Entry, ...] = (
         "Agents share one conversation; a strategy picks each speaker until a condition ends it.",
         factory="debategraph.graphs.group_chat:build_group_chat",
         state="debategraph.state.group_chat",
+        described="debategraph.nodes.group_chat.described:DESCRIBED",
         cli="debategraph.cli.patterns.group_chat:PATTERN",
         studio=Named("debategraph.nodes.group_chat.setup:DEFAULT_CHAT", max_in_a_row=2),
         renamed={"max_turns": "max_rounds", "first": "first_speaker"},
@@ -226,6 +257,7 @@ BUILTIN: tuple[Entry, ...] = (
         "A staged meeting (presenter, discussion, summary) with a round controller and a decision.",
         factory="debategraph.graphs.meeting:build_meeting",
         state="debategraph.state.meeting",
+        described="debategraph.nodes.meeting.described:DESCRIBED",
         cli="debategraph.cli.patterns.meeting:PATTERN",
         input_check="debategraph.nodes.meeting.setup:check_input",
         description="A staged meeting: a Presenter lays out the topic, an Advocate and a "
@@ -316,6 +348,21 @@ def entry(name: str) -> Entry:
         if known.name == name:
             return known
     raise UsageError(f"unknown pattern {name!r}: this version runs {', '.join(names())}")
+
+
+def described(name: str) -> Described:
+    """What the pattern called ``name`` is: its titles, result fields and rounds.
+
+    Args:
+        name: A pattern name, e.g. from a thread's metadata.
+
+    Returns:
+        Its :class:`~debategraph.described.Described` (imported on first use).
+
+    Raises:
+        UsageError: If this version does not know it.
+    """
+    return entry(name).load_described()
 
 
 def record_types() -> tuple[type[Any], ...]:

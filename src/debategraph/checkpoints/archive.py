@@ -7,7 +7,7 @@ archive may be the checkpoint file itself: only these three tables are ever touc
 
 The ``debates`` columns are those every pattern shares (title, status, termination, rounds,
 usage, times); the pattern's own result is its
-:attr:`~debategraph.checkpoints.thread_values.Described.summary`, as JSON in ``result``.
+:attr:`~debategraph.described.Described.summary`, as JSON in ``result``.
 Nothing here names a pattern's nodes or state keys: the title and the result are asked
 of the pattern.
 """
@@ -39,7 +39,7 @@ from debategraph.errors import UsageError
 from debategraph.state.records import Turn, Usage
 
 if TYPE_CHECKING:
-    from debategraph.checkpoints.thread_values import Described
+    from debategraph.described import Described
 
 
 DEBATES = "debates"

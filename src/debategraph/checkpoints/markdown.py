@@ -2,8 +2,8 @@
 
 The document is the pattern's title, a metadata line, the transcript one section per
 round, and a result section: the pattern's own ``result_markdown`` when it gives one,
-else its ``summary`` fields rendered generically (both of its CLI declaration,
-:class:`~debategraph.checkpoints.thread_values.Described`), then how the run ended and
+else its ``summary`` fields rendered generically (both of what the pattern is, its
+:class:`~debategraph.described.Described`), then how the run ended and
 what it cost. Nothing here names a pattern's nodes or state keys; the helpers :func:`inline` and
 :func:`ranked_table` are public for patterns writing their own result section, and the
 summary's walk (:func:`field_label`, :func:`is_scalar`, :func:`is_flat`,
@@ -26,7 +26,7 @@ from debategraph.checkpoints.thread_values import (
 from debategraph.state.records import Turn, Usage, tool_call_text
 
 if TYPE_CHECKING:
-    from debategraph.checkpoints.thread_values import Described
+    from debategraph.described import Described
 
 
 def render_markdown(
@@ -80,7 +80,7 @@ def summary_markdown(summary: Mapping[str, Any]) -> list[str]:
     JSON.
 
     Args:
-        summary: The fields (:attr:`~debategraph.checkpoints.thread_values.Described.summary`).
+        summary: The fields (:attr:`~debategraph.described.Described.summary`).
 
     Returns:
         The lines.

@@ -33,7 +33,7 @@ from debategraph.words import plural
 
 if TYPE_CHECKING:
     from debategraph.checkpoints.forking import ForkPoint
-    from debategraph.checkpoints.thread_values import Described
+    from debategraph.described import Described
 
 
 #: Summary fields the page shows in its own sections (the timeline, the usage tables, the
@@ -128,15 +128,14 @@ def turn_fields(pattern: Described, values: Mapping[str, Any]) -> dict[str, dict
 
     Args:
         pattern: The pattern: its ``turn_fields`` where it has one
-            (:attr:`~debategraph.cli.patterns.declaration.Pattern.turn_fields`; a
-            :class:`~debategraph.checkpoints.thread_values.Described` need not).
+            (:attr:`~debategraph.described.Described.turn_fields`).
         values: The thread's state values.
 
     Returns:
         Turn id -> fields; empty for a pattern that gives none.
     """
-    fields = getattr(pattern, "turn_fields", None)
-    return dict(fields(values)) if callable(fields) and values else {}
+    fields = pattern.turn_fields
+    return dict(fields(values)) if fields is not None and values else {}
 
 
 def _header(

@@ -3,41 +3,20 @@
 Every pattern's state extends :class:`~debategraph.state.base.RunState`: a transcript of
 :class:`~debategraph.state.records.Turn` records, the ``round`` counter, ``usage`` and
 ``termination_reason``. The archive and the Markdown export read only these; whatever
-else a thread holds is its pattern's business, asked of its CLI declaration (a
-:class:`~debategraph.cli.patterns.declaration.Pattern`, seen here as a
-:class:`Described`: this layer imports no CLI).
+else a thread holds is its pattern's business, asked of what the pattern is (its
+:class:`~debategraph.described.Described`, which the registry loads).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
 from debategraph.state.base import termination_word
 from debategraph.state.records import Turn, Usage
-
-
-class Described(Protocol):
-    """What the archive and the Markdown export ask of a pattern's CLI declaration."""
-
-    @property
-    def name(self) -> str:
-        """The pattern's name."""
-
-    @property
-    def title(self) -> Callable[[Mapping[str, Any]], str]:
-        """What names a thread, from its values."""
-
-    @property
-    def summary(self) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-        """The pattern's own result fields, from a thread's values."""
-
-    @property
-    def result_markdown(self) -> Callable[[Mapping[str, Any]], list[str]] | None:
-        """The result section of the Markdown export (``None``: the summary's fields)."""
 
 
 def jsonable(value: Any) -> Any:

@@ -7,7 +7,7 @@ line (exit 2 for usage errors, 1 for runtime failures, 130 when interrupted).
 
 Modules: :mod:`~debategraph.cli.group` (the app, one command per registered pattern),
 :mod:`~debategraph.cli.app` (the entry point, which registers the other commands),
-:mod:`~debategraph.cli.patterns` (each pattern's command, titles and rendering: its
+:mod:`~debategraph.cli.patterns` (each pattern's command and rendering: its
 :class:`~debategraph.cli.patterns.declaration.Pattern`), :mod:`~debategraph.cli.commands`
 (the thread tools, which name no pattern), :mod:`~debategraph.cli.runner` (running a thread),
 :mod:`~debategraph.cli.render` (what is printed), :mod:`~debategraph.cli.options`

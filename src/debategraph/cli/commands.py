@@ -18,6 +18,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Column, Table
 
+from debategraph import registry
 from debategraph.checkpoints.inbox import STOP
 from debategraph.checkpoints.savers import DEFAULT_DB, open_checkpointer
 from debategraph.checkpoints.threads import (
@@ -102,8 +103,8 @@ def resume(
         if timeout is not None:
             stored["timeout_s"] = timeout
         spec = ModelSpec(**stored).validated()
-        pattern = get_pattern(run.pattern)
-        checked = resumed_run(run, spec, max_concurrency or pattern.agents_per_round(run.settings))
+        checked = resumed_run(run, spec, max_concurrency)
+        pattern = registry.described(run.pattern)
         with Runner(saver, checked, db, json_output, archive, report) as runner:
             reading = runner.thread
             state = reading.state(thread)
@@ -142,8 +143,9 @@ def interject_command(
         reading = reader(saver, run)
         graph = reading.graph
         state = reading.state(thread)
-        delivery = interject(graph, thread, text, state, db, run, pattern=get_pattern(run.pattern))
-    word = get_pattern(run.pattern).round_word
+        described = registry.described(run.pattern)
+        delivery = interject(graph, thread, text, state, db, run, pattern=described)
+    word = described.round_word
     if delivery == "recorded":
         err.print(
             f"interjection added to thread {thread} (read in {word} {(state.round or 0) + 1}); "
@@ -176,7 +178,7 @@ def stop(
         state = reader(saver, run).state(thread)
         refuse_finished(thread, state, "there is nothing to stop")
         post_to_inbox(db, thread, STOP)
-    word = get_pattern(run.pattern).round_word
+    word = registry.described(run.pattern).round_word
     ends = f"it ends (stopped) once the {word} it opens next is done"
     if state.status == "running":
         err.print(f"stop sent to running thread {thread}: {ends}")
@@ -212,7 +214,7 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
                     status=state.status,
                     round=state.round,
                     where=state.where(),
-                    question=get_pattern(summary.run.pattern).title(values),
+                    question=registry.described(summary.run.pattern).title(values),
                 )
             rows.append(row)
     if json_output:
@@ -283,13 +285,14 @@ def show(
     if json_output:
         emit_json(export_json(thread, values, status=state.status, wall_s=wall_s))
         return
-    out.print(f"[bold]{escape(pattern.title(values))}[/bold]  ({state.status})")
+    described = pattern.described
+    out.print(f"[bold]{escape(described.title(values))}[/bold]  ({state.status})")
     choices = values.get("choices") or None
     for turn in values.get("transcript", []):
         for line in turn_block(turn, choices, values.get("answer_kind") or "number"):
             out.print(line)
     if state.status == "finished":
-        print_result(pattern, result_of(pattern, thread, values, wall_s), json_output=False)
+        print_result(pattern, result_of(described, thread, values, wall_s), json_output=False)
     elif state.status == "failed":
         out.print(f"failed after running {wall_s:.1f}s: {escape(state.where())}")
     else:
@@ -359,8 +362,8 @@ def fork(
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
         spec = ModelSpec(**run.model).validated()
-        pattern = get_pattern(run.pattern)
-        checked = resumed_run(run, spec, max_concurrency or pattern.agents_per_round(run.settings))
+        checked = resumed_run(run, spec, max_concurrency)
+        pattern = registry.described(run.pattern)
         target = new_thread or uuid.uuid4().hex[:12]
         with Runner(saver, checked, db, json_output, archive) as runner:
             reading = runner.thread
@@ -449,8 +452,8 @@ def export(
         status = reading.state(thread).status
         wall_s = thread_wall(saver, db, thread)
     if fmt == "md":
-        pattern = get_pattern(run.pattern)
-        text = render_markdown(thread, values, pattern=pattern, status=status, wall_s=wall_s)
+        described = registry.described(run.pattern)
+        text = render_markdown(thread, values, pattern=described, status=status, wall_s=wall_s)
     else:
         document = export_json(thread, values, status=status, wall_s=wall_s)
         text = json.dumps(document, indent=2) + "\n"

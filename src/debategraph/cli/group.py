@@ -99,7 +99,7 @@ def pattern_command(entry: registry.Entry) -> Any:
     pattern = entry.declaration()
     own = inspect.signature(pattern.command, eval_str=True).parameters
     shared = dict(_RUN_OPTIONS)
-    if pattern.report is not None:
+    if pattern.described.report is not None:
         shared.update(_REPORT_OPTIONS)
     clash = sorted(set(own) & set(shared))
     if clash:

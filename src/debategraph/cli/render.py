@@ -21,6 +21,7 @@ from rich.markup import escape
 from debategraph.cli.patterns.declaration import Pattern
 from debategraph.cli.patterns.shared import short
 from debategraph.datafiles import write_whole
+from debategraph.described import Described
 from debategraph.errors import UsageError
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.words import plural
@@ -33,11 +34,11 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 
 
-def boundary_nodes(pattern: Pattern) -> frozenset[str]:
+def boundary_nodes(pattern: Described) -> frozenset[str]:
     """Nodes a thread of ``pattern`` waits at between rounds.
 
     Args:
-        pattern: The pattern.
+        pattern: What the pattern is.
 
     Returns:
         Its own, or the shared round loop's.
@@ -213,7 +214,7 @@ class Progress:
         self.pattern = pattern
         self.stream_text = stream_text and pattern.streams is not None
         self.speaking: str | None = None
-        self.boundary = boundary_nodes(pattern)
+        self.boundary = boundary_nodes(pattern.described)
         self.spoke: set[str] = set()  # nodes whose tokens were printed since their update
 
     def show(self, mode: str, chunk: Any) -> None:
@@ -257,7 +258,7 @@ class Progress:
     def _update(self, node: str, update: Mapping[str, Any]) -> None:
         self._end_speech()
         if node in self.boundary and "round" in update:
-            err.print(f"[bold]{self.pattern.round_word} {update['round']}[/bold]")
+            err.print(f"[bold]{self.pattern.described.round_word} {update['round']}[/bold]")
         lines = self.pattern.progress(node, update)
         for line in lines:
             err.print(line)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.markup import escape
 
+from debategraph import registry
 from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import RunInfo, ThreadState, thread_exists
 from debategraph.cli import interrupts
@@ -30,7 +31,7 @@ from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.runs.finish import archive_thread, default_archive, thread_result
 from debategraph.runs.human import close_inbox
-from debategraph.runs.start import Checked, check_concurrency, new_run
+from debategraph.runs.start import Checked, new_run
 from debategraph.runs.thread import Run
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def reader(saver: BaseCheckpointSaver[Any], run: RunInfo) -> Run:
     Returns:
         The run, its pattern's round boundary set.
     """
-    return Run(saver, run, boundary=boundary_nodes(get_pattern(run.pattern)))
+    return Run(saver, run, boundary=boundary_nodes(registry.described(run.pattern)))
 
 
 def pattern_state(saver: BaseCheckpointSaver[Any], run: RunInfo, thread: str) -> ThreadState:
@@ -114,6 +115,7 @@ class Runner:
         self.spec = checked.spec
         self.db = db
         self.pattern = get_pattern(checked.info.pattern)
+        self.described = self.pattern.described
         self.json_output = json_output
         self.archive = archive or default_archive(db)
         self._stack = ExitStack()
@@ -126,7 +128,7 @@ class Runner:
             self.run_info,
             store=store,
             max_concurrency=self.checked.max_concurrency,
-            boundary=boundary_nodes(self.pattern),
+            boundary=boundary_nodes(self.described),
             model=self.spec,
             built=self.checked.graph,
         )
@@ -181,7 +183,7 @@ class Runner:
         err.print(
             f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
             f"model {escape(model_label(self.spec))} · "
-            f"{self.pattern.describe(self.run_info.settings)}"
+            f"{self.described.describe(self.run_info.settings)}"
         )
         progress = Progress(self.pattern, stream_text=not self.json_output)
         modes: list[StreamMode] = ["updates", "messages"] if progress.stream_text else ["updates"]
@@ -198,7 +200,7 @@ class Runner:
             return
         store = run.graph.store
         late = close_inbox(store, thread_id, values.get("transcript") or []) if store else []
-        word = self.pattern.round_word
+        word = self.described.round_word
         for text in late:
             err.print(f"note: interjection came after the last {word}, not read: {escape(text)}")
         self.finish(run, thread_id, values)
@@ -248,17 +250,19 @@ class Runner:
         if path is not None:
             result["report_file"] = str(path)
         try:
-            archive_thread(self.archive, self.pattern, self.db, thread_id, values, result["wall_s"])
+            archive_thread(
+                self.archive, self.described, self.db, thread_id, values, result["wall_s"]
+            )
         except UsageError:
             print_result(self.pattern, result, self.json_output)
             raise
         print_result(self.pattern, result, self.json_output, db=self.db)
 
     def _write_report(self, thread_id: str, values: Mapping[str, Any]) -> Path | None:
-        spec = self.pattern.report
+        spec = self.described.report
         if spec is None:
             return None
-        text = spec.render(values, self.pattern.title(values))
+        text = spec.render(values, self.described.title(values))
         if text is None:
             return None
         path = Path(self.report or spec.default_name.format(thread_id=thread_id))
@@ -269,7 +273,7 @@ class Runner:
         return path
 
     def _result(self, run: Run, thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
-        return thread_result(run, self.pattern, self.db, thread_id, values)
+        return thread_result(run, self.described, self.db, thread_id, values)
 
     def _report_waiting(
         self, run: Run, thread_id: str, payload: Any, values: Mapping[str, Any]
@@ -318,14 +322,7 @@ def launch(
     if thread is not None and not thread.strip():
         raise UsageError("--thread is empty: give a thread id or leave it out")
     settings = {**launched.settings, "pause_after_round": pause_after_round}
-    check_concurrency(max_concurrency)
-    checked = new_run(
-        pattern.name,
-        settings,
-        spec,
-        max_concurrency or pattern.agents_per_round(settings),
-        names=OPTION_OF,
-    )
+    checked = new_run(pattern.name, settings, spec, max_concurrency, names=OPTION_OF)
     for note in launched.notes:
         err.print(f"note: {escape(note)}")
     with open_checkpointer(db) as saver:

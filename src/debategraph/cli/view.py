@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from debategraph import registry
 from debategraph.checkpoints.forking import lineage
 from debategraph.checkpoints.page import page_name, render_page
 from debategraph.checkpoints.savers import DEFAULT_DB, open_checkpointer
 from debategraph.checkpoints.threads import thread_config, writer_elsewhere
 from debategraph.cli.group import app
 from debategraph.cli.options import DbOpt
-from debategraph.cli.patterns import get_pattern
 from debategraph.cli.render import err, write_output
 from debategraph.cli.runner import reader
 from debategraph.runs.results import thread_wall
@@ -57,7 +57,7 @@ def thread_page(
         UsageError: If the thread is unknown (the line ``show`` gives).
     """
     run = require_run(saver, thread, db)
-    pattern = get_pattern(run.pattern)
+    pattern = registry.described(run.pattern)
     reading = reader(saver, run)
     graph = reading.graph
     snapshot = graph.get_state(thread_config(thread))

@@ -14,7 +14,7 @@ from debategraph.errors import UsageError
 from debategraph.runs.results import result_of, thread_wall
 
 if TYPE_CHECKING:
-    from debategraph.checkpoints.thread_values import Described
+    from debategraph.described import Described
     from debategraph.runs.thread import Run
 
 #: Archive of Postgres checkpoints, in the working directory. A SQLite database ``FILE`` is
@@ -48,7 +48,7 @@ def thread_result(
 
     Args:
         run: The thread's run.
-        pattern: Its pattern's declaration (its result fields).
+        pattern: What its pattern is (its result fields).
         db: Its database (whose store notes the ends of runs stopped early).
         thread_id: The thread.
         values: Its state values.
@@ -71,7 +71,7 @@ def archive_thread(
 
     Args:
         archive: The archive's path.
-        pattern: The thread's pattern's declaration.
+        pattern: What the thread's pattern is.
         db: Its database (for the message).
         thread_id: The thread.
         values: Its state values.

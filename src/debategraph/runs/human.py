@@ -8,14 +8,14 @@ middle of a round, gets it (and a stop request) in its inbox in LangGraph's stor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import RunInfo, ThreadState, thread_config
+from debategraph.described import Described
 from debategraph.errors import UsageError
 from debategraph.nodes.rounds import REVIEW_NODE
-from debategraph.registry import Values
 from debategraph.state.base import termination_word
 from debategraph.state.records import Turn, interjection
 
@@ -24,18 +24,6 @@ if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
-
-
-class Rounds(Protocol):
-    """What a pattern's declaration says of its rounds (the CLI's ``Pattern`` is one)."""
-
-    @property
-    def round_word(self) -> str:
-        """What the pattern calls a round (``turn``)."""
-
-    @property
-    def last_round(self) -> Callable[[Values], int | None]:
-        """The most rounds a run's settings allow (``None``: no cap)."""
 
 
 def refuse_running(thread_id: str, state: ThreadState) -> None:
@@ -67,7 +55,7 @@ def interject(
     db: str,
     run: RunInfo | None = None,
     *,
-    pattern: Rounds | None = None,
+    pattern: Described | None = None,
 ) -> Delivery:
     """Add a human message to a thread: now, or at its next round boundary.
 
@@ -118,13 +106,13 @@ def refuse_unread(
     run: RunInfo | None,
     shown: str | None = None,
     *,
-    pattern: Rounds | None = None,
+    pattern: Described | None = None,
 ) -> None:
     """Refuse an interjection no round of the thread will read, before anything runs.
 
     A round reads what was sent before it opened. None will open after a finished
     thread, one whose state already ends it (a termination reason is set), or one whose
-    last round (:attr:`Rounds.last_round`) has opened.
+    last round (:attr:`~debategraph.described.Described.last_round`) has opened.
 
     Args:
         graph: The thread's compiled graph.

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints import inbox
-from debategraph.checkpoints.thread_values import Described
 from debategraph.checkpoints.threads import thread_wall_time
+from debategraph.described import Described
 from debategraph.state.records import Usage
 
 if TYPE_CHECKING:

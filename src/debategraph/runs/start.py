@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from debategraph import registry
 from debategraph.checkpoints.threads import RunInfo
 from debategraph.errors import UsageError
 from debategraph.models.spec import ModelSpec
@@ -85,7 +86,7 @@ def new_run(
     pattern: str,
     settings: Mapping[str, Any],
     spec: ModelSpec,
-    max_concurrency: int,
+    max_concurrency: int | None = None,
     *,
     names: Mapping[str, str] | None = None,
 ) -> Checked:
@@ -95,36 +96,50 @@ def new_run(
         pattern: The pattern's name.
         settings: Its factory's keyword arguments.
         spec: The run's model.
-        max_concurrency: The most tasks a step runs at once (checked at least 1).
+        max_concurrency: The most tasks a step runs at once (``None``: as many as one
+            of its rounds runs agents).
         names: How the face names a setting in its messages.
 
     Returns:
         The checked run.
 
     Raises:
-        UsageError: One line: tools on the embedded model, a setting the factory
-            refuses, a model its endpoint does not serve.
+        UsageError: One line: a concurrency below 1, tools on the embedded model, a
+            setting the factory refuses, a model its endpoint does not serve.
     """
     check_concurrency(max_concurrency)
     refuse_tools_on_embedded(settings, spec)
     info = RunInfo(pattern, dict(settings), spec_record(spec))
     graph = built(info, names)
     check_served(own_specs(settings), spec)
-    return Checked(info, fitted_spec(spec, settings, max_concurrency), max_concurrency, graph)
+    return _checked(info, spec, max_concurrency, graph)
 
 
-def resumed_run(info: RunInfo, spec: ModelSpec, max_concurrency: int) -> Checked:
+def resumed_run(info: RunInfo, spec: ModelSpec, max_concurrency: int | None = None) -> Checked:
     """A thread's run to continue (its settings were checked when it started).
 
     Args:
         info: The thread's pattern, settings and model.
         spec: The model to continue with (the stored one, or the one the face names).
-        max_concurrency: The most tasks a step runs at once.
+        max_concurrency: The most tasks a step runs at once (``None``: as many as one
+            of its rounds runs agents).
 
     Returns:
         The run, its graph built.
+
+    Raises:
+        UsageError: If ``max_concurrency`` is below 1.
     """
     check_concurrency(max_concurrency)
-    return Checked(
-        info, fitted_spec(spec, info.settings, max_concurrency), max_concurrency, built(info)
-    )
+    return _checked(info, spec, max_concurrency, built(info))
+
+
+def _checked(
+    info: RunInfo,
+    spec: ModelSpec,
+    max_concurrency: int | None,
+    graph: StateGraph[Any, Any, Any, Any],
+) -> Checked:
+    """The checked run: its concurrency (the pattern's default) and model fitted to it."""
+    most = max_concurrency or registry.described(info.pattern).agents_per_round(info.settings)
+    return Checked(info, fitted_spec(spec, info.settings, most), most, graph)

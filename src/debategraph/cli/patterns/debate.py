@@ -1,4 +1,8 @@
-"""The ``debate`` command: its options, and how a debate's progress and result read."""
+"""The ``debate`` command: its options, and how a debate's progress and result read.
+
+What a debate is (its title, result fields, settings line) is
+:mod:`debategraph.nodes.debate.described`.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +17,11 @@ from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
-    pausing,
     short,
     time_limit_option,
 )
 from debategraph.errors import UsageError
+from debategraph.nodes.debate.described import DESCRIBED
 from debategraph.nodes.debate.setup import (
     DEFAULT_DEBATERS,
     DEFAULT_HISTORY,
@@ -105,30 +109,6 @@ def debate_command(
     return Launch(settings, {"topic": topic})
 
 
-def _describe(settings: Values) -> str:
-    names = [d.split(":", 1)[0] if isinstance(d, str) else d["name"] for d in settings["debaters"]]
-    extras = [x for x in ("moderator", "judge") if settings.get(x)]
-    if settings.get("history") == "window":
-        extras.append(f"window of {settings['keep_last']}")
-    extra = f" + {', '.join(extras)}" if extras else ""
-    return (
-        f"{' vs '.join(names)}{extra}, {plural(settings['max_rounds'], 'round')}, "
-        f"{settings['words']} words per turn{pausing(settings)}"
-    )
-
-
-def _summary(values: Values) -> dict[str, Any]:
-    verdict = values.get("verdict")
-    return {
-        "topic": values.get("topic"),
-        "winner": verdict.winner if verdict is not None else None,
-        "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
-        "rounds_completed": values.get("rounds_completed", 0),
-        "moderator": [d.model_dump(mode="json") for d in values.get("moderator_decisions", [])],
-        "words": [w.model_dump(mode="json") for w in values.get("word_counts", [])],
-    }
-
-
 def _headline(result: Values) -> list[str]:
     winner = result.get("winner")
     verdict = result.get("verdict") or {}
@@ -184,12 +164,8 @@ def _progress(node: str, update: Values) -> list[str]:
 
 
 PATTERN = Pattern(
-    name="debate",
+    described=DESCRIBED,
     command=debate_command,
-    title=lambda values: str(values.get("topic") or ""),
-    summary=_summary,
-    describe=_describe,
-    agents_per_round=lambda s: len(s["debaters"]),
     headline=_headline,
     progress=_progress,
     streams=lambda node: node not in NOT_STREAMED,

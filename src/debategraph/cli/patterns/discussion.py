@@ -1,4 +1,8 @@
-"""The ``discuss`` command: its options, and how a discussion's progress and result read."""
+"""The ``discuss`` command: its options, and how a discussion's progress and result read.
+
+What a discussion is (its title, result fields, report, page fields, rounds) is
+:mod:`debategraph.nodes.discussion.described`.
+"""
 
 from __future__ import annotations
 
@@ -8,40 +12,30 @@ from typing import Annotated, Any
 
 import typer
 
-from debategraph.checkpoints.thread_values import jsonable, turns
 from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
-from debategraph.cli.patterns.declaration import Launch, Pattern, Report, Values
+from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
-    pausing,
     renamed_option,
     time_limit_option,
 )
 from debategraph.documents import load_document
 from debategraph.errors import UsageError
-from debategraph.nodes.discussion.markdown import (
-    convergence_text,
-    ending_text,
-    render_report_markdown,
-)
+from debategraph.nodes.discussion.described import DESCRIBED
+from debategraph.nodes.discussion.markdown import convergence_text, ending_text
 from debategraph.nodes.discussion.setup import (
     CHECK_NODE,
     DEFAULT_MAX_ROUNDS,
-    DEFAULT_PERSONAS,
     DEFAULT_THRESHOLD,
     DEFAULT_TIME_LIMIT_S,
-    INITIAL_STAGE,
     OFFICIALS,
     OPEN_ITERATION_NODE,
     PREPARE_NODE,
-    QUESTION_STAGE,
     QUESTIONS_DONE_NODE,
-    RESPONSE_STAGE,
     RESPONSES_DONE_NODE,
 )
-from debategraph.nodes.rounds import REVIEW_NODE
 from debategraph.state.discussion import Persona
 from debategraph.words import plural
 
@@ -145,78 +139,6 @@ def read_personas(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def _paper_title(values: Values) -> str:
-    paper = values.get("paper")
-    if isinstance(paper, dict):  # a strict checkpoint read hands records back as dicts
-        return str(paper.get("title") or "")
-    return str(getattr(paper, "title", "") or "")
-
-
-def _summary(values: Values) -> dict[str, Any]:
-    report = values.get("report")
-    convergence = values.get("convergence") or []
-    return {
-        "title": _paper_title(values),
-        "iterations_completed": values.get("iterations_completed", 0),
-        "convergence": convergence[-1].model_dump(mode="json") if convergence else None,
-        "report": report.model_dump(mode="json") if report is not None else None,
-        "notes": list(values.get("notes") or []),
-    }
-
-
-def _turn_fields(values: Values) -> dict[str, dict[str, Any]]:
-    """What a discussion's page shows under its turns: stances and revised insights.
-
-    Under each response turn, its stances (the question's turn linked) and revisions;
-    under each agent's first turn, its insights as they stand now (version, when revised).
-    """
-    by_key = {(t.agent, t.round, t.stage): t.id for t in turns(values)}
-    asked = {
-        q["id"]: by_key.get((q["asker"], q["iteration"], QUESTION_STAGE))
-        for q in jsonable(values.get("questions") or [])
-    }
-    out: dict[str, dict[str, Any]] = {}
-    for r in jsonable(values.get("responses") or []):
-        turn_id = by_key.get((r["agent"], r["iteration"], RESPONSE_STAGE))
-        if turn_id is not None:
-            stances = out.setdefault(turn_id, {}).setdefault("stances", [])
-            stances.append(
-                {
-                    "question": r["question_id"],
-                    "asked in": asked.get(r["question_id"]),
-                    "stance": r["stance"],
-                    "revised insight": r.get("revised_insight"),
-                    "confidence": r["confidence"],
-                }
-            )
-    for agent, insights in jsonable(values.get("insights") or {}).items():
-        turn_id = by_key.get((agent, 0, INITIAL_STAGE))
-        if turn_id is not None and insights:
-            out.setdefault(turn_id, {})["insights now"] = [
-                {
-                    "id": i["id"],
-                    "version": i["version"],
-                    "revised in iteration": i["revised_in"] or None,
-                    "insight": i["content"],
-                }
-                for i in insights
-            ]
-    return out
-
-
-def _personas(settings: Values) -> int:
-    return len(settings.get("personas") or DEFAULT_PERSONAS)
-
-
-def _describe(settings: Values) -> str:
-    return (
-        f"{plural(_personas(settings), 'persona')}, up to "
-        f"{plural(settings['max_rounds'], 'iteration')}, "
-        f"threshold {settings['threshold']}, time limit {settings['time_limit_s']:.0f}s"
-        f"{pausing(settings)}"
-    )
-
-
 def _headline(result: Values) -> list[str]:
     """The result's lines: the consensus, the last convergence, and what they are not.
 
@@ -271,29 +193,9 @@ def _progress(node: str, update: Values) -> list[str]:
     return lines
 
 
-def _render_report(values: Values, title: str) -> str | None:
-    if values.get("report") is None:
-        return None
-    return render_report_markdown(
-        values["report"],
-        title=title,
-        termination_reason=values.get("termination_reason"),
-        convergence=values.get("convergence") or (),
-        insights=values.get("insights"),
-    )
-
-
 PATTERN = Pattern(
-    name="discussion",
+    described=DESCRIBED,
     command=discuss_command,
-    title=_paper_title,
-    summary=_summary,
-    describe=_describe,
-    agents_per_round=_personas,
     headline=_headline,
     progress=_progress,
-    report=Report("discussion-{thread_id}.md", _render_report),
-    turn_fields=_turn_fields,
-    boundary_nodes=frozenset({OPEN_ITERATION_NODE, REVIEW_NODE}),
-    round_word="iteration",
 )

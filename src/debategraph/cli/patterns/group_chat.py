@@ -5,12 +5,12 @@
 (``name``, ``instructions``) with a ``model``, ``tools`` or ``agent`` of its own, or a
 ``'Name: instructions'`` string; an entry named ``selector`` or ``judge`` gives that
 official its own model. The entries are stored with the thread as given (specs, never
-keys), so a resumed or forked chat calls the same models.
+keys), so a resumed or forked chat calls the same models. What a group chat is (its
+title, result fields, settings line, turns) is :mod:`debategraph.nodes.group_chat.described`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import typer
@@ -21,13 +21,12 @@ from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
-    pausing,
     renamed_option,
     short,
     time_limit_option,
 )
 from debategraph.errors import UsageError
-from debategraph.nodes.conversation import transcript_json
+from debategraph.nodes.group_chat.described import DESCRIBED
 from debategraph.nodes.group_chat.setup import (
     BEGIN_NODE,
     CLOSE_TURN_NODE,
@@ -148,44 +147,6 @@ def read_roster(path: str) -> Roster:
     return read_agents_file(path, Participant, officials=OFFICIALS, text_form=True)
 
 
-def agent_name(entry: Any) -> str:
-    """An agent's name as the settings give it (a record's, a dict's or a string's)."""
-    if isinstance(entry, str):
-        return entry.split(":", 1)[0].strip()
-    if isinstance(entry, Mapping):
-        if "name" not in entry and len(entry) == 1:
-            return str(next(iter(entry)))
-        return str(entry.get("name"))
-    return str(getattr(entry, "name", entry))
-
-
-def _describe(settings: Values) -> str:
-    names = [agent_name(a) for a in settings["agents"]]
-    until = list(settings.get("until") or [])
-    if settings.get("time_limit_s") is not None:
-        until.append(f"timeout:{settings['time_limit_s']:g}s")
-    ends = f" until {' or '.join(until)}" if until else ""
-    guard = f", at most {settings['max_in_a_row']} in a row" if settings.get("max_in_a_row") else ""
-    return (
-        f"{', '.join(names)}, {settings['selection']} selection{guard}{ends}, "
-        f"at most {plural(settings['max_rounds'], 'turn')}{pausing(settings)}"
-    )
-
-
-def _summary(values: Values) -> dict[str, Any]:
-    selections = values.get("selections") or []
-    fallbacks = sum(1 for s in selections if s.method == "fallback")
-    return {
-        "task": values.get("task"),
-        "transcript": transcript_json(values),
-        "turns": sum(1 for t in values.get("transcript") or () if t.role == "agent"),
-        "is_complete": bool(values.get("is_complete")),
-        "termination_detail": values.get("termination_detail") or "",
-        "selections": [s.model_dump(mode="json") for s in selections],
-        "fallbacks": fallbacks,
-    }
-
-
 def _headline(result: Values) -> list[str]:
     lines = [
         f"{plural(result['turns'], 'turn')} · {escape(result.get('termination_detail') or '')}"
@@ -223,15 +184,10 @@ def _progress(node: str, update: Values) -> list[str]:
 
 
 PATTERN = Pattern(
-    name="group_chat",
+    described=DESCRIBED,
     command=chat_command,
-    title=lambda values: str(values.get("task") or ""),
-    summary=_summary,
-    describe=_describe,
-    agents_per_round=lambda s: 1,
     headline=_headline,
     progress=_progress,
     streams=lambda node: node not in NOT_STREAMED,
     streamed_stage="chat",
-    round_word="turn",
 )

@@ -1,9 +1,13 @@
-"""The ``meeting`` command: its options, and how a meeting's progress and result read."""
+"""The ``meeting`` command: its options, and how a meeting's progress and result read.
+
+What a meeting is (its title, result fields, settings line, rounds) is
+:mod:`debategraph.nodes.meeting.described`.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,20 +20,16 @@ from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
-    pausing,
     renamed_option,
     short,
     time_limit_option,
 )
 from debategraph.datafiles import load_data
 from debategraph.errors import UsageError
-from debategraph.nodes.conversation import transcript_json
-from debategraph.nodes.meeting.prompts import CHAIR_FALLBACK
+from debategraph.nodes.meeting.described import DESCRIBED, chair_fallback
 from debategraph.nodes.meeting.setup import (
-    CHAIR_AGENT,
     CONTROLLER_NODE,
     DECIDE_NODE,
-    DECISION_STAGE,
     DEFAULT_KEEP_LAST,
     DEFAULT_MAX_ROUNDS,
     DEFAULT_STAGES,
@@ -38,7 +38,7 @@ from debategraph.nodes.meeting.setup import (
     stage_agents,
 )
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
-from debategraph.state.records import Participant, Turn
+from debategraph.state.records import Participant
 from debategraph.words import plural
 
 #: How a controller decision that fell back is explained on screen.
@@ -46,24 +46,6 @@ CONTROLLER_GAVE_NOTHING = "the controller gave no usable decision"
 #: Nodes whose model output is not prose worth streaming (the round loop's, and the
 #: controller's and the chair's structured calls).
 NOT_STREAMED = frozenset({OPEN_ROUND_NODE, REVIEW_NODE, CONTROLLER_NODE, DECIDE_NODE})
-
-
-def _stages_of(settings: Values) -> list[Mapping[str, Any]]:
-    return [s for s in settings.get("stages") or () if isinstance(s, Mapping)]
-
-
-def _caps(settings: Values) -> tuple[list[int], list[int]]:
-    """Each stage's round cap and its number of participants, from a run's settings."""
-    stages = _stages_of(settings)
-    default = int(settings.get("max_rounds") or 1)
-    caps = [int(s.get("max_rounds") or default) for s in stages]
-    return caps, [len(s.get("participants") or ()) for s in stages]
-
-
-def _participant_name(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return str(value.get("name", "?"))
-    return str(value).partition(":")[0].strip()
 
 
 def meeting_command(
@@ -135,46 +117,6 @@ def _check_names(path: str, stages: Any, cap: int, agents: list[dict[str, Any]])
         raise UsageError(f"{AGENTS_FILE_OPTION} {path}: {exc}") from None
 
 
-def _describe(settings: Values) -> str:
-    caps, _ = _caps(settings)
-    parts = [
-        f"{s.get('name')} ({', '.join(_participant_name(p) for p in s.get('participants') or ())}"
-        f"; {cap} round{'s' if cap != 1 else ''})"
-        for s, cap in zip(_stages_of(settings), caps, strict=True)
-    ]
-    return f"{' → '.join(parts)}{pausing(settings)}"
-
-
-def chair_fallback(turns: Sequence[Turn]) -> str | None:
-    """Why the chair's final decision is none, when its call fell back.
-
-    Args:
-        turns: Transcript records (:class:`~debategraph.state.records.Turn`): the
-            thread's, or a node's update.
-
-    Returns:
-        ``the chair gave no usable decision: <why>`` from the chair's latest decision
-        turn that has no answer, or ``None``.
-    """
-    for turn in reversed(turns):
-        if turn.agent == CHAIR_AGENT and turn.stage == DECISION_STAGE:
-            return f"{CHAIR_FALLBACK}: {turn.reason}" if turn.reason else None
-    return None
-
-
-def _summary(values: Values) -> dict[str, Any]:
-    decision = values.get("decision")
-    return {
-        "topic": values.get("topic"),
-        "decision": decision.model_dump(mode="json") if decision is not None else None,
-        "decision_fallback": None if decision else chair_fallback(values.get("transcript") or ()),
-        "controller": [d.model_dump(mode="json") for d in values.get("controller_decisions", [])],
-        "stage": values.get("stage"),
-        "rounds": values.get("round", 0),
-        "transcript": transcript_json(values, full=True),
-    }
-
-
 def _headline(result: Values) -> list[str]:
     decision = result.get("decision")
     stages = len({d.get("stage") for d in result.get("controller") or ()})
@@ -220,13 +162,8 @@ def _progress(node: str, update: Values) -> list[str]:
 
 
 PATTERN = Pattern(
-    name="meeting",
+    described=DESCRIBED,
     command=meeting_command,
-    title=lambda values: str(values.get("topic") or ""),
-    summary=_summary,
-    describe=_describe,
-    agents_per_round=lambda s: max(_caps(s)[1], default=1),
-    last_round=lambda s: sum(_caps(s)[0]) or None,  # a meeting's rounds run on across stages
     headline=_headline,
     progress=_progress,
     streams=lambda node: node not in NOT_STREAMED,

@@ -7,7 +7,6 @@ from typing import Annotated, TypeVar
 import typer
 from rich.markup import escape
 
-from debategraph.cli.patterns.declaration import Values
 from debategraph.errors import UsageError
 from debategraph.strategies.decisions import (
     UNANIMITY,
@@ -38,18 +37,6 @@ StopWhen = Annotated[
         + ".",
     ),
 ]
-
-
-def pausing(settings: Values) -> str:
-    """``, pausing after each round`` when a run pauses, for ``Pattern.describe``.
-
-    Args:
-        settings: The run's settings.
-
-    Returns:
-        The phrase, or ``""``.
-    """
-    return ", pausing after each round" if settings.get("pause_after_round") else ""
 
 
 def fallback_note(reason: str | None) -> str:

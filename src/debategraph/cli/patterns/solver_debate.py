@@ -4,7 +4,8 @@ The result says how its answer was decided (the decision protocol, its fallback 
 reason, the judge's pick) and how the answers moved from round to round (per round, how
 many solvers changed their answer and how many of those off the previous round's
 plurality moved onto it: :func:`~debategraph.strategies.dynamics.thread_dynamics`,
-without gold).
+without gold). What a solver debate is (its title, result fields, settings line, export)
+is :mod:`debategraph.nodes.solver_debate.described`.
 """
 
 from __future__ import annotations
@@ -17,18 +18,17 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
-from debategraph.checkpoints.markdown import inline, ranked_table
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     StopWhen,
     TimeLimit,
-    pausing,
     short,
     stop_when_option,
     time_limit_option,
 )
 from debategraph.errors import UsageError
+from debategraph.nodes.solver_debate.described import DESCRIBED
 from debategraph.nodes.solver_debate.setup import (
     CLOSE_ROUND_NODE,
     DEFAULT_AGENTS,
@@ -40,9 +40,7 @@ from debategraph.nodes.solver_debate.setup import (
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule
-from debategraph.strategies.dynamics import LAST, thread_dynamics
-from debategraph.strategies.topology import DEFAULT_NEIGHBOURS, SINGLE, TOPOLOGY_NAMES
-from debategraph.words import plural
+from debategraph.strategies.topology import DEFAULT_NEIGHBOURS, TOPOLOGY_NAMES
 
 
 def solve_command(
@@ -270,62 +268,6 @@ def parse_topology(value: str) -> str | dict[str, list[str]]:
     return {str(k): list(v) for k, v in data.items()}
 
 
-def _summary(values: Values) -> dict[str, Any]:
-    rounds = values.get("rounds", [])
-    decision = values.get("decision")
-    # The decided answer (the decision's, None when it abstained); undecided: the default.
-    final = values.get("answer", LAST)
-    dynamics = thread_dynamics([r.answers for r in rounds], final=final)
-    return {
-        "answer": values.get("answer"),
-        "votes": values.get("votes", {}),
-        "agreement": values.get("agreement", 0.0),
-        "tie_break": values.get("tie_break"),
-        "rounds": [r.model_dump(include={"round", "answers"}) for r in rounds],
-        "decision": decision.model_dump(mode="json") if decision is not None else None,
-        "decisions": {
-            key: d.model_dump(mode="json") for key, d in (values.get("decisions") or {}).items()
-        },
-        "dynamics": dynamics.model_dump(mode="json"),
-    }
-
-
-def _solvers(settings: Values) -> int:
-    """How many solvers the settings name: a count, names or records, or a custom topology's."""
-    topo = settings["topology"]
-    if topo == SINGLE:
-        return 1
-    if isinstance(topo, Mapping):
-        return len(topo)
-    agents = settings["agents"]
-    return agents if isinstance(agents, int) else len(agents)
-
-
-def _describe(settings: Values) -> str:
-    topo = settings["topology"]
-    n = _solvers(settings)
-    if isinstance(topo, Mapping):
-        shape = f"custom topology of {plural(n, 'solver')}"
-    elif topo == SINGLE:
-        shape = "1 solver alone"
-    elif topo == "ring":
-        k = settings["neighbours"] or min(2, n - 1)
-        shape = f"{plural(n, 'solver')}, ring k={k}"
-    else:
-        shape = f"{plural(n, 'solver')}, {topo}"
-    tools = settings.get("tools")
-    extra = f", tools {', '.join(map(str, tools))}" if tools else ""
-    decision = settings.get("decision")
-    if decision is not None and str(getattr(decision, "spec", decision)) != PLURALITY:
-        extra += f", decision {getattr(decision, 'spec', decision)}"
-    stop = settings.get("stop_when") or (
-        "unanimity" if settings.get("stop_when_unanimous") else None
-    )
-    if stop:
-        extra += f", stops once they agree by {getattr(stop, 'spec', stop)}"
-    return f"{shape}, {plural(settings['max_rounds'], 'round')}{extra}{pausing(settings)}"
-
-
 def _tally(answers: Mapping[str, str | None]) -> str:
     counts: dict[str, int] = {}
     for answer in answers.values():
@@ -440,50 +382,9 @@ def dynamics_line(dynamics: Mapping[str, Any] | None) -> str:
     return f"dynamics: {' · '.join(parts)}" if parts else ""
 
 
-def votes_markdown(values: Values) -> list[str]:
-    """The decided answer, its votes, agreement, tie-break and decision, as Markdown.
-
-    The decision (how the answer was decided) is shown where it was not a plain
-    plurality vote. The solver debate's section of ``export --format md``.
-
-    Args:
-        values: The thread's state values.
-
-    Returns:
-        The lines, each paragraph followed by a blank line (none for a field not set).
-    """
-    lines: list[str] = []
-    if "answer" in values:
-        answer = values.get("answer")
-        shown = f"**{inline(str(answer))}**" if answer is not None else "none"
-        lines += [f"Answer: {shown}", ""]
-    votes = values.get("votes")
-    if isinstance(votes, Mapping) and votes:
-        lines += [*ranked_table(votes, ("answer", "votes")), ""]
-    agreement = values.get("agreement")
-    if isinstance(agreement, int | float) and "votes" in values:
-        lines += [f"Agreement: {agreement:.2f}", ""]
-    if values.get("tie_break"):
-        lines += [f"Tie-break: {inline(str(values['tie_break']))}", ""]
-    decision = values.get("decision")
-    if decision is not None and (decision.protocol != PLURALITY or decision.reason):
-        how = f"Decision: {inline(decision.protocol)}"
-        if decision.judge_model:
-            how += f" (the judge on {inline(decision.judge_model)})"
-        if decision.reason:
-            how += f": {inline(decision.reason)}"
-        lines += [how, ""]
-    return lines
-
-
 PATTERN = Pattern(
-    name="solver_debate",
+    described=DESCRIBED,
     command=solve_command,
-    title=lambda values: str(values.get("question") or ""),
-    summary=_summary,
-    describe=_describe,
-    agents_per_round=_solvers,
     headline=_headline,
     progress=_progress,
-    result_markdown=votes_markdown,
 )

@@ -1,9 +1,9 @@
 """The consensus report as Markdown, and the convergence in words (pure).
 
-The CLI's declaration of the pattern (:mod:`debategraph.cli.patterns.discussion`) writes
-the report file with :func:`render_report_markdown` and its lines with
-:func:`convergence_text`; the nodes use the same words in the pause's payload and the
-report's notes.
+The pattern's description (:mod:`debategraph.nodes.discussion.described`) writes the
+report file with :func:`render_report_markdown`, and its CLI declaration
+(:mod:`debategraph.cli.patterns.discussion`) its lines with :func:`convergence_text`;
+the nodes use the same words in the pause's payload and the report's notes.
 
 What was not measured or not written says so: a convergence component the iteration gave
 nothing to measure is ``n/a`` (never 1.00), and a report the consensus call did not write
