@@ -18,13 +18,13 @@ from typing_extensions import TypedDict
 from debategraph.checkpoints import archive as archive_module
 from debategraph.checkpoints import open_checkpointer, thread_config
 from debategraph.checkpoints.archive import ArchiveSummary, archive_debate, export_json
-from debategraph.checkpoints.markdown import render_markdown, summary_markdown
 from debategraph.checkpoints.thread_values import jsonable
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.solver_debate import votes_markdown
 from debategraph.errors import UsageError
 from debategraph.state.records import RoundRecord, Turn, Usage
+from debategraph.views.markdown import render_markdown, summary_markdown
 from tests.unprivileged import without_privileges
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"

@@ -17,7 +17,6 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
-from debategraph.checkpoints.markdown import inline, ranked_table
 from debategraph.cli.agents_file import AgentsFile, read_agents_file
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
@@ -42,6 +41,7 @@ from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule
 from debategraph.strategies.dynamics import LAST, thread_dynamics
 from debategraph.strategies.topology import DEFAULT_NEIGHBOURS, SINGLE, TOPOLOGY_NAMES
+from debategraph.views.markdown import inline, ranked_table
 from debategraph.words import plural
 
 

@@ -7,7 +7,7 @@ else its ``summary`` fields rendered generically (both of its CLI declaration,
 what it cost. Nothing here names a pattern's nodes or state keys; the helpers :func:`inline` and
 :func:`ranked_table` are public for patterns writing their own result section, and the
 summary's walk (:func:`field_label`, :func:`is_scalar`, :func:`is_flat`,
-:func:`scalar_text`) for the thread's page (:mod:`~debategraph.checkpoints.page`).
+:func:`scalar_text`) for the thread's page (:mod:`~debategraph.views.thread_page`).
 """
 
 from __future__ import annotations
