@@ -27,7 +27,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from PIL import Image  # noqa: E402
 
-from debategraph.cli.view import write_thread_page  # noqa: E402
+from debategraph.views.thread_file import write_thread_page  # noqa: E402
 from tests.browser import Browser, PageVisit, chromium_path, start_chromium  # noqa: E402
 from tests.conftest import cli, solver_of  # noqa: E402
 from tests.openai_stub import StubOpenAIServer, StubReply  # noqa: E402

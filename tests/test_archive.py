@@ -19,13 +19,13 @@ from debategraph import registry
 from debategraph.checkpoints import archive as archive_module
 from debategraph.checkpoints import open_checkpointer, thread_config
 from debategraph.checkpoints.archive import ArchiveSummary, archive_debate, export_json
-from debategraph.checkpoints.markdown import render_markdown, summary_markdown
 from debategraph.checkpoints.thread_values import jsonable
 from debategraph.described import Described
 from debategraph.errors import UsageError
 from debategraph.nodes.solver_debate.described import votes_markdown
 from debategraph.registry import Values
 from debategraph.state.records import RoundRecord, Turn, Usage
+from debategraph.views.markdown import render_markdown, summary_markdown
 from tests.unprivileged import without_privileges
 
 QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in total?"

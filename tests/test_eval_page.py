@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from debategraph.cli.eval_page import write_thread_pages
 from debategraph.errors import UsageError
-from debategraph.eval.page import render_report_page, thread_href, thread_sample
 from debategraph.eval.records import Outcome
 from debategraph.eval.report import write_results
-from debategraph.eval.stats import build_report
+from debategraph.eval.stats import Report, build_report
+from debategraph.views import eval_files
+from debategraph.views.eval_files import write_report_page, write_thread_pages
+from debategraph.views.eval_page import render_report_page, thread_href, thread_sample
 from tests.test_eval_report import LABELS, META, OUTCOMES, REPORT, quick_plots
+from tests.test_write_whole import disk_full
 
 PNGS = {"accuracy.png": b"\x89PNG accuracy", "dynamics.png": b"\x89PNG dynamics"}
 
@@ -149,17 +151,19 @@ def test_the_sample_is_the_first_right_the_first_wrong_then_the_first_others() -
     assert all(o.decision == "plurality" for found in sample.values() for o in found)
 
 
-def test_write_results_writes_the_page_from_the_plots_it_wrote(
+def test_the_page_is_written_from_the_plots_write_results_wrote(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     saved = quick_plots(monkeypatch)
     given: list[dict[str, bytes]] = []
 
-    def page(pngs: dict[str, bytes]) -> str:
-        given.append(dict(pngs))
-        return render_report_page(REPORT, META, pngs=pngs)
+    def page(report: Report, meta: dict[str, object], **kwargs: Any) -> str:
+        given.append(dict(kwargs["pngs"]))
+        return render_report_page(report, meta, **kwargs)
 
-    paths = write_results(tmp_path, OUTCOMES, REPORT, META, page=page)
+    monkeypatch.setattr(eval_files, "render_report_page", page)
+    paths = write_results(tmp_path, OUTCOMES, REPORT, META)
+    paths["html"] = write_report_page(tmp_path, REPORT, META)
     assert paths["html"] == tmp_path / "report.html"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["accuracy.png", "dynamics.png", "results.csv", "results.json", "report.html"]
@@ -178,16 +182,15 @@ def test_a_page_that_cannot_be_written_leaves_no_file_and_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     quick_plots(monkeypatch)
-
-    def full_disk(pngs: object) -> str:
-        raise OSError(28, os.strerror(28))
-
+    written = sorted(p.name for p in write_results(tmp_path, OUTCOMES, REPORT, META).values())
+    disk_full(monkeypatch)
     with pytest.raises(UsageError) as caught:
-        write_results(tmp_path, OUTCOMES, REPORT, META, page=full_disk)
+        write_report_page(tmp_path, REPORT, META)
     assert (
         str(caught.value) == f"--out {tmp_path}: cannot write report.html: No space left on device"
     )
-    assert list(tmp_path.iterdir()) == []  # none of the others either, nor a temp file
+    # The result files were written before the page: no page beside them, nor a temp file.
+    assert sorted(p.name for p in tmp_path.iterdir()) == written
 
 
 def test_a_thread_missing_from_its_database_gets_no_link_and_a_note(tmp_path: Path) -> None:

@@ -15,10 +15,10 @@ from urllib.parse import unquote
 import pytest
 
 from debategraph.cli.app import main
-from debategraph.cli.eval_page import write_thread_pages
-from debategraph.cli.view import write_thread_page
 from debategraph.eval.records import Outcome
-from debategraph.pages import esc
+from debategraph.views.eval_files import write_thread_pages
+from debategraph.views.shell import esc
+from debategraph.views.thread_file import write_thread_page
 from tests.conftest import stub_args
 from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer

@@ -307,3 +307,42 @@ def test_only_the_cli_imports_typer_and_rich() -> None:
                 if n.split(".")[0] in ("typer", "rich", "click")
             ]
     assert not found, "terminal libraries below the CLI:\n" + "\n".join(found)
+
+
+#: What rendering for people imports: the pages and exports (``views``) and HTML escaping.
+RENDERING = ("debategraph.views", "html")
+
+
+def rendering_imports(path: Path) -> list[str]:
+    """``line module`` of each import in a file of what renders (see :data:`RENDERING`)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        found += [
+            f"{node.lineno} {name}"
+            for name in names
+            if any(name == r or name.startswith(f"{r}.") for r in RENDERING)
+        ]
+    return found
+
+
+def test_checkpoints_store_and_read_only() -> None:
+    """Nothing in ``checkpoints/`` renders a page or an export: ``views`` does, reading
+    threads through ``checkpoints``; a checkpoints module imports neither ``views`` nor
+    HTML escaping."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted((SRC / "checkpoints").rglob("*.py"))
+        for line in rendering_imports(path)
+    ]
+    assert not found, "rendering in checkpoints/ (it belongs in views/):\n" + "\n".join(found)
+
+
+def test_the_check_sees_rendering(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("import html\nfrom debategraph.views.shell import esc\nimport htmlmin\n")
+    assert rendering_imports(probe) == ["1 html", "2 debategraph.views.shell"]

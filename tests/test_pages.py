@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from debategraph.pages import CONTENT_SECURITY_POLICY, data_uri, document, esc
+from debategraph.views.shell import CONTENT_SECURITY_POLICY, data_uri, document, esc
 
 
 def test_model_text_is_escaped_tags_and_quotes() -> None:

@@ -22,12 +22,13 @@ import pytest
 
 from debategraph import build_solver_debate, registry
 from debategraph.checkpoints.forking import ForkPoint, Lineage, lineage
-from debategraph.checkpoints.page import page_name, render_page
 from debategraph.checkpoints.savers import open_checkpointer
 from debategraph.cli import main, view
 from debategraph.described import Described
 from debategraph.errors import UsageError
 from debategraph.state.records import TOOL_STAGE, Turn
+from debategraph.views import thread_file
+from debategraph.views.thread_page import page_name, render_page
 from tests.conftest import one_error_line, run_cli, solver_of, stub_args
 from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer
@@ -537,10 +538,10 @@ def test_ctrl_c_stops_following_cleanly(
 
 
 def test_write_thread_page_for_the_eval_report(threads: Threads, tmp_path: Path) -> None:
-    path = view.write_thread_page(threads.db, "w", tmp_path / "w.html")
+    path = thread_file.write_thread_page(threads.db, "w", tmp_path / "w.html")
     assert turn_ids(Page(path.read_text())) == [t["id"] for t in threads.transcripts["w"]]
     with pytest.raises(UsageError, match="unknown thread id 'nope'"):
-        view.write_thread_page(threads.db, "nope", tmp_path / "n.html")
+        thread_file.write_thread_page(threads.db, "nope", tmp_path / "n.html")
 
 
 def test_unknown_thread_is_the_line_show_gives(
@@ -585,7 +586,7 @@ def test_a_page_is_written_whole_or_not_at_all(
 
 def test_the_result_says_each_thing_once() -> None:
     """The decision beside the answer and votes it decided, and again under ``decisions``."""
-    from debategraph.checkpoints.page_parts import without_repeats
+    from debategraph.views.thread_parts import without_repeats
 
     decision = {"protocol": "plurality", "answer": "18", "votes": {"18": 2}, "reason": None}
     judged = {**decision, "protocol": "judge", "answer": "20"}

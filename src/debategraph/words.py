@@ -1,6 +1,9 @@
-"""How text reads in what the CLI prints: counts (``1 round``, ``2 rounds``), one-line errors."""
+"""How text reads: counts (``1 round``), one-line errors, text for a Markdown line or table."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 #: Plurals that are not the word plus ``s``.
 _IRREGULAR = {"reply": "replies", "is": "are", "was": "were"}
@@ -28,3 +31,39 @@ def plural(count: float, word: str) -> str:
 def one_line(text: str) -> str:
     """``text`` on one line (whitespace runs collapsed), at most 400 characters."""
     return " ".join(text.split())[:400]
+
+
+def inline(text: str) -> str:
+    """Flatten text to one line for a heading or a table cell (``|`` escaped).
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The line.
+    """
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def ranked_table(counts: Mapping[Any, Any], header: tuple[str, str]) -> list[str]:
+    """Counts as a two-column table, highest first (ties in key order).
+
+    Args:
+        counts: Key -> count (non-numbers count as 0 for the order).
+        header: The two column headings.
+
+    Returns:
+        The table's lines (none for no counts).
+    """
+    if not counts:
+        return []
+    ranked = sorted(counts.items(), key=lambda kv: (-_number(kv[1]), str(kv[0])))
+    return [
+        f"| {inline(header[0])} | {inline(header[1])} |",
+        "| --- | ---: |",
+        *(f"| {inline(str(k))} | {n} |" for k, n in ranked),
+    ]
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0

@@ -7,7 +7,7 @@ allowed); the names exported here are the documented API. The modules: ``savers`
 ``thread_values`` (a thread's run, status and values), ``inbox`` (interjections and stop
 requests, in LangGraph's store), ``maintenance`` (history, and what ``forking`` and
 ``pruning`` share), ``tables`` (the SQL on LangGraph's checkpoint tables, see
-:mod:`debategraph.compat`), ``archive`` and ``markdown`` (plain tables and exports of
+:mod:`debategraph.compat`), ``archive`` (a plain table of
 finished threads), ``threaded`` (async methods on a thread of their own).
 """
 

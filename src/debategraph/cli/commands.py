@@ -442,7 +442,7 @@ def export(
 ) -> None:
     """Write a readable transcript of a thread (Markdown or JSON)."""
     from debategraph.checkpoints.archive import export_json
-    from debategraph.checkpoints.markdown import render_markdown
+    from debategraph.views.markdown import render_markdown
 
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)

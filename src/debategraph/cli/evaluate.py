@@ -329,7 +329,7 @@ def run_and_report(
         "wall_s": round(time.perf_counter() - started, 3),
     }
     threads = (options.checkpoints, dbs or {})
-    from debategraph.cli.eval_page import write_report
+    from debategraph.cli.eval_results import write_report
 
     write_report(options.out_dir, plan, found, meta, options.json_output, threads)
 

@@ -1,9 +1,10 @@
 """``debategraph view``: a thread's page, written to a file, opened, and kept up to date.
 
-The page (:func:`~debategraph.checkpoints.page.render_page`) is one self-contained HTML
-file: it opens offline, fetches nothing and runs no script. ``--follow`` rewrites it
-after every new checkpoint until the thread stops moving (finished, failed, waiting for
-a human or stopped); meanwhile the page tells the browser to reload it.
+The page (:func:`~debategraph.views.thread_file.thread_page`, the thread as it stands
+now) is one self-contained HTML file: it opens offline, fetches nothing and runs no
+script. ``--follow`` rewrites it after every new checkpoint until the thread stops moving
+(finished, failed, waiting for a human or stopped); meanwhile the page tells the browser
+to reload it.
 """
 
 from __future__ import annotations
@@ -17,17 +18,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from debategraph import registry
-from debategraph.checkpoints.forking import lineage
-from debategraph.checkpoints.page import page_name, render_page
 from debategraph.checkpoints.savers import DEFAULT_DB, open_checkpointer
 from debategraph.checkpoints.threads import thread_config, writer_elsewhere
 from debategraph.cli.group import app
 from debategraph.cli.options import DbOpt
 from debategraph.cli.render import err, write_output
-from debategraph.cli.runner import reader
-from debategraph.runs.results import thread_wall
-from debategraph.runs.thread import require_run
+from debategraph.views.thread_file import MOVING, thread_page
+from debategraph.views.thread_page import page_name
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -35,68 +32,6 @@ if TYPE_CHECKING:
 #: How often ``--follow`` looks for a new checkpoint, and how often the page it writes
 #: while the thread runs asks the browser to reload it (seconds).
 FOLLOW_POLL_S = 2
-#: The one status in which a thread moves on by itself.
-MOVING = "running"
-
-
-def thread_page(
-    saver: BaseCheckpointSaver[Any], db: str, thread: str, *, refresh_s: int | None = None
-) -> tuple[str, str]:
-    """A thread's page as it stands now.
-
-    Args:
-        saver: The checkpointer of ``db``.
-        db: The ``--db`` value (for messages and the thread's wall time).
-        thread: The thread id.
-        refresh_s: Have a running thread's page reload this often (``None``: never).
-
-    Returns:
-        The HTML and the thread's status.
-
-    Raises:
-        UsageError: If the thread is unknown (the line ``show`` gives).
-    """
-    run = require_run(saver, thread, db)
-    pattern = registry.described(run.pattern)
-    reading = reader(saver, run)
-    graph = reading.graph
-    snapshot = graph.get_state(thread_config(thread))
-    state = reading.state(thread)
-    family = lineage(saver, thread)
-    html = render_page(
-        thread,
-        snapshot.values if isinstance(snapshot.values, dict) else {},
-        pattern=pattern,
-        status=state.status,
-        wall_s=thread_wall(saver, db, thread),
-        where=None if state.status == "finished" else state.where(),
-        forked_from=family.origin,
-        forks=family.forks,
-        pauses=[interrupt.value for interrupt in snapshot.interrupts],
-        round_word=pattern.round_word,
-        refresh_s=refresh_s if state.status == MOVING else None,
-    )
-    return html, state.status
-
-
-def write_thread_page(db: str, thread_id: str, path: Path) -> Path:
-    """Write a thread's page to ``path`` (the eval's report links its threads' pages).
-
-    Args:
-        db: The checkpoint database (a SQLite path or a Postgres URL).
-        thread_id: The thread.
-        path: The file to write.
-
-    Returns:
-        ``path``.
-
-    Raises:
-        UsageError: If the thread is unknown or the file cannot be written (one line).
-    """
-    with open_checkpointer(db) as saver:
-        html, _ = thread_page(saver, db, thread_id)
-    write_output(path, html)
-    return path
 
 
 def follow(write: Callable[[], str], wait: Callable[[], None]) -> int:

@@ -1,11 +1,13 @@
-"""The eval's result files: ``results.json``, ``results.csv``, the two plots and the page.
+"""The eval's result files: ``results.json``, ``results.csv``, the two plots, ``results.md``.
 
 Each file is rendered to a temporary file next to its target and moved into place only
 once all are complete, so an interrupted or failed write never leaves a truncated
 file behind (an older complete one stays as it was); :func:`write_out` writes any other
 file of ``--out`` (the questions, the plan) the same way. :func:`read_report` reads
 ``results.json`` back; the tables (:mod:`~debategraph.eval.tables`) show the figures as
-it rounds them.
+it rounds them. The page that shows them, ``report.html``, is no file of the eval's: the
+face that wrote these writes it after them (:mod:`debategraph.views.eval_files`), from the
+plots as written here.
 """
 
 from __future__ import annotations
@@ -43,8 +45,6 @@ FILES = {
 }
 #: ``results.md``, written where ``write_results`` is given its text.
 MARKDOWN = ("md", "results.md")
-#: ``report.html``, written where ``write_results`` is given its renderer.
-PAGE = ("html", "report.html")
 _DECIMALS = {"accuracy": 4, "ci_low": 4, "ci_high": 4, "abstention_rate": 4, "calls": 2}
 _DECIMALS |= {"prompt_tokens": 1, "completion_tokens": 1, "tokens": 1, "wall_s": 3}
 _RATE = 4  # decimals of every other share in results.json
@@ -289,18 +289,13 @@ def write_out(path: Path, text: str) -> Path:
     return path
 
 
-#: Renders ``report.html`` from the plots' bytes, by file name (``accuracy.png``...).
-PageRenderer = Callable[[Mapping[str, bytes]], str]
-
-
-def _png(pngs: dict[str, bytes], name: str, figure: Callable[[], Figure]) -> Writer:
-    """A writer of a plot's PNG that keeps its bytes in ``pngs`` (the page inlines them)."""
+def _png(figure: Callable[[], Figure]) -> Writer:
+    """A writer of a plot's PNG (the figure rendered once, when it writes)."""
 
     def write(stream: IO[bytes]) -> None:
         buffer = io.BytesIO()
         figure().savefig(buffer, format="png")
-        pngs[name] = buffer.getvalue()
-        stream.write(pngs[name])
+        stream.write(buffer.getvalue())
 
     return write
 
@@ -311,23 +306,19 @@ def write_results(
     report: Report,
     meta: Mapping[str, Any],
     markdown: str | None = None,
-    *,
-    page: PageRenderer | None = None,
 ) -> dict[str, Path]:
     """Write ``results.json``, ``results.csv``, ``accuracy.png`` and ``dynamics.png``.
 
     And ``results.md`` where ``markdown`` is given (the eval's:
-    :func:`~debategraph.eval.advice.results_markdown`, the plain answer then the tables),
-    and ``report.html`` where ``page`` is.
+    :func:`~debategraph.eval.advice.results_markdown`, the plain answer then the tables).
 
     ``results.json`` holds ``meta`` as given, then ``modes`` (one entry per label: the
     summary's fields, rates to 4 decimals, tokens to 1, calls to 2, wall time to 3, plus
     ``ci95: [low, high]`` and ``pareto``), ``comparisons`` (with ``significant``),
     ``matched`` and ``dynamics`` (shares to 4 decimals, p-values to 6 significant
     digits). ``results.csv`` has one row per outcome under the ``Outcome`` field names.
-    ``report.html`` is ``page`` of the plots' bytes (each figure is rendered once). All
-    the files are complete before any is moved into place, and none is left
-    half-written when something fails.
+    Each figure is rendered once. All the files are complete before any is moved into
+    place, and none is left half-written when something fails.
 
     Args:
         out_dir: The folder to write into; created when missing.
@@ -336,31 +327,24 @@ def write_results(
         meta: Anything to record with the results (dataset, model, settings, skips);
             values JSON cannot hold are written as their ``str``.
         markdown: ``results.md``'s text (``None``: no ``results.md``).
-        page: Renders ``report.html`` (see
-            :func:`~debategraph.eval.page.render_report_page`); ``None``: no page.
 
     Returns:
         The paths written, by key: ``"json"``, ``"csv"``, ``"png"`` (accuracy.png),
-        ``"dynamics"`` (dynamics.png), with ``markdown`` ``"md"`` (results.md) and with
-        ``page`` ``"html"`` (report.html).
+        ``"dynamics"`` (dynamics.png), and with ``markdown`` ``"md"`` (results.md).
 
     Raises:
         UsageError: When a file cannot be written (a one-line message naming it).
     """
-    pngs: dict[str, bytes] = {}
     writers: dict[str, Writer] = {
         "json": lambda stream: _write_json(stream, report, meta),
         "csv": lambda stream: _write_csv(stream, outcomes),
-        "png": _png(pngs, FILES["png"], lambda: accuracy_figure(report.summaries, report.pareto)),
-        "dynamics": _png(pngs, FILES["dynamics"], lambda: dynamics_figure(report.dynamics)),
+        "png": _png(lambda: accuracy_figure(report.summaries, report.pareto)),
+        "dynamics": _png(lambda: dynamics_figure(report.dynamics)),
     }
     names = dict(FILES)
     if markdown is not None:
         key, names[key] = MARKDOWN
         writers[key] = lambda stream: _write_text(stream, markdown)
-    if page is not None:
-        key, names[key] = PAGE
-        writers[key] = lambda stream: _write_text(stream, page(pngs))
     staged: dict[str, Path] = {}
     name = FILES["json"]
     try:

@@ -1,8 +1,8 @@
-"""The eval's tables: printed (Rich), as Markdown (``results.md``, the README) and HTML.
+"""The eval's tables: printed (Rich) and as Markdown (``results.md``, the README).
 
-All three (the HTML is ``report.html``'s) are the same cells, built once per section
-from a report's figures as ``results.json`` rounds them
-(:func:`~debategraph.eval.report.read_report` of
+Both are the same cells, built once per section (:func:`sections`, which ``report.html``
+shows as HTML: :mod:`debategraph.views.eval_tables`) from a report's figures as
+``results.json`` rounds them (:func:`~debategraph.eval.report.read_report` of
 :func:`~debategraph.eval.report.results_document`), so the tables of a run and of its
 ``results.json`` read back are the same text. A table too wide for the terminal is
 split by its columns, none of its figures cut.
@@ -10,16 +10,14 @@ split by its columns, none of its figures cut.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
 from rich.table import Table
 from rich.text import Text
 
 from debategraph.eval.report import read_report, results_document
 from debategraph.eval.stats import ALPHA, Report
-from debategraph.pages import esc
 
 _DASH = "\N{EM DASH}"
 
@@ -30,7 +28,7 @@ def _significance(p_value: float) -> str:
 
 
 @dataclass(frozen=True)
-class _Section:
+class Section:
     """One table: its title, column headers, rows of cells and notes under it.
 
     Its first ``keys`` columns say what a row is: a table split to fit repeats them.
@@ -58,7 +56,7 @@ def _rate(value: float | None, count: int) -> str:
     return _DASH if value is None else f"{value:.3f} ({count})"
 
 
-def _summary_section(report: Report) -> _Section:
+def _summary_section(report: Report) -> Section:
     """Accuracy and cost per label."""
     pareto = set(report.pareto)
     rows = [
@@ -78,10 +76,10 @@ def _summary_section(report: Report) -> _Section:
     ]
     headers: tuple[str, ...] = ("mode", "n", "accuracy (95% CI)", "abstain", "prompt tok/q")
     headers += ("completion tok/q", "total tok/q", "calls/q", "s/q", "Pareto")
-    return _Section("Accuracy and cost per mode and protocol", headers, rows)
+    return Section("Accuracy and cost per mode and protocol", headers, rows)
 
 
-def _comparison_section(report: Report) -> _Section:
+def _comparison_section(report: Report) -> Section:
     """The paired tests."""
     rows = [
         [
@@ -95,10 +93,10 @@ def _comparison_section(report: Report) -> _Section:
         for c in report.comparisons
     ]
     headers = ("a vs b", "n", "a only", "b only", "McNemar p", "at 5%")
-    return _Section("Paired comparisons (exact McNemar test)", headers, rows)
+    return Section("Paired comparisons (exact McNemar test)", headers, rows)
 
 
-def _matched_section(report: Report) -> _Section:
+def _matched_section(report: Report) -> Section:
     """Each debate mode against its matched-budget vote."""
     rows = []
     for m in report.matched:
@@ -120,10 +118,10 @@ def _matched_section(report: Report) -> _Section:
     headers += ("accuracy",)
     headers += ("debate only", "vote only", "McNemar p", "at 5%")
     notes = [f"{m.vote_mode}: {m.how}" for m in report.matched]
-    return _Section("Debate against a vote at the same token budget", headers, rows, notes)
+    return Section("Debate against a vote at the same token budget", headers, rows, notes)
 
 
-def _escalation_section(report: Report) -> _Section:
+def _escalation_section(report: Report) -> Section:
     """``vote-then-debate``: questions debated, tokens saved, its paired tests."""
     rows = []
     notes = []
@@ -150,10 +148,10 @@ def _escalation_section(report: Report) -> _Section:
         notes.append(f"{e.mode}: every question debated is {e.how} from {e.basis}.")
     headers: tuple[str, ...] = ("mode", "agree", "n", "debated", "total tok/q")
     headers += ("debating all tok/q", "saved tok/q", "McNemar")
-    return _Section("Vote, then debate only where round 1 does not agree", headers, rows, notes)
+    return Section("Vote, then debate only where round 1 does not agree", headers, rows, notes)
 
 
-def _rounds_section(report: Report) -> _Section:
+def _rounds_section(report: Report) -> Section:
     """Per debate mode and round: accuracy, flips, conformity."""
     rows = [
         [
@@ -178,10 +176,10 @@ def _rounds_section(report: Report) -> _Section:
         "those not right that are now; conformity: share of the solvers off the previous "
         "round's plurality that moved to it."
     ]
-    return _Section("Debate dynamics per round", headers, rows, notes, keys=2)
+    return Section("Debate dynamics per round", headers, rows, notes, keys=2)
 
 
-def _loss_section(report: Report) -> _Section:
+def _loss_section(report: Report) -> Section:
     """Per debate mode and protocol: the oracle, the final accuracy and the loss."""
     rows = [
         [
@@ -199,17 +197,20 @@ def _loss_section(report: Report) -> _Section:
         "oracle: some solver gave the gold answer in some round; loss: the oracle holds and "
         "the decision is wrong."
     ]
-    return _Section("Oracle and loss per mode and protocol", headers, rows, notes)
+    return Section("Oracle and loss per mode and protocol", headers, rows, notes)
 
 
-def _sections(report: Report) -> list[_Section]:
+def sections(report: Report) -> list[Section]:
     """The tables of a report: the summary always, the others where they have rows.
+
+    Each is shown printed (:func:`results_table`), as Markdown (:func:`markdown_table`)
+    and as HTML (:func:`debategraph.views.eval_tables.html_tables`, ``report.html``'s).
 
     The cells show the figures as ``results.json`` rounds them, so the tables of a
     report and of its ``results.json`` read back are the same.
     """
     report = read_report(results_document(report, {}))
-    sections = [
+    found = [
         _summary_section(report),
         _comparison_section(report),
         _matched_section(report),
@@ -217,10 +218,10 @@ def _sections(report: Report) -> list[_Section]:
         _rounds_section(report),
         _loss_section(report),
     ]
-    return [sections[0], *(s for s in sections[1:] if s.rows)]
+    return [found[0], *(s for s in found[1:] if s.rows)]
 
 
-def _rich_tables(section: _Section, width: int | None) -> list[Table]:
+def _rich_tables(section: Section, width: int | None) -> list[Table]:
     """A section as Rich tables of plain-text cells that fit ``width`` columns.
 
     Cells are ``Text`` (so ``[0.61, 0.79]`` is not markup) and never cut or folded: a
@@ -253,7 +254,7 @@ def _rich_tables(section: _Section, width: int | None) -> list[Table]:
 _COLUMN_EXTRA, _TABLE_EXTRA = 3, 1
 
 
-def _widths(section: _Section, index: int) -> tuple[int, int]:
+def _widths(section: Section, index: int) -> tuple[int, int]:
     """A column's least width and the width that holds its header on one line.
 
     The least holds its widest cell whole and its header's longest word.
@@ -264,7 +265,7 @@ def _widths(section: _Section, index: int) -> tuple[int, int]:
     return least, max(least, len(header))
 
 
-def _column_groups(section: _Section, width: int | None) -> list[list[tuple[int, int]]]:
+def _column_groups(section: Section, width: int | None) -> list[list[tuple[int, int]]]:
     """The section's columns, with their widths, in groups that fit ``width``.
 
     Each group starts with the key columns; columns get their least width, then what
@@ -311,10 +312,10 @@ def results_table(report: Report, width: int | None = None) -> list[Table]:
     Returns:
         The tables, to print with ``console.print(*tables)``.
     """
-    return [table for section in _sections(report) for table in _rich_tables(section, width)]
+    return [table for section in sections(report) for table in _rich_tables(section, width)]
 
 
-def _markdown(section: _Section) -> str:
+def _markdown(section: Section) -> str:
     """One titled GitHub Markdown table, its notes below it (first column left-aligned)."""
 
     def line(cells: Sequence[str]) -> str:
@@ -340,56 +341,4 @@ def markdown_table(report: Report) -> str:
         Each table under its bold title, its notes in italics below it, separated by
         blank lines and ending in a newline.
     """
-    return "\n\n".join(_markdown(section) for section in _sections(report)) + "\n"
-
-
-#: Links from a row of the summary table, by its label: ``(text, relative href)`` pairs.
-RowLinks = Mapping[str, Sequence[tuple[str, str]]]
-
-
-def _html(section: _Section, links: RowLinks, links_header: str) -> str:
-    """One titled HTML table, its notes below it; cells escaped, figures right-aligned.
-
-    Where ``links`` is not empty, a last column ``links_header`` holds each row's links
-    (by its first cell), their hrefs percent-encoded.
-    """
-    headers = [*section.headers, links_header] if links else list(section.headers)
-
-    def cell(tag: str, index: int, text: str) -> str:
-        numeric = ' class="num"' if section.keys <= index < len(section.headers) else ""
-        return f"<{tag}{numeric}>{text}</{tag}>"
-
-    def row_links(key: str) -> str:
-        return " ".join(
-            f'<a href="{esc(quote(href))}">{esc(text)}</a>' for text, href in links.get(key, ())
-        )
-
-    head = "".join(cell("th", i, esc(header)) for i, header in enumerate(headers))
-    body = []
-    for row in section.rows:
-        cells = [esc(text) for text in row] + ([row_links(row[0])] if links else [])
-        body.append("<tr>" + "".join(cell("td", i, text) for i, text in enumerate(cells)) + "</tr>")
-    notes = "".join(f'<p class="muted">{esc(note)}</p>' for note in section.notes)
-    return (
-        f"<h3>{esc(section.title)}</h3>\n<table>\n<thead><tr>{head}</tr></thead>\n"
-        f"<tbody>\n" + "\n".join(body) + f"\n</tbody>\n</table>\n{notes}"
-    )
-
-
-def html_tables(report: Report, links: RowLinks | None = None, links_header: str = "") -> str:
-    """The printed report's tables as HTML (for ``report.html``), each under an ``<h3>`` title.
-
-    Args:
-        report: The report.
-        links: Links to show in a last column of the summary table (accuracy and cost
-            per label), by the row's label; a label without any gets an empty cell.
-        links_header: That column's header.
-
-    Returns:
-        The tables and their notes (escaped), in the order of :func:`results_table`.
-    """
-    sections = _sections(report)
-    return "\n".join(
-        _html(section, (links or {}) if number == 0 else {}, links_header)
-        for number, section in enumerate(sections)
-    )
+    return "\n\n".join(_markdown(section) for section in sections(report)) + "\n"

@@ -187,7 +187,7 @@ class Run:
             boundary and where the end of a run stopped early is noted (``None``: none).
         max_concurrency: The most tasks a step runs at once (``None``: LangGraph's).
         boundary: The nodes a thread of the pattern waits at between rounds (``None``:
-            the shared round loop's).
+            its description's, else the shared round loop's).
         model: The model each run's context names, for a graph built without one (as
             LangGraph Studio and ``serve`` run it): ``None``, the context's default.
         built: The graph, built already (:func:`build_graph`: a new run's settings
@@ -209,7 +209,9 @@ class Run:
         self.saver = saver
         self.info = info
         self.max_concurrency = max_concurrency
-        self.boundary = boundary or BOUNDARY_NODES
+        self.boundary = (
+            boundary or registry.described(info.pattern).boundary_nodes or BOUNDARY_NODES
+        )
         self.context = None if model is None else Context(**asdict(model))
         self.graph = compile_graph(saver, info, binding, store, built)
 

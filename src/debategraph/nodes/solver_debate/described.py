@@ -9,13 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from debategraph.checkpoints.markdown import inline, ranked_table
 from debategraph.described import Described, pausing
 from debategraph.registry import Values
 from debategraph.strategies.decisions import PLURALITY
 from debategraph.strategies.dynamics import LAST, thread_dynamics
 from debategraph.strategies.topology import SINGLE
-from debategraph.words import plural
+from debategraph.words import inline, plural, ranked_table
 
 
 def _summary(values: Values) -> dict[str, Any]:

@@ -1,7 +1,7 @@
-"""The parts of a thread's page (:mod:`~debategraph.checkpoints.page`): turns, tables, fields.
+"""The parts of a thread's page (:mod:`~debategraph.views.thread_page`): turns, tables, fields.
 
 Each function returns HTML with every piece of text a model, a user or a pattern wrote
-escaped by :func:`~debategraph.pages.esc`; none of them names a pattern's nodes or
+escaped by :func:`~debategraph.views.shell.esc`; none of them names a pattern's nodes or
 state keys.
 """
 
@@ -11,19 +11,19 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from debategraph.checkpoints.markdown import (
+from debategraph.checkpoints.thread_values import jsonable, usage_by
+from debategraph.state.records import INTERJECT_STAGE, Turn, tool_call_text
+from debategraph.views.markdown import (
     MODEL_TIME,
     field_label,
     is_flat,
     is_scalar,
     scalar_text,
 )
-from debategraph.checkpoints.thread_values import jsonable, usage_by
-from debategraph.pages import esc
-from debategraph.state.records import INTERJECT_STAGE, Turn, tool_call_text
+from debategraph.views.shell import esc
 from debategraph.words import plural
 
-#: The page's own style, after :data:`~debategraph.pages.BASE_STYLE`.
+#: The page's own style, after :data:`~debategraph.views.shell.BASE_STYLE`.
 PAGE_STYLE = """
 header .facts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .25rem 0; }
 .badge { display: inline-block; padding: 0 .4rem; border-radius: 999px; font-size: .85em;
@@ -252,7 +252,7 @@ def usage_tables(transcript: Sequence[Turn]) -> str:
 def summary_html(summary: Mapping[str, Any], turns: Mapping[str, Turn] | None = None) -> str:
     """A pattern's summary fields (its verdict, report, decision) as HTML, generically.
 
-    The walk :func:`~debategraph.checkpoints.markdown.summary_markdown` makes for the
+    The walk :func:`~debategraph.views.markdown.summary_markdown` makes for the
     Markdown export: a scalar field is a line, a multi-line text a block, a list of
     scalars one line, a mapping of scalars a two-column table, a list of such mappings
     one table with a column per key, any other record a nested list of its fields. A

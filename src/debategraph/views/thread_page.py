@@ -1,14 +1,14 @@
 """A thread as one self-contained HTML page (``debategraph view``), for any pattern.
 
-The page is the Markdown export's document (:mod:`~debategraph.checkpoints.markdown`),
+The page is the Markdown export's document (:mod:`~debategraph.views.markdown`),
 seen instead of read: a header (the pattern, the thread's title, its status and why it
 ended, wall time, usage per agent and per model), the forks and a pause waiting for a
 human, the transcript as a timeline of rounds (every turn an element of class ``turn``
 with its id in ``data-turn-id``; tool calls folded under their turn; interjections
 marked; replies linked), the vote after each round drawn where agents vote
-(:mod:`~debategraph.checkpoints.page_votes`), and the pattern's result (its summary
+(:mod:`~debategraph.views.votes`), and the pattern's result (its summary
 fields: a verdict, a consensus report, a decision). It is written with
-:func:`debategraph.pages.document`: nothing is fetched, no script runs, and every text
+:func:`debategraph.views.shell.document`: nothing is fetched, no script runs, and every text
 a model wrote is escaped.
 """
 
@@ -18,7 +18,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from debategraph.checkpoints.page_parts import (
+from debategraph.checkpoints.thread_values import termination, total_usage, turns
+from debategraph.views.shell import document, esc
+from debategraph.views.thread_parts import (
     PAGE_STYLE,
     agent_models,
     summary_html,
@@ -26,9 +28,7 @@ from debategraph.checkpoints.page_parts import (
     usage_tables,
     without_repeats,
 )
-from debategraph.checkpoints.page_votes import votes_html
-from debategraph.checkpoints.thread_values import termination, total_usage, turns
-from debategraph.pages import document, esc
+from debategraph.views.votes import votes_html
 from debategraph.words import plural
 
 if TYPE_CHECKING:

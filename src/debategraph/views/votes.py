@@ -13,8 +13,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from debategraph.pages import esc
 from debategraph.state.records import Turn
+from debategraph.views.shell import esc
 
 #: Answers' colours, by first appearance (more answers reuse them in turn).
 PALETTE = ("#0969da", "#1a7f37", "#bf3989", "#9a6700", "#8250df", "#cf222e", "#1b7c83", "#953800")

@@ -1,11 +1,12 @@
 """The eval's page, ``report.html``: its settings, both plots and its tables in one file.
 
-The page is :func:`~debategraph.pages.document`'s shell: self-contained, no script, no
+The page is :func:`~debategraph.views.shell.document`'s shell: self-contained, no script, no
 request. The plots are the bytes written to ``accuracy.png`` and ``dynamics.png`` (a
 figure is rendered once), inlined as ``data:`` URIs; the tables are
-:func:`~debategraph.eval.tables.html_tables`, the same cells the terminal and
+:func:`~debategraph.views.eval_tables.html_tables`, the same cells the terminal and
 ``results.md`` show. Each mode's row links to the pages of a few of its threads
-(:func:`thread_sample` picks them; the CLI writes them, under ``threads/``).
+(:func:`thread_sample` picks them; :mod:`~debategraph.views.eval_files` writes them,
+under ``threads/``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 
 from debategraph.eval.records import Outcome
 from debategraph.eval.stats import Report
-from debategraph.eval.tables import html_tables
-from debategraph.pages import data_uri, document, esc
 from debategraph.strategies.decisions import PLURALITY
+from debategraph.views.eval_tables import html_tables
+from debategraph.views.shell import data_uri, document, esc
 
 #: Threads linked per mode.
 SAMPLE_SIZE = 3

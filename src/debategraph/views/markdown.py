@@ -7,7 +7,7 @@ else its ``summary`` fields rendered generically (both of what the pattern is, i
 what it cost. Nothing here names a pattern's nodes or state keys; the helpers :func:`inline` and
 :func:`ranked_table` are public for patterns writing their own result section, and the
 summary's walk (:func:`field_label`, :func:`is_scalar`, :func:`is_flat`,
-:func:`scalar_text`) for the thread's page (:mod:`~debategraph.checkpoints.page`).
+:func:`scalar_text`) for the thread's page (:mod:`~debategraph.views.thread_page`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from debategraph.checkpoints.thread_values import (
     usage_by,
 )
 from debategraph.state.records import Turn, Usage, tool_call_text
+from debategraph.words import inline
 
 if TYPE_CHECKING:
     from debategraph.described import Described
@@ -89,38 +90,6 @@ def summary_markdown(summary: Mapping[str, Any]) -> list[str]:
     for key, value in summary.items():
         lines += [*_field_markdown(field_label(str(key)), jsonable(value)), ""]
     return lines
-
-
-def inline(text: str) -> str:
-    """Flatten text to one line for a heading or a table cell (``|`` escaped).
-
-    Args:
-        text: Any text.
-
-    Returns:
-        The line.
-    """
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-def ranked_table(counts: Mapping[Any, Any], header: tuple[str, str]) -> list[str]:
-    """Counts as a two-column table, highest first (ties in key order).
-
-    Args:
-        counts: Key -> count (non-numbers count as 0 for the order).
-        header: The two column headings.
-
-    Returns:
-        The table's lines (none for no counts).
-    """
-    if not counts:
-        return []
-    ranked = sorted(counts.items(), key=lambda kv: (-_number(kv[1]), str(kv[0])))
-    return [
-        f"| {inline(header[0])} | {inline(header[1])} |",
-        "| --- | ---: |",
-        *(f"| {inline(str(k))} | {n} |" for k, n in ranked),
-    ]
 
 
 # -- metadata, turns and the generic tail ------------------------------------------------
@@ -303,7 +272,3 @@ def _list_items(value: Any, depth: int) -> list[str]:
         else:
             lines += [f"{pad}- {head.rstrip() or f'item {n}:'}", *_list_items(item, depth + 1)]
     return lines
-
-
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
