@@ -111,12 +111,11 @@ async def signed_in(scope: Scope) -> tuple[bool, str | None]:
         ``(True, identity)`` when it signs in, ``(True, None)`` with no auth handler
         (everyone is Aegra's ``anonymous``), ``(False, None)`` when it does not.
     """
-    from aegra_api.core.auth_middleware import (  # type: ignore[import-untyped]
-        get_auth_instance,
-    )
     from langgraph_sdk import Auth
 
-    handler = getattr(get_auth_instance(), "_authenticate_handler", None)
+    from debategraph.compat import aegra_authenticate_handler
+
+    handler = aegra_authenticate_handler()
     if handler is None:
         return True, None
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
@@ -343,11 +342,9 @@ def check_served_config() -> None:
     Raises:
         UsageError: One line naming the graph and the ones debategraph has.
     """
-    from aegra_api.config import load_config  # type: ignore[import-untyped]
+    from debategraph.compat import aegra_config_path, aegra_load_config
 
-    from debategraph.compat import aegra_config_path
-
-    config = load_config()
+    config = aegra_load_config()
     if config is not None:
         served_graphs(config, str(aegra_config_path()))
 
@@ -361,10 +358,10 @@ class Served:
 
     def __init__(self) -> None:
         """Read the model list and the config's CORS origins; set the graphs' policy."""
-        from aegra_api.config import load_http_config
+        from debategraph.compat import aegra_http_config
 
         self.models = served_models()
-        http = load_http_config() or {}
+        http = aegra_http_config()
         cors = http.get("cors") or {}
         self.origins = frozenset(str(o) for o in cors.get("allow_origins") or ())
         named = os.environ.get(ALLOWED_HOSTS_ENV, "").split(",")

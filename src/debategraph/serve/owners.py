@@ -121,10 +121,11 @@ async def owner_of(resource_id: str, kind: str = "thread") -> str | None:
     Returns:
         Its owner's identity (an assistant Aegra made for a graph: Aegra's own ``system``).
     """
-    from aegra_api.core.orm import Assistant, Thread  # type: ignore[import-untyped]
     from sqlalchemy import select
 
-    from debategraph.compat import aegra_session_maker
+    from debategraph.compat import aegra_assistant_table, aegra_session_maker, aegra_thread_table
+
+    Thread, Assistant = aegra_thread_table(), aegra_assistant_table()
 
     table = Thread if kind == "thread" else Assistant
     key = Thread.thread_id if kind == "thread" else Assistant.assistant_id
@@ -139,9 +140,11 @@ def _id_to_create(kind: str, body: Any) -> str | None:
     Read with Aegra's own request models (their aliases included: ``threadId``), so the
     id checked is the id Aegra will insert. A body they refuse is Aegra's to answer.
     """
-    from aegra_api.models import AssistantCreate, ThreadCreate  # type: ignore[import-untyped]
     from pydantic import ValidationError
 
+    from debategraph.compat import aegra_create_models
+
+    ThreadCreate, AssistantCreate = aegra_create_models()
     model = ThreadCreate if kind == "thread" else AssistantCreate
     try:
         request = model.model_validate(body)
