@@ -40,7 +40,7 @@ from fastapi import FastAPI
 from debategraph.errors import UsageError
 from debategraph.graphs.served import ServedGraph
 from debategraph.models.tracing import enable_tracing
-from debategraph.serve import graph_values, guard, owners
+from debategraph.serve import caller, graph_values, guard, owned_storage, owners
 from debategraph.serve.asgi import (
     ASGIApp,
     Message,
@@ -140,7 +140,7 @@ class RequestCheck:
     fields only the server sets, models the operator's list does not allow (403/422)
     and, for a run, an input its graph refuses (422) or one run more than the user may
     have in flight (429). What the request then reads or writes is checked where it is
-    read or written, for the user who signed in (:func:`~debategraph.serve.owners.acting_as`).
+    read or written, for the user who signed in (:func:`~debategraph.serve.caller.acting_as`).
     A join waits for its run holding no database connection. A 5xx leaves with one line
     and the request's id, never the exception's text (which may quote the database),
     and the connection stays open.
@@ -255,7 +255,7 @@ class RequestCheck:
             receive = replay([{"type": "http.request", "body": raw}], receive)
         token = run_place.set(place)
         try:
-            with owners.acting_as(user):
+            with caller.acting_as(user):
                 await self.app(scope, receive, _giving_back(send, place))
         finally:
             run_place.reset(token)
@@ -375,7 +375,7 @@ class Served:
         The user is the one who signed in for the request that started the run (never a
         field of the config, which a client may set).
         """
-        who = owners.caller()
+        who = caller.current()
         budget = self.models.limits.tokens_per_day
         if who is None or budget is None:
             return config
@@ -400,7 +400,7 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         raise SystemExit(2) from None
     from debategraph.compat import hold_aegra_runs
 
-    owners.guard_storage()
+    owned_storage.guard_storage()
     hold_aegra_runs(holding_place)
     await create_usage_table()
     enable_tracing()
