@@ -238,7 +238,7 @@ def test_sqlite_tables_are_langgraphs(tmp_path: Path) -> None:
     and the lean saver's ``writes`` table has exactly LangGraph's columns and key."""
     import sqlite3
 
-    from debategraph.checkpoints import savers
+    from debategraph.checkpoints import backends
     from debategraph.checkpoints.tables import SQLITE_COLUMNS
 
     def schema(conn: sqlite3.Connection, table: str) -> dict[str, int]:
@@ -250,7 +250,7 @@ def test_sqlite_tables_are_langgraphs(tmp_path: Path) -> None:
         missing = columns - set(schema(theirs, table))
         assert not missing, f"LangGraph's SQLite table {table} has no column(s) {missing}"
     ours = sqlite3.connect(tmp_path / "ours.sqlite")
-    ours.executescript(savers._SETUP_SQL)
+    ours.executescript(backends._SETUP_SQL)
     assert schema(ours, "writes") == schema(theirs, "writes")  # names and primary key
 
 

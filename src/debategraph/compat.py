@@ -12,7 +12,7 @@ with its writes, store a full snapshot of a delta channel), so it needs four nam
 LangGraph keeps private. The other thing LangGraph does not promise is the layout of its
 savers' tables: the SQL this package runs on them lives in
 :mod:`debategraph.checkpoints.tables` (and the lean SQLite saver's table definitions in
-:mod:`debategraph.checkpoints.savers`), each listing the tables and columns it names;
+:mod:`debategraph.checkpoints.backends`), each listing the tables and columns it names;
 ``tests/test_compat.py`` checks those lists against the schema LangGraph's own savers
 create. Checked against langgraph 1.2.22 to 1.2.24 and langgraph-checkpoint 4.3.2 (the
 bounds in ``pyproject.toml`` stop at their next major versions).
