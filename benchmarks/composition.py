@@ -427,7 +427,7 @@ def search(
     """
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-    from debategraph.checkpoints.savers import METADATA_TABLE
+    from debategraph.checkpoints.backends import METADATA_TABLE
     from debategraph.checkpoints.serde import serializer
 
     serde = serializer()

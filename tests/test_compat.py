@@ -238,7 +238,7 @@ def test_sqlite_tables_are_langgraphs(tmp_path: Path) -> None:
     and the lean saver's ``writes`` table has exactly LangGraph's columns and key."""
     import sqlite3
 
-    from debategraph.checkpoints import savers
+    from debategraph.checkpoints import backends
     from debategraph.checkpoints.tables import SQLITE_COLUMNS
 
     def schema(conn: sqlite3.Connection, table: str) -> dict[str, int]:
@@ -250,7 +250,7 @@ def test_sqlite_tables_are_langgraphs(tmp_path: Path) -> None:
         missing = columns - set(schema(theirs, table))
         assert not missing, f"LangGraph's SQLite table {table} has no column(s) {missing}"
     ours = sqlite3.connect(tmp_path / "ours.sqlite")
-    ours.executescript(savers._SETUP_SQL)
+    ours.executescript(backends._SETUP_SQL)
     assert schema(ours, "writes") == schema(theirs, "writes")  # names and primary key
 
 
@@ -396,3 +396,18 @@ def test_infer_as_node_is_what_update_state_asks() -> None:
     assert callable(getattr(Pregel, "_infer_as_node", None))
     assert compat.infer_as_node(compiled, {"a": {"x": 2}, "b": {"x": 1}}) == "a"
     assert compat.infer_as_node(compiled, {"a": {"x": 2}, "b": {"x": 2}}) is None
+
+
+def test_aegra_accessors_reach_their_names() -> None:
+    """Each ``aegra_*`` accessor still finds the Aegra (and langgraph_sdk) name it reads."""
+    from langgraph_sdk import Auth
+
+    assert "_authenticate_handler" in Auth.__slots__  # what aegra_authenticate_handler reads
+    assert compat.aegra_thread_table().__tablename__ == "thread"
+    assert compat.aegra_assistant_table().__tablename__ == "assistant"
+    assert compat.aegra_run_table().__tablename__ == "runs"
+    thread_create, assistant_create = compat.aegra_create_models()
+    assert thread_create.model_validate({"threadId": "t"}).thread_id == "t"
+    assert "assistant_id" in assistant_create.model_fields
+    assert compat.aegra_active_run("no such run") is None
+    assert compat.aegra_resolve_assistant_id("other", ["debate"]) == "other"

@@ -15,7 +15,7 @@ import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from debategraph.checkpoints import open_checkpointer, read_run, savers
+from debategraph.checkpoints import backends, open_checkpointer, read_run, savers
 from debategraph.checkpoints.serde import Deflate, serializer
 from debategraph.checkpoints.threaded import ThreadedAsync
 from debategraph.checkpoints.threads import RUN_METADATA_KEY
@@ -30,13 +30,13 @@ QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in 
 def test_next_version_is_short_and_ordered() -> None:
     versions: list[Any] = [None]
     for _ in range(120):
-        versions.append(savers.next_version(versions[-1]))
+        versions.append(backends.next_version(versions[-1]))
     assert versions[1:4] == ["a1", "a2", "a3"]
     assert versions[10] == "b10" and versions[100] == "c100"
     assert versions[1:] == sorted(versions[1:])  # string order is version order
     old = f"{41:032}.{0.123456789:016}"  # LangGraph's SqliteSaver form
-    assert savers.next_version(old) == "b42" and savers.next_version(old) > old
-    assert savers.next_version(7) == 8  # numbers (another saver's) stay numbers
+    assert backends.next_version(old) == "b42" and backends.next_version(old) > old
+    assert backends.next_version(7) == 8  # numbers (another saver's) stay numbers
 
 
 def test_serializer_compresses_and_reads_plain_blobs() -> None:
@@ -99,7 +99,7 @@ def test_run_settings_stored_once_and_read_back(
     db = tmp_path / "lean.sqlite"
     solved(stub, db, capsys)
     with sqlite3.connect(db) as conn:
-        stored = conn.execute(f"SELECT value FROM {savers.METADATA_TABLE}").fetchall()
+        stored = conn.execute(f"SELECT value FROM {backends.METADATA_TABLE}").fetchall()
         metadata = [json.loads(m) for (m,) in conn.execute("SELECT metadata FROM checkpoints")]
         versions = conn.execute("SELECT type FROM writes").fetchall()
         sql = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'writes'").fetchone()[0]
@@ -122,7 +122,7 @@ def test_run_settings_stored_once_and_read_back(
     assert code == 0, err
     assert json.loads(out)["termination_reason"] == "rounds_completed"
     with sqlite3.connect(db) as conn:  # the fork reuses the stored settings
-        assert conn.execute(f"SELECT count(*) FROM {savers.METADATA_TABLE}").fetchone()[0] == 1
+        assert conn.execute(f"SELECT count(*) FROM {backends.METADATA_TABLE}").fetchone()[0] == 1
 
 
 def test_thread_written_by_the_previous_format_resumes(
@@ -139,7 +139,7 @@ def test_thread_written_by_the_previous_format_resumes(
     old_saver = type("OldSaver", (ThreadedAsync, SqliteSaver), {})
     allowed = [(t.__module__, t.__name__) for t in record_types()]
     with monkeypatch.context() as old:
-        old.setattr(savers, "_sqlite_saver_class", lambda: old_saver)
+        old.setattr(savers, "sqlite_saver_class", lambda: old_saver)
         old.setattr(
             savers, "serializer", lambda: JsonPlusSerializer(allowed_msgpack_modules=allowed)
         )
@@ -152,7 +152,7 @@ def test_thread_written_by_the_previous_format_resumes(
     with sqlite3.connect(db) as conn:
         kinds = {t for (t,) in conn.execute("SELECT type FROM checkpoints")}
         assert kinds == {"msgpack"}  # the old format, uncompressed
-        assert f"{savers.METADATA_TABLE}" not in str(
+        assert f"{backends.METADATA_TABLE}" not in str(
             conn.execute("SELECT name FROM sqlite_schema").fetchall()
         )
 

@@ -13,12 +13,18 @@ Allowed everywhere: the documented extension points of LangChain's ``BaseChatMod
 (``_generate``, ``_agenerate``, ``_llm_type``...), which a chat model subclass must
 define, and the namedtuple methods (``_replace``, ``_asdict``, ``_fields``), which are
 named so only to stay out of the fields' way.
+
+The same goes for Aegra (``aegra_api``) as a whole: it documents a server to run, not a
+library, so no module but ``compat.py`` imports any module of it (``import``, ``from
+... import``, ``importlib.import_module("aegra_api...")`` or a ``"aegra_api.x"`` /
+``"aegra_api.x:attr"`` string another library imports), but for :data:`AEGRA_ENTRY_POINTS`.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "debategraph"
@@ -106,26 +112,7 @@ def parsed(path: Path, text: str) -> ast.Module:
     return ast.parse(text)
 
 
-#: Uses found by the scan that are being moved into ``compat.py`` (or onto public API)
-#: elsewhere, ``(file, name)``: skipped until then, and
-#: :func:`test_each_pending_use_is_still_there` fails once one is gone, so its line here
-#: goes too.
-PENDING = frozenset(
-    {
-        # Issue 48: serve's auth check reads langgraph_sdk.Auth's private slot; the serve
-        # work moves it behind public API or into compat.py.
-        ("debategraph/serve/app.py", "_authenticate_handler"),
-    }
-)
-
-
-def pending(hit: str) -> bool:
-    """Whether ``path:line name`` is one of :data:`PENDING`."""
-    where, _, name = hit.partition(" ")
-    return (where.rpartition(":")[0], name) in PENDING
-
-
-def scan(sources: dict[Path, str], *, all_uses: bool = False) -> list[str]:
+def scan(sources: dict[Path, str]) -> list[str]:
     trees = {path: parsed(path, text) for path, text in sources.items()}
     own = own_names(trees)
     return [
@@ -133,7 +120,6 @@ def scan(sources: dict[Path, str], *, all_uses: bool = False) -> list[str]:
         for path, tree in trees.items()
         if path != COMPAT
         for hit in foreign_privates(path, tree, own)
-        if all_uses or not pending(hit)
     ]
 
 
@@ -144,14 +130,6 @@ def sources() -> dict[Path, str]:
 def test_no_private_name_of_another_library_outside_compat() -> None:
     found = scan(sources())
     assert not found, "private names of other libraries outside compat.py:\n" + "\n".join(found)
-
-
-def test_each_pending_use_is_still_there() -> None:
-    found = {
-        (h.split(" ")[0].rpartition(":")[0], h.split(" ")[1])
-        for h in scan(sources(), all_uses=True)
-    }
-    assert found >= PENDING, f"moved: drop from PENDING {sorted(PENDING - found)}"
 
 
 def test_compat_holds_private_names() -> None:
@@ -187,4 +165,81 @@ def test_the_scan_sees_each_kind_of_use() -> None:
         "_authenticate_handler",
         "_create_chat_result",
         "_convert_input",
+    ]
+
+
+#: The Aegra names a module other than ``compat.py`` may import, ``(file, name)``: the
+#: ASGI app Aegra documents running (``uvicorn aegra_api.main:app``), which
+#: ``serve/server.py`` hands uvicorn.
+AEGRA_ENTRY_POINTS = frozenset({("debategraph/serve/server.py", "aegra_api.main:app")})
+#: A string that is a whole module path of Aegra (or ``module:attribute``): what
+#: ``importlib`` or uvicorn import by name. ``"aegra_api"`` alone (a module looked for,
+#: not imported) is not one.
+AEGRA_PATH = re.compile(r"^aegra_api(\.\w+)+(:\w+)?$")
+
+
+def aegra_imports(path: Path, tree: ast.Module) -> list[str]:
+    """``path:line module`` for each Aegra module ``tree`` imports (or names to import)."""
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value] if AEGRA_PATH.match(node.value) else []
+        found += [
+            f"{path.relative_to(SRC.parent)}:{node.lineno} {name}"
+            for name in names
+            if name == "aegra_api" or name.startswith(("aegra_api.", "aegra_api:"))
+        ]
+    return sorted(found, key=lambda hit: int(hit.split(" ")[0].rpartition(":")[2]))
+
+
+def aegra_scan(sources: dict[Path, str]) -> list[str]:
+    """Every import of Aegra outside ``compat.py`` but :data:`AEGRA_ENTRY_POINTS`."""
+    return [
+        hit
+        for path, text in sources.items()
+        if path != COMPAT
+        for hit in aegra_imports(path, parsed(path, text))
+        if (hit.split(" ")[0].rpartition(":")[0], hit.split(" ")[1]) not in AEGRA_ENTRY_POINTS
+    ]
+
+
+def test_no_module_but_compat_imports_aegra() -> None:
+    found = aegra_scan(sources())
+    assert not found, "Aegra imported outside compat.py (add an aegra_* there):\n" + "\n".join(
+        found
+    )
+
+
+def test_compat_holds_aegra_imports() -> None:
+    """The Aegra scan sees what compat.py does: it would catch the same code anywhere else."""
+    moved = {SRC / "serve" / "planted.py": COMPAT.read_text(), **sources()}
+    found = aegra_scan(moved)
+    assert any(hit.endswith(" aegra_api.core.orm") for hit in found)
+    assert all(hit.startswith("debategraph/serve/planted.py:") for hit in found)
+
+
+def test_the_aegra_scan_sees_each_kind_of_import() -> None:
+    planted = SRC / "serve" / "planted.py"
+    code = (
+        "import aegra_api.core.orm\n"
+        "from aegra_api.models import ThreadCreate\n"
+        "from aegra_api import settings\n"
+        "import importlib.util\n"
+        "def f():\n"
+        "    importlib.import_module('aegra_api.settings')\n"
+        "    importlib.util.find_spec('aegra_api')\n"  # looked for, not imported
+        "    return 'aegra_api.main:app'\n"  # an entry point only where allowed
+    )
+    found = aegra_scan({**sources(), planted: code})
+    assert [hit.split()[-1] for hit in found] == [
+        "aegra_api.core.orm",
+        "aegra_api.models",
+        "aegra_api",
+        "aegra_api.settings",
+        "aegra_api.main:app",
     ]

@@ -12,7 +12,7 @@ with its writes, store a full snapshot of a delta channel), so it needs four nam
 LangGraph keeps private. The other thing LangGraph does not promise is the layout of its
 savers' tables: the SQL this package runs on them lives in
 :mod:`debategraph.checkpoints.tables` (and the lean SQLite saver's table definitions in
-:mod:`debategraph.checkpoints.savers`), each listing the tables and columns it names;
+:mod:`debategraph.checkpoints.backends`), each listing the tables and columns it names;
 ``tests/test_compat.py`` checks those lists against the schema LangGraph's own savers
 create. Checked against langgraph 1.2.22 to 1.2.24 and langgraph-checkpoint 4.3.2 (the
 bounds in ``pyproject.toml`` stop at their next major versions).
@@ -31,8 +31,17 @@ langchain-core and openai below the next minor version CI has tested.
 **Aegra** (``aegra-api``, :mod:`debategraph.serve`): it has no public way to say which
 config file it loaded, to open a session on its database outside a request, or to give
 its routes and runs another checkpointer and store than its own (the server wraps them
-to check who owns what they touch, :mod:`debategraph.serve.owners`), or to be told when
-a run's execution ends (to count a user's runs in flight, :mod:`debategraph.serve.limits`).
+to check who owns what they touch, :mod:`debategraph.serve.owned_storage`), to be told
+when a run's execution ends (to count a user's runs in flight,
+:mod:`debategraph.serve.limits`), or to sign a request in outside its middleware (the
+server knows who asks before Aegra acts, :mod:`debategraph.serve.app`). Aegra documents
+a server to run (``uvicorn aegra_api.main:app``) and its config files, not a library:
+every other module of it this package imports (its tables, request models, config
+readers, active runs, graph service) is imported here only, each by a function named
+for what it gives (``aegra_*``), imported on first use since Aegra is the optional
+``serve`` extra. The one name of Aegra outside this module is that documented entry
+point, the ``"aegra_api.main:app"`` :mod:`debategraph.serve.server` hands uvicorn
+(``tests/test_private_names.py`` checks that no other module imports ``aegra_api``).
 
 Attributes:
     NULL_TASK_ID: The task id LangGraph gives writes made outside any task (a
@@ -63,7 +72,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +82,8 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot as DeltaSnapshot
 from langgraph.pregel._algo import task_path_str
 
 if TYPE_CHECKING:
+    import asyncio
+
     import openai
     from langchain_core.messages import BaseMessage
     from langchain_core.outputs import ChatResult
@@ -84,9 +95,21 @@ __all__ = [
     "NULL_TASK_ID",
     "DeltaSnapshot",
     "StateLike",
+    "aegra_active_run",
+    "aegra_assistant_table",
+    "aegra_authenticate_handler",
+    "aegra_checkpointer",
     "aegra_config_path",
+    "aegra_create_models",
+    "aegra_http_config",
+    "aegra_load_config",
+    "aegra_read_settings",
+    "aegra_resolve_assistant_id",
+    "aegra_run_table",
+    "aegra_served_graph",
     "aegra_session_maker",
     "aegra_storage",
+    "aegra_thread_table",
     "agenerate_with_cache",
     "chat_result",
     "ensure_sync_client",
@@ -296,6 +319,116 @@ def hold_aegra_runs(wrapper: Callable[..., Any]) -> None:
 
     held.__wrapped_by_debategraph__ = True  # type: ignore[attr-defined]
     runs.execute_run_async = held
+
+
+def aegra_authenticate_handler() -> Callable[[dict[str, str]], Awaitable[Any]] | None:
+    """The ``@auth.authenticate`` handler of the auth Aegra serves with (``None``: none).
+
+    ``langgraph_sdk.Auth._authenticate_handler`` (a slot), read as Aegra's own
+    middleware reads it: ``Auth`` keeps its handler there and has no getter, and
+    ``aegra_api.core.auth_middleware.get_auth_instance()`` is the instance Aegra loaded.
+    """
+    from aegra_api.core.auth_middleware import get_auth_instance  # type: ignore[import-untyped]
+
+    handler: Callable[[dict[str, str]], Awaitable[Any]] | None = getattr(
+        get_auth_instance(), "_authenticate_handler", None
+    )
+    return handler
+
+
+def aegra_read_settings() -> None:
+    """Have Aegra read its settings from the environment now (``DATABASE_URL``...).
+
+    ``aegra_api.settings`` reads them once, when first imported; the server imports it
+    before it drops the URL from its environment.
+    """
+    import importlib
+
+    importlib.import_module("aegra_api.settings")
+
+
+def aegra_load_config() -> Any:
+    """The config Aegra serves (``aegra_api.config.load_config()``; ``None``: none)."""
+    from aegra_api.config import load_config
+
+    return load_config()
+
+
+def aegra_http_config() -> dict[str, Any]:
+    """The ``http`` section of Aegra's config (``aegra_api.config.load_http_config()``)."""
+    from aegra_api.config import load_http_config
+
+    return dict(load_http_config() or {})
+
+
+def aegra_thread_table() -> Any:
+    """Aegra's ORM class of its threads table (``aegra_api.core.orm.Thread``)."""
+    from aegra_api.core.orm import Thread
+
+    return Thread
+
+
+def aegra_assistant_table() -> Any:
+    """Aegra's ORM class of its assistants table (``aegra_api.core.orm.Assistant``)."""
+    from aegra_api.core.orm import Assistant
+
+    return Assistant
+
+
+def aegra_run_table() -> Any:
+    """Aegra's ORM class of its runs table (``aegra_api.core.orm.Run``)."""
+    from aegra_api.core.orm import Run
+
+    return Run
+
+
+def aegra_create_models() -> tuple[Any, Any]:
+    """Aegra's request models that create a thread and an assistant, in that order.
+
+    ``aegra_api.models.ThreadCreate`` and ``AssistantCreate``: a body read with them
+    names the id Aegra will insert (their aliases included).
+    """
+    from aegra_api.models import AssistantCreate, ThreadCreate  # type: ignore[import-untyped]
+
+    return ThreadCreate, AssistantCreate
+
+
+def aegra_checkpointer() -> Any:
+    """The checkpointer Aegra hands its routes and runs (``db_manager.get_checkpointer()``)."""
+    from aegra_api.core.database import db_manager
+
+    return db_manager.get_checkpointer()
+
+
+def aegra_active_run(run_id: str) -> asyncio.Task[Any] | None:
+    """The task of a run this process executes (``aegra_api.api.runs.active_runs``)."""
+    from aegra_api.api.runs import active_runs  # type: ignore[import-untyped]
+
+    task: asyncio.Task[Any] | None = active_runs.get(run_id)
+    return task
+
+
+def aegra_resolve_assistant_id(assistant_id: str, graph_ids: Any) -> str:
+    """The id Aegra gives a graph's default assistant, or ``assistant_id`` as it is.
+
+    ``aegra_api.utils.assistants.resolve_assistant_id``.
+    """
+    from aegra_api.utils.assistants import resolve_assistant_id  # type: ignore[import-untyped]
+
+    return str(resolve_assistant_id(assistant_id, graph_ids))
+
+
+async def aegra_served_graph(graph_id: str) -> Any:
+    """The compiled graph Aegra serves by ``graph_id``, without its checkpointer.
+
+    ``aegra_api.services.langgraph_service``'s ``get_graph_for_validation``; raises
+    ``ValueError`` for a graph it does not serve.
+    """
+    from aegra_api.services.langgraph_service import (  # type: ignore[import-untyped]
+        get_langgraph_service,
+    )
+
+    return await get_langgraph_service().get_graph_for_validation(graph_id)
 
 
 def infer_as_node(graph: Any, versions_seen: Any) -> Any:

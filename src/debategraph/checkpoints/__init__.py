@@ -3,7 +3,8 @@
 :func:`open_checkpointer` opens a SQLite file or a Postgres URL the way the CLI does
 (compressed blobs, settings stored once, the records of every registered pattern
 allowed); the names exported here are the documented API. The modules: ``savers``
-(opening, the lean SQLite saver), ``serde`` (the serializer), ``threads`` and
+(opening a ``--db`` value), ``backends`` (the saver classes it opens: the lean SQLite
+saver, the threaded Postgres one), ``serde`` (the serializer), ``threads`` and
 ``thread_values`` (a thread's run, status and values), ``inbox`` (interjections and stop
 requests, in LangGraph's store), ``maintenance`` (history, and what ``forking`` and
 ``pruning`` share), ``tables`` (the SQL on LangGraph's checkpoint tables, see

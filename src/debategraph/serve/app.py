@@ -40,7 +40,7 @@ from fastapi import FastAPI
 from debategraph.errors import UsageError
 from debategraph.graphs.served import ServedGraph
 from debategraph.models.tracing import enable_tracing
-from debategraph.serve import graph_values, guard, owners
+from debategraph.serve import caller, graph_values, guard, owned_storage, owners
 from debategraph.serve.asgi import (
     ASGIApp,
     Message,
@@ -111,12 +111,11 @@ async def signed_in(scope: Scope) -> tuple[bool, str | None]:
         ``(True, identity)`` when it signs in, ``(True, None)`` with no auth handler
         (everyone is Aegra's ``anonymous``), ``(False, None)`` when it does not.
     """
-    from aegra_api.core.auth_middleware import (  # type: ignore[import-untyped]
-        get_auth_instance,
-    )
     from langgraph_sdk import Auth
 
-    handler = getattr(get_auth_instance(), "_authenticate_handler", None)
+    from debategraph.compat import aegra_authenticate_handler
+
+    handler = aegra_authenticate_handler()
     if handler is None:
         return True, None
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
@@ -141,7 +140,7 @@ class RequestCheck:
     fields only the server sets, models the operator's list does not allow (403/422)
     and, for a run, an input its graph refuses (422) or one run more than the user may
     have in flight (429). What the request then reads or writes is checked where it is
-    read or written, for the user who signed in (:func:`~debategraph.serve.owners.acting_as`).
+    read or written, for the user who signed in (:func:`~debategraph.serve.caller.acting_as`).
     A join waits for its run holding no database connection. A 5xx leaves with one line
     and the request's id, never the exception's text (which may quote the database),
     and the connection stays open.
@@ -256,7 +255,7 @@ class RequestCheck:
             receive = replay([{"type": "http.request", "body": raw}], receive)
         token = run_place.set(place)
         try:
-            with owners.acting_as(user):
+            with caller.acting_as(user):
                 await self.app(scope, receive, _giving_back(send, place))
         finally:
             run_place.reset(token)
@@ -343,11 +342,9 @@ def check_served_config() -> None:
     Raises:
         UsageError: One line naming the graph and the ones debategraph has.
     """
-    from aegra_api.config import load_config  # type: ignore[import-untyped]
+    from debategraph.compat import aegra_config_path, aegra_load_config
 
-    from debategraph.compat import aegra_config_path
-
-    config = load_config()
+    config = aegra_load_config()
     if config is not None:
         served_graphs(config, str(aegra_config_path()))
 
@@ -361,10 +358,10 @@ class Served:
 
     def __init__(self) -> None:
         """Read the model list and the config's CORS origins; set the graphs' policy."""
-        from aegra_api.config import load_http_config
+        from debategraph.compat import aegra_http_config
 
         self.models = served_models()
-        http = load_http_config() or {}
+        http = aegra_http_config()
         cors = http.get("cors") or {}
         self.origins = frozenset(str(o) for o in cors.get("allow_origins") or ())
         named = os.environ.get(ALLOWED_HOSTS_ENV, "").split(",")
@@ -378,7 +375,7 @@ class Served:
         The user is the one who signed in for the request that started the run (never a
         field of the config, which a client may set).
         """
-        who = owners.caller()
+        who = caller.current()
         budget = self.models.limits.tokens_per_day
         if who is None or budget is None:
             return config
@@ -403,7 +400,7 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         raise SystemExit(2) from None
     from debategraph.compat import hold_aegra_runs
 
-    owners.guard_storage()
+    owned_storage.guard_storage()
     hold_aegra_runs(holding_place)
     await create_usage_table()
     enable_tracing()

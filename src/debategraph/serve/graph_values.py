@@ -95,14 +95,12 @@ async def _ambiguous(graph: Any, thread_id: str, checkpoint_id: Any) -> bool:
     Asks the graph as :meth:`~langgraph.pregel.Pregel.aupdate_state` does, on the
     checkpoint the update starts from (the thread's latest, or the one the body names).
     """
-    from aegra_api.core.database import db_manager  # type: ignore[import-untyped]
-
-    from debategraph.compat import infer_as_node
+    from debategraph.compat import aegra_checkpointer, infer_as_node
 
     configurable = {"thread_id": thread_id, "checkpoint_ns": ""}
     if isinstance(checkpoint_id, str):
         configurable["checkpoint_id"] = checkpoint_id
-    saved = await db_manager.get_checkpointer().aget_tuple({"configurable": configurable})
+    saved = await aegra_checkpointer().aget_tuple({"configurable": configurable})
     return saved is not None and infer_as_node(graph, saved.checkpoint["versions_seen"]) is None
 
 
@@ -147,11 +145,11 @@ async def thread_metadata(thread_id: str) -> dict[str, Any] | None:
     Returns:
         Its metadata (``graph_id`` names the graph its runs run).
     """
-    from aegra_api.core.orm import Thread  # type: ignore[import-untyped]
     from sqlalchemy import select
 
-    from debategraph.compat import aegra_session_maker
+    from debategraph.compat import aegra_session_maker, aegra_thread_table
 
+    Thread = aegra_thread_table()
     async with aegra_session_maker()() as session:
         row = await session.execute(
             select(Thread.metadata_json).where(Thread.thread_id == thread_id)
@@ -178,11 +176,9 @@ async def served_graph(graph_id: str | None) -> Any:
     """
     if graph_id is None:
         return None
-    from aegra_api.services.langgraph_service import (  # type: ignore[import-untyped]
-        get_langgraph_service,
-    )
+    from debategraph.compat import aegra_served_graph
 
     try:
-        return await get_langgraph_service().get_graph_for_validation(graph_id)
+        return await aegra_served_graph(graph_id)
     except ValueError:  # not served
         return None

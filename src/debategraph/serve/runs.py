@@ -46,11 +46,11 @@ def graph_of(assistant_id: Any) -> str | None:
     Returns:
         The pattern's name, or ``None`` for any other assistant.
     """
-    from aegra_api.utils.assistants import resolve_assistant_id  # type: ignore[import-untyped]
+    from debategraph.compat import aegra_resolve_assistant_id
 
     names = registry.names()
     for name in names:
-        if assistant_id in (name, resolve_assistant_id(name, names)):
+        if assistant_id in (name, aegra_resolve_assistant_id(name, names)):
             return name
     return None
 
@@ -66,10 +66,10 @@ async def has_checkpoint(thread_id: str | None) -> bool:
     """
     if thread_id is None:
         return False
-    from aegra_api.core.database import db_manager  # type: ignore[import-untyped]
+    from debategraph.compat import aegra_checkpointer
 
     config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-    return await db_manager.get_checkpointer().aget_tuple(config) is not None
+    return await aegra_checkpointer().aget_tuple(config) is not None
 
 
 async def checked(request: Any, thread_id: str | None) -> tuple[str | None, Any]:
@@ -129,16 +129,15 @@ async def run_ended(run_id: str) -> None:
     Args:
         run_id: The run.
     """
-    from aegra_api.api.runs import active_runs  # type: ignore[import-untyped]
+    from debategraph.compat import aegra_active_run, aegra_run_table, aegra_session_maker
 
-    task = active_runs.get(run_id)
+    task = aegra_active_run(run_id)
     if task is not None:  # run by this process: wait on it
         await asyncio.wait({task})
         return
-    from aegra_api.core.orm import Run  # type: ignore[import-untyped]
     from sqlalchemy import select
 
-    from debategraph.compat import aegra_session_maker
+    Run = aegra_run_table()
 
     deadline = time.monotonic() + JOIN_WAIT_S
     while time.monotonic() < deadline:

@@ -304,11 +304,11 @@ def serve(
                 ALLOWED_HOSTS_ENV: ",".join((host, *allowed_hosts)),
             }
         )
-        import importlib
-
         import uvicorn
 
-        importlib.import_module("aegra_api.settings")  # Aegra reads DATABASE_URL here, once
+        from debategraph.compat import aegra_read_settings
+
+        aegra_read_settings()  # Aegra reads DATABASE_URL here, once
         os.environ.pop(URL_ENV, None)  # read: no run can find the password here
         uvicorn.run("aegra_api.main:app", host=host, port=port, log_level=log_level)
     finally:
