@@ -8,12 +8,10 @@ from typing import Any
 import pytest
 
 from debategraph.errors import UsageError
-from debategraph.eval.modes import RosterMode
-from debategraph.eval.options import EvalOptions, PlanChecks, build_plan, eval_options
+from debategraph.eval.options import EvalOptions, build_plan, eval_options
 from debategraph.eval.plan import EvalPlan
 from debategraph.eval.planfile import check_same_run
 from debategraph.eval.shards import this_shard
-from debategraph.models.spec import ModelSpec
 from tests.processes import python_output
 
 URL = "http://127.0.0.1:9/v1"  # never called: planning makes no request
@@ -39,35 +37,31 @@ def options(tmp_path: Path, **changed: Any) -> EvalOptions:
     return eval_options(**{**settings, **changed})
 
 
-def record(spec: ModelSpec) -> dict[str, Any]:
-    return {"model": spec.model, "base_url": spec.base_url}
-
-
-def test_the_plan_is_made_with_the_callers_checks_before_the_judges(tmp_path: Path) -> None:
-    called: list[str] = []
-
-    def read_roster(name: str, path: str) -> RosterMode:
-        called.append(f"read {name}={path}")
-        return RosterMode(name, path, ({"name": "ann"}, {"name": "bob"}))
-
-    def check_agents(plan: EvalPlan, run: ModelSpec) -> None:
-        called.append(f"check {','.join(plan.modes)} on {run.model}")
-
-    checks = PlanChecks(read_roster, check_agents, record)
-    plan, notes = build_plan(options(tmp_path, modes="single,team=team.yaml"), checks)
-    assert called == ["read team=team.yaml", "check single,team on stub"]
-    assert plan.modes == ("single", "team") and plan.model == {"model": "stub", "base_url": URL}
-    assert plan.rosters["team"].solvers == ({"name": "ann"}, {"name": "bob"})
+def test_the_plan_reads_each_roster_file_and_checks_its_agents(tmp_path: Path) -> None:
+    """A roster mode's file read with the ``--agents-file`` reader, its agents then checked."""
+    (tmp_path / "team.yaml").write_text("- name: ann\n- name: bob\n", encoding="utf-8")
+    team = str(tmp_path / "team.yaml")
+    plan, notes = build_plan(options(tmp_path, modes=f"single,team={team}"))
+    assert plan.modes == ("single", "team")
+    assert (plan.model["model"], plan.model["base_url"]) == ("stub", URL)
+    assert [s["name"] for s in plan.rosters["team"].solvers] == ["ann", "bob"]
     assert notes == []
     with pytest.raises(UsageError, match=r"^--parallel 0 must be at least 1$"):
-        build_plan(options(tmp_path, parallel=0), checks)
+        build_plan(options(tmp_path, parallel=0))
+    (tmp_path / "tools.yaml").write_text(
+        "- name: ann\n  tools: [calculator]\n- name: bob\n", encoding="utf-8"
+    )
+    with pytest.raises(UsageError, match=r"^mode team: .*ann.*"):
+        build_plan(
+            options(tmp_path, modes=f"team={tmp_path / 'tools.yaml'}", model="local", base_url=None)
+        )
 
 
 @pytest.mark.slow  # make test-fast leaves it out: a Python process of its own
 def test_planning_needs_neither_typer_nor_the_cli() -> None:
     code = (
         "import sys\n"
-        "from debategraph.eval.options import PlanChecks, build_plan, eval_options\n"
+        "from debategraph.eval.options import build_plan, eval_options, plan_of\n"
         "from debategraph.eval.planfile import plan_record\n"
         "from debategraph.eval.questions import arithmetic_questions\n"
         "from debategraph.eval.runner import execute\n"

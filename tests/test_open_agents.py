@@ -346,7 +346,7 @@ def test_agent_spec_takes_one_tool_or_many() -> None:
 
 
 def test_one_agents_file_reader_splits_officials_and_names_lines(tmp_path: Any) -> None:
-    from debategraph.cli.agents_file import read_agents_file
+    from debategraph.runs.agents_file import read_agents_file
 
     path = tmp_path / "roster.yaml"
     path.write_text(

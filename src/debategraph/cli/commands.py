@@ -1,4 +1,4 @@
-"""The thread tools: resume, interject, stop, threads, show, history, fork, prune, export, doctor.
+"""The thread tools: resume, interject, stop, threads, show, history, fork, prune, export.
 
 They work on a thread of any pattern: the pattern is read from the thread's metadata and
 asked for its title, result and rendering.
@@ -30,7 +30,6 @@ from debategraph.cli.group import app
 from debategraph.cli.interrupts import resume_command
 from debategraph.cli.options import (
     ArchiveOpt,
-    BaseUrlOpt,
     ConcurrencyOpt,
     DbOpt,
     InterjectOpt,
@@ -49,7 +48,7 @@ from debategraph.cli.render import (
 )
 from debategraph.cli.runner import Runner, reader
 from debategraph.errors import UsageError
-from debategraph.models.spec import LOCAL, ModelSpec
+from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.registry import names
 from debategraph.runs.human import (
@@ -462,44 +461,3 @@ def export(
         return
     write_output(output, text)
     err.print(f"wrote {output}")
-
-
-@app.command()
-def doctor(
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model", help="'local', 'local:PATH.gguf', or the model name an endpoint serves."
-        ),
-    ] = LOCAL,
-    base_url: BaseUrlOpt = None,
-    db: DbOpt = DEFAULT_DB,
-    timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Seconds per request the checks make.")
-    ] = None,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print one JSON list of the checks.")
-    ] = False,
-) -> None:
-    """Check Python, packages, the model (file, runtime, speed or endpoint) and --db."""
-    from debategraph import doctor as checks
-
-    # One request per probe (no client retries): the doctor reports what the endpoint does.
-    spec = checks.check_input(
-        ModelSpec(model=model, base_url=base_url, timeout_s=timeout, max_retries=0)
-    )
-    results = []
-    for check in checks.run_checks(spec, db):
-        results.append(check)
-        if not json_output:
-            mark = "[green]✓[/green]" if check.ok else "[red]✗[/red]"
-            out.print(f"{mark} {escape(check.name)}: {escape(check.detail)}")
-    failed = sum(not check.ok for check in results)
-    if json_output:
-        emit_json([check.as_dict() for check in results])
-    elif failed:
-        out.print(f"[red]{failed} of {plural(len(results), 'check')} failed[/red]")
-    else:
-        out.print(f"[green]all {plural(len(results), 'check')} passed[/green]")
-    if failed:
-        raise typer.Exit(1)

@@ -4,8 +4,8 @@ The standard benchmarks' commands (``TASK``: ``eval mmlu``, ``eval gpqa``...) ar
 :mod:`~debategraph.cli.eval_tasks`', built with :func:`eval_command`.
 
 The eval itself is in :mod:`debategraph.eval`, callable without the CLI: the options
-become a plan (:mod:`~debategraph.eval.options`; with the CLI's own checks,
-:mod:`~debategraph.cli.eval_checks`), the questions are read and selected
+become a plan (:mod:`~debategraph.eval.options`, with the checks every run gets,
+:mod:`~debategraph.eval.checks`), the questions are read and selected
 (:mod:`~debategraph.eval.questions`), the plan runs (:func:`~debategraph.eval.runner.execute`)
 and its results are written (:mod:`~debategraph.eval.report`). Here: each command's
 options, the notes, the progress bar and the tables.
@@ -268,7 +268,7 @@ def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
         DebategraphError: If an endpoint, the embedded server or the database fails
             midway, naming the question and how to resume (every answer so far is saved).
     """
-    from debategraph.cli.eval_checks import plan_of
+    from debategraph.eval.options import plan_of
     from debategraph.eval.planfile import plan_record
     from debategraph.eval.report import check_out_dir
     from debategraph.eval.shards import this_shard, write_plan
@@ -441,7 +441,7 @@ def report_command(
     Every thread is read back from its shard's database; the matched votes are chosen over
     all the questions.
     """
-    from debategraph.cli.eval_checks import plan_of
+    from debategraph.eval.options import plan_of
     from debategraph.eval.planfile import check_same_run, options_from_plan, shard_dbs
     from debategraph.eval.report import check_out_dir
     from debategraph.eval.shards import check_shards, read_plan

@@ -32,6 +32,7 @@ _REPORT_OPTIONS = inspect.signature(options.report_option, eval_str=True).parame
 #: :func:`debategraph.cli.app.main` imports them.
 TOOL_MODULES = (
     "debategraph.cli.commands",
+    "debategraph.cli.doctor",
     "debategraph.cli.view",
     "debategraph.cli.serve",
     "debategraph.cli.evaluate",

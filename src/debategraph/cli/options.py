@@ -13,6 +13,7 @@ from debategraph.models.spec import (
     LOCAL_TIMEOUT_S,
     ModelSpec,
 )
+from debategraph.runs.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.runs.finish import POSTGRES_ARCHIVE
 
 #: The run's model when no option names one (the embedded one), and the spec's defaults
@@ -153,3 +154,16 @@ def command_without_flag_types(command: Any, ctx: Any) -> Any:
         for sub in (getattr(command, "commands", None) or {}).values():
             command_without_flag_types(sub, ctx)
     return command
+
+
+#: ``--agents-file``, as every pattern declares it.
+AgentsFile = Annotated[
+    str | None,
+    typer.Option(
+        AGENTS_FILE_OPTION,
+        help="YAML or JSON list of agents: each the pattern's fields plus model (e.g. "
+        "NAME@BASE_URL), tools (e.g. \\[calculator]) and agent (module:attribute); an entry "
+        "named after an official (judge, moderator, summarizer, selector, controller, chair, "
+        "consensus) sets that official.",
+    ),
+]

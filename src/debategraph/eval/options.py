@@ -7,23 +7,22 @@ judges, rosters, the graph's settings) and makes the
 :class:`~debategraph.errors.UsageError` line naming its option. Nothing is written and no
 model is called.
 
-The eval sits below the CLI (``docs/architecture.md``'s layers): what plan building
-borrows from the CLI (its ``--agents-file`` reader and the checks every command shares)
-comes in as :class:`PlanChecks`.
+:func:`plan_of` is :func:`build_plan` with what it asks of the endpoints: the judges'
+models and every agent's model served where it goes (one request per endpoint).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from debategraph.errors import UsageError
+from debategraph.eval.checks import own_specs, read_roster, refuse_tools_on_embedded
 from debategraph.eval.modes import (
     DEFAULT_AGREE,
     VOTE_THEN_DEBATE,
-    RosterMode,
     check_settings,
     parse_agree,
     parse_modes,
@@ -33,6 +32,7 @@ from debategraph.eval.modes import (
 from debategraph.eval.plan import EvalPlan, check_judges
 from debategraph.eval.shards import parse_shard
 from debategraph.models.spec import ModelSpec, parse_model
+from debategraph.runs.thread import spec_record
 from debategraph.strategies.decisions import JUDGE, PLURALITY, parse_protocols
 
 # The eval's defaults, written once here (the ``eval`` commands' options read them).
@@ -149,29 +149,11 @@ def eval_options(
     )
 
 
-@dataclass(frozen=True)
-class PlanChecks:
-    """What :func:`build_plan` borrows from its caller: the CLI's reader and checks.
-
-    Attributes:
-        read_roster: Reads a roster mode's agents file, ``(name, path) -> RosterMode``,
-            refusing a bad one in one line that names ``--modes NAME=PATH``.
-        check_agents: Refuses, in one line, the plan's agents the run's model cannot
-            serve (tools on the embedded model); called before any judge is made.
-        spec_record: A model spec as stored with a thread (without its API key).
-    """
-
-    read_roster: Callable[[str, str], RosterMode]
-    check_agents: Callable[[EvalPlan, ModelSpec], None]
-    spec_record: Callable[[ModelSpec], dict[str, Any]]
-
-
-def build_plan(options: EvalOptions, checks: PlanChecks) -> tuple[EvalPlan, list[str]]:
+def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
     """Check the options that shape the run and make its plan (nothing is written).
 
     Args:
         options: The shared options.
-        checks: The caller's agents-file reader and checks.
 
     Returns:
         The plan, and notes for the user (debate modes that ``--rounds 1`` makes plain
@@ -192,7 +174,7 @@ def build_plan(options: EvalOptions, checks: PlanChecks) -> tuple[EvalPlan, list
         raise UsageError(f"--parallel {options.parallel} must be at least 1")
     judge_model = _judge_model(options.judge_model)
     agree = parse_agree(options.agree)
-    rosters = {name: checks.read_roster(name, path) for name, path in files.items()}
+    rosters = {name: read_roster(name, path) for name, path in files.items()}
     check_settings(
         chosen, agents=agents, rounds=rounds, neighbours=neighbours, rosters=rosters, agree=agree
     )
@@ -202,7 +184,7 @@ def build_plan(options: EvalOptions, checks: PlanChecks) -> tuple[EvalPlan, list
         rounds,
         neighbours,
         options.parallel,
-        checks.spec_record(options.spec),
+        spec_record(options.spec),
         model_key(options.spec),
         decisions=protocols,
         rosters=rosters,
@@ -210,7 +192,7 @@ def build_plan(options: EvalOptions, checks: PlanChecks) -> tuple[EvalPlan, list
         matched=options.matched,
         agree=agree,
     )
-    checks.check_agents(plan, options.spec)
+    refuse_tools_on_embedded(plan, options.spec)
     check_judges(plan)
     votes_only = plain_vote_modes(chosen, rounds, rosters)
     notes = [plain_vote_note(votes_only)] if votes_only else []
@@ -221,6 +203,28 @@ def build_plan(options: EvalOptions, checks: PlanChecks) -> tuple[EvalPlan, list
         )
     if agree != DEFAULT_AGREE and VOTE_THEN_DEBATE not in chosen:
         notes.append(f"--agree {agree} is not used: add {VOTE_THEN_DEBATE} to --modes")
+    return plan, notes
+
+
+def plan_of(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
+    """The eval's plan (:func:`build_plan`), its models checked at their endpoints.
+
+    Args:
+        options: The shared options.
+
+    Returns:
+        The plan, and notes for the user.
+
+    Raises:
+        UsageError: One line naming the bad option, agent, judge or endpoint.
+    """
+    from debategraph.eval.plan import check_judge_endpoints
+    from debategraph.runs.endpoints import Endpoints, check_served
+
+    plan, notes = build_plan(options)
+    endpoints = Endpoints()
+    check_judge_endpoints(plan, options.spec, endpoints.probe)
+    check_served(own_specs(plan), options.spec, endpoints)
     return plan, notes
 
 

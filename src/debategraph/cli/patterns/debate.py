@@ -11,8 +11,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
-from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
-from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.options import AgentsFile
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
@@ -33,6 +32,8 @@ from debategraph.nodes.debate.setup import (
     OFFICIALS,
     SUMMARIZER_NODE,
 )
+from debategraph.runs.agents_file import OPTION as AGENTS_FILE_OPTION
+from debategraph.runs.agents_file import read_agents_file
 from debategraph.state.debate import Debater
 from debategraph.words import plural
 

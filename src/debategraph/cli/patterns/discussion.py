@@ -12,8 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
-from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.options import AgentsFile
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
@@ -36,6 +35,8 @@ from debategraph.nodes.discussion.setup import (
     QUESTIONS_DONE_NODE,
     RESPONSES_DONE_NODE,
 )
+from debategraph.runs.agents_file import OPTION as AGENTS_FILE_OPTION
+from debategraph.runs.agents_file import read_agents_file
 from debategraph.state.discussion import Persona
 from debategraph.words import plural
 

@@ -1,7 +1,7 @@
 """The ``chat`` command: its options, and how a group chat's progress and result read.
 
 ``--agents-file`` is the roster input every pattern shares
-(:func:`~debategraph.cli.agents_file.read_agents_file`): each entry is a participant
+(:func:`~debategraph.runs.agents_file.read_agents_file`): each entry is a participant
 (``name``, ``instructions``) with a ``model``, ``tools`` or ``agent`` of its own, or a
 ``'Name: instructions'`` string; an entry named ``selector`` or ``judge`` gives that
 official its own model. The entries are stored with the thread as given (specs, never
@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
-from debategraph.cli.agents_file import AgentsFile, Roster, read_agents_file
+from debategraph.cli.options import AgentsFile
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
@@ -40,6 +40,7 @@ from debategraph.nodes.group_chat.setup import (
     check_input,
 )
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
+from debategraph.runs.agents_file import Roster, read_agents_file
 from debategraph.state.records import Participant
 from debategraph.words import plural
 

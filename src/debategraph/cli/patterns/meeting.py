@@ -14,8 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from debategraph.cli.agents_file import OPTION as AGENTS_FILE_OPTION
-from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.options import AgentsFile
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
@@ -38,6 +37,8 @@ from debategraph.nodes.meeting.setup import (
     stage_agents,
 )
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
+from debategraph.runs.agents_file import OPTION as AGENTS_FILE_OPTION
+from debategraph.runs.agents_file import read_agents_file
 from debategraph.state.records import Participant
 from debategraph.words import plural
 

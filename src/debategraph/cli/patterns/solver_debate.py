@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
-from debategraph.cli.agents_file import AgentsFile, read_agents_file
+from debategraph.cli.options import AgentsFile
 from debategraph.cli.patterns.declaration import Launch, Pattern, Values
 from debategraph.cli.patterns.shared import (
     StopWhen,
@@ -37,6 +37,7 @@ from debategraph.nodes.solver_debate.setup import (
     DEFAULT_VIEW_CHARS,
     OFFICIALS,
 )
+from debategraph.runs.agents_file import read_agents_file
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule

@@ -19,27 +19,14 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
 from pydantic import BaseModel, ValidationError
 
 from debategraph.datafiles import load_data
 from debategraph.errors import UsageError
 
 OPTION = "--agents-file"
-
-#: ``--agents-file``, as every pattern declares it.
-AgentsFile = Annotated[
-    str | None,
-    typer.Option(
-        OPTION,
-        help="YAML or JSON list of agents: each the pattern's fields plus model (e.g. "
-        "NAME@BASE_URL), tools (e.g. \\[calculator]) and agent (module:attribute); an entry "
-        "named after an official (judge, moderator, summarizer, selector, controller, chair, "
-        "consensus) sets that official.",
-    ),
-]
 
 
 @dataclass
