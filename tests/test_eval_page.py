@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,13 +15,11 @@ import pytest
 
 from debategraph.errors import UsageError
 from debategraph.eval.records import Outcome
-from debategraph.eval.report import write_results
 from debategraph.eval.stats import Report, build_report
 from debategraph.views import eval_files
-from debategraph.views.eval_files import write_report_page, write_thread_pages
+from debategraph.views.eval_files import write_eval_files, write_thread_pages
 from debategraph.views.eval_page import render_report_page, thread_href, thread_sample
 from tests.test_eval_report import LABELS, META, OUTCOMES, REPORT, quick_plots
-from tests.test_write_whole import disk_full
 
 PNGS = {"accuracy.png": b"\x89PNG accuracy", "dynamics.png": b"\x89PNG dynamics"}
 
@@ -151,7 +150,7 @@ def test_the_sample_is_the_first_right_the_first_wrong_then_the_first_others() -
     assert all(o.decision == "plurality" for found in sample.values() for o in found)
 
 
-def test_the_page_is_written_from_the_plots_write_results_wrote(
+def test_the_page_is_written_from_the_plots_written_beside_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     saved = quick_plots(monkeypatch)
@@ -162,8 +161,7 @@ def test_the_page_is_written_from_the_plots_write_results_wrote(
         return render_report_page(report, meta, **kwargs)
 
     monkeypatch.setattr(eval_files, "render_report_page", page)
-    paths = write_results(tmp_path, OUTCOMES, REPORT, META)
-    paths["html"] = write_report_page(tmp_path, REPORT, META)
+    paths = write_eval_files(tmp_path, OUTCOMES, REPORT, META)
     assert paths["html"] == tmp_path / "report.html"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["accuracy.png", "dynamics.png", "results.csv", "results.json", "report.html"]
@@ -182,15 +180,17 @@ def test_a_page_that_cannot_be_written_leaves_no_file_and_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     quick_plots(monkeypatch)
-    written = sorted(p.name for p in write_results(tmp_path, OUTCOMES, REPORT, META).values())
-    disk_full(monkeypatch)
+
+    def full_disk(*args: object, **kwargs: object) -> str:
+        raise OSError(28, os.strerror(28))
+
+    monkeypatch.setattr(eval_files, "render_report_page", full_disk)
     with pytest.raises(UsageError) as caught:
-        write_report_page(tmp_path, REPORT, META)
+        write_eval_files(tmp_path, OUTCOMES, REPORT, META)
     assert (
         str(caught.value) == f"--out {tmp_path}: cannot write report.html: No space left on device"
     )
-    # The result files were written before the page: no page beside them, nor a temp file.
-    assert sorted(p.name for p in tmp_path.iterdir()) == written
+    assert list(tmp_path.iterdir()) == []  # none of the others either, nor a temp file
 
 
 def test_a_thread_missing_from_its_database_gets_no_link_and_a_note(tmp_path: Path) -> None:
@@ -217,3 +217,25 @@ def test_a_thread_missing_from_its_database_gets_no_link_and_a_note(tmp_path: Pa
     for rows in links.values():
         for _, href in rows:
             assert (tmp_path / href).is_file()
+
+
+def test_a_page_that_cannot_be_staged_leaves_no_file_either(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from debategraph.eval import report
+
+    quick_plots(monkeypatch)
+    real_stage = report.stage
+
+    def stage(path: Path, write: Any) -> Path:
+        if path.name == "report.html":  # staged last: the others are staged already
+            raise OSError(28, os.strerror(28))
+        return real_stage(path, write)
+
+    monkeypatch.setattr(report, "stage", stage)
+    with pytest.raises(UsageError) as caught:
+        write_eval_files(tmp_path, OUTCOMES, REPORT, META, "# results\n")
+    assert (
+        str(caught.value) == f"--out {tmp_path}: cannot write report.html: No space left on device"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -1,10 +1,11 @@
 """What an eval writes and prints at its end: the result files, ``report.html`` and its threads.
 
-:func:`write_report` writes the eval's result files
-(:func:`~debategraph.eval.report.write_results`), then ``report.html`` and the pages of
-the threads it links to (:func:`~debategraph.views.eval_files.write_eval_pages`), and
-prints the tables. A thread whose page cannot be written (gone from its database) gets
-no link and a note, on stderr and on the page, and the report is written all the same.
+:func:`write_report` writes the pages of the threads ``report.html`` links to
+(:func:`~debategraph.views.eval_files.write_eval_threads`), then the eval's result files
+with ``report.html``, all of them or none
+(:func:`~debategraph.views.eval_files.write_eval_files`), and prints the tables. A thread
+whose page cannot be written (gone from its database) gets no link and a note, on stderr
+and on the page, and the report is written all the same.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def write_report(
     json_output: bool,
     dbs: tuple[str, Mapping[int, str]],
 ) -> None:
-    """Write the result files, then ``report.html`` and its threads' pages; print the tables.
+    """Write the threads' pages, then the result files with ``report.html``; print the tables.
 
     Args:
         out_dir: ``--out``.
@@ -48,21 +49,22 @@ def write_report(
     import json
 
     from debategraph.eval.advice import results_markdown
-    from debategraph.eval.report import write_results
     from debategraph.eval.runner import report_labels
     from debategraph.eval.stats import build_report
     from debategraph.eval.tables import results_table
-    from debategraph.views.eval_files import write_eval_pages
+    from debategraph.views.eval_files import write_eval_files, write_eval_threads
 
     labels = report_labels(plan, run)
     report = build_report(
         run.outcomes, labels, run.matched, agree=plan.agree, round_cap=plan.rounds
     )
-    markdown = results_markdown(report, meta)
-    paths = write_results(out_dir, run.outcomes, report, meta, markdown)
-    paths["html"], missing = write_eval_pages(out_dir, run.outcomes, report, meta, dbs)
+    links, missing = write_eval_threads(out_dir, run.outcomes, dbs)
     for note in missing:
         err.print(f"note: {escape(note)}")
+    markdown = results_markdown(report, meta)
+    paths = write_eval_files(
+        out_dir, run.outcomes, report, meta, markdown, thread_pages=links, notes=missing
+    )
     if json_output:
         result = json.loads(paths["json"].read_text(encoding="utf-8"))
         emit_json({**result, "files": {k: str(v) for k, v in paths.items()}})

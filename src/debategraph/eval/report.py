@@ -1,13 +1,15 @@
 """The eval's result files: ``results.json``, ``results.csv``, the two plots, ``results.md``.
 
-Each file is rendered to a temporary file next to its target and moved into place only
-once all are complete, so an interrupted or failed write never leaves a truncated
-file behind (an older complete one stays as it was); :func:`write_out` writes any other
-file of ``--out`` (the questions, the plan) the same way. :func:`read_report` reads
+:func:`render_results` renders their contents (each figure once), :func:`write_files`
+writes files into ``--out`` all or nothing: each to a temporary file next to its target,
+moved into place only once all are complete, so an interrupted or failed write never
+leaves a truncated file, nor some files without the others (an older complete one stays
+as it was); :func:`write_results` is the two. :func:`write_out` writes any other file of
+``--out`` (the questions, the plan) whole or not at all. :func:`read_report` reads
 ``results.json`` back; the tables (:mod:`~debategraph.eval.tables`) show the figures as
 it rounds them. The page that shows them, ``report.html``, is no file of the eval's: the
-face that wrote these writes it after them (:mod:`debategraph.views.eval_files`), from the
-plots as written here.
+face that writes an eval's files (:mod:`debategraph.views.eval_files`) renders it from the
+plots :func:`render_results` rendered and writes it with them, in one :func:`write_files`.
 """
 
 from __future__ import annotations
@@ -217,19 +219,14 @@ def read_report(document: Mapping[str, Any]) -> Report:
     return Report(summaries, comparisons, matched, tuple(dynamics), pareto, escalation)
 
 
-def _write_json(stream: IO[bytes], report: Report, meta: Mapping[str, Any]) -> None:
-    """Write ``results.json``; values of ``meta`` that JSON lacks (paths...) become strings."""
+def _json(report: Report, meta: Mapping[str, Any]) -> str:
+    """``results.json``; values of ``meta`` that JSON lacks (paths...) become strings."""
     text = json.dumps(results_document(report, meta), indent=2, ensure_ascii=False, default=str)
-    _write_text(stream, text + "\n")
+    return text + "\n"
 
 
-def _write_text(stream: IO[bytes], text: str) -> None:
-    """Write ``text`` as UTF-8."""
-    stream.write(text.encode("utf-8"))
-
-
-def _write_csv(stream: IO[bytes], outcomes: Sequence[Outcome]) -> None:
-    """Write ``results.csv``: one row per outcome, an abstention's answer left empty."""
+def _csv(outcomes: Sequence[Outcome]) -> str:
+    """``results.csv``: one row per outcome, an abstention's answer left empty."""
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer)
     names = [f.name for f in fields(Outcome)]
@@ -237,11 +234,7 @@ def _write_csv(stream: IO[bytes], outcomes: Sequence[Outcome]) -> None:
     for outcome in outcomes:
         row = asdict(outcome)
         writer.writerow(["" if row[name] is None else row[name] for name in names])
-    _write_text(stream, buffer.getvalue())
-
-
-#: Writes a file's content to a stream.
-Writer = Callable[[IO[bytes]], None]
+    return buffer.getvalue()
 
 
 def check_out_dir(path: Path) -> None:
@@ -261,7 +254,7 @@ def check_out_dir(path: Path) -> None:
         raise UsageError(f"--out {path}: not writable: {exc.strerror or exc}") from exc
 
 
-def _cannot_write(out_dir: Path, name: str, exc: OSError) -> UsageError:
+def cannot_write(out_dir: Path, name: str, exc: OSError) -> UsageError:
     """The one-line error of a file of ``--out`` that could not be written."""
     return UsageError(f"--out {out_dir}: cannot write {name}: {exc.strerror or exc}")
 
@@ -285,19 +278,106 @@ def write_out(path: Path, text: str) -> Path:
     try:
         write_whole(path, text)
     except OSError as exc:
-        raise _cannot_write(path.parent, path.name, exc) from exc
+        raise cannot_write(path.parent, path.name, exc) from exc
     return path
 
 
-def _png(figure: Callable[[], Figure]) -> Writer:
-    """A writer of a plot's PNG (the figure rendered once, when it writes)."""
+def _png(figure: Figure) -> bytes:
+    """A figure's PNG."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
 
-    def write(stream: IO[bytes]) -> None:
-        buffer = io.BytesIO()
-        figure().savefig(buffer, format="png")
-        stream.write(buffer.getvalue())
 
-    return write
+def render_results(
+    outcomes: Sequence[Outcome],
+    report: Report,
+    meta: Mapping[str, Any],
+    markdown: str | None = None,
+) -> dict[str, bytes]:
+    """The contents of the eval's result files, by file name, as :func:`write_results` writes them.
+
+    ``results.json``, ``results.csv``, ``accuracy.png``, ``dynamics.png`` (in that order,
+    the order of :data:`FILES`), then ``results.md`` where ``markdown`` is given. Each
+    figure is rendered once; a page that shows the plots (``report.html``) inlines these
+    bytes. Nothing is written.
+
+    Args:
+        outcomes: Every outcome of the eval, one CSV row each.
+        report: Their report (see :func:`~debategraph.eval.stats.build_report`).
+        meta: Anything to record with the results; values JSON cannot hold are written as
+            their ``str``.
+        markdown: ``results.md``'s text (``None``: no ``results.md``).
+
+    Returns:
+        Each file's content, by its name.
+
+    Raises:
+        OSError: If a file cannot be rendered; its ``filename`` is the file's name (for
+            :func:`cannot_write`).
+    """
+    renderers: dict[str, Callable[[], bytes]] = {
+        FILES["json"]: lambda: _json(report, meta).encode("utf-8"),
+        FILES["csv"]: lambda: _csv(outcomes).encode("utf-8"),
+        FILES["png"]: lambda: _png(accuracy_figure(report.summaries, report.pareto)),
+        FILES["dynamics"]: lambda: _png(dynamics_figure(report.dynamics)),
+    }
+    if markdown is not None:
+        renderers[MARKDOWN[1]] = lambda: markdown.encode("utf-8")
+    files = {}
+    for name, render in renderers.items():
+        try:
+            files[name] = render()
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror or str(exc), name) from exc
+    return files
+
+
+def _content(data: bytes) -> Callable[[IO[bytes]], object]:
+    """What writes ``data`` to a stream (:func:`~debategraph.datafiles.stage`'s writer)."""
+    return lambda stream: stream.write(data)
+
+
+def write_files(out_dir: Path, files: Mapping[str, bytes]) -> dict[str, Path]:
+    """Write files into ``out_dir`` all or nothing.
+
+    Every file is staged to a temporary file beside its target first; only once all are
+    complete are they moved into place, in the order given. When one cannot be written,
+    the temporary files are removed and no file is left half-written (an older complete
+    one stays as it was); none is moved in unless all were staged. (A move into place
+    that fails, a rename within one folder, would leave those moved before it.)
+
+    Args:
+        out_dir: The folder to write into; created when missing.
+        files: Each file's content, by its name in ``out_dir``.
+
+    Returns:
+        The paths written, by file name, in the order given.
+
+    Raises:
+        UsageError: When a file cannot be written (``--out DIR: cannot write NAME: why``).
+    """
+    staged: dict[str, Path] = {}
+    name = next(iter(files), "")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, content in files.items():
+            staged[name] = stage(out_dir / name, _content(content))
+        for name, temp in list(staged.items()):
+            os.replace(temp, out_dir / name)
+            del staged[name]
+    except OSError as exc:
+        raise cannot_write(out_dir, name, exc) from exc
+    finally:
+        for temp in staged.values():
+            with contextlib.suppress(OSError):
+                temp.unlink(missing_ok=True)
+    return {name: out_dir / name for name in files}
+
+
+def result_keys(markdown: bool) -> dict[str, str]:
+    """The result files' names by the key :func:`write_results` returns their paths under."""
+    return dict([*FILES.items(), MARKDOWN] if markdown else FILES)
 
 
 def write_results(
@@ -311,6 +391,7 @@ def write_results(
 
     And ``results.md`` where ``markdown`` is given (the eval's:
     :func:`~debategraph.eval.advice.results_markdown`, the plain answer then the tables).
+    :func:`render_results` renders them, :func:`write_files` writes them.
 
     ``results.json`` holds ``meta`` as given, then ``modes`` (one entry per label: the
     summary's fields, rates to 4 decimals, tokens to 1, calls to 2, wall time to 3, plus
@@ -335,31 +416,9 @@ def write_results(
     Raises:
         UsageError: When a file cannot be written (a one-line message naming it).
     """
-    writers: dict[str, Writer] = {
-        "json": lambda stream: _write_json(stream, report, meta),
-        "csv": lambda stream: _write_csv(stream, outcomes),
-        "png": _png(lambda: accuracy_figure(report.summaries, report.pareto)),
-        "dynamics": _png(lambda: dynamics_figure(report.dynamics)),
-    }
-    names = dict(FILES)
-    if markdown is not None:
-        key, names[key] = MARKDOWN
-        writers[key] = lambda stream: _write_text(stream, markdown)
-    staged: dict[str, Path] = {}
-    name = FILES["json"]
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for key, write in writers.items():
-            name = names[key]
-            staged[key] = stage(out_dir / name, write)
-        for key, temp in list(staged.items()):
-            name = names[key]
-            os.replace(temp, out_dir / name)
-            del staged[key]
+        files = render_results(outcomes, report, meta, markdown)
     except OSError as exc:
-        raise _cannot_write(out_dir, name, exc) from exc
-    finally:
-        for temp in staged.values():
-            with contextlib.suppress(OSError):
-                temp.unlink(missing_ok=True)
-    return {key: out_dir / name for key, name in names.items()}
+        raise cannot_write(out_dir, exc.filename, exc) from exc
+    paths = write_files(out_dir, files)
+    return {key: paths[name] for key, name in result_keys(markdown is not None).items()}

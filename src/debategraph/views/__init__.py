@@ -9,6 +9,7 @@ tables and the summary's fields), ``votes`` (the vote after each round, drawn in
 who flipped), ``thread_file`` (a stored thread's page, read from its database and
 written), ``markdown`` (a thread as Markdown, ``export --format md``), ``eval_page``
 (``report.html``), ``eval_tables`` (the eval's tables as HTML) and ``eval_files``
-(``report.html`` and the pages of the threads it links, written into ``--out``).
+(the pages of the threads ``report.html`` links, then the eval's result files with
+``report.html``, written into ``--out`` all or none).
 Nothing here imports the CLI; the faces call it.
 """

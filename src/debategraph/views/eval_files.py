@@ -1,12 +1,13 @@
-"""``report.html`` and the pages of the threads it links, written into an eval's ``--out``.
+"""An eval's ``--out``: its result files with ``report.html``, and the threads the page links.
 
-The face that wrote an eval's result files (:func:`debategraph.eval.report.write_results`)
-calls :func:`write_eval_pages` after them: the pages of a few threads of each mode go
-under ``threads/`` (:func:`~debategraph.views.eval_page.thread_sample` picks them; each
-is written from the database that holds it, :func:`~debategraph.views.thread_file.
-write_thread_page`), then ``report.html`` linking them, its plots the bytes of the
-``accuracy.png`` and ``dynamics.png`` just written. A thread whose page cannot be written
-(gone from its database) gets no link and a note, and the page is written all the same.
+The face that ends an eval calls :func:`write_eval_threads` first: the pages of a few
+threads of each mode go under ``threads/`` (:func:`~debategraph.views.eval_page.
+thread_sample` picks them; each is written from the database that holds it,
+:func:`~debategraph.views.thread_file.write_thread_page`). A thread whose page cannot be
+written (gone from its database) gets no link and a note. Then :func:`write_eval_files`
+renders the eval's result files (:func:`~debategraph.eval.report.render_results`), renders
+``report.html`` linking those threads, its plots the PNG bytes just rendered, and writes
+them all in one :func:`~debategraph.eval.report.write_files`: all of them or none.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from debategraph.errors import DebategraphError, UsageError
+from debategraph.errors import DebategraphError
 from debategraph.eval.advice import plain_answer
 from debategraph.eval.records import Outcome
-from debategraph.eval.report import write_out
+from debategraph.eval.report import cannot_write, render_results, result_keys, write_files
 from debategraph.eval.stats import Report
 from debategraph.views.eval_page import (
     PLOTS,
@@ -69,75 +70,74 @@ def write_thread_pages(
     return links, notes
 
 
-def write_report_page(
-    out_dir: Path,
-    report: Report,
-    meta: Mapping[str, Any],
-    *,
-    thread_pages: Mapping[str, Sequence[tuple[str, str]]] | None = None,
-    lead: str = "",
-) -> Path:
-    """Write ``report.html`` into ``out_dir``, its plots those written there.
-
-    Args:
-        out_dir: ``--out``, holding the eval's result files.
-        report: The eval's report.
-        meta: What the page's header lists (``results.json``'s meta, with any notes).
-        thread_pages: By mode label, ``(thread id, relative href)`` of the thread pages
-            its row links to.
-        lead: The page's opening paragraph (plain text); none when empty.
-
-    Returns:
-        The page's path.
-
-    Raises:
-        UsageError: If a plot cannot be read or the page cannot be written (one line
-            naming the file); the page is written whole or not at all.
-    """
-    pngs = {}
-    for name in PLOTS:
-        try:
-            pngs[name] = (out_dir / name).read_bytes()
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise UsageError(f"--out {out_dir}: cannot read {name}: {exc.strerror or exc}") from exc
-    page = render_report_page(report, meta, pngs=pngs, thread_pages=thread_pages, lead=lead)
-    return write_out(out_dir / REPORT_PAGE, page)
-
-
-def write_eval_pages(
+def write_eval_threads(
     out_dir: Path,
     outcomes: Sequence[Outcome],
-    report: Report,
-    meta: Mapping[str, Any],
     dbs: tuple[str, Mapping[int, str]],
     writer: ThreadPageWriter = write_thread_page,
-) -> tuple[Path, list[str]]:
-    """Write the sampled threads' pages, then ``report.html`` linking them.
-
-    The page opens with the plain answer (:func:`~debategraph.eval.advice.plain_answer`,
-    as ``results.md`` does); a thread whose page could not be written is noted on it.
+) -> tuple[dict[str, list[tuple[str, str]]], list[str]]:
+    """Write the pages of the threads ``report.html`` will link to.
 
     Args:
-        out_dir: ``--out``, where the eval's result files were just written.
+        out_dir: ``--out``.
         outcomes: The eval's outcomes.
-        report: Their report.
-        meta: ``results.json``'s meta.
         dbs: The database of the threads, and a question's own by its line (shards
             that kept their own).
         writer: Writes one thread's page.
 
     Returns:
-        ``report.html``'s path, and a note for each thread whose page could not be
-        written (the face shows them too).
-
-    Raises:
-        UsageError: If ``report.html`` cannot be written.
+        As :func:`write_thread_pages`: the links by mode, and a note for each thread whose
+        page could not be written (the face shows them, the page too).
     """
     db, own = dbs
-    links, missing = write_thread_pages(out_dir, outcomes, lambda line: own.get(line, db), writer)
-    shown = {**meta, "notes": [*(meta.get("notes") or ()), *missing]}
+    return write_thread_pages(out_dir, outcomes, lambda line: own.get(line, db), writer)
+
+
+def write_eval_files(
+    out_dir: Path,
+    outcomes: Sequence[Outcome],
+    report: Report,
+    meta: Mapping[str, Any],
+    markdown: str | None = None,
+    *,
+    thread_pages: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+    notes: Sequence[str] = (),
+) -> dict[str, Path]:
+    """Write the eval's result files and ``report.html``, all of them or none.
+
+    The page opens with the plain answer (:func:`~debategraph.eval.advice.plain_answer`,
+    as ``results.md`` does); its plots are the bytes of ``accuracy.png`` and
+    ``dynamics.png`` as rendered for those files (each figure rendered once).
+
+    Args:
+        out_dir: ``--out``.
+        outcomes: The eval's outcomes.
+        report: Their report.
+        meta: ``results.json``'s meta.
+        markdown: ``results.md``'s text (``None``: no ``results.md``).
+        thread_pages: By mode label, ``(thread id, relative href)`` of the thread pages
+            its row links to (:func:`write_eval_threads`).
+        notes: Notes the page adds to ``meta``'s (threads whose page could not be written).
+
+    Returns:
+        The paths written, by :func:`~debategraph.eval.report.write_results`' keys, then
+        ``"html"`` (report.html).
+
+    Raises:
+        UsageError: If a file cannot be rendered or staged (one line naming it); then
+            none is written (:func:`~debategraph.eval.report.write_files`).
+    """
+    try:
+        files = render_results(outcomes, report, meta, markdown)
+    except OSError as exc:
+        raise cannot_write(out_dir, exc.filename, exc) from exc
+    shown = {**meta, "notes": [*(meta.get("notes") or ()), *notes]}
+    pngs = {name: files[name] for name in PLOTS if name in files}
     lead = plain_answer(report, meta)
-    path = write_report_page(out_dir, report, shown, thread_pages=links, lead=lead)
-    return path, missing
+    try:
+        page = render_report_page(report, shown, pngs=pngs, thread_pages=thread_pages, lead=lead)
+    except OSError as exc:
+        raise cannot_write(out_dir, REPORT_PAGE, exc) from exc
+    paths = write_files(out_dir, {**files, REPORT_PAGE: page.encode("utf-8")})
+    keys = {**result_keys(markdown is not None), "html": REPORT_PAGE}
+    return {key: paths[name] for key, name in keys.items()}
