@@ -107,9 +107,10 @@ def pattern_command(entry: registry.Entry) -> Any:
         raise ValueError(f"pattern {pattern.name!r} redefines shared option(s) {clash}")
 
     def run(**kwargs: Any) -> None:
-        from debategraph.cli.runner import launch
+        from debategraph.cli.runner import OPTION_OF, launch
         from debategraph.graphs.inputs import check_input
         from debategraph.models.spec import ModelSpec
+        from debategraph.runs.start import new_run
 
         common = {name: kwargs.pop(name) for name in shared}
         launched = pattern.command(**kwargs)
@@ -125,14 +126,17 @@ def pattern_command(entry: registry.Entry) -> Any:
             max_tokens=common["max_tokens"],
             max_retries=common["max_retries"],
         ).validated()
+        thread = common["thread"]
+        if thread is not None and not thread.strip():
+            raise UsageError("--thread is empty: give a thread id or leave it out")
+        settings = {**launched.settings, "pause_after_round": common["pause_after_round"]}
+        checked = new_run(entry.name, settings, spec, common["max_concurrency"], names=OPTION_OF)
         launch(
             pattern,
+            checked,
             launched,
-            pause_after_round=common["pause_after_round"],
-            spec=spec,
             db=common["db"],
-            thread=common["thread"],
-            max_concurrency=common["max_concurrency"],
+            thread=thread,
             json_output=common["json_output"],
             archive=common["archive"],
             report=common.get("report"),

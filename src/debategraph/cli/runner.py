@@ -24,14 +24,13 @@ from debategraph.checkpoints import inbox
 from debategraph.checkpoints.threads import RunInfo, ThreadState, thread_exists
 from debategraph.cli import interrupts
 from debategraph.cli.patterns import get_pattern
-from debategraph.cli.patterns.declaration import Launch, Pattern
+from debategraph.cli.patterns.declaration import Pattern
 from debategraph.cli.render import boundary_nodes, emit_json, err, model_label, print_result
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
-from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.runs.finish import archive_thread, default_archive, thread_result
 from debategraph.runs.human import close_inbox
-from debategraph.runs.start import Checked, new_run
+from debategraph.runs.start import Checked, Launch
 from debategraph.runs.thread import Run
 
 if TYPE_CHECKING:
@@ -107,6 +106,7 @@ class Runner:
         json_output: bool,
         archive: str | None,
         report: str | None = None,
+        pattern: Pattern | None = None,
     ) -> None:
         self.saver = saver
         self.report = report
@@ -114,10 +114,10 @@ class Runner:
         self.run_info = checked.info
         self.spec = checked.spec
         self.db = db
-        self.pattern = get_pattern(checked.info.pattern)
+        self.pattern = pattern or get_pattern(checked.info.pattern)
         self.described = self.pattern.described
         self.json_output = json_output
-        self.archive = archive or default_archive(db)
+        self.archive = archive
         self._stack = ExitStack()
         self._run: Run | None = None
 
@@ -251,7 +251,12 @@ class Runner:
             result["report_file"] = str(path)
         try:
             archive_thread(
-                self.archive, self.described, self.db, thread_id, values, result["wall_s"]
+                self.archive or default_archive(self.db),
+                self.described,
+                self.db,
+                thread_id,
+                values,
+                result["wall_s"],
             )
         except UsageError:
             print_result(self.pattern, result, self.json_output)
@@ -288,41 +293,32 @@ class Runner:
 
 def launch(
     pattern: Pattern,
+    checked: Checked,
     launched: Launch,
     *,
-    pause_after_round: bool,
-    spec: ModelSpec,
     db: str,
     thread: str | None,
-    max_concurrency: int | None,
     json_output: bool,
     archive: str | None,
     report: str | None = None,
 ) -> None:
-    """Validate a new run's settings, open the database and run a new thread.
+    """Open the database and run a new thread of a checked run.
 
     Args:
         pattern: The pattern.
-        launched: What its command made of the options.
-        pause_after_round: The shared ``--pause-after-round``.
-        spec: The model.
+        checked: The run, checked (:func:`~debategraph.runs.start.new_run`).
+        launched: What its command made of the options (its input, its notes).
         db: ``--db``.
         thread: ``--thread`` (generated when ``None``).
-        max_concurrency: ``--max-concurrency``.
         json_output: ``--json``.
         archive: ``--archive``.
         report: ``--report``, for patterns that write one.
 
     Raises:
-        UsageError: On bad input (a model its endpoint does not serve, tools on the
-            embedded model), before anything is written or called.
+        UsageError: If the thread exists already (nothing is written).
     """
     from debategraph.checkpoints.savers import open_checkpointer
 
-    if thread is not None and not thread.strip():
-        raise UsageError("--thread is empty: give a thread id or leave it out")
-    settings = {**launched.settings, "pause_after_round": pause_after_round}
-    checked = new_run(pattern.name, settings, spec, max_concurrency, names=OPTION_OF)
     for note in launched.notes:
         err.print(f"note: {escape(note)}")
     with open_checkpointer(db) as saver:
@@ -332,5 +328,5 @@ def launch(
                 f"thread {thread_id} already exists in {db}: "
                 f"continue it with debategraph resume {thread_id}"
             )
-        with Runner(saver, checked, db, json_output, archive, report) as runner:
+        with Runner(saver, checked, db, json_output, archive, report, pattern) as runner:
             runner.start(thread_id, launched.input)

@@ -32,7 +32,7 @@ from debategraph.eval.modes import (
 from debategraph.eval.plan import EvalPlan, check_judges
 from debategraph.eval.shards import parse_shard
 from debategraph.models.spec import ModelSpec, parse_model
-from debategraph.runs.thread import spec_record
+from debategraph.runs.start import spec_record
 from debategraph.strategies.decisions import JUDGE, PLURALITY, parse_protocols
 
 # The eval's defaults, written once here (the ``eval`` commands' options read them).

@@ -1,27 +1,28 @@
-"""A run checked before anything is written or called: its graph built once.
+"""A run checked before anything is written or called: its graph built once, its model fitted.
 
 :func:`new_run` makes every check a new thread's run gets from whichever face starts it
 (the CLI's pattern commands; later MCP and A2A): its concurrency, tools on the embedded
-model, its settings (by building its graph, the graph the run then compiles), the models
-each endpoint serves. :func:`resumed_run` is the same for a thread that exists. A run
-is built without a model and reads it from its context (as LangGraph Studio and
-``serve`` run a pattern's graph), so nothing here starts the embedded model: it starts
-on the run's first call, once the thread is recorded.
+model, its settings (by building its graph, :func:`build_graph`: the graph the run then
+compiles), the models each endpoint serves. :func:`resumed_run` is the same for a thread
+that exists. A run is built without a model and reads it from its context (as LangGraph
+Studio and ``serve`` run a pattern's graph), so nothing here starts the embedded model:
+it starts on the run's first call, once the thread is recorded. What a run stores of its
+model (:func:`spec_record`) and the model as it calls it (:func:`fitted_spec`) are made
+here too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from debategraph import registry
 from debategraph.checkpoints.threads import RunInfo
 from debategraph.errors import UsageError
 from debategraph.models.spec import ModelSpec
-from debategraph.runs.agents import own_specs, refuse_tools_on_embedded
+from debategraph.runs.agents import own_agents, own_specs, refuse_tools_on_embedded
 from debategraph.runs.endpoints import check_served
-from debategraph.runs.thread import build_graph, fitted_spec, spec_record
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
@@ -38,6 +39,79 @@ def check_concurrency(value: int | None) -> None:
     """
     if value is not None and value < 1:
         raise UsageError(f"--max-concurrency {value} must be at least 1")
+
+
+def build_graph(
+    pattern: str, settings: Mapping[str, Any], binding: Any = None
+) -> StateGraph[Any, Any, Any, Any]:
+    """A thread's graph, built (not compiled): the pattern's factory on its settings.
+
+    Building checks the settings (each factory's one-line ``ValueError``), so a new
+    run's settings are checked by building its graph before anything is written (and
+    that graph is the one the run compiles: :class:`Run`'s ``graph``).
+
+    Args:
+        pattern: The pattern's name.
+        settings: Its factory's keyword arguments.
+        binding: The model (``None``: the graph reads it from the run's context).
+
+    Returns:
+        The graph.
+
+    Raises:
+        ValueError: If the factory refuses the settings.
+    """
+    graph: StateGraph[Any, Any, Any, Any] = registry.entry(pattern).build()(binding, **settings)
+    return graph
+
+
+def spec_record(spec: ModelSpec) -> dict[str, Any]:
+    """A model spec as stored with a thread (without its API key).
+
+    Args:
+        spec: The spec.
+
+    Returns:
+        Its fields.
+    """
+    record = asdict(spec)
+    record.pop("api_key", None)
+    return record
+
+
+def fitted_spec(spec: ModelSpec, settings: Mapping[str, Any], max_concurrency: int) -> ModelSpec:
+    """The model as a run calls it: the embedded model's slots fitted to the run.
+
+    The embedded model serves as many requests at once as the run makes of it: the
+    agents with models (or agents) of their own call elsewhere.
+
+    Args:
+        spec: The run's model.
+        settings: The run's settings.
+        max_concurrency: The most calls the run makes at once.
+
+    Returns:
+        The spec, its slots set where it is the embedded model.
+    """
+    if not spec.is_local:
+        return spec
+    slots = max(1, max_concurrency - len(own_agents(settings)))
+    return replace(spec, slots=slots).validated()
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A new run as a face asks for it: what a pattern's CLI command makes of its options.
+
+    Attributes:
+        settings: The graph factory's keyword arguments (stored with the thread).
+        input: The graph's input.
+        notes: Lines to show the user before the run (e.g. what a parser noticed).
+    """
+
+    settings: dict[str, Any]
+    input: dict[str, Any]
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,11 +132,14 @@ class Checked:
     graph: StateGraph[Any, Any, Any, Any]
 
 
-def built(info: RunInfo, names: Mapping[str, str] | None = None) -> StateGraph[Any, Any, Any, Any]:
+def built(
+    pattern: str, settings: Mapping[str, Any], names: Mapping[str, str] | None = None
+) -> StateGraph[Any, Any, Any, Any]:
     """A run's graph built, its settings checked: a factory's refusal as a usage error.
 
     Args:
-        info: The run's pattern and settings.
+        pattern: The pattern's name.
+        settings: Its factory's keyword arguments.
         names: How the face names a setting in its messages (``{"max_rounds":
             "--rounds"}``).
 
@@ -73,7 +150,7 @@ def built(info: RunInfo, names: Mapping[str, str] | None = None) -> StateGraph[A
         UsageError: With the factory's one-line message.
     """
     try:
-        return build_graph(info)
+        return build_graph(pattern, settings)
     except ValueError as exc:
         message = str(exc)
         for setting, name in (names or {}).items():
@@ -109,9 +186,9 @@ def new_run(
     """
     check_concurrency(max_concurrency)
     refuse_tools_on_embedded(settings, spec)
-    info = RunInfo(pattern, dict(settings), spec_record(spec))
-    graph = built(info, names)
+    graph = built(pattern, settings, names)
     check_served(own_specs(settings), spec)
+    info = RunInfo(pattern, dict(settings), spec_record(spec))
     return _checked(info, spec, max_concurrency, graph)
 
 
@@ -131,7 +208,7 @@ def resumed_run(info: RunInfo, spec: ModelSpec, max_concurrency: int | None = No
         UsageError: If ``max_concurrency`` is below 1.
     """
     check_concurrency(max_concurrency)
-    return _checked(info, spec, max_concurrency, built(info))
+    return _checked(info, spec, max_concurrency, built(info.pattern, info.settings))
 
 
 def _checked(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from debategraph import registry
@@ -31,7 +31,7 @@ from debategraph.errors import ModelUnavailableError, UsageError
 from debategraph.models.context import Context
 from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import BOUNDARY_NODES
-from debategraph.runs.agents import own_agents
+from debategraph.runs.start import build_graph
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -51,29 +51,6 @@ Ask = Callable[[Mapping[str, Any]], Any]
 Found = Literal["started", "resumed", "finished"]
 
 
-def build_graph(run: RunInfo, binding: Any = None) -> StateGraph[Any, Any, Any, Any]:
-    """A thread's graph, built (not compiled): the pattern's factory on its settings.
-
-    Building checks the settings (each factory's one-line ``ValueError``), so a new
-    run's settings are checked by building its graph before anything is written (and
-    that graph is the one the run compiles: :class:`Run`'s ``graph``).
-
-    Args:
-        run: The thread's pattern and settings.
-        binding: The model (``None``: the graph reads it from the run's context).
-
-    Returns:
-        The graph.
-
-    Raises:
-        ValueError: If the factory refuses the settings.
-    """
-    graph: StateGraph[Any, Any, Any, Any] = registry.entry(run.pattern).build()(
-        binding, **run.settings
-    )
-    return graph
-
-
 def compile_graph(
     saver: BaseCheckpointSaver[Any],
     run: RunInfo,
@@ -89,7 +66,8 @@ def compile_graph(
         binding: The model (``None``: the graph reads it from the run's context).
         store: The store that holds the threads' inboxes (``None``: a run reads none;
             reading and writing state needs none).
-        built: The graph :func:`build_graph` built already (``None``: built here).
+        built: The graph :func:`~debategraph.runs.start.build_graph` built already
+            (``None``: built here).
 
     Returns:
         The compiled graph.
@@ -98,7 +76,7 @@ def compile_graph(
     # LangGraph's public way to extend the msgpack allowlist (for a pattern registered
     # after the saver was opened; the built-in ones are in it already)
     saver = saver.with_allowlist([(t.__module__, t.__name__) for t in entry.record_types()])
-    builder = built if built is not None else build_graph(run, binding)
+    builder = built if built is not None else build_graph(run.pattern, run.settings, binding)
     graph: Graph = builder.compile(checkpointer=saver, store=store, name=entry.name)
     return graph
 
@@ -123,40 +101,6 @@ def require_run(saver: BaseCheckpointSaver[Any], thread: str, db: str) -> RunInf
             raise UsageError(f"thread {thread} in {db} was not started by debategraph")
         raise UsageError(f"unknown thread id {thread!r} in {db}: see debategraph threads --db {db}")
     return run
-
-
-def spec_record(spec: ModelSpec) -> dict[str, Any]:
-    """A model spec as stored with a thread (without its API key).
-
-    Args:
-        spec: The spec.
-
-    Returns:
-        Its fields.
-    """
-    record = asdict(spec)
-    record.pop("api_key", None)
-    return record
-
-
-def fitted_spec(spec: ModelSpec, settings: Mapping[str, Any], max_concurrency: int) -> ModelSpec:
-    """The model as a run calls it: the embedded model's slots fitted to the run.
-
-    The embedded model serves as many requests at once as the run makes of it: the
-    agents with models (or agents) of their own call elsewhere.
-
-    Args:
-        spec: The run's model.
-        settings: The run's settings.
-        max_concurrency: The most calls the run makes at once.
-
-    Returns:
-        The spec, its slots set where it is the embedded model.
-    """
-    if not spec.is_local:
-        return spec
-    slots = max(1, max_concurrency - len(own_agents(settings)))
-    return replace(spec, slots=slots).validated()
 
 
 @dataclass(frozen=True)
@@ -190,7 +134,7 @@ class Run:
             its description's, else the shared round loop's).
         model: The model each run's context names, for a graph built without one (as
             LangGraph Studio and ``serve`` run it): ``None``, the context's default.
-        built: The graph, built already (:func:`build_graph`: a new run's settings
+        built: The graph, built already (:func:`~.start.build_graph`: a new run's settings
             were checked by building it), compiled here rather than built again.
     """
 

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.options import AgentsFile
-from debategraph.cli.patterns.declaration import Launch, Pattern, Values
+from debategraph.cli.patterns.declaration import Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -34,6 +34,7 @@ from debategraph.nodes.debate.setup import (
 )
 from debategraph.runs.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.runs.agents_file import read_agents_file
+from debategraph.runs.start import Launch
 from debategraph.state.debate import Debater
 from debategraph.words import plural
 

@@ -12,27 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from debategraph.described import Described
 from debategraph.registry import Values
+from debategraph.runs.start import Launch
 
 __all__ = ["Launch", "Pattern", "Values"]
-
-
-@dataclass(frozen=True)
-class Launch:
-    """What a pattern's CLI command hands the runner.
-
-    Attributes:
-        settings: The graph factory's keyword arguments (stored with the thread).
-        input: The graph's input.
-        notes: Lines to show the user before the run (e.g. what a parser noticed).
-    """
-
-    settings: dict[str, Any]
-    input: dict[str, Any]
-    notes: tuple[str, ...] = ()
 
 
 def _nothing(node: str, update: Values) -> list[str]:

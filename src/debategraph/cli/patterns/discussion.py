@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from debategraph.cli.options import AgentsFile
-from debategraph.cli.patterns.declaration import Launch, Pattern, Values
+from debategraph.cli.patterns.declaration import Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -37,6 +37,7 @@ from debategraph.nodes.discussion.setup import (
 )
 from debategraph.runs.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.runs.agents_file import read_agents_file
+from debategraph.runs.start import Launch
 from debategraph.state.discussion import Persona
 from debategraph.words import plural
 

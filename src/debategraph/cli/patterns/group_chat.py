@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.options import AgentsFile
-from debategraph.cli.patterns.declaration import Launch, Pattern, Values
+from debategraph.cli.patterns.declaration import Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -41,6 +41,7 @@ from debategraph.nodes.group_chat.setup import (
 )
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.runs.agents_file import Roster, read_agents_file
+from debategraph.runs.start import Launch
 from debategraph.state.records import Participant
 from debategraph.words import plural
 

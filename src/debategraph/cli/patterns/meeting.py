@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.options import AgentsFile
-from debategraph.cli.patterns.declaration import Launch, Pattern, Values
+from debategraph.cli.patterns.declaration import Pattern, Values
 from debategraph.cli.patterns.shared import (
     TimeLimit,
     fallback_note,
@@ -39,6 +39,7 @@ from debategraph.nodes.meeting.setup import (
 from debategraph.nodes.rounds import OPEN_ROUND_NODE, REVIEW_NODE
 from debategraph.runs.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.runs.agents_file import read_agents_file
+from debategraph.runs.start import Launch
 from debategraph.state.records import Participant
 from debategraph.words import plural
 

@@ -19,7 +19,7 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.options import AgentsFile
-from debategraph.cli.patterns.declaration import Launch, Pattern, Values
+from debategraph.cli.patterns.declaration import Pattern, Values
 from debategraph.cli.patterns.shared import (
     StopWhen,
     TimeLimit,
@@ -38,6 +38,7 @@ from debategraph.nodes.solver_debate.setup import (
     OFFICIALS,
 )
 from debategraph.runs.agents_file import read_agents_file
+from debategraph.runs.start import Launch
 from debategraph.state.records import Participant
 from debategraph.strategies.answers import CHOICES_RULE, valid_choices
 from debategraph.strategies.decisions import PLURALITY, parse_protocol, protocol_rule
