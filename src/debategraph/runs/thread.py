@@ -28,6 +28,7 @@ from debategraph.checkpoints.threads import (
     writer_elsewhere,
 )
 from debategraph.errors import ModelUnavailableError, UsageError
+from debategraph.models.choice import run_binding
 from debategraph.models.context import Context
 from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import BOUNDARY_NODES
@@ -246,6 +247,10 @@ class Run:
         """
         from langgraph.types import Command
 
+        if self.context is not None:
+            # the run's model bound before its first step (the embedded server started, a
+            # remote client made): a model that cannot start fails here, before any node
+            run_binding(self.context)
         while True:
             config = self.config(thread_id)
             try:
