@@ -33,7 +33,6 @@ from debategraph.runs.thread import Run
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-    from debategraph.models import ModelBinding
     from debategraph.models.spec import ModelSpec
 
 STARTED = "started"
@@ -68,7 +67,8 @@ class Evaluation:
 
     Args:
         saver: The checkpointer every thread is saved to.
-        binding: The model.
+        spec: The model: each run's context (bound at its first call, so a thread read
+            back starts no model, nor the embedded server).
         plan: Modes and settings.
         on_outcome: Called as each (question, mode) finishes, fresh or read back, with
             its plurality outcome.
@@ -79,19 +79,19 @@ class Evaluation:
     def __init__(
         self,
         saver: BaseCheckpointSaver[Any],
-        binding: ModelBinding,
+        spec: ModelSpec,
         plan: EvalPlan,
         on_outcome: OnOutcome | None = None,
         savers: Mapping[int, BaseCheckpointSaver[Any]] | None = None,
     ) -> None:
         self.saver = saver
         self.savers = dict(savers or {})
-        self.binding = binding
+        self.spec = spec
         self.plan = plan
         self.on_outcome = on_outcome
         self._runs: dict[tuple[str, int], Run] = {}
         #: Each thread's outcome rows, and the judge calls made.
-        self.verdicts = Verdicts(plan, binding)
+        self.verdicts = Verdicts(plan, spec)
         #: How each (question, mode) was found: ``started``, ``resumed`` or ``finished``
         #: (read back from its checkpoint without a model call).
         self.counts = {STARTED: 0, RESUMED: 0, FINISHED: 0}
@@ -116,7 +116,7 @@ class Evaluation:
             settings = self.plan.settings(mode)
             info = RunInfo(GRAPH_NAME, settings, dict(self.plan.model))
             self._runs[key] = Run(
-                saver, info, binding=self.binding, max_concurrency=_solver_count(settings)
+                saver, info, model=self.spec, max_concurrency=_solver_count(settings)
             )
         return self._runs[key]
 
@@ -424,7 +424,6 @@ def execute(
         KeyboardInterrupt: On Ctrl-C (every answer so far saved).
     """
     from debategraph.checkpoints.savers import open_checkpointer
-    from debategraph.models import bind_model
 
     resume = resume_hint(db)
     with contextlib.ExitStack() as stack:
@@ -436,7 +435,7 @@ def execute(
             return opened[path]
 
         own = {line: saver(path) for line, path in (dbs or {}).items()}
-        evaluation = Evaluation(saver(db), bind_model(spec), plan, on_outcome, savers=own)
+        evaluation = Evaluation(saver(db), spec, plan, on_outcome, savers=own)
         try:
             return asyncio.run(evaluation.evaluate(items))
         except UsageError:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.graph.state import CompiledStateGraph
 
-    from debategraph.models import ModelBinding
+    from debategraph.models.spec import ModelSpec
     from debategraph.nodes.agent import Agent
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
@@ -34,12 +34,13 @@ class Verdicts:
 
     Args:
         plan: The plan (its modes' protocols and judges).
-        binding: The run's model (a judge without a model of its own calls it).
+        spec: The run's model (a judge without a model of its own calls it), bound when
+            a judge is first made.
     """
 
-    def __init__(self, plan: EvalPlan, binding: ModelBinding) -> None:
+    def __init__(self, plan: EvalPlan, spec: ModelSpec) -> None:
         self.plan = plan
-        self.binding = binding
+        self.spec = spec
         self._judges: dict[str, tuple[Agent, str, str]] = {}
         #: Judge calls made (a stored verdict is read, not asked again).
         self.calls = 0
@@ -87,10 +88,11 @@ class Verdicts:
             The judge, its label and its key.
         """
         if mode not in self._judges:
+            from debategraph.models import bind_model
             from debategraph.nodes.agent import agent_of
 
             record = self.plan.judge_record(mode)
-            agent = agent_of(record, self.binding, JUDGE)
+            agent = agent_of(record, bind_model(self.spec), JUDGE)
             label = key = agent.label()
             if isinstance(record, AgentSpec) and (record.tools or record.agent is not None):
                 dumped = record.model_dump(mode="json", exclude={"name"})
