@@ -346,3 +346,112 @@ def test_the_check_sees_rendering(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("import html\nfrom debategraph.views.shell import esc\nimport htmlmin\n")
     assert rendering_imports(probe) == ["1 html", "2 debategraph.views.shell"]
+
+
+# --------------------------------------------------------------------------------------------
+# Every module is named in docs/architecture.md (issue 48, item 5)
+# --------------------------------------------------------------------------------------------
+
+
+def doc_blocks(text: str) -> list[str]:
+    """The page's blocks: each paragraph, list item, table row, heading and code block."""
+    blocks: list[list[str]] = []
+    fenced = False
+    for line in text.splitlines():
+        starts = re.match(r"(- |\d+\. |\||#|```)", line) and not fenced
+        if line.startswith("```"):
+            fenced = not fenced
+        if not line.strip() and not fenced:
+            blocks.append([])
+        elif starts or not blocks:
+            blocks.append([line])
+        else:
+            blocks[-1].append(line)
+    return ["\n".join(block) for block in blocks if block]
+
+
+def written(name: str, text: str) -> bool:
+    """Whether ``text`` holds ``name`` as a path of its own (not the end of a longer one)."""
+    return re.search(rf"(?<![\w/.]){re.escape(name)}(?![\w/])", text) is not None
+
+
+def names_folder(block: str, folder: str) -> bool:
+    """Whether a block names ``folder`` (``serve``): as `` `serve` `` or in a path ``serve/...``."""
+    return (
+        f"`{folder}`" in block or re.search(rf"(?<![\w/.]){re.escape(folder)}/", block) is not None
+    )
+
+
+def unnamed_modules(src: Path, doc: str, patterns: list[str]) -> list[str]:
+    """The modules under ``src`` (its ``__init__.py`` files aside) that ``doc`` names nowhere.
+
+    A module is named when the page holds its path under ``src`` (``serve/owners.py``; a
+    pattern of ``patterns`` in it may be written ``p``: ``nodes/p/setup.py`` names each
+    pattern's setup module), or its file name in a block (a paragraph, list item or table
+    row) that names its folder (`` `serve` `` or ``serve/``).
+    """
+    blocks = doc_blocks(doc)
+    missing = []
+    for path in sorted(src.rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        relative = path.relative_to(src)
+        parts = relative.parts
+        generic = [
+            "/".join(
+                "p" if part == name else "p.py" if part == f"{name}.py" else part for part in parts
+            )
+            for name in patterns
+            if name in parts or f"{name}.py" in parts
+        ]
+        if any(written(name, doc) for name in (relative.as_posix(), *generic)):
+            continue
+        folder = relative.parent.as_posix()
+        if folder != "." and any(
+            written(path.name, block) and names_folder(block, folder) for block in blocks
+        ):
+            continue
+        missing.append(relative.as_posix())
+    return missing
+
+
+def test_every_module_is_named_in_the_architecture_page() -> None:
+    """Each module of the package is named, with what it holds, on the page."""
+    from debategraph import registry
+
+    patterns = [entry.name for entry in registry.BUILTIN]
+    missing = unnamed_modules(SRC, DOC.read_text(), patterns)
+    assert not missing, (
+        "modules docs/architecture.md names nowhere (see unnamed_modules for what counts):\n"
+        + "\n".join(missing)
+    )
+
+
+def test_the_check_sees_an_unnamed_module(tmp_path: Path) -> None:
+    src = plant(
+        tmp_path,
+        {
+            "debategraph/__init__.py": "",
+            "debategraph/serve/__init__.py": "",
+            "debategraph/serve/owners.py": "",
+            "debategraph/serve/stray.py": "",
+            "debategraph/nodes/chat/setup.py": "",
+            "debategraph/nodes/chat/turns.py": "",
+            "debategraph/nodes/chat/extra.py": "",
+            "debategraph/nodes/other/setup.py": "",
+            "debategraph/words.py": "",
+            "debategraph/cli/options.py": "",
+        },
+    )
+    doc = (
+        "- `serve`: `owners.py` (whose threads).\n"
+        "- `cli`: what `eval/options.py` checks; `nodes/p/setup.py`, `nodes/p/turns.py`\n"
+        "\n"
+        "Also `stray.py` and `words.py`, outside the server's block.\n"
+    )
+    assert unnamed_modules(src / "debategraph", doc, ["chat"]) == [
+        "cli/options.py",  # the block names `cli`, but `options.py` only as eval's
+        "nodes/chat/extra.py",
+        "nodes/other/setup.py",  # `other` is no pattern: `nodes/p/setup.py` is not its name
+        "serve/stray.py",  # named, but not in a block that names `serve`
+    ]
