@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.markup import escape
 
-from debategraph import registry
 from debategraph.checkpoints import inbox
-from debategraph.checkpoints.threads import RunInfo, ThreadState, thread_exists
+from debategraph.checkpoints.threads import RunInfo, thread_exists
 from debategraph.cli import interrupts
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.declaration import Pattern
-from debategraph.cli.render import boundary_nodes, emit_json, err, model_label, print_result
+from debategraph.cli.render import emit_json, err, model_label, print_result
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.runs.finish import archive_thread, default_archive, thread_result
@@ -50,23 +49,9 @@ def reader(saver: BaseCheckpointSaver[Any], run: RunInfo) -> Run:
         run: The thread's pattern and settings.
 
     Returns:
-        The run, its pattern's round boundary set.
+        The run (its pattern's round boundary from its description).
     """
-    return Run(saver, run, boundary=boundary_nodes(registry.described(run.pattern)))
-
-
-def pattern_state(saver: BaseCheckpointSaver[Any], run: RunInfo, thread: str) -> ThreadState:
-    """Where a thread stands (the one reading ``show``, ``view``, ``export``... share).
-
-    Args:
-        saver: The checkpointer.
-        run: The thread's pattern and settings.
-        thread: The thread id.
-
-    Returns:
-        Its state.
-    """
-    return reader(saver, run).state(thread)
+    return Run(saver, run)
 
 
 def _interactive(json_output: bool) -> bool:
@@ -128,7 +113,6 @@ class Runner:
             self.run_info,
             store=store,
             max_concurrency=self.checked.max_concurrency,
-            boundary=boundary_nodes(self.described),
             model=self.spec,
             built=self.checked.graph,
         )
