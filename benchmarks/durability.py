@@ -37,7 +37,7 @@ the other benchmarks: ``Figure`` and the main loop come from ``benchmarks/harnes
 Usage::
 
     .venv/bin/python benchmarks/durability.py               # 20 trials, 8 x 5 debates
-    .venv/bin/python benchmarks/durability.py --quick       # 3 trials, 4 x 2 debates
+    .venv/bin/python benchmarks/durability.py --quick       # 3 trials, 4 x 1 debates
     .venv/bin/python benchmarks/durability.py --trials 50 --seed 7 --json out.json
     .venv/bin/python benchmarks/durability.py --keep /tmp/dur  # keep the SQLite files
 
@@ -956,11 +956,11 @@ def figure_prune(workdir: Path, *, threads: int) -> Figure:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every figure; 1 if one fails, else 0."""
-    parser = base_parser(__doc__, quick_help="3 trials, 4 x 2 debates")
+    parser = base_parser(__doc__, quick_help="3 trials, 4 x 1 debates")
     parser.add_argument("--trials", type=int, help="kill trials (default 20, quick 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
     parser.add_argument("--processes", type=int, help="processes at once (default 8, quick 4)")
-    parser.add_argument("--debates", type=int, help="debates per process (default 5, quick 2)")
+    parser.add_argument("--debates", type=int, help="debates per process (default 5, quick 1)")
     parser.add_argument(
         "--kill-mode",
         choices=sorted({*KILL_MODES}),
@@ -977,7 +977,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quick: bool = args.quick
     trials = args.trials or (3 if quick else 20)
     processes = args.processes or (4 if quick else 8)
-    debates = args.debates or (2 if quick else 5)
+    debates = args.debates or (1 if quick else 5)
 
     def kill_step(workdir: Path) -> Figure:
         print(f"kill trials ({trials}):", flush=True)

@@ -554,12 +554,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_benchmark(
         "debategraph speed benchmark",
         [
-            lambda workdir: figure_peers(workdir, runs=2 if quick else 7, quick=quick),
+            lambda workdir: figure_peers(workdir, runs=1 if quick else 7, quick=quick),
             lambda workdir: figure_hundred(workdir, quick=quick),
-            lambda workdir: figure_start(workdir, runs=2 if quick else 5, quick=quick),
+            lambda workdir: figure_start(workdir, runs=1 if quick else 5, quick=quick),
         ],
         args=args,
-        quick_note="quick mode: 2 runs each, 30 debates at once instead of 100; timing "
+        quick_note="quick mode: 1 run each, 30 debates at once instead of 100; timing "
         "figures are advisory",
         warnings=lambda: WARNINGS,
     )
