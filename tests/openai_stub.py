@@ -421,6 +421,18 @@ class _QuietServer(ThreadingHTTPServer):
         self.server_name = str(host)
         self.server_port = int(port)
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Count the connection as open from its accept to its handler's end."""
+        self.stub._opened(1)
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Handle the connection; then it no longer counts as open."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.stub._opened(-1)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Swallow handler errors (client disconnects and the like).
 
@@ -654,6 +666,9 @@ class StubOpenAIServer:
         self._faults: deque[tuple[str, float]] = deque()
         self._stopping = threading.Event()
         self._conns: set[socket.socket] = set()
+        #: Connections accepted and not yet handled to their end (see :meth:`settle`).
+        self._open = 0
+        self._settled = threading.Condition()
         self._httpd: _QuietServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -771,6 +786,32 @@ class StubOpenAIServer:
         """Drop all pending injected faults."""
         with self._lock:
             self._faults.clear()
+
+    def settle(self, limit_s: float = 60.0) -> None:
+        """Wait until every connection a client made is handled to its end.
+
+        A client that gave up (a CLI that failed and returned) may have left requests on
+        the wire: the server records them when it reads them, which a busy machine may
+        delay. Settled: no connection waits to be accepted and none accepted is open.
+
+        Args:
+            limit_s: The longest wait (a bound for a hang, not a measure).
+        """
+        import select
+
+        with self._settled:
+            for _ in range(int(limit_s / 0.05)):
+                httpd = self._httpd
+                waiting = httpd is not None and select.select([httpd.socket], [], [], 0)[0]
+                if not waiting and not self._open:
+                    return
+                self._settled.wait(0.05)
+
+    def _opened(self, change: int) -> None:
+        """Count a connection accepted (+1) or handled to its end (-1)."""
+        with self._settled:
+            self._open += change
+            self._settled.notify_all()
 
     def reset_stats(self) -> None:
         """Zero counters, clear recorded requests and ``max_in_flight``."""

@@ -163,6 +163,11 @@ def check_simulated(figures: dict[str, dict[str, Any]], output: str) -> None:
             assert population["share"] is None, output
 
 
+#: How much longer than a case's bounds a busy machine may take (the suite's own workers
+#: beside other processes on both cores): the bounds are for a hang, never a figure.
+BUSY = 2
+
+
 @dataclass(frozen=True)
 class Case:
     """One benchmark script and what its --quick run must show."""
@@ -389,7 +394,7 @@ def run_in_own_group(
             case,
             id=case.id,
             marks=[
-                pytest.mark.timeout(case.test_timeout_s),
+                pytest.mark.timeout(case.test_timeout_s * BUSY),
                 *([pytest.mark.embedded, EMBEDDED_B] if case.embedded else []),
             ],
         )
@@ -407,7 +412,7 @@ def test_benchmark_quick(case: Case, tmp_path: Path) -> None:
     out_json = tmp_path / "figures.json"
     proc = run_in_own_group(
         [sys.executable, str(script), "--quick", *case.args, "--json", str(out_json)],
-        timeout_s=case.timeout_s,
+        timeout_s=case.timeout_s * BUSY,
         env={**os.environ, **dict(case.env)},
     )
     output = proc.stdout + proc.stderr
