@@ -41,10 +41,11 @@ def check_concurrency(value: int | None) -> None:
         raise UsageError(f"--max-concurrency {value} must be at least 1")
 
 
-def build_graph(
-    pattern: str, settings: Mapping[str, Any], binding: Any = None
-) -> StateGraph[Any, Any, Any, Any]:
+def build_graph(pattern: str, settings: Mapping[str, Any]) -> StateGraph[Any, Any, Any, Any]:
     """A thread's graph, built (not compiled): the pattern's factory on its settings.
+
+    The graph is built without a model: each run's context names it (as LangGraph
+    Studio and ``serve`` run a pattern's graph).
 
     Building checks the settings (each factory's one-line ``ValueError``), so a new
     run's settings are checked by building its graph before anything is written (and
@@ -53,7 +54,6 @@ def build_graph(
     Args:
         pattern: The pattern's name.
         settings: Its factory's keyword arguments.
-        binding: The model (``None``: the graph reads it from the run's context).
 
     Returns:
         The graph.
@@ -61,7 +61,7 @@ def build_graph(
     Raises:
         ValueError: If the factory refuses the settings.
     """
-    graph: StateGraph[Any, Any, Any, Any] = registry.entry(pattern).build()(binding, **settings)
+    graph: StateGraph[Any, Any, Any, Any] = registry.entry(pattern).build()(None, **settings)
     return graph
 
 

@@ -55,7 +55,6 @@ Found = Literal["started", "resumed", "finished"]
 def compile_graph(
     saver: BaseCheckpointSaver[Any],
     run: RunInfo,
-    binding: Any = None,
     store: BaseStore | None = None,
     built: StateGraph[Any, Any, Any, Any] | None = None,
 ) -> Graph:
@@ -64,7 +63,6 @@ def compile_graph(
     Args:
         saver: The checkpointer.
         run: The thread's pattern and settings.
-        binding: The model (``None``: the graph reads it from the run's context).
         store: The store that holds the threads' inboxes (``None``: a run reads none;
             reading and writing state needs none).
         built: The graph :func:`~debategraph.runs.start.build_graph` built already
@@ -77,7 +75,7 @@ def compile_graph(
     # LangGraph's public way to extend the msgpack allowlist (for a pattern registered
     # after the saver was opened; the built-in ones are in it already)
     saver = saver.with_allowlist([(t.__module__, t.__name__) for t in entry.record_types()])
-    builder = built if built is not None else build_graph(run.pattern, run.settings, binding)
+    builder = built if built is not None else build_graph(run.pattern, run.settings)
     graph: Graph = builder.compile(checkpointer=saver, store=store, name=entry.name)
     return graph
 
@@ -126,13 +124,9 @@ class Run:
     Args:
         saver: The checkpointer of the thread's database.
         info: The thread's pattern and settings (stored with it).
-        binding: The model its agents call (``None``: the graph reads it from each
-            run's context; reading and writing state needs none).
         store: The store of the same database, whose inboxes a run reads at each round
             boundary and where the end of a run stopped early is noted (``None``: none).
         max_concurrency: The most tasks a step runs at once (``None``: LangGraph's).
-        boundary: The nodes a thread of the pattern waits at between rounds (``None``:
-            its description's, else the shared round loop's).
         model: The model each run's context names, for a graph built without one (as
             LangGraph Studio and ``serve`` run it): ``None``, the context's default.
         built: The graph, built already (:func:`~.start.build_graph`: a new run's settings
@@ -144,21 +138,19 @@ class Run:
         saver: BaseCheckpointSaver[Any],
         info: RunInfo,
         *,
-        binding: Any = None,
         store: BaseStore | None = None,
         max_concurrency: int | None = None,
-        boundary: frozenset[str] | None = None,
         model: ModelSpec | None = None,
         built: StateGraph[Any, Any, Any, Any] | None = None,
     ) -> None:
         self.saver = saver
         self.info = info
         self.max_concurrency = max_concurrency
-        self.boundary = (
-            boundary or registry.described(info.pattern).boundary_nodes or BOUNDARY_NODES
-        )
+        #: The nodes a thread of the pattern waits at between rounds (its description's,
+        #: else the shared round loop's).
+        self.boundary = registry.described(info.pattern).boundary_nodes or BOUNDARY_NODES
         self.context = None if model is None else Context(**asdict(model))
-        self.graph = compile_graph(saver, info, binding, store, built)
+        self.graph = compile_graph(saver, info, store, built)
 
     def config(self, thread_id: str) -> RunnableConfig:
         """The config a run of the thread is invoked with.
@@ -307,6 +299,10 @@ class Run:
             found, graph_input = "resumed", None
         else:
             return Completed("finished", dict(snap.values), None)
+        if self.context is not None:
+            # bound off the event loop: the embedded server may start (a thread read back
+            # above starts nothing)
+            await asyncio.to_thread(run_binding, self.context)
         started = time.perf_counter()
         await self.graph.ainvoke(graph_input, config, context=self.context, durability="sync")
         wall_s = time.perf_counter() - started if found == "started" else None
