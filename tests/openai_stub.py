@@ -51,7 +51,7 @@ content) or a :class:`StubReply`.
 """
 
 FAULTS: frozenset[str] = frozenset(
-    {"5xx", "503", "timeout", "malformed_json", "bad_args", "bad_schema", "drop"}
+    {"5xx", "503", "429", "timeout", "malformed_json", "bad_args", "bad_schema", "drop"}
 )
 """Fault names accepted by :meth:`StubOpenAIServer.inject`."""
 
@@ -479,41 +479,50 @@ class _Handler(BaseHTTPRequestHandler):
             *args: Format arguments (ignored).
         """
 
-    def _send_json(self, status: int, payload: Any) -> None:
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         """Send a JSON response with Content-Length.
 
         Args:
             status: HTTP status code.
             payload: JSON-serialisable payload.
+            headers: More response headers.
         """
         data = json.dumps(payload).encode()
-        self._send_bytes(status, data, "application/json")
+        self._send_bytes(status, data, "application/json", headers)
 
-    def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
+    def _send_bytes(
+        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
         """Send a complete response body.
 
         Args:
             status: HTTP status code.
             data: Body bytes.
             content_type: Value of the Content-Type header.
+            headers: More response headers.
         """
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
 
-    def _send_error(self, status: int, message: str, err_type: str) -> None:
+    def _send_error(
+        self, status: int, message: str, err_type: str, headers: dict[str, str] | None = None
+    ) -> None:
         """Send an OpenAI-style JSON error body.
 
         Args:
             status: HTTP status code.
             message: Human readable message.
             err_type: OpenAI error ``type`` value.
+            headers: More response headers (``Retry-After``).
         """
         payload = {"error": {"message": message, "type": err_type, "param": None, "code": None}}
-        self._send_json(status, payload)
+        self._send_json(status, payload, headers)
 
     def _path(self) -> str:
         """Return the request path without query string or trailing slash."""
@@ -628,6 +637,10 @@ class StubOpenAIServer:
         max_in_flight: Highest number of chat requests handled at once.
         idle: Set while no chat request is being handled (an event to wait on).
         models: The model ids ``GET /v1/models`` lists (a chat request may name any).
+        rate_limit: ``(requests per second, burst)``: a token bucket, as a provider's
+            request limit; a chat request finding it empty is answered 429 with the
+            ``Retry-After`` (seconds, a decimal) until its next token. ``None``: no limit.
+        limited: Chat requests answered 429 (the bucket's and injected ones).
     """
 
     def __init__(
@@ -638,6 +651,7 @@ class StubOpenAIServer:
         host: str = "127.0.0.1",
         port: int = 0,
         models: tuple[str, ...] = (MODEL_ID,),
+        rate_limit: tuple[float, int] | None = None,
     ) -> None:
         """Create the server (not yet listening; call :meth:`start`).
 
@@ -647,7 +661,17 @@ class StubOpenAIServer:
             host: Interface to bind.
             port: Port to bind; ``0`` picks a free port.
             models: The model ids ``GET /v1/models`` lists.
+            rate_limit: ``(requests per second, burst)``, or ``None`` (see the class).
+
+        Raises:
+            ValueError: For a rate that is not positive or a burst below 1.
         """
+        if rate_limit is not None and (rate_limit[0] <= 0 or rate_limit[1] < 1):
+            raise ValueError(f"rate_limit {rate_limit!r}: a positive rate and a burst >= 1")
+        self.rate_limit = rate_limit
+        self.limited = 0
+        self._tokens = float(rate_limit[1]) if rate_limit else 0.0
+        self._refilled = time.monotonic()
         self.responder: Responder = responder or default_responder
         self.models = models
         self.latency_s = latency_s
@@ -763,7 +787,8 @@ class StubOpenAIServer:
         Faults: ``"5xx"`` (HTTP 500), ``"503"`` (HTTP 503), ``"timeout"``
         (sleep ``seconds`` then answer normally), ``"malformed_json"`` (HTTP
         200 whose body is not JSON), ``"bad_args"`` (valid response whose tool
-        call arguments are the invalid JSON ``'{"answer": '``), ``"bad_schema"``
+        call arguments are the invalid JSON ``'{"answer": '``), ``"429"`` (HTTP
+        429 with ``Retry-After: seconds``), ``"bad_schema"``
         (valid response whose tool call arguments are ``{}``, valid JSON that
         misses every required field), ``"drop"`` (close the connection without
         answering). Faults queue in order and are consumed one per request.
@@ -771,7 +796,7 @@ class StubOpenAIServer:
         Args:
             fault: Fault name, one of :data:`FAULTS`.
             count: Number of requests affected.
-            seconds: Sleep for the ``"timeout"`` fault.
+            seconds: Sleep for the ``"timeout"`` fault; ``Retry-After`` of ``"429"``.
 
         Raises:
             ValueError: For an unknown fault name.
@@ -821,6 +846,7 @@ class StubOpenAIServer:
             self.calls = 0
             self.prompt_tokens = 0
             self.completion_tokens = 0
+            self.limited = 0
             self.max_in_flight = self._in_flight
 
     # -- internals --------------------------------------------------------
@@ -852,6 +878,12 @@ class StubOpenAIServer:
         with self._lock:
             self.requests.append(body)
             fault = self._faults.popleft() if self._faults else None
+            if fault is None:
+                wait = self._take_token()
+                if wait > 0:
+                    fault = ("429", wait)
+            if fault is not None and fault[0] == "429":
+                self.limited += 1
             self._in_flight += 1
             self.idle.clear()
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
@@ -872,6 +904,22 @@ class StubOpenAIServer:
                     self.prompt_tokens += answered[0]
                     self.completion_tokens += answered[1]
         send()
+
+    def _take_token(self) -> float:
+        """Take a request's token from the bucket: 0, or the seconds until there is one.
+
+        Called with the lock held.
+        """
+        if self.rate_limit is None:
+            return 0.0
+        rate, burst = self.rate_limit
+        now = time.monotonic()
+        self._tokens = min(float(burst), self._tokens + (now - self._refilled) * rate)
+        self._refilled = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return 0.0
+        return (1.0 - self._tokens) / rate
 
     def _prepare(
         self, handler: _Handler, body: dict[str, Any], fault: tuple[str, float] | None
@@ -895,6 +943,10 @@ class StubOpenAIServer:
                 lambda: handler._send_error(503, "Injected service unavailable", "server_error"),
                 None,
             )
+        if kind == "429" and fault is not None:
+            headers = {"Retry-After": f"{fault[1]:.3f}"}
+            message = "Rate limit reached for requests"
+            return lambda: handler._send_error(429, message, "requests", headers), None
         if kind == "drop":
             return handler.drop, None
         if kind == "malformed_json":

@@ -26,6 +26,7 @@ from pydantic import SecretStr
 from debategraph.compat import lean_client_problems
 from debategraph.models.client import LeanChatOpenAI
 from debategraph.models.spec import (
+    DEFAULT_PATIENCE_S,
     DEFAULT_TIMEOUT_S,
     LOCAL_MAX_TOKENS,
     LOCAL_TIMEOUT_S,
@@ -56,6 +57,11 @@ class ModelBinding(NamedTuple):
             (:attr:`ModelSpec.label <debategraph.models.ModelSpec.label>`; never a key).
         tool_calls: Whether the model can call tools (the embedded SmolLM2's chat
             template cannot).
+        retries: How many times a call that meets a server fault, a timeout or a
+            dropped connection is tried again (:mod:`debategraph.models.pacing`; the
+            spec's ``max_retries``: a binding of this module turns its client's own
+            retries off). A model the caller built retries as its client does.
+        patience_s: The most seconds one call waits on rate limits and faults.
     """
 
     chat: BaseChatModel
@@ -65,6 +71,8 @@ class ModelBinding(NamedTuple):
     rebuild: Callable[[], BaseChatModel] | None = None
     name: str = ""
     tool_calls: bool = True
+    retries: int = 0
+    patience_s: float = DEFAULT_PATIENCE_S
 
 
 #: Per event loop: id of a binding's chat model -> (that model, the binding for the loop,
@@ -146,17 +154,37 @@ def _openai_binding(
     diagnose: Callable[[], str | None] | None = None,
     *,
     tool_calls: bool = True,
+    retries: int = 0,
+    patience_s: float = DEFAULT_PATIENCE_S,
     **settings: Any,
 ) -> ModelBinding:
-    """A binding of a ``ChatOpenAI`` with ``settings``, rebuilt per event loop."""
+    """A binding of a ``ChatOpenAI`` with ``settings``, rebuilt per event loop.
+
+    Its client does not retry (``max_retries=0``): the binding's calls do, as
+    :mod:`debategraph.models.pacing` says, ``retries`` times and within ``patience_s``.
+    """
     chat_class = client_class()
+    settings["max_retries"] = 0
 
     def rebuild() -> BaseChatModel:
         return chat_class(**settings, http_async_client=_async_http_client())
 
     return ModelBinding(
-        chat_class(**settings), method, endpoint, diagnose, rebuild, name, tool_calls
+        chat_class(**settings),
+        method,
+        endpoint,
+        diagnose,
+        rebuild,
+        name,
+        tool_calls,
+        retries,
+        patience_s,
     )
+
+
+def patience_of(spec: ModelSpec) -> float:
+    """The seconds a call of ``spec``'s model may wait on limits and faults."""
+    return DEFAULT_PATIENCE_S if spec.patience_s is None else float(spec.patience_s)
 
 
 def client_class() -> type[ChatOpenAI]:
@@ -223,8 +251,9 @@ def _remote_binding(spec: ModelSpec) -> ModelBinding:
         api_key=SecretStr(api_key),
         temperature=spec.temperature,
         max_completion_tokens=spec.max_tokens,
+        retries=spec.max_retries,
+        patience_s=patience_of(spec),
         timeout=spec.timeout_s or DEFAULT_TIMEOUT_S,
-        max_retries=spec.max_retries,
         stream_usage=True,  # token usage also when a node's call is streamed
     )
 
@@ -261,8 +290,9 @@ def _local_binding(spec: ModelSpec) -> ModelBinding:
             temperature=spec.temperature,
             # llama.cpp's server reads ``max_tokens``.
             extra_body={"max_tokens": spec.max_tokens or LOCAL_MAX_TOKENS},
+            retries=spec.max_retries,
+            patience_s=patience_of(spec),
             timeout=spec.timeout_s or LOCAL_TIMEOUT_S,
-            max_retries=spec.max_retries,
             stream_usage=True,  # llama.cpp sends usage in the last chunk of a stream
         )
         _LOCAL_BINDINGS[key] = binding

@@ -35,12 +35,14 @@ from pydantic import BaseModel, ValidationError
 from debategraph.models.binding import ModelBinding, for_running_loop
 from debategraph.models.failures import (
     made,
+    provider_failure,
     rejects_json_schema,
     slow_not_dead,
     spent,
     unavailable,
 )
 from debategraph.models.output import S, _cut_off_reply, _try_repair
+from debategraph.models.pacing import paced
 from debategraph.models.spec import StructuredMethod
 from debategraph.models.steps import Steps, TimeLimitReached, arun_steps, run_steps
 from debategraph.state.records import Turn, Usage
@@ -167,7 +169,7 @@ def structured_steps(
         runnable = _structured_runnable(model.chat, schema, method)
         started = time.perf_counter()
         try:
-            out = yield runnable, prompt
+            out = yield from paced(model, runnable, prompt)
         except TimeLimitReached as exc:  # the run's deadline: no retry, a recorded fallback
             return CallResult(None, usage + spent(exc), made(attempts, exc), reason=str(exc))
         except openai.APITimeoutError as exc:  # slow, or dead: its endpoint says which
@@ -200,6 +202,10 @@ def structured_steps(
             last_error = one_line(str(exc))
             prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
             continue
+        except Exception as exc:  # another provider's failure: the same one line
+            if not provider_failure(exc):
+                raise
+            raise unavailable(model, exc) from exc
         latency = time.perf_counter() - started
         raw = out if isinstance(out, AIMessage) else None
         usage = usage + usage_of(raw, latency, prompt)
@@ -286,7 +292,7 @@ def text_steps(
         attempts += 1
         started = time.perf_counter()
         try:
-            reply = yield model.chat, list(messages)
+            reply = yield from paced(model, model.chat, list(messages))
         except TimeLimitReached as exc:  # the run's deadline: no retry, a recorded fallback
             return TextResult("", usage + spent(exc), made(attempts, exc), reason=str(exc))
         except openai.APITimeoutError as exc:  # slow, or dead: its endpoint says which
@@ -295,6 +301,10 @@ def text_steps(
                 raise unavailable(model, exc) from exc
             return TextResult("", usage + slow[1], attempts, reason=slow[0])
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise unavailable(model, exc) from exc
+        except Exception as exc:  # another provider's failure: the same one line
+            if not provider_failure(exc):
+                raise
             raise unavailable(model, exc) from exc
         usage = usage + usage_of(reply, time.perf_counter() - started, messages)
         text = reply.text.strip() if isinstance(reply, AIMessage) else ""

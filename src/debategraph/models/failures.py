@@ -17,6 +17,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 
 from debategraph.errors import ModelUnavailableError
 from debategraph.models.binding import ModelBinding
+from debategraph.models.faults import Fault, status_of, transient
 from debategraph.models.steps import Steps, TimeLimitReached
 from debategraph.state.records import Usage
 from debategraph.words import one_line
@@ -106,20 +107,36 @@ def rejects_json_schema(exc: openai.APIStatusError) -> bool:
     )
 
 
-def unavailable(
-    model: ModelBinding, exc: openai.APIStatusError | openai.APIConnectionError
-) -> ModelUnavailableError:
-    """The one-line error for a transport failure (after the client's own retries)."""
+def unavailable(model: ModelBinding, exc: BaseException) -> ModelUnavailableError:
+    """The one-line error for a transport failure (after the call's retries).
+
+    Any provider's: an HTTP status wherever its SDK put it
+    (:func:`~debategraph.models.faults.status_of`), else a timeout or an unreachable
+    endpoint.
+    """
     failure = model.diagnose() if model.diagnose is not None else None
     if failure is not None:
         return ModelUnavailableError(failure)
+    status = status_of(exc)
     if isinstance(exc, openai.APIStatusError):
         detail = f"answered HTTP {exc.status_code}: {one_line(exc.message)}"
-    elif isinstance(exc, openai.APITimeoutError) and not refused(exc):
-        detail = f"timed out: {one_line(root_cause(exc))}"
+    elif status is not None:
+        detail = f"answered HTTP {status}: {one_line(str(exc)) or type(exc).__name__}"
+    elif transient(exc) == Fault("timeout") and not refused(exc):
+        detail = f"timed out: {one_line(root_cause(exc)) or type(exc).__name__}"
     else:
-        detail = f"is unreachable: {one_line(root_cause(exc))}"
+        detail = f"is unreachable: {one_line(root_cause(exc)) or type(exc).__name__}"
     return ModelUnavailableError(f"model endpoint {model.endpoint} {detail}")
+
+
+def provider_failure(exc: BaseException) -> bool:
+    """Whether a chat model's exception is its endpoint failing, for any provider.
+
+    An HTTP status, a timeout, a reset or refused connection: one line and a resumable
+    thread, as the openai client's own errors get. Anything else is the caller's bug
+    or the model's limit, raised as it is.
+    """
+    return status_of(exc) is not None or transient(exc) is not None or refused(exc)
 
 
 def refused(exc: BaseException) -> bool:

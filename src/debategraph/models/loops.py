@@ -34,7 +34,8 @@ from langgraph.errors import GraphBubbleUp
 from debategraph.errors import UsageError
 from debategraph.models.binding import ModelBinding, for_running_loop
 from debategraph.models.calls import usage_of
-from debategraph.models.failures import spent, unavailable
+from debategraph.models.failures import provider_failure, spent, unavailable
+from debategraph.models.pacing import paced
 from debategraph.models.steps import Steps, TimeLimitReached
 from debategraph.state.records import TOOL_STAGE, Turn, Usage
 from debategraph.words import one_line
@@ -125,12 +126,16 @@ def tool_steps(
     while True:
         started = time.perf_counter()
         try:
-            reply = yield chat, work.messages
+            reply = yield from paced(binding, chat, work.messages)
         except TimeLimitReached as exc:
             work.usage = work.usage + spent(exc)
             work.reason = str(exc)
             return work
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise unavailable(binding, exc) from exc
+        except Exception as exc:  # another provider's failure: the same one line
+            if not provider_failure(exc):
+                raise
             raise unavailable(binding, exc) from exc
         work.usage = work.usage + usage_of(reply, time.perf_counter() - started, work.messages)
         calls = reply.tool_calls if isinstance(reply, AIMessage) else []

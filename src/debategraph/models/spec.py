@@ -25,6 +25,9 @@ LOCAL_MAX_TOKENS = 320
 #: Seconds per model request unless a spec sets ``timeout_s``; the embedded model's.
 DEFAULT_TIMEOUT_S = 60.0
 LOCAL_TIMEOUT_S = 300.0
+#: Seconds one call may spend waiting on rate limits and faults before it gives up,
+#: unless a spec sets ``patience_s`` (:mod:`debategraph.models.pacing`).
+DEFAULT_PATIENCE_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,11 @@ class ModelSpec:
         temperature: Sampling temperature.
         max_tokens: Completion token cap (``None``: endpoint default; local: 320).
         timeout_s: Per-request timeout in seconds (``None``: 60, local: 300).
-        max_retries: Client retries on connection errors, 429 and 5xx.
+        max_retries: Retries of a call that meets a server fault (5xx, 408, 409), a
+            timeout or a dropped connection, with backoff. A rate limit (429) is waited
+            out and tried again as often as the patience allows.
+        patience_s: The most seconds one call waits on rate limits and faults in all
+            (``None``: 600); every call to an endpoint waits out what it told one.
         structured_method: ``auto`` picks ``json_schema`` for api.openai.com and the
             embedded model (grammar-constrained), ``function_calling`` (the most widely
             supported) elsewhere.
@@ -61,6 +68,7 @@ class ModelSpec:
     max_tokens: int | None = None
     timeout_s: float | None = None
     max_retries: int = 2
+    patience_s: float | None = None
     structured_method: MethodChoice = "auto"
     slots: int | None = None
 
@@ -88,6 +96,11 @@ class ModelSpec:
             raise UsageError(f"timeout {self.timeout_s} must be > 0 seconds")
         if self.max_retries < 0:
             raise UsageError(f"max retries {self.max_retries} must be >= 0")
+        patience = self.patience_s
+        if patience is not None and (
+            isinstance(patience, bool) or not isinstance(patience, int | float) or patience < 0
+        ):
+            raise UsageError(f"patience {patience!r} must be a number of seconds >= 0")
         if self.is_local and self.base_url:
             raise UsageError(f"--base-url {self.base_url} needs --model NAME (the model it serves)")
         if isinstance(self.temperature, bool) or not 0 <= self.temperature <= 2:

@@ -1,0 +1,243 @@
+"""Trying a failed call again, and every call to an endpoint waiting when it says so.
+
+:func:`paced` makes one model call as steps (see :mod:`debategraph.models.steps`): a
+call that meets a :class:`~debategraph.models.faults.Fault` waits and tries again.
+
+- **A rate limit (HTTP 429)** waits as long as the endpoint said (``Retry-After`` and
+  the like), else backs off, and tries again for as long as the binding's patience
+  lasts, however many times: a limit is the endpoint pacing its callers, not a fault.
+  What it said holds for **every call of the process to that endpoint**: the others wait
+  out the same time before they start (:class:`Pace`), instead of each agent firing
+  into the limit and being told again.
+- **A server fault, a timeout or a dropped connection** is tried again up to the
+  binding's ``retries`` (the spec's ``max_retries``), with exponential backoff and
+  jitter (half a second, doubling, at most 8 s, less up to a quarter: the openai
+  client's own schedule, which this replaces: its own retries are off), within the
+  patience too.
+
+What still fails is raised to the call, which turns it into its one-line error: the run
+stops and its thread stays resumable. The waits are steps of the call, so under
+``ainvoke`` they hold no thread and the run's deadline cuts them short like a call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableLambda
+
+from debategraph.models.binding import ModelBinding
+from debategraph.models.faults import Fault, transient
+from debategraph.models.steps import Steps
+
+#: The backoff's first wait and its cap, in seconds (the openai client's).
+BACKOFF_FIRST_S = 0.5
+BACKOFF_MAX_S = 8.0
+
+
+def backoff_s(retry: int, draw: Callable[[], float] = random.random) -> float:
+    """The wait before retry number ``retry`` (1, 2, ...) when the endpoint named none.
+
+    Args:
+        retry: Which retry this is, from 1.
+        draw: A number in [0, 1) for the jitter.
+
+    Returns:
+        ``min(0.5 * 2 ** (retry - 1), 8)`` seconds, less up to a quarter.
+    """
+    wait = min(BACKOFF_FIRST_S * 2.0 ** min(retry - 1, 30), BACKOFF_MAX_S)
+    return wait * (1.0 - 0.25 * draw())
+
+
+class Pace:
+    """What an endpoint said about calling it, shared by every call of the process to it.
+
+    Two things: how long to hold off (the longest wait it asked of any call), and how
+    many calls may be in flight at once, adapted as TCP's congestion window is: halved
+    on each rate limit (to half the calls then in flight, at least one), grown back by
+    one per window of calls answered, and lifted when it has grown past
+    :data:`WINDOW_LIFTED`. Without a rate limit seen, calls are not counted against it.
+
+    Attributes:
+        limited: Rate limits (429s) this endpoint answered in this process.
+        waited_s: Seconds calls to it spent waiting on what it said.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._until = 0.0
+        self._window: float | None = None
+        self._in_flight = 0
+        self.limited = 0
+        self.waited_s = 0.0
+
+    @property
+    def window(self) -> int | None:
+        """Calls allowed in flight at once (``None``: no bound)."""
+        with self._lock:
+            return None if self._window is None else int(self._window)
+
+    def hold_s(self) -> float:
+        """Seconds a call must still wait before it may start (0: none)."""
+        with self._lock:
+            return max(0.0, self._until - time.monotonic())
+
+    def enter(self) -> bool:
+        """Take a place in flight if the window has one and no hold is on.
+
+        Returns:
+            Whether the call may start (``False``: wait a little and ask again).
+        """
+        with self._lock:
+            if self._window is not None and (
+                self._in_flight >= int(self._window) or time.monotonic() < self._until
+            ):
+                return False
+            self._in_flight += 1
+            return True
+
+    def leave(self) -> None:
+        """Give the place back (the call ended, however)."""
+        with self._lock:
+            self._in_flight -= 1
+
+    def answered(self) -> None:
+        """A call was answered: the window grows by one per window of answers."""
+        with self._lock:
+            if self._window is not None:
+                self._window += 1.0 / self._window
+                if self._window > WINDOW_LIFTED:
+                    self._window = None
+
+    def told_to_wait(self, seconds: float) -> None:
+        """A call was told to wait ``seconds``: every call to the endpoint waits with it.
+
+        The window shrinks to half the calls in flight when it was told (this one
+        counted), at least one.
+        """
+        with self._lock:
+            self.limited += 1
+            self._until = max(self._until, time.monotonic() + seconds)
+            half = max(1.0, float((self._in_flight + 1) // 2))
+            self._window = half if self._window is None else min(self._window, half)
+
+    def waited(self, seconds: float) -> None:
+        """Count ``seconds`` a call spent waiting on the endpoint."""
+        with self._lock:
+            self.waited_s += seconds
+
+
+#: A window grown past this many calls in flight is lifted: the limit is behind us.
+WINDOW_LIFTED = 64.0
+#: Seconds between two looks at a full window.
+WINDOW_POLL_S = 0.02
+
+
+_PACES: dict[str, Pace] = {}
+_PACES_LOCK = threading.Lock()
+
+
+def pace_of(endpoint: str) -> Pace:
+    """The shared :class:`Pace` of ``endpoint`` (its base URL) in this process."""
+    with _PACES_LOCK:
+        pace = _PACES.get(endpoint)
+        if pace is None:
+            pace = _PACES[endpoint] = Pace()
+        return pace
+
+
+def forget_paces() -> None:
+    """Forget what every endpoint said (a test's fresh start)."""
+    with _PACES_LOCK:
+        _PACES.clear()
+
+
+async def _asleep(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+
+
+#: A wait, as a step: blocking (``time.sleep``) or awaited (``asyncio.sleep``).
+WAIT: Runnable[float, None] = RunnableLambda(time.sleep, afunc=_asleep, name="wait")
+
+
+def _enter(pace: Pace) -> None:
+    while not pace.enter():
+        time.sleep(WINDOW_POLL_S)
+
+
+async def _aenter(pace: Pace) -> None:
+    while not pace.enter():
+        await asyncio.sleep(WINDOW_POLL_S)
+
+
+#: Waiting for a place in an endpoint's window, as a step.
+ENTER: Runnable[Pace, None] = RunnableLambda(_enter, afunc=_aenter, name="wait for a place")
+
+
+def paced(
+    model: ModelBinding,
+    runnable: Runnable[Any, Any],
+    prompt: Any,
+    *,
+    draw: Callable[[], float] = random.random,
+) -> Steps[Any]:
+    """One model call as steps, tried again on a fault within the binding's limits.
+
+    Args:
+        model: The binding called: its endpoint (whose :class:`Pace` the call shares),
+            ``retries`` (how many times a server fault, timeout or dropped connection is
+            tried again; rate limits: as often as the patience allows) and
+            ``patience_s`` (the most seconds the call spends waiting in all).
+        runnable: The chat model (bound as the call needs it).
+        prompt: Its input.
+        draw: The jitter's random numbers.
+
+    Returns:
+        Steps returning the reply; the last failure is raised where no retry is left.
+    """
+    pace = pace_of(model.endpoint)
+    retries, patience_s = model.retries, model.patience_s
+    waited = 0.0
+    tried = 0
+    while True:
+        hold = min(pace.hold_s(), max(0.0, patience_s - waited))
+        if hold > 0:
+            yield WAIT, hold
+            waited += hold
+            pace.waited(hold)
+        if not pace.enter():
+            yield ENTER, pace
+        try:
+            try:
+                reply = yield runnable, prompt
+            finally:
+                pace.leave()
+        except Exception as exc:
+            fault = transient(exc)
+            if fault is None:
+                raise
+            tried += 1
+            wait = _wait_s(fault, tried, draw)
+            if fault.kind == "rate_limit":
+                pace.told_to_wait(wait)
+            elif tried > retries:
+                raise
+            if waited + wait > patience_s:
+                raise
+        else:
+            pace.answered()
+            return reply
+        yield WAIT, wait
+        waited += wait
+        pace.waited(wait)
+
+
+def _wait_s(fault: Fault, retry: int, draw: Callable[[], float]) -> float:
+    if fault.retry_after_s is not None:
+        return fault.retry_after_s
+    return backoff_s(retry, draw)
