@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import random
 import socket
 import threading
 import time
@@ -65,6 +66,10 @@ MALFORMED_BODY = b'{"id": "chatcmpl-broken", "choices": [ this is not json'
 """Body sent with HTTP 200 by the ``malformed_json`` fault."""
 
 MODEL_ID = "stub"
+
+#: The faults a ``fault_rate`` draws from, and the ``Retry-After`` of its 429s.
+RANDOM_FAULTS = ("429", "5xx", "503")
+RANDOM_RETRY_AFTER_S = 0.1
 
 
 @dataclass
@@ -641,6 +646,9 @@ class StubOpenAIServer:
             request limit; a chat request finding it empty is answered 429 with the
             ``Retry-After`` (seconds, a decimal) until its next token. ``None``: no limit.
         limited: Chat requests answered 429 (the bucket's and injected ones).
+        fault_rate: The share of chat requests (beyond injected faults) that fail at
+            random, as a provider's do: a 429 (``Retry-After: 0.1``), a 500 or a 503,
+            drawn from a generator seeded with ``fault_seed``.
     """
 
     def __init__(
@@ -652,6 +660,8 @@ class StubOpenAIServer:
         port: int = 0,
         models: tuple[str, ...] = (MODEL_ID,),
         rate_limit: tuple[float, int] | None = None,
+        fault_rate: float = 0.0,
+        fault_seed: int = 0,
     ) -> None:
         """Create the server (not yet listening; call :meth:`start`).
 
@@ -662,6 +672,8 @@ class StubOpenAIServer:
             port: Port to bind; ``0`` picks a free port.
             models: The model ids ``GET /v1/models`` lists.
             rate_limit: ``(requests per second, burst)``, or ``None`` (see the class).
+            fault_rate: The share of requests failing at random (see the class).
+            fault_seed: The seed of those draws.
 
         Raises:
             ValueError: For a rate that is not positive or a burst below 1.
@@ -669,6 +681,8 @@ class StubOpenAIServer:
         if rate_limit is not None and (rate_limit[0] <= 0 or rate_limit[1] < 1):
             raise ValueError(f"rate_limit {rate_limit!r}: a positive rate and a burst >= 1")
         self.rate_limit = rate_limit
+        self.fault_rate = fault_rate
+        self._draws = random.Random(fault_seed)
         self.limited = 0
         self._tokens = float(rate_limit[1]) if rate_limit else 0.0
         self._refilled = time.monotonic()
@@ -878,6 +892,8 @@ class StubOpenAIServer:
         with self._lock:
             self.requests.append(body)
             fault = self._faults.popleft() if self._faults else None
+            if fault is None and self.fault_rate and self._draws.random() < self.fault_rate:
+                fault = (self._draws.choice(RANDOM_FAULTS), RANDOM_RETRY_AFTER_S)
             if fault is None:
                 wait = self._take_token()
                 if wait > 0:
