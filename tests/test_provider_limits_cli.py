@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from debategraph.models.pacing import forget_paces
-from tests.conftest import run_cli, stub_args
+from tests.conftest import one_error_line, run_cli, stub_args
 from tests.eval_data import chance_responder, write_gsm8k
 from tests.openai_stub import StubOpenAIServer
 
@@ -72,3 +72,27 @@ def test_random_faults_change_no_answer(tmp_path: Path, capsys: pytest.CaptureFi
     for mode, figures in clean.items():
         assert faulty[mode]["correct"] == figures["correct"], mode
         assert faulty[mode]["n"] == figures["n"] == QUESTIONS
+
+
+@pytest.mark.parametrize("value", ["soon", "-5m", "0", "inf"])
+def test_a_bad_patience_is_one_line(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["solve", "What is 2+2?", "--model", "x", "--patience", value], capsys)
+    assert code == 2
+    assert one_error_line(err).startswith(f"debategraph: error: --patience '{value}'")
+
+
+def test_a_rate_limit_past_the_patience_stops_the_run_resumable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "d.sqlite"
+    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+        server.inject("429", 1, seconds=30.0)
+        args = ["solve", "What is 2+2?", *stub_args(server, db), "--agents", "2", "--rounds", "1"]
+        code, _, err = run_cli([*args, "--patience", "2s", "--thread", "t"], capsys)
+        assert code != 0
+        line = one_error_line(err)
+        assert "answered HTTP 429" in line and server.url in line
+        assert server.limited == 1  # told to wait 30 s, past its patience: no retry
+        forget_paces()  # a resume is a new process: it knows nothing of the 30 s
+        code, _, err = run_cli(["resume", "t", "--db", str(db)], capsys)
+        assert code == 0, err

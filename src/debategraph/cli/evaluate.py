@@ -26,7 +26,7 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.group import app
-from debategraph.cli.options import JsonOpt, run_options
+from debategraph.cli.options import JsonOpt, run_options, seconds_of
 from debategraph.cli.render import err, fail, model_label
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
 from debategraph.eval.modes import DEFAULT_AGREE, DEFAULT_MODES, MODES, VOTE_THEN_DEBATE
@@ -166,8 +166,16 @@ def _eval_options(
     """The options every ``eval`` command ends with, less the model's (its signature counts)."""
 
 
-#: The model's options, as every run command takes them (``--model`` to ``--max-retries``).
-_MODEL_OPTIONS = ("model", "base_url", "api_key_env", "timeout", "max_tokens", "max_retries")
+#: The model's options, as every run command takes them (``--model`` to ``--patience``).
+_MODEL_OPTIONS = (
+    "model",
+    "base_url",
+    "api_key_env",
+    "timeout",
+    "max_tokens",
+    "max_retries",
+    "patience",
+)
 
 
 def _shared_options() -> dict[str, inspect.Parameter]:
@@ -198,6 +206,7 @@ def eval_command(kind: str, own: Callable[..., Callable[[], Questions]]) -> Call
         shared = {name: values.pop(name) for name in _SHARED}
         shape = (shared.pop("agents"), shared.pop("rounds"), shared.pop("neighbours"))
         out_dir = shared.pop("out_dir") or Path(f"eval-{kind}")
+        shared["patience"] = seconds_of("--patience", shared["patience"])
         run_eval(eval_options(shape=shape, out_dir=out_dir, **shared), own(**values))
 
     own_options = inspect.signature(own, eval_str=True).parameters.values()

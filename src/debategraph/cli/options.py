@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from debategraph.checkpoints.savers import DEFAULT_DB
+from debategraph.errors import UsageError
 from debategraph.models.spec import (
     DEFAULT_TIMEOUT_S,
     LOCAL_MAX_TOKENS,
@@ -15,6 +16,7 @@ from debategraph.models.spec import (
 )
 from debategraph.runs.agents_file import OPTION as AGENTS_FILE_OPTION
 from debategraph.runs.finish import POSTGRES_ARCHIVE
+from debategraph.strategies.termination.factories import parse_duration
 
 #: The run's model when no option names one (the embedded one), and the spec's defaults
 #: the model options read.
@@ -61,7 +63,22 @@ MaxTokensOpt = Annotated[
         f"{LOCAL_MAX_TOKENS} on the embedded model].",
     ),
 ]
-RetriesOpt = Annotated[int, typer.Option("--max-retries", help="Client retries per request.")]
+RetriesOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-retries",
+        help="Retries of a call that meets a server fault (5xx), a timeout or a dropped "
+        "connection. A rate limit (429) is waited out within --patience.",
+    ),
+]
+PatienceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--patience",
+        help="How long one model call may wait on rate limits and faults before the run "
+        "stops, resumable (90s, 10m, 1h) \\[default: 10m].",
+    ),
+]
 DbOpt = Annotated[
     str, typer.Option("--db", help="Checkpoint database: a SQLite file path or Postgres URL.")
 ]
@@ -108,6 +125,7 @@ def run_options(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_retries: RetriesOpt = LOCAL_SPEC.max_retries,
+    patience: PatienceOpt = None,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,
@@ -115,6 +133,27 @@ def run_options(
     json_output: JsonOpt = False,
 ) -> None:
     """The options every pattern's run command takes (its signature is what counts)."""
+
+
+def seconds_of(option: str, value: str | None) -> float | None:
+    """A duration option's value in seconds: ``30m`` / ``90s`` / ``1h`` / ``120``, or ``None``.
+
+    Args:
+        option: The option's name, for the error (``--patience``).
+        value: What it was given (``None``: not given).
+
+    Returns:
+        Seconds (> 0), or ``None``.
+
+    Raises:
+        UsageError: One line naming the option, the value and the allowed form.
+    """
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"{option} {exc}") from None
 
 
 def report_option(report: ReportOpt = None) -> None:

@@ -110,12 +110,14 @@ def eval_options(
     api_key_env: str | None = None,
     max_tokens: int | None = None,
     agree: str = DEFAULT_AGREE,
+    patience: float | None = None,
 ) -> EvalOptions:
     """The options every ``eval`` command shares, read: the model spec, the shard.
 
     Each argument is the option of its name (``shape``: ``--agents``, ``--rounds``,
     ``--neighbours``), kept as :class:`EvalOptions` says; ``model``, ``base_url``,
-    ``timeout``, ``max_retries``, ``api_key_env`` and ``max_tokens`` make its ``spec``,
+    ``timeout``, ``max_retries``, ``patience`` (seconds), ``api_key_env`` and
+    ``max_tokens`` make its ``spec``,
     and ``shard`` (``i/N``) is read into ``(i, N)``.
 
     Returns:
@@ -131,6 +133,7 @@ def eval_options(
         timeout_s=timeout,
         max_tokens=max_tokens,
         max_retries=max_retries,
+        patience_s=patience,
     ).validated()
     split = None if shard is None else parse_shard(shard)
     return EvalOptions(

@@ -83,7 +83,11 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
             "base_url": spec.base_url,
             **({"max_tokens": spec.max_tokens} if spec.max_tokens is not None else {}),
         },
-        "client": {"timeout": spec.timeout_s, "max_retries": spec.max_retries},
+        "client": {
+            "timeout": spec.timeout_s,
+            "max_retries": spec.max_retries,
+            "patience": spec.patience_s,
+        },
         "model_key": dict(plan.model_key),
         "parallel": plan.parallel,
         "shard": list(options.shard) if options.shard is not None else None,
@@ -136,6 +140,7 @@ def options_from_plan(
         json_output,
         max_tokens=model.get("max_tokens"),
         agree=str(settings.get("agree", DEFAULT_AGREE)),  # a plan from before --agree
+        patience=client.get("patience"),  # None in a plan from before --patience
     )
     selection = (int(settings["offset"]), settings["limit"], settings["seed"])
     if settings["kind"] == "arithmetic":

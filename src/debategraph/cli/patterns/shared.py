@@ -7,6 +7,7 @@ from typing import Annotated, TypeVar
 import typer
 from rich.markup import escape
 
+from debategraph.cli.options import seconds_of
 from debategraph.errors import UsageError
 from debategraph.strategies.decisions import (
     UNANIMITY,
@@ -14,7 +15,6 @@ from debategraph.strategies.decisions import (
     agreement_text,
     parse_agreement,
 )
-from debategraph.strategies.termination.factories import parse_duration
 
 T = TypeVar("T")
 
@@ -84,12 +84,7 @@ def time_limit_option(value: str | None) -> float | None:
     Raises:
         UsageError: One line naming the value and the allowed form.
     """
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise UsageError(f"--time-limit {exc}") from None
+    return seconds_of("--time-limit", value)
 
 
 def renamed_option(
