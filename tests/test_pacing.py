@@ -273,3 +273,15 @@ def test_a_bug_in_a_chat_model_is_not_called_an_endpoint_failure() -> None:
     with pytest.raises(ValueError, match="a bug"):
         text_call(binding, MESSAGES)
     assert chat.calls == 1
+
+
+def test_an_agents_or_served_model_names_its_patience() -> None:
+    from debategraph.models.spec import parse_model
+
+    assert parse_model({"model": "m", "patience": 90}).patience_s == 90
+    assert bind_model(ModelSpec(model="m", base_url="http://h/v1", patience_s=5)).patience_s == 5
+    assert bind_model(ModelSpec(model="m", base_url="http://h/v1")).patience_s == 600
+    with pytest.raises(ValueError, match="patience -1 must be a number of seconds >= 0"):
+        parse_model({"model": "m", "patience": -1}, "agent 'ann'")
+    with pytest.raises(ValueError, match="must be a number"):
+        parse_model({"model": "m", "patience": "soon"}, "agent 'ann'")

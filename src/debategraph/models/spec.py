@@ -213,13 +213,15 @@ MODEL_KEYS: Mapping[str, str] = {
     "timeout": "timeout_s",
     "timeout_s": "timeout_s",
     "max_retries": "max_retries",
+    "patience": "patience_s",
+    "patience_s": "patience_s",
     "structured_method": "structured_method",
 }
 
 #: What a model spec may be, for errors.
 MODEL_FORMS = (
     "'local', 'local:PATH.gguf', 'NAME', 'NAME@BASE_URL' or 'openai:NAME', a mapping "
-    f"({', '.join(k for k in MODEL_KEYS if k != 'timeout_s')}), a ModelSpec or a "
+    f"({', '.join(k for k in MODEL_KEYS if not k.endswith('_s'))}), a ModelSpec or a "
     "LangChain chat model"
 )
 
@@ -295,7 +297,7 @@ def _from_mapping(value: Mapping[Any, Any], who: str) -> ModelSpec:
         )
     unknown = sorted(str(k) for k in value if k not in MODEL_KEYS)
     if unknown:
-        allowed = ", ".join(k for k in MODEL_KEYS if k != "timeout_s")
+        allowed = ", ".join(k for k in MODEL_KEYS if not k.endswith("_s"))
         raise ValueError(f"{who}: unknown model field {unknown[0]!r}: allowed are {allowed}")
     fields = {MODEL_KEYS[str(k)]: v for k, v in value.items()}
     name = fields.get("model")
@@ -303,7 +305,8 @@ def _from_mapping(value: Mapping[Any, Any], who: str) -> ModelSpec:
         raise ValueError(f"{who}: model mapping needs 'model', a model name, got {name!r}")
     if "base_url" in fields:
         _check_url(fields["base_url"], who)
-    bad = [k for k in ("temperature", "max_tokens", "timeout_s") if not _number(fields.get(k))]
+    numbers = ("temperature", "max_tokens", "timeout_s", "patience_s")
+    bad = [k for k in numbers if not _number(fields.get(k))]
     if bad:
         raise ValueError(f"{who}: model field {bad[0]!r} must be a number, got {fields[bad[0]]!r}")
     try:

@@ -53,6 +53,8 @@ OPERATOR_FIELDS = (
     "timeout",
     "timeout_s",
     "max_retries",
+    "patience",
+    "patience_s",
     "structured_method",
     "slots",
 )
