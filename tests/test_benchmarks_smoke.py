@@ -57,6 +57,11 @@ def check_discussion(figures: dict[str, dict[str, Any]], output: str) -> None:
 
 
 def check_durability(figures: dict[str, dict[str, Any]], output: str) -> None:
+    kill = figures["kill -9 recovery"]["values"]
+    modes = [trial["mode"] for trial in kill["per_trial"]]
+    assert kill["trials"] == 2 and modes == ["startup", "after-answer"], output
+    shared = figures["multi-process SQLite"]["values"]
+    assert (shared["processes"], shared["debates_per_process"]) == (2, 1), output
     prune = figures["prune"]["values"]
     assert prune["bytes_after"] < prune["bytes_before"], output
 
