@@ -343,7 +343,7 @@ CASES = [
         must_pass=("Messages never checkpointed",),
         check=check_composition,
     ),
-    # The eval through the CLI on three simulated populations (12 questions each).
+    # The eval through the CLI on three simulated populations (4 questions each).
     Case(
         "simulated.py",
         ("Voting explains debate's gain (simulated populations)",),
