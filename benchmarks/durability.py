@@ -12,7 +12,8 @@ the other benchmarks: ``Figure`` and the main loop come from ``benchmarks/harnes
    uniformly over the debate (from the first request to 0.1 s past the last answer of an
    uninterrupted run); 2 within 20 ms after a random answer (the window in which a
    finished call's result is in transit or being saved, which uniform kills almost never
-   hit). Then ``debategraph resume`` runs once; if the kill came before the thread was
+   hit; ``--quick``: 2 trials, one during start-up and one within 20 ms after an answer).
+   Then ``debategraph resume`` runs once; if the kill came before the thread was
    recorded (``unknown thread id``) and its id was never printed, the trial counts as
    "not started" and ``solve`` runs again under the same thread id. Every call
    is identified as (solver, round) by a round tag the responder puts in its reasoning, so
@@ -37,7 +38,7 @@ the other benchmarks: ``Figure`` and the main loop come from ``benchmarks/harnes
 Usage::
 
     .venv/bin/python benchmarks/durability.py               # 20 trials, 8 x 5 debates
-    .venv/bin/python benchmarks/durability.py --quick       # 3 trials, 4 x 1 debates
+    .venv/bin/python benchmarks/durability.py --quick       # 2 trials, 2 x 1 debates
     .venv/bin/python benchmarks/durability.py --trials 50 --seed 7 --json out.json
     .venv/bin/python benchmarks/durability.py --keep /tmp/dur  # keep the SQLite files
 
@@ -466,10 +467,17 @@ class SavedTurns:
 
 #: How each trial of a group of 5 picks its kill moment (see the module docstring).
 KILL_MODES = ("startup", "uniform", "after-answer", "uniform", "after-answer")
+#: ``--quick``'s: a kill during start-up (the "not started" path) and one within 20 ms after
+#: an answer (the transit window), each trial costing CLI processes of ~2-3 s of CPU.
+QUICK_KILL_MODES = ("startup", "after-answer")
 
 
 def kill_plan(
-    index: int, rng: random.Random, base: Baseline, only: str | None = None
+    index: int,
+    rng: random.Random,
+    base: Baseline,
+    only: str | None = None,
+    modes: Sequence[str] = KILL_MODES,
 ) -> tuple[str, float, int]:
     """Mode, delay (s) and, for ``after-answer``, the answer count that starts the delay.
 
@@ -481,10 +489,12 @@ def kill_plan(
     0.1 s past the last answer of an uninterrupted run, from the first request.
     ``after-answer``: 0-20 ms after the server produced the k-th answer (k uniform in
     1..16): the window in which a finished call's result is in transit or being saved.
+    The trials take the kinds of ``modes`` in turn (:data:`KILL_MODES`, or
+    :data:`QUICK_KILL_MODES`), or ``only`` in every trial.
     """
-    mode = only or KILL_MODES[index % len(KILL_MODES)]
+    mode = only or modes[index % len(modes)]
     if mode == "startup":
-        if (index // len(KILL_MODES)) % 2 == 0:
+        if (index // len(modes)) % 2 == 0:
             return "startup", rng.uniform(0.5, 1.0) * base.db_file_s, 0
         gap = max(base.first_request_s - base.db_file_s, 0.01)
         return "db-open", rng.uniform(0.0, 1.2) * gap, 0
@@ -520,12 +530,13 @@ def kill_trial(
     keep: bool,
     only: str | None = None,
     transit_ms: float = TRANSIT_MS,
+    modes: Sequence[str] = KILL_MODES,
 ) -> KillTrial:
     """Solve, SIGKILL at a random moment, resume until finished; count model requests."""
     server_cls, _answer, _solver = repo_imports()
     thread = f"t{index}"
     db = workdir / f"kill-{thread}.sqlite"
-    mode, delay, after = kill_plan(index, rng, base, only)
+    mode, delay, after = kill_plan(index, rng, base, only, modes)
     responder = TaggedResponder(KILL_JITTER_S, seed)
     with server_cls(responder, latency_s=KILL_LATENCY_S) as server:
         started = time.monotonic()
@@ -634,10 +645,12 @@ def figure_kill(
     keep: bool,
     only: str | None = None,
     transit_ms: float | None = None,
+    modes: Sequence[str] = KILL_MODES,
 ) -> Figure:
     """kill -9 at random moments, then resume: finished runs and repeated model requests.
 
-    ``transit_ms`` ``None``: the window :meth:`Baseline.transit_ms` calibrates.
+    ``transit_ms`` ``None``: the window :meth:`Baseline.transit_ms` calibrates. ``modes``:
+    the kinds of kill moment the trials take in turn (see :func:`kill_plan`).
     """
     rng = random.Random(seed)
     base = baseline_run(workdir, seed)
@@ -645,7 +658,7 @@ def figure_kill(
         transit_ms = base.transit_ms()
     results: list[KillTrial] = []
     for index in range(trials):
-        trial = kill_trial(workdir, index, rng, base, seed, keep, only, transit_ms)
+        trial = kill_trial(workdir, index, rng, base, seed, keep, only, transit_ms, modes)
         results.append(trial)
         print(f"  {trial.line()}", flush=True)
     finished = sum(t.finished for t in results)
@@ -956,10 +969,14 @@ def figure_prune(workdir: Path, *, threads: int) -> Figure:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every figure; 1 if one fails, else 0."""
-    parser = base_parser(__doc__, quick_help="3 trials, 4 x 1 debates")
-    parser.add_argument("--trials", type=int, help="kill trials (default 20, quick 3)")
+    parser = base_parser(
+        __doc__,
+        quick_help="2 trials (a start-up kill, one after an answer), 2 x 1 debates, "
+        "10 threads pruned",
+    )
+    parser.add_argument("--trials", type=int, help="kill trials (default 20, quick 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
-    parser.add_argument("--processes", type=int, help="processes at once (default 8, quick 4)")
+    parser.add_argument("--processes", type=int, help="processes at once (default 8, quick 2)")
     parser.add_argument("--debates", type=int, help="debates per process (default 5, quick 1)")
     parser.add_argument(
         "--kill-mode",
@@ -975,8 +992,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the SQLite files in DIR")
     args = parser.parse_args(argv)
     quick: bool = args.quick
-    trials = args.trials or (3 if quick else 20)
-    processes = args.processes or (4 if quick else 8)
+    trials = args.trials or (2 if quick else 20)
+    processes = args.processes or (2 if quick else 8)
     debates = args.debates or (1 if quick else 5)
 
     def kill_step(workdir: Path) -> Figure:
@@ -988,6 +1005,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             keep=args.keep is not None,
             only=args.kill_mode,
             transit_ms=args.transit_ms,
+            modes=QUICK_KILL_MODES if quick else KILL_MODES,
         )
 
     return run_benchmark(

@@ -17,7 +17,7 @@ OpenAI-compatible server, ``benchmarks/stub_process.py``) that answers each call
   fresh database on the same server: the same storage as the server) and once on SQLite
   (the CLI's default).
 
-The three alternate run by run (2 runs of 100 debates each; ``--quick``: 1 run of 30),
+The three alternate run by run (2 runs of 100 debates each; ``--quick``: 1 run of 10),
 each after a warm-up debate. Reported for each: debates finished per run (the expected
 answer back), debates per second (those finished / the batch's wall), p50 and p95 time
 per finished debate and their ratio to the 0.6 s critical path, and peak memory: the
@@ -33,8 +33,9 @@ own OpenAPI document (``tests/fuzz_server.py``): a server signed in with an oper
 tokens and model list, every operation called with generated requests (examples,
 coverage cases, fuzzing, stateful sequences) as a signed-in user, for several seeds. Target:
 no 5xx and no exception text in any response. CI runs one short seed
-(``tests/test_serve_safety.py``); this runs 3 seeds of 25 examples each (``--quick``: 1
-of 1).
+(``tests/test_serve_safety.py``); this runs 3 seeds of 25 examples each, every phase
+(``--quick``: 1 seed of 1 example, without the coverage phase: its ~1,600 cases a seed are
+most of the fuzz's time, and ``tests/test_serve_safety.py`` runs every phase).
 
 Figures 1 and 2 measure one user's load, not the per-user limits of the operator's models
 file (issue 47): their models file lifts them (``limits:``). The last two (issue 47)
@@ -53,11 +54,12 @@ with ``--tokens``:
 * **A 50 MB body is refused before it is read whole** (``--quick``: 5 MB, too small for the
   memory target to tell). As alice, after a warm-up debate, one run whose JSON question
   makes the body that size, sent by httpx from a generator, (a) with ``Content-Length``,
-  (b) chunked; each on a fresh server process, whose ``VmRSS`` idle before and ``VmHWM``
-  after are read from ``/proc`` (a peak cannot be reset). Target: 413 both ways, the peak
-  <= 1.5x the idle RSS. Reported too: how much of the body a client had written when the
-  answer came (the same request by hand on a socket, reading while it writes: httpx reads
-  an answer only once it has sent the whole body).
+  (b) chunked; each on a fresh server process (``--quick``: both on the flood figure's
+  server), whose ``VmRSS`` idle before and ``VmHWM`` after are read from ``/proc`` (a peak
+  cannot be reset). Target: 413 both ways, the peak <= 1.5x the idle RSS. Reported too:
+  how much of the body a client had written when the answer came (the same request by
+  hand on a socket, reading while it writes: httpx reads an answer only once it has sent
+  the whole body).
 
 ``--only throughput|fuzz|fairness`` runs one part (figure 1, 2, or 3 and 4; repeatable).
 
@@ -180,6 +182,12 @@ def tokens_file(folder: Path, *users: str) -> tuple[Path, dict[str, str]]:
 #: The fuzz figure's seeds and examples per operation and phase (full, quick).
 FUZZ_SEEDS = {False: (11, 22, 33), True: (11,)}
 FUZZ_EXAMPLES = {False: 25, True: 1}
+#: The fuzz figure's phases (full: every one; quick: all but coverage, whose ~1,600 cases a
+#: seed take most of the fuzz's time; ``tests/test_serve_safety.py`` runs every phase).
+FUZZ_PHASES: dict[bool, tuple[str, ...] | None] = {
+    False: None,
+    True: ("examples", "fuzzing", "stateful"),
+}
 
 
 def figure_fuzz(workdir: Path, *, quick: bool) -> Figure:
@@ -206,7 +214,15 @@ def figure_fuzz(workdir: Path, *, quick: bool) -> Figure:
     ):
         for seed in FUZZ_SEEDS[quick]:
             print(f"  schemathesis, seed {seed} ...", flush=True)
-            results.append(fuzz(server.url, token, examples=FUZZ_EXAMPLES[quick], seed=seed))
+            results.append(
+                fuzz(
+                    server.url,
+                    token,
+                    examples=FUZZ_EXAMPLES[quick],
+                    seed=seed,
+                    phases=FUZZ_PHASES[quick],
+                )
+            )
     cases = sum(r.cases for r in results)
     failures = sum(r.failures for r in results)
     clean = all(r.returncode == 0 for r in results) and failures == 0 and cases > 0
@@ -215,13 +231,15 @@ def figure_fuzz(workdir: Path, *, quick: bool) -> Figure:
         for seed, r in zip(FUZZ_SEEDS[quick], results, strict=True)
     ]
     examples = FUZZ_EXAMPLES[quick]
+    phases = FUZZ_PHASES[quick]
+    only = f" ({', '.join(phases)} phases only)" if phases else ""
     return Figure(
         number=2,
         name="schemathesis against the server's OpenAPI",
         setup=f"schemathesis {schemathesis_version()} on `debategraph serve` (Aegra on "
         f"PostgreSQL, --models{lifted_note()}, --tokens), every operation of its "
         f"/openapi.json with generated requests signed in as one user, {examples} examples "
-        f"per operation and phase, seeds {', '.join(map(str, FUZZ_SEEDS[quick]))}; checks: "
+        f"per operation and phase{only}, seeds {', '.join(map(str, FUZZ_SEEDS[quick]))}; checks: "
         "not_a_server_error, no_exception_text (tests/schemathesis_hooks.py)",
         rows=rows,
         target="no 5xx and no exception text in any response",
@@ -699,7 +717,7 @@ def why_not(log: ServerLog, errors: dict[str, int]) -> str:
 def figure_serve(workdir: Path, *, quick: bool, pool_size: int) -> Figure:
     """The figure: N debates at once through the server, beside the in-process API."""
     setup = Setup(
-        n=30 if quick else 100,
+        n=10 if quick else 100,
         runs=1 if quick else 2,
         pool_size=pool_size,
         deadline_s=DEADLINE_S[quick],
@@ -820,6 +838,35 @@ def fairness_server(
     args = ("--pool-size", str(pool_size), "--models", str(operator_models(workdir, model.url)))
     with aegra_server(db, logdir=workdir, extra_args=(*args, "--tokens", str(tokens))) as server:
         yield server, token_of
+
+
+@dataclass
+class Fairness:
+    """A fairness figure's server with its model; in ``--quick`` both figures share one.
+
+    Attributes:
+        model: The stub model process.
+        server: The ``debategraph serve`` process (``tests.aegra_server``'s).
+        tokens: Each user's token.
+    """
+
+    model: StubProcess
+    server: Any
+    tokens: dict[str, str]
+
+
+@contextlib.contextmanager
+def fairness_setup(
+    workdir: Path, db_name: str, latency_s: float, *users: str, pool_size: int = POOL_SIZE
+) -> Iterator[Fairness]:
+    """A stub model at ``latency_s``, a fresh database ``db_name`` and a fairness server."""
+    _, _, fresh_database = repo_imports()
+    with (
+        stub_process(latency_s) as model,
+        fresh_database(db_name) as db,
+        fairness_server(workdir, db, model, *users, pool_size=pool_size) as (server, tokens),
+    ):
+        yield Fairness(model, server, tokens)
 
 
 @dataclass
@@ -1004,19 +1051,31 @@ def limits_said() -> str:
     return f"default per-user limits ({DEFAULT_LIMITS})"
 
 
-def figure_flood(workdir: Path, *, quick: bool, pool_size: int) -> Figure:
-    """The figure: alice's debate while bob floods the server takes <= 2x her quiet time."""
-    _, _, fresh_database = repo_imports()
+def figure_flood(
+    workdir: Path, *, quick: bool, pool_size: int, shared: Fairness | None = None
+) -> Figure:
+    """The figure: alice's debate while bob floods the server takes <= 2x her quiet time.
+
+    Args:
+        workdir: Where the server's files go.
+        quick: ``--quick`` (a flood of 40, the figure advisory).
+        pool_size: The server's ``--pool-size``.
+        shared: A server for alice and bob (the stub model at :data:`LATENCY_S`) to use
+            rather than one of its own.
+    """
     n = FLOOD[quick]
     folder = workdir / "flood"
     folder.mkdir(exist_ok=True)
-    users = ("alice", "bob")
-    with (
-        stub_process(LATENCY_S) as model,
-        fresh_database("debategraph_bench_flood") as db,
-        fairness_server(folder, db, model, *users, pool_size=pool_size) as (server, tokens),
-    ):
-        result = asyncio.run(flood(server.url, server.pid, model, tokens, n, DEADLINE_S[quick]))
+    with contextlib.ExitStack() as stack:
+        setup = shared or stack.enter_context(
+            fairness_setup(
+                folder, "debategraph_bench_flood", LATENCY_S, "alice", "bob", pool_size=pool_size
+            )
+        )
+        server, model = setup.server, setup.model
+        result = asyncio.run(
+            flood(server.url, server.pid, model, setup.tokens, n, DEADLINE_S[quick])
+        )
         log = ServerLog.read(server.log_path)
     quiet = [w for w, a, _ in result.quiet if str(a) == ANSWER]
     quiet_s = statistics.median(quiet) if quiet else None
@@ -1306,26 +1365,28 @@ def big_body(server: Any, token: str, model: StubProcess, size: int, *, chunked:
     )
 
 
-def figure_body(workdir: Path, *, quick: bool) -> Figure:
-    """The figure: a 50 MB body gets 413 before the server has read it whole."""
+def figure_body(workdir: Path, *, quick: bool, shared: Fairness | None = None) -> Figure:
+    """The figure: a 50 MB body gets 413 before the server has read it whole.
+
+    Args:
+        workdir: Where the servers' files go.
+        quick: ``--quick`` (a 5 MB body, the figure advisory).
+        shared: A server (alice signed in) for both cases, rather than a fresh one each.
+    """
     _, _, fresh_database = repo_imports()
     size = BODY_BYTES[quick]
     folder = workdir / "body"
     folder.mkdir(exist_ok=True)
     cases = []
-    with (
-        stub_process(0.0) as model,
-        fresh_database("debategraph_bench_body") as db,
-        contextlib.ExitStack() as stack,
-    ):
-        # Each case on a fresh server, for a peak of its own; in --quick one for both.
-        shared = stack.enter_context(fairness_server(folder, db, model, "alice")) if quick else None
+    if shared is not None:
         for chunked in (False, True):
-            with contextlib.ExitStack() as own:
-                server, tokens = shared or own.enter_context(
-                    fairness_server(folder, db, model, "alice")
-                )
-                cases.append(big_body(server, tokens["alice"], model, size, chunked=chunked))
+            alice = shared.tokens["alice"]
+            cases.append(big_body(shared.server, alice, shared.model, size, chunked=chunked))
+    else:
+        with stub_process(0.0) as model, fresh_database("debategraph_bench_body") as db:
+            for chunked in (False, True):  # each case on a fresh server, for a peak of its own
+                with fairness_server(folder, db, model, "alice") as (server, tokens):
+                    cases.append(big_body(server, tokens["alice"], model, size, chunked=chunked))
     refused = all(c.status == 413 for c in cases)
     small = all(c.ratio <= PEAK_RATIO for c in cases)
     rows = [
@@ -1365,13 +1426,15 @@ def figure_body(workdir: Path, *, quick: bool) -> Figure:
     else:
         why = ""
     notes = (
-        [
-            f"quick: a {mb} body, too small for the memory target to tell reading it whole; "
-            "both on one server (the second's peak may be the first's)"
-        ]
+        [f"quick: a {mb} body, too small for the memory target to tell reading it whole"]
         if quick
         else []
     )
+    if shared is not None:
+        notes.append(
+            "both on the flood figure's server, after its flood (the second's peak may be the "
+            "first's)"
+        )
     return Figure(
         number=4,
         name=f"A {mb} body is refused before it is read whole",
@@ -1379,7 +1442,7 @@ def figure_body(workdir: Path, *, quick: bool) -> Figure:
         f"{limits_said()}; as alice, after a warm-up debate, one POST "
         f"/threads/T/runs of {size:,} bytes (a JSON question of that size, httpx, a "
         f"generator body in {CHUNK_BYTES // 1024} KiB pieces), (a) with Content-Length, "
-        f"(b) chunked without it, {'both on one' if quick else 'each on a fresh'} server "
+        f"(b) chunked without it, {'both on one' if shared else 'each on a fresh'} server "
         "process; memory: the server's "
         "VmRSS idle before, its VmHWM (peak) once answered, from /proc; then the same "
         "request by hand on a socket, to see how much of the body was written when the "
@@ -1414,6 +1477,24 @@ def figure_body(workdir: Path, *, quick: bool) -> Figure:
     )
 
 
+def figures_fairness(workdir: Path, *, quick: bool, pool_size: int) -> list[Figure]:
+    """Figures 3 and 4; in ``--quick`` on one server (the flood's), a start-up less."""
+    if not quick:
+        return [
+            figure_flood(workdir, quick=quick, pool_size=pool_size),
+            figure_body(workdir, quick=quick),
+        ]
+    folder = workdir / "fairness"
+    folder.mkdir(exist_ok=True)
+    users = ("alice", "bob")
+    db_name = "debategraph_bench_flood"
+    with fairness_setup(folder, db_name, LATENCY_S, *users, pool_size=pool_size) as shared:
+        return [
+            figure_flood(workdir, quick=quick, pool_size=pool_size, shared=shared),
+            figure_body(workdir, quick=quick, shared=shared),
+        ]
+
+
 #: The parts ``--only`` picks: issue 25's throughput, issue 35's fuzz, issue 47's fairness.
 PARTS = ("throughput", "fuzz", "fairness")
 
@@ -1422,8 +1503,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the figures; 1 if one fails (outside ``--quick``), else 0."""
     parser = base_parser(
         __doc__,
-        quick_help="1 run of 30 debates instead of 2 runs of 100; the fuzz 1 seed of 1 "
-        "example; the fairness figures: a flood of 40, a body of 5 MB",
+        quick_help="1 run of 10 debates instead of 2 runs of 100; the fuzz 1 seed of 1 "
+        "example, without the coverage phase; the fairness figures: a flood of 40, a body of "
+        "5 MB, both on one server",
     )
     parser.add_argument(
         "--pool-size",
@@ -1458,8 +1540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
         "fuzz": [lambda workdir: figure_fuzz(workdir, quick=quick)],
         "fairness": [
-            lambda workdir: figure_flood(workdir, quick=quick, pool_size=args.pool_size),
-            lambda workdir: figure_body(workdir, quick=quick),
+            lambda workdir: figures_fairness(workdir, quick=quick, pool_size=args.pool_size)
         ],
     }
     repo_imports()
@@ -1470,8 +1551,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "debategraph serving benchmark",
             [step for part in PARTS if part in parts for step in steps[part]],
             args=args,
-            quick_note="quick mode: 1 run of 30 debates at once per side instead of 2 runs "
-            f"of 100; the fairness figures with a flood of {FLOOD[True]} requests and a body "
+            quick_note="quick mode: 1 run of 10 debates at once per side instead of 2 runs "
+            "of 100; the fuzz 1 seed of 1 example without the coverage phase; the fairness "
+            f"figures on one server, with a flood of {FLOOD[True]} requests and a body "
             f"of {BODY_BYTES[True]:,} bytes; timing figures are advisory",
             warnings=lambda: WARNINGS,
             workdir=args.keep,

@@ -26,7 +26,7 @@ debate is tested against its vote (McNemar, from the eval's own comparisons).
 Usage::
 
     .venv/bin/python benchmarks/simulated.py                # 200 questions each (~4 min)
-    .venv/bin/python benchmarks/simulated.py --quick   # 12 questions each, no matched vote
+    .venv/bin/python benchmarks/simulated.py --quick   # 4 questions each, no matched vote
     .venv/bin/python benchmarks/simulated.py --json out.json
 
 The full run writes ``docs/eval/simulated.md``. Exit status 1 if the figure fails.
@@ -60,7 +60,7 @@ SEED = 0
 #: Every answer's confidence, right or wrong: it tells the vote nothing.
 CONFIDENCE = 0.9
 QUESTIONS = 200
-QUICK_QUESTIONS = 12
+QUICK_QUESTIONS = 4
 TIMEOUT_S = 1800.0
 #: The modes run per population (``vote-then-debate`` where the eval knows it).
 MODES = ("single", "vote", "debate-full", "vote-then-debate")

@@ -23,11 +23,12 @@ Figures (the server answers each call after 200 ms, so a debate's critical path 
    over the calls the server answered), SQLite checkpoints on; target: below AutoGen's.
 4. 100 debates at once in one process (debategraph on one SQLite file, AutoGen storing
    nothing), alternating: all finish, peak memory, debates per second; target: more
-   debates per second than AutoGen.
+   debates per second than AutoGen. ``--quick``: 20, in figures 1-3's worker processes.
 5. Start-up: ``debategraph solve`` as a new process, from its spawn to the first request
    at the server; target <= 1.2 s. Beside it, what importing the stack costs, by package
    (``python -X importtime``). Also the end-to-end CLI run (``wall_s``) at 200 ms,
-   and per model call at zero latency.
+   and per model call at zero latency. ``--quick``: without the run that warms the file
+   cache first.
 6. Prompt tokens per question, counted by the server: debategraph >= 50% below AutoGen.
 
     python benchmarks/speed.py [--quick] [--json out.json]
@@ -224,8 +225,18 @@ def _below(ours: float, rival: float | None) -> bool:
     return rival is None or ours < rival
 
 
-def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
-    """Figures 1-3 and 6: the implementations alternating, one and 10 at once."""
+def figure_peers(
+    workdir: Path, *, runs: int, quick: bool, hundred: int | None = None
+) -> list[Figure]:
+    """Figures 1-3 and 6: the implementations alternating, one and 10 at once.
+
+    Args:
+        workdir: Where the workers' SQLite files go.
+        runs: Runs of each batch per implementation.
+        quick: ``--quick`` (the timing figures advisory).
+        hundred: Figure 4's debates at once, to run in these workers after the others
+            (``--quick``: a worker start-up less), its figure last; ``None``: not here.
+    """
     with stub_process(LATENCY_S) as server:
         workers = [
             w
@@ -239,6 +250,8 @@ def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
             for _ in range(runs):
                 for worker in workers:
                     worker.run(10)
+            if hundred is not None:
+                run_hundred([w for w in workers if w.name in HUNDRED], hundred, runs)
         finally:
             for worker in workers:
                 worker.close()
@@ -347,24 +360,49 @@ def figure_peers(workdir: Path, *, runs: int, quick: bool) -> list[Figure]:
         )
     else:
         WARNINGS.add("figure 6 (prompt tokens vs AutoGen) not measured: AutoGen peer missing")
+    if hundred is not None:
+        hundreds = [w for w in workers if w.name in HUNDRED]
+        figures.append(hundred_figure(hundreds, n=hundred, runs=runs, quick=quick, shared=True))
     return figures
 
 
-def figure_hundred(workdir: Path, *, quick: bool) -> Figure:
+#: Figure 4's debates at once in ``--quick`` (100 in the full run).
+QUICK_HUNDRED = 20
+#: The implementations of figure 4.
+HUNDRED = ("debategraph", "autogen")
+
+
+def run_hundred(workers: Sequence[Worker], n: int, runs: int) -> None:
+    """Figure 4's batches: ``runs`` of ``n`` debates at once per worker, alternating."""
+    for _ in range(runs):
+        for worker in workers:
+            worker.run(n)
+
+
+def figure_hundred(workdir: Path, *, n: int, runs: int, quick: bool) -> Figure:
     """Figure 4: 100 debates at once in one process, beside AutoGen, alternating."""
-    n = 30 if quick else 100
-    runs = 1 if quick else 3
     with stub_process(LATENCY_S) as server:
-        workers = [
-            w for name in ("debategraph", "autogen") if (w := start_worker(name, server, workdir))
-        ]
+        workers = [w for name in HUNDRED if (w := start_worker(name, server, workdir))]
         try:
-            for _ in range(runs):
-                for worker in workers:
-                    worker.run(n)
+            run_hundred(workers, n, runs)
         finally:
             for worker in workers:
                 worker.close()
+    return hundred_figure(workers, n=n, runs=runs, quick=quick, shared=False)
+
+
+def hundred_figure(
+    workers: Sequence[Worker], *, n: int, runs: int, quick: bool, shared: bool
+) -> Figure:
+    """Figure 4 from its workers' batches of ``n``.
+
+    Args:
+        workers: debategraph's worker, and AutoGen's where it ran.
+        n: Debates at once.
+        runs: Batches per worker.
+        quick: ``--quick`` (the figure advisory).
+        shared: The workers ran figures 1-3 first (their peak memory includes those).
+    """
     rate = {w.name: [n / r["wall_s"] for r in w.runs[n]] for w in workers}
     ours = next(w for w in workers if w.name == "debategraph")
     result = ours.runs[n][-1]
@@ -393,7 +431,10 @@ def figure_hundred(workdir: Path, *, quick: bool) -> Figure:
         name=f"{n} debates at once",
         setup=f"{AGENTS} solvers, ring, {ROUNDS} rounds, {LATENCY_S * 1000:.0f} ms per call, "
         f"{n} debates in one process (debategraph: one SQLite file, ainvoke, "
-        "asyncio.gather; AutoGen storing nothing), implementations alternating",
+        "asyncio.gather; AutoGen storing nothing), implementations alternating"
+        + (
+            " (in figures 1-3's processes: their peak memory includes those runs)" if shared else ""
+        ),
         rows=rows,
         target=target,
         passed=finished and (rival is None or own_rate > rival),
@@ -476,7 +517,8 @@ def figure_start(workdir: Path, *, runs: int, quick: bool) -> Figure:
     walls: list[float] = []
     zero: list[float] = []
     with stub_process(LATENCY_S) as server:
-        cli_run(server, workdir / "start-warm.sqlite")  # warm the file cache, not the process
+        if not quick:  # warm the file cache, not the process
+            cli_run(server, workdir / "start-warm.sqlite")
         for i in range(runs):
             floors.append(import_floor())
             start, result, _ = cli_run(server, workdir / f"start-{i}.sqlite")
@@ -554,12 +596,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_benchmark(
         "debategraph speed benchmark",
         [
-            lambda workdir: figure_peers(workdir, runs=1 if quick else 7, quick=quick),
-            lambda workdir: figure_hundred(workdir, quick=quick),
+            lambda workdir: figure_peers(
+                workdir,
+                runs=1 if quick else 7,
+                quick=quick,
+                hundred=QUICK_HUNDRED if quick else None,
+            ),
+            *(
+                []
+                if quick
+                else [lambda workdir: figure_hundred(workdir, n=100, runs=3, quick=False)]
+            ),
             lambda workdir: figure_start(workdir, runs=1 if quick else 5, quick=quick),
         ],
         args=args,
-        quick_note="quick mode: 1 run each, 30 debates at once instead of 100; timing "
+        quick_note=f"quick mode: 1 run each, {QUICK_HUNDRED} debates at once instead of 100 "
+        "(in the workers of figures 1-3), no start-up run to warm the file cache; timing "
         "figures are advisory",
         warnings=lambda: WARNINGS,
     )

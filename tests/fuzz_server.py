@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +40,15 @@ class FuzzResult:
     tail: str
 
 
-def fuzz(url: str, token: str, *, examples: int, seed: int, timeout_s: float = 900) -> FuzzResult:
+def fuzz(
+    url: str,
+    token: str,
+    *,
+    examples: int,
+    seed: int,
+    timeout_s: float = 900,
+    phases: Sequence[str] | None = None,
+) -> FuzzResult:
     """Run ``st run`` on ``url``'s ``/openapi.json``.
 
     Args:
@@ -48,6 +57,8 @@ def fuzz(url: str, token: str, *, examples: int, seed: int, timeout_s: float = 9
         examples: Examples per operation and phase (``--max-examples``).
         seed: Hypothesis's seed: the same run each time.
         timeout_s: The most it may take.
+        phases: The phases to run (``--phases``: ``examples``, ``coverage``, ``fuzzing``,
+            ``stateful``); ``None``: every one.
 
     Returns:
         What it found.
@@ -69,6 +80,8 @@ def fuzz(url: str, token: str, *, examples: int, seed: int, timeout_s: float = 9
         "1",
         "--no-color",
     ]
+    if phases is not None:
+        command += ["--phases", ",".join(phases)]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.schemathesis_hooks"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     done = subprocess.run(

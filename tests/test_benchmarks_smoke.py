@@ -57,6 +57,11 @@ def check_discussion(figures: dict[str, dict[str, Any]], output: str) -> None:
 
 
 def check_durability(figures: dict[str, dict[str, Any]], output: str) -> None:
+    kill = figures["kill -9 recovery"]["values"]
+    modes = [trial["mode"] for trial in kill["per_trial"]]
+    assert kill["trials"] == 2 and modes == ["startup", "after-answer"], output
+    shared = figures["multi-process SQLite"]["values"]
+    assert (shared["processes"], shared["debates_per_process"]) == (2, 1), output
     prune = figures["prune"]["values"]
     assert prune["bytes_after"] < prune["bytes_before"], output
 
@@ -117,13 +122,13 @@ def check_open_agents(figures: dict[str, dict[str, Any]], output: str) -> None:
 
 
 def check_serve(figures: dict[str, dict[str, Any]], output: str) -> None:
-    values = figures["30 debates through the server"]["values"]
-    assert (values["n"], values["runs"]) == (30, 1), output
+    values = figures["10 debates through the server"]["values"]
+    assert (values["n"], values["runs"]) == (10, 1), output
     sides = values["sides"]
     assert set(sides) == {"server", "in_process_postgres", "in_process_sqlite"}, output
     for side in sides.values():
-        assert side["finished"] == [30] and side["errors"] == {}, output  # every answer right
-        assert side["calls"] == [30 * values["calls_per_debate"]], output
+        assert side["finished"] == [10] and side["errors"] == {}, output  # every answer right
+        assert side["calls"] == [10 * values["calls_per_debate"]], output
         assert side["debates_per_s"][0] > 0 and side["peak_rss_mb"] > 0, output
         assert values["critical_path_s"] <= side["p50_s"][0] <= side["p95_s"][0], output
     fuzz = figures["schemathesis against the server's OpenAPI"]["values"]
@@ -144,7 +149,7 @@ def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert set(figures["One debate"]["values"]["ratios"]) == {"debategraph", "langgraph"}, output
     in_flight = figures["10 debates at once"]["values"]["max_in_flight"]
     assert in_flight["debategraph"] == 40, output  # every call at once: no thread pool cap
-    assert figures["30 debates at once"]["values"]["n"] == 30, output
+    assert figures["20 debates at once"]["values"]["n"] == 20, output
     assert figures["Start-up and the CLI end to end"]["values"]["import_floor_s"] > 0, output
 
 
@@ -209,12 +214,12 @@ CASES = [
             "One debate",
             "10 debates at once",
             "Client CPU per call",
-            "30 debates at once",
+            "20 debates at once",
             "Start-up and the CLI end to end",
         ),
         timeout_s=170,
         test_timeout_s=180,
-        must_pass=("30 debates at once",),
+        must_pass=("20 debates at once",),
         check=check_speed,
         # Without AutoGen's environment on every machine: the peer is tested on its own.
         env=(("DEBATEGRAPH_PEERS_PYTHON", "/nonexistent/python"),),
@@ -252,18 +257,19 @@ CASES = [
         exit_zero=False,
         check=check_durability,
     ),
-    # 30 debates through `debategraph serve` (Aegra on PostgreSQL), beside in-process.
+    # 10 debates through `debategraph serve` (Aegra on PostgreSQL), beside in-process.
     Case(
         "serve.py",
-        ("30 debates through the server", "schemathesis against the server's OpenAPI"),
+        ("10 debates through the server", "schemathesis against the server's OpenAPI"),
         timeout_s=180,
         test_timeout_s=200,
-        must_pass=("30 debates through the server", "schemathesis against the server's OpenAPI"),
+        must_pass=("10 debates through the server", "schemathesis against the server's OpenAPI"),
         check=check_serve,
         postgres=True,
         args=("--only", "throughput", "--only", "fuzz"),
     ),
-    # One user floods the server (40 runs at once), another is served; a 5 MB body: 413.
+    # One user floods the server (40 runs at once), another is served; a 5 MB body: 413,
+    # both on one server.
     Case(
         "serve.py",
         ("One user floods, another is served", "A 5 MB body is refused before it is read whole"),
@@ -337,7 +343,7 @@ CASES = [
         must_pass=("Messages never checkpointed",),
         check=check_composition,
     ),
-    # The eval through the CLI on three simulated populations (12 questions each).
+    # The eval through the CLI on three simulated populations (4 questions each).
     Case(
         "simulated.py",
         ("Voting explains debate's gain (simulated populations)",),
