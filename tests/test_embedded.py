@@ -115,24 +115,7 @@ def test_kill_9_leaves_no_server_and_resumes(tmp_path: Path) -> None:
     assert [r["round"] for r in result["rounds"]] == [1, 2]
 
 
-@EMBEDDED_A
-def test_debate_notebook_runs(tmp_path: Path) -> None:
-    text, _ = run_notebook("debate.ipynb", tmp_path)
-    assert "graph TD" in text and "human" in text
-    assert "waiting at: ('human',)" in text
-    assert "termination: rounds_completed rounds: 2" in text
-    assert "winner:" in text and "Talk about commuting time." in text
-
-
-@EMBEDDED_B
-def test_discussion_notebook_runs(tmp_path: Path) -> None:
-    text, _ = run_notebook("discussion.ipynb", tmp_path)
-    assert "Sparse Debate Helps | ['Method', 'Results']" in text or "Sparse Debate Helps" in text
-    assert "graph TD" in text and "termination:" in text
-    assert "# Discussion report: Sparse Debate Helps" in text
-
-
-@EMBEDDED_A
+@EMBEDDED_B  # chain B: the kill -9 test, the embedded benchmarks and this: about even
 def test_discuss_on_embedded_model_writes_report(tmp_path: Path) -> None:
     paper = tmp_path / "paper.md"
     paper.write_text(
@@ -240,23 +223,7 @@ def test_meeting_on_embedded_model(tmp_path: Path) -> None:
     assert "decision" in result  # typed, or None with a note when the model gave nothing usable
 
 
-@EMBEDDED_B
-def test_group_chat_notebook_runs(tmp_path: Path) -> None:
-    text, _ = run_notebook("group_chat.ipynb", tmp_path)
-    assert "graph TD" in text and "close_turn" in text
-    assert "complete: False | turns: 1" in text
-    assert "termination: matched" in text or "termination: max_turns" in text
-    assert "Writer saw and wrote" in text
-
-
-@EMBEDDED_B
-def test_meeting_notebook_runs(tmp_path: Path) -> None:
-    text, _ = run_notebook("meeting.ipynb", tmp_path)
-    assert "graph TD" in text and "termination: completed" in text
-    assert "decision:" in text or "no usable decision" in text
-
-
-@EMBEDDED_A  # chain B holds the other notebooks and the embedded benchmarks: about even
+@EMBEDDED_A  # the other patterns' notebooks run on the stub (tests/test_pattern_notebooks.py)
 def test_notebook_runs(tmp_path: Path) -> None:
     text, _ = run_notebook("solver_debate.ipynb", tmp_path)
     assert "graph TD" in text
