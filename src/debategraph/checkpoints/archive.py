@@ -1,8 +1,11 @@
 """Archive finished threads into plain SQLite tables, and export them as JSON.
 
 Checkpoints hold pickled/msgpacked channel values that only LangGraph can read. The archive
-writes the same thread into three ordinary tables (``debates``, ``messages``, ``usage``) with
-``sqlite-utils`` so that a thread can be queried with SQL or browsed with Datasette. The
+writes the same thread into three ordinary tables (``debates``, ``messages``, ``usage``), as
+``sqlite-utils`` would create them, so that a thread can be queried with SQL or browsed with
+Datasette. They are written with the standard library's ``sqlite3``: ``sqlite-utils`` imports
+pandas and numpy where they are installed, a third of a second more for every run that
+finishes. The
 archive may be the checkpoint file itself: only these three tables are ever touched.
 
 The ``debates`` columns are those every pattern shares (title, status, termination, rounds,
@@ -22,8 +25,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import sqlite_utils
 
 from debategraph.checkpoints.savers import BUSY_TIMEOUT_MS, check_sqlite_file, sqlite_path
 from debategraph.checkpoints.thread_values import (
@@ -186,15 +187,14 @@ def archive_debate(
     usage = _usage_rows(thread_id, values, transcript)
     conn = _connect(file)
     try:
-        db = sqlite_utils.Database(conn)
         conn.execute("BEGIN IMMEDIATE")  # take the write lock now: no upgrade deadlock
         try:
-            _ensure_schema(db, file)
+            _ensure_schema(conn, file)
             for table in (MESSAGES, USAGE):
-                conn.execute(f"DELETE FROM [{table}] WHERE thread_id = ?", (thread_id,))
-            db.table(DEBATES).insert(debate, pk=_DEBATES_PK, replace=True)  # whole row
-            db.table(MESSAGES).insert_all(messages, pk=_MESSAGES_PK, replace=True)
-            db.table(USAGE).insert_all(usage, pk=_USAGE_PK, replace=True)
+                conn.execute(f'DELETE FROM "{table}" WHERE thread_id = ?', (thread_id,))
+            _insert(conn, DEBATES, [debate])  # the whole row, replaced
+            _insert(conn, MESSAGES, messages)
+            _insert(conn, USAGE, usage)
         except BaseException:
             conn.rollback()
             raise
@@ -241,29 +241,75 @@ def _line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-def _ensure_schema(db: sqlite_utils.Database, path: Path) -> None:
+#: SQLite's column type for each Python type of a column (as ``sqlite-utils`` maps them).
+_SQL_TYPES = {str: "TEXT", int: "INTEGER", float: "REAL"}
+
+
+def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
     """Create the archive tables, or add the columns an older archive lacks."""
     specs = (
-        (DEBATES, _DEBATES_COLUMNS, _DEBATES_PK, None),
-        (MESSAGES, _MESSAGES_COLUMNS, _MESSAGES_PK, [("thread_id", DEBATES, "thread_id")]),
-        (USAGE, _USAGE_COLUMNS, _USAGE_PK, [("thread_id", DEBATES, "thread_id")]),
+        (DEBATES, _DEBATES_COLUMNS, _DEBATES_PK, False),
+        (MESSAGES, _MESSAGES_COLUMNS, _MESSAGES_PK, True),
+        (USAGE, _USAGE_COLUMNS, _USAGE_PK, True),
     )
-    for name, columns, pk, fks in specs:
-        table = db.table(name)
-        if not table.exists():
-            table.create(columns, pk=pk, not_null=pk, foreign_keys=fks)
+    for name, columns, pk, of_a_debate in specs:
+        have = {row[1]: row[5] for row in conn.execute(f'PRAGMA table_info("{name}")')}
+        if not have:
+            conn.execute(_create_table(name, columns, pk, of_a_debate))
             continue
-        if tuple(table.pks) != pk:
+        pks = tuple(c for c, at in sorted(have.items(), key=lambda kv: kv[1]) if at) or ("rowid",)
+        if pks != pk:
             raise UsageError(
                 f"archive file {path} has a table {name!r} that is not a debategraph archive "
-                f"table (primary key {', '.join(table.pks)}, expected {', '.join(pk)})"
+                f"table (primary key {', '.join(pks)}, expected {', '.join(pk)})"
             )
-        have = {c.name for c in table.columns}
         for column, kind in columns.items():
             if column not in have:
-                table.add_column(column, kind)
-    db.table(MESSAGES).create_index(["thread_id", "seq"], unique=True, if_not_exists=True)
-    db.table(USAGE).create_index(["thread_id", "scope"], if_not_exists=True)
+                conn.execute(f'ALTER TABLE "{name}" ADD COLUMN "{column}" {_SQL_TYPES[kind]}')
+    conn.execute(
+        'CREATE UNIQUE INDEX IF NOT EXISTS "idx_messages_thread_id_seq" '
+        'ON "messages" ("thread_id", "seq")'
+    )
+    conn.execute(
+        'CREATE INDEX IF NOT EXISTS "idx_usage_thread_id_scope" ON "usage" ("thread_id", "scope")'
+    )
+
+
+def _create_table(
+    name: str, columns: Mapping[str, type], pk: tuple[str, ...], of_a_debate: bool
+) -> str:
+    """``CREATE TABLE`` for an archive table, the statement ``sqlite-utils`` would write.
+
+    Primary-key columns are ``NOT NULL``; a table of a debate's rows references
+    ``debates(thread_id)``.
+    """
+    lines = []
+    for column, kind in columns.items():
+        line = f'   "{column}" {_SQL_TYPES[kind]}'
+        if pk == (column,):
+            line += " PRIMARY KEY"
+        if column in pk:
+            line += " NOT NULL"
+        if of_a_debate and column == "thread_id":
+            line += f' REFERENCES "{DEBATES}"("thread_id")'
+        lines.append(line)
+    if len(pk) > 1:
+        quoted = ", ".join(f'"{c}"' for c in pk)
+        lines.append(f"   PRIMARY KEY ({quoted})")
+    return f'CREATE TABLE "{name}" (\n' + ",\n".join(lines) + "\n)"
+
+
+def _insert(conn: sqlite3.Connection, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert ``rows`` into ``table``, each replacing the row of the same primary key."""
+    if not rows:
+        return
+    columns = list(rows[0])
+    names = ", ".join(f'"{c}"' for c in columns)
+    marks = ", ".join("?" for _ in columns)
+    conn.executemany(
+        f'INSERT OR REPLACE INTO "{table}" ({names}) VALUES ({marks})',
+        [tuple(row[c] for c in columns) for row in rows],
+    )
 
 
 # -- archive: rows --------------------------------------------------------------------
