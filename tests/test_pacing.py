@@ -285,3 +285,28 @@ def test_an_agents_or_served_model_names_its_patience() -> None:
         parse_model({"model": "m", "patience": -1}, "agent 'ann'")
     with pytest.raises(ValueError, match="must be a number"):
         parse_model({"model": "m", "patience": "soon"}, "agent 'ann'")
+
+
+def test_an_operators_rpm_spaces_the_calls_so_the_limit_is_never_met() -> None:
+    """The endpoint allows 2 requests a second (burst 1); the operator says 120 a minute."""
+    with StubOpenAIServer(lambda body: {"answer": 7}, rate_limit=(2.0, 1)) as stub:
+        model = bind_model(spec_for(stub.url, max_retries=0, rpm=120))
+
+        async def many() -> list[Any]:
+            return await asyncio.gather(
+                *[astructured_call(model, Count, MESSAGES) for _ in range(5)]
+            )
+
+        started = time.monotonic()
+        results = asyncio.run(many())
+        assert [r.value for r in results] == [Count(answer=7)] * 5
+        assert stub.limited == 0  # paced up front: never told to wait
+        assert time.monotonic() - started >= 4 * 0.5 - 0.1
+
+
+@pytest.mark.parametrize("rpm", [0, -1, float("inf"), True])
+def test_a_bad_rpm_is_refused(rpm: float) -> None:
+    from debategraph.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"rpm .* must be a number of requests a minute > 0"):
+        ModelSpec(model="m", rpm=rpm).check_values()

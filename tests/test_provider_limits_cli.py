@@ -96,3 +96,22 @@ def test_a_rate_limit_past_the_patience_stops_the_run_resumable(
         forget_paces()  # a resume is a new process: it knows nothing of the 30 s
         code, _, err = run_cli(["resume", "t", "--db", str(db)], capsys)
         assert code == 0, err
+
+
+def test_rpm_on_the_command_line_paces_a_solve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StubOpenAIServer(chance_responder(1.0, 1), rate_limit=(4.0, 1)) as server:
+        args = ["solve", "What is 2+2?", *stub_args(server, tmp_path / "d.sqlite")]
+        code, _, err = run_cli([*args, "--agents", "3", "--rounds", "2", "--rpm", "200"], capsys)
+        assert code == 0, err
+        assert server.limited == 0 and server.calls == 6
+
+
+def test_a_bad_rpm_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["solve", "What is 2+2?", "--model", "x", "--rpm", "0"], capsys)
+    assert code == 2
+    assert (
+        one_error_line(err)
+        == "debategraph: error: rpm 0.0 must be a number of requests a minute > 0"
+    )

@@ -166,7 +166,7 @@ def _eval_options(
     """The options every ``eval`` command ends with, less the model's (its signature counts)."""
 
 
-#: The model's options, as every run command takes them (``--model`` to ``--patience``).
+#: The model's options, as every run command takes them (``--model`` to ``--rpm``).
 _MODEL_OPTIONS = (
     "model",
     "base_url",
@@ -175,6 +175,7 @@ _MODEL_OPTIONS = (
     "max_tokens",
     "max_retries",
     "patience",
+    "rpm",
 )
 
 

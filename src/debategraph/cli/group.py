@@ -126,6 +126,7 @@ def pattern_command(entry: registry.Entry) -> Any:
             max_tokens=common["max_tokens"],
             max_retries=common["max_retries"],
             patience_s=options.seconds_of("--patience", common["patience"]),
+            rpm=common["rpm"],
         ).validated()
         thread = common["thread"]
         if thread is not None and not thread.strip():

@@ -71,6 +71,14 @@ RetriesOpt = Annotated[
         "connection. A rate limit (429) is waited out within --patience.",
     ),
 ]
+RpmOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--rpm",
+        help="Requests a minute to send the endpoint at most (its limit, set up front: "
+        "calls go evenly spaced instead of meeting 429s).",
+    ),
+]
 PatienceOpt = Annotated[
     str | None,
     typer.Option(
@@ -126,6 +134,7 @@ def run_options(
     max_tokens: MaxTokensOpt = None,
     max_retries: RetriesOpt = LOCAL_SPEC.max_retries,
     patience: PatienceOpt = None,
+    rpm: RpmOpt = None,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,

@@ -111,12 +111,13 @@ def eval_options(
     max_tokens: int | None = None,
     agree: str = DEFAULT_AGREE,
     patience: float | None = None,
+    rpm: float | None = None,
 ) -> EvalOptions:
     """The options every ``eval`` command shares, read: the model spec, the shard.
 
     Each argument is the option of its name (``shape``: ``--agents``, ``--rounds``,
     ``--neighbours``), kept as :class:`EvalOptions` says; ``model``, ``base_url``,
-    ``timeout``, ``max_retries``, ``patience`` (seconds), ``api_key_env`` and
+    ``timeout``, ``max_retries``, ``patience`` (seconds), ``rpm``, ``api_key_env`` and
     ``max_tokens`` make its ``spec``,
     and ``shard`` (``i/N``) is read into ``(i, N)``.
 
@@ -134,6 +135,7 @@ def eval_options(
         max_tokens=max_tokens,
         max_retries=max_retries,
         patience_s=patience,
+        rpm=rpm,
     ).validated()
     split = None if shard is None else parse_shard(shard)
     return EvalOptions(

@@ -87,6 +87,7 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
             "timeout": spec.timeout_s,
             "max_retries": spec.max_retries,
             "patience": spec.patience_s,
+            "rpm": spec.rpm,
         },
         "model_key": dict(plan.model_key),
         "parallel": plan.parallel,
@@ -141,6 +142,7 @@ def options_from_plan(
         max_tokens=model.get("max_tokens"),
         agree=str(settings.get("agree", DEFAULT_AGREE)),  # a plan from before --agree
         patience=client.get("patience"),  # None in a plan from before --patience
+        rpm=client.get("rpm"),
     )
     selection = (int(settings["offset"]), settings["limit"], settings["seed"])
     if settings["kind"] == "arithmetic":

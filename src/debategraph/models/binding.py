@@ -62,6 +62,8 @@ class ModelBinding(NamedTuple):
             spec's ``max_retries``: a binding of this module turns its client's own
             retries off). A model the caller built retries as its client does.
         patience_s: The most seconds one call waits on rate limits and faults.
+        rpm: The requests a minute the operator allows the endpoint (every call of the
+            process to it shares them), or ``None``.
     """
 
     chat: BaseChatModel
@@ -73,6 +75,7 @@ class ModelBinding(NamedTuple):
     tool_calls: bool = True
     retries: int = 0
     patience_s: float = DEFAULT_PATIENCE_S
+    rpm: float | None = None
 
 
 #: Per event loop: id of a binding's chat model -> (that model, the binding for the loop,
@@ -156,6 +159,7 @@ def _openai_binding(
     tool_calls: bool = True,
     retries: int = 0,
     patience_s: float = DEFAULT_PATIENCE_S,
+    rpm: float | None = None,
     **settings: Any,
 ) -> ModelBinding:
     """A binding of a ``ChatOpenAI`` with ``settings``, rebuilt per event loop.
@@ -179,6 +183,7 @@ def _openai_binding(
         tool_calls,
         retries,
         patience_s,
+        rpm,
     )
 
 
@@ -253,6 +258,7 @@ def _remote_binding(spec: ModelSpec) -> ModelBinding:
         max_completion_tokens=spec.max_tokens,
         retries=spec.max_retries,
         patience_s=patience_of(spec),
+        rpm=spec.rpm,
         timeout=spec.timeout_s or DEFAULT_TIMEOUT_S,
         stream_usage=True,  # token usage also when a node's call is streamed
     )

@@ -57,11 +57,12 @@ def backoff_s(retry: int, draw: Callable[[], float] = random.random) -> float:
 class Pace:
     """What an endpoint said about calling it, shared by every call of the process to it.
 
-    Two things: how long to hold off (the longest wait it asked of any call), and how
+    Three things: how long to hold off (the longest wait it asked of any call), how
     many calls may be in flight at once, adapted as TCP's congestion window is: halved
     on each rate limit (to half the calls then in flight, at least one), grown back by
     one per window of calls answered, and lifted when it has grown past
-    :data:`WINDOW_LIFTED`. Without a rate limit seen, calls are not counted against it.
+    :data:`WINDOW_LIFTED` (without a rate limit seen, calls are not counted against
+    it); and the requests a minute the operator allows it (:meth:`limit_to`).
 
     Attributes:
         limited: Rate limits (429s) this endpoint answered in this process.
@@ -73,6 +74,9 @@ class Pace:
         self._until = 0.0
         self._window: float | None = None
         self._in_flight = 0
+        self._rpm: float | None = None
+        self._tokens = 1.0
+        self._refilled = time.monotonic()
         self.limited = 0
         self.waited_s = 0.0
 
@@ -87,17 +91,40 @@ class Pace:
         with self._lock:
             return max(0.0, self._until - time.monotonic())
 
+    def limit_to(self, rpm: float | None) -> None:
+        """Hold the endpoint's calls to ``rpm`` requests a minute (the lowest one given).
+
+        The operator's limit, set up front: calls start evenly spaced (a token bucket
+        of one), so they never meet the endpoint's own limit for it.
+
+        Args:
+            rpm: Requests per minute (> 0), or ``None``: no change.
+        """
+        if rpm is None:
+            return
+        with self._lock:
+            if self._rpm is None or rpm < self._rpm:
+                self._rpm = rpm
+                self._tokens = min(self._tokens, 1.0)
+
     def enter(self) -> bool:
-        """Take a place in flight if the window has one and no hold is on.
+        """Take a place in flight if the window has one, no hold is on, and the rate allows.
 
         Returns:
             Whether the call may start (``False``: wait a little and ask again).
         """
         with self._lock:
+            now = time.monotonic()
             if self._window is not None and (
-                self._in_flight >= int(self._window) or time.monotonic() < self._until
+                self._in_flight >= int(self._window) or now < self._until
             ):
                 return False
+            if self._rpm is not None:
+                self._tokens = min(1.0, self._tokens + (now - self._refilled) * self._rpm / 60)
+                self._refilled = now
+                if self._tokens < 1.0:
+                    return False
+                self._tokens -= 1.0
             self._in_flight += 1
             return True
 
@@ -201,6 +228,7 @@ def paced(
         Steps returning the reply; the last failure is raised where no retry is left.
     """
     pace = pace_of(model.endpoint)
+    pace.limit_to(model.rpm)
     retries, patience_s = model.retries, model.patience_s
     waited = 0.0
     tried = 0

@@ -8,6 +8,7 @@ embedded model is validated.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -53,6 +54,9 @@ class ModelSpec:
             out and tried again as often as the patience allows.
         patience_s: The most seconds one call waits on rate limits and faults in all
             (``None``: 600); every call to an endpoint waits out what it told one.
+        rpm: Requests a minute to allow the endpoint, set up front by the operator
+            (every call of the process to it shares them, evenly spaced); ``None``: as
+            many as it takes (its 429s still pace them).
         structured_method: ``auto`` picks ``json_schema`` for api.openai.com and the
             embedded model (grammar-constrained), ``function_calling`` (the most widely
             supported) elsewhere.
@@ -69,6 +73,7 @@ class ModelSpec:
     timeout_s: float | None = None
     max_retries: int = 2
     patience_s: float | None = None
+    rpm: float | None = None
     structured_method: MethodChoice = "auto"
     slots: int | None = None
 
@@ -101,6 +106,11 @@ class ModelSpec:
             isinstance(patience, bool) or not isinstance(patience, int | float) or patience < 0
         ):
             raise UsageError(f"patience {patience!r} must be a number of seconds >= 0")
+        rpm = self.rpm
+        if rpm is not None and (
+            isinstance(rpm, bool) or not isinstance(rpm, int | float) or not 0 < rpm < math.inf
+        ):
+            raise UsageError(f"rpm {rpm!r} must be a number of requests a minute > 0")
         if self.is_local and self.base_url:
             raise UsageError(f"--base-url {self.base_url} needs --model NAME (the model it serves)")
         if isinstance(self.temperature, bool) or not 0 <= self.temperature <= 2:
@@ -215,6 +225,7 @@ MODEL_KEYS: Mapping[str, str] = {
     "max_retries": "max_retries",
     "patience": "patience_s",
     "patience_s": "patience_s",
+    "rpm": "rpm",
     "structured_method": "structured_method",
 }
 
@@ -305,7 +316,7 @@ def _from_mapping(value: Mapping[Any, Any], who: str) -> ModelSpec:
         raise ValueError(f"{who}: model mapping needs 'model', a model name, got {name!r}")
     if "base_url" in fields:
         _check_url(fields["base_url"], who)
-    numbers = ("temperature", "max_tokens", "timeout_s", "patience_s")
+    numbers = ("temperature", "max_tokens", "timeout_s", "patience_s", "rpm")
     bad = [k for k in numbers if not _number(fields.get(k))]
     if bad:
         raise ValueError(f"{who}: model field {bad[0]!r} must be a number, got {fields[bad[0]]!r}")

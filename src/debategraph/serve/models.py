@@ -55,6 +55,7 @@ OPERATOR_FIELDS = (
     "max_retries",
     "patience",
     "patience_s",
+    "rpm",
     "structured_method",
     "slots",
 )
