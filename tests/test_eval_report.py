@@ -160,12 +160,12 @@ def test_write_results(tmp_path: Path) -> None:
     with paths["csv"].open(newline="", encoding="utf-8") as stream:
         rows = list(csv.reader(stream))
     assert rows[0] == [f.name for f in fields(Outcome)]
-    assert rows[0][-2:] == ["decision", "rounds"]
+    assert rows[0][-3:] == ["decision", "rounds", "error"]  # new fields go last
     assert len(rows) == 1 + len(OUTCOMES)
     abstained = next(row for row in rows[1:] if row[1] == "7")
     assert abstained[3] == ""
     assert abstained[rows[0].index("thread_id")] == "eval-single-7"
-    assert json.loads(rows[-1][-1]) == json.loads(OUTCOMES[-1].rounds)
+    assert json.loads(rows[-1][rows[0].index("rounds")]) == json.loads(OUTCOMES[-1].rounds)
 
     assert_png(paths["png"], (800, 560))
     assert_png(paths["dynamics"], (1100, 460))

@@ -6,8 +6,10 @@ fails a share of requests at random (429, 500, 503); the CLI runs as a user runs
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,7 +105,7 @@ def test_rpm_on_the_command_line_paces_a_solve(
 ) -> None:
     with StubOpenAIServer(chance_responder(1.0, 1), rate_limit=(4.0, 1)) as server:
         args = ["solve", "What is 2+2?", *stub_args(server, tmp_path / "d.sqlite")]
-        code, _, err = run_cli([*args, "--agents", "3", "--rounds", "2", "--rpm", "200"], capsys)
+        code, _, err = run_cli([*args, "--agents", "3", "--rounds", "2", "--rpm", "150"], capsys)
         assert code == 0, err
         assert server.limited == 0 and server.calls == 6
 
@@ -115,3 +117,76 @@ def test_a_bad_rpm_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
         one_error_line(err)
         == "debategraph: error: rpm 0.0 must be a number of requests a minute > 0"
     )
+
+
+def test_a_question_whose_calls_keep_failing_is_errored_and_retried_next_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 3's calls fail every time: it is errored in each mode, never scored wrong."""
+    right = chance_responder(1.0, 1)
+
+    def broken_on_item_3(body: dict[str, Any]) -> Any:
+        if "Item 3:" in json.dumps(body.get("messages", [])):
+            raise RuntimeError("the provider keeps failing this one")
+        return right(body)
+
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", 10)
+    out = tmp_path / "out"
+    args = [
+        "eval", "gsm8k", "--dataset", str(dataset), "--out", str(out),
+        "--modes", "single,vote", "--agents", "2", "--no-matched", "--json",
+        "--max-errors", "0.1",  # 1 of 10 questions in each mode may error
+    ]  # fmt: skip
+    with StubOpenAIServer(broken_on_item_3) as server:
+        args += stub_args(server, out / "c.sqlite")
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+        modes = {m["mode"]: m for m in json.loads(stdout)["modes"]}
+        assert {m: (v["n"], v["correct"], v["errored"]) for m, v in modes.items()} == {
+            "single": (9, 9, 1),
+            "vote": (9, 9, 1),
+        }
+        rows = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
+        failed = [r for r in rows if r["error"]]
+        assert [(r["mode"], r["line"]) for r in failed] == [("single", "4"), ("vote", "4")]
+        assert all("answered HTTP 500" in r["error"] and r["correct"] == "False" for r in failed)
+        answer = (out / "results.md").read_text(encoding="utf-8").split("\n\n", 1)[0]
+        assert answer.endswith(
+            "Errored questions (their calls kept failing) are left out of these figures: "
+            "single 1, vote 1; the same command again retries them."
+        )
+        server.responder = right  # the provider mended: the same command again
+        server.reset_stats()
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+        assert server.calls == 1 + 2  # item 3 alone, in each mode: the rest read back
+    modes = {m["mode"]: m for m in json.loads(stdout)["modes"]}
+    assert {m: (v["n"], v["correct"], v["errored"]) for m, v in modes.items()} == {
+        "single": (10, 10, 0),
+        "vote": (10, 10, 0),
+    }
+
+
+def test_more_errors_than_max_errors_stop_the_eval_resumable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = write_gsm8k(tmp_path / "gsm.jsonl", 6)
+    out = tmp_path / "out"
+    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+        server.inject("5xx", 100)
+        args = ["eval", "gsm8k", "--dataset", str(dataset), "--out", str(out), "--modes", "single"]
+        args += [*stub_args(server, out / "c.sqlite"), "--max-errors", "0.2", "--parallel", "1"]
+        code, _, err = run_cli(args, capsys)
+    assert code != 0
+    line = one_error_line(err)
+    assert "answered HTTP 500" in line
+    assert "2 questions errored in single, more than --max-errors 0.2 allows" in line  # 1 may
+    assert "resume" in line or "rerun" in line or "again" in line
+
+
+@pytest.mark.parametrize("value", ["-0.1", "1.5"])
+def test_a_bad_max_errors_is_one_line(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["eval", "arithmetic", "--model", "x", "--max-errors", value]
+    code, _, err = run_cli(args, capsys)
+    assert code == 2
+    assert one_error_line(err).startswith(f"debategraph: error: --max-errors {float(value):g}")

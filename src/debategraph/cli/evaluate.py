@@ -35,6 +35,7 @@ from debategraph.eval.options import (
     DEFAULT_AGENTS,
     DEFAULT_DECISIONS,
     DEFAULT_MATCHED,
+    DEFAULT_MAX_ERRORS,
     DEFAULT_NEIGHBOURS,
     DEFAULT_PARALLEL,
     DEFAULT_ROUNDS,
@@ -126,6 +127,15 @@ NeighboursOpt = Annotated[
     int, typer.Option("--neighbours", help="Solvers each one hears on the ring.")
 ]
 ParallelOpt = Annotated[int, typer.Option("--parallel", help="Questions in flight at once.")]
+MaxErrorsOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-errors",
+        help="The share of questions (in each mode) whose calls may keep failing before the "
+        "eval stops; each is recorded errored, left out of accuracy, and retried by the next "
+        "run.",
+    ),
+]
 ShardOpt = Annotated[
     str | None,
     typer.Option(
@@ -158,6 +168,7 @@ def _eval_options(
     rounds: RoundsOpt = DEFAULT_ROUNDS,
     neighbours: NeighboursOpt = DEFAULT_NEIGHBOURS,
     parallel: ParallelOpt = DEFAULT_PARALLEL,
+    max_errors: MaxErrorsOpt = DEFAULT_MAX_ERRORS,
     out_dir: OutOpt = None,
     db: DbOpt = None,
     shard: ShardOpt = None,
@@ -325,7 +336,15 @@ def run_and_report(
     started = time.perf_counter()
     with _Progress(plan.modes, len(chosen.items), options.json_output) as bar, calls_at_once(spec):
         try:
-            found = execute(plan, spec, chosen.items, options.checkpoints, bar.advance, dbs=dbs)
+            found = execute(
+                plan,
+                spec,
+                chosen.items,
+                options.checkpoints,
+                bar.advance,
+                dbs=dbs,
+                max_errors=options.max_errors,
+            )
         except KeyboardInterrupt:
             bar.stop()
             fail(f"interrupted; {resume_hint(options.checkpoints)}", 130)

@@ -106,6 +106,9 @@ def _cannot_tell(
 def plain_answer(report: Report, meta: Mapping[str, Any]) -> str:
     """One paragraph: which mode to use here, at what cost, with its interval and test.
 
+    Questions whose calls kept failing (errored) are left out of every figure: the
+    paragraph ends saying how many, per mode, and that the same command retries them.
+
     Args:
         report: The eval's report.
         meta: ``results.json``'s meta (``model`` and ``kind`` name the endpoint and task).
@@ -113,6 +116,19 @@ def plain_answer(report: Report, meta: Mapping[str, Any]) -> str:
     Returns:
         The paragraph (plain text, one line), or one saying the data cannot tell.
     """
+    answer = _answer(report, meta)
+    errored = [s for s in report.summaries if s.errored and s.decision == PLURALITY]
+    if not errored:
+        return answer
+    counts = ", ".join(f"{s.mode} {s.errored}" for s in errored)
+    return (
+        f"{answer} Errored questions (their calls kept failing) are left out of these "
+        f"figures: {counts}; the same command again retries them."
+    )
+
+
+def _answer(report: Report, meta: Mapping[str, Any]) -> str:
+    """:func:`plain_answer` before its note on errored questions."""
     votes = {m.vote_mode for m in report.matched}
     candidates = [s for s in report.summaries if s.decision == PLURALITY and s.mode not in votes]
     if not candidates:

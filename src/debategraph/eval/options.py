@@ -48,6 +48,9 @@ DEFAULT_ROUNDS = 2
 DEFAULT_NEIGHBOURS = 1
 #: ``--parallel``: questions in flight at once.
 DEFAULT_PARALLEL = 4
+#: ``--max-errors``: the share of (question, mode) pairs that may error (their calls
+#: kept failing) before the eval stops; below it each is recorded and the eval goes on.
+DEFAULT_MAX_ERRORS = 0.05
 
 #: Where the checkpoints go unless ``--db`` says otherwise: inside ``--out``, so one
 #: folder holds an eval's threads and its results, and the same command resumes it.
@@ -71,6 +74,8 @@ class EvalOptions:
         json_output: ``--json``.
         shard: ``--shard`` as ``(i, N)``; ``None``: every question.
         agree: ``--agree``.
+        max_errors: ``--max-errors``: the share of (question, mode) pairs that may
+            error before the eval stops.
     """
 
     modes: str
@@ -85,6 +90,7 @@ class EvalOptions:
     json_output: bool
     shard: tuple[int, int] | None = None
     agree: str = DEFAULT_AGREE
+    max_errors: float = DEFAULT_MAX_ERRORS
 
     @property
     def checkpoints(self) -> str:
@@ -112,6 +118,7 @@ def eval_options(
     agree: str = DEFAULT_AGREE,
     patience: float | None = None,
     rpm: float | None = None,
+    max_errors: float = DEFAULT_MAX_ERRORS,
 ) -> EvalOptions:
     """The options every ``eval`` command shares, read: the model spec, the shard.
 
@@ -119,14 +126,20 @@ def eval_options(
     ``--neighbours``), kept as :class:`EvalOptions` says; ``model``, ``base_url``,
     ``timeout``, ``max_retries``, ``patience`` (seconds), ``rpm``, ``api_key_env`` and
     ``max_tokens`` make its ``spec``,
-    and ``shard`` (``i/N``) is read into ``(i, N)``.
+    ``shard`` (``i/N``) is read into ``(i, N)``, and ``max_errors`` must be a share
+    from 0 to 1.
 
     Returns:
         The options.
 
     Raises:
-        UsageError: On a bad model spec or shard, naming the option.
+        UsageError: On a bad model spec, shard or share of errors, naming the option.
     """
+    if isinstance(max_errors, bool) or not 0 <= max_errors <= 1:
+        raise UsageError(
+            f"--max-errors {max_errors:g} must be a share from 0 to 1 (0.05: 5% of the "
+            "questions in each mode may error before the eval stops)"
+        )
     spec = ModelSpec(
         model=model,
         base_url=base_url,
@@ -151,6 +164,7 @@ def eval_options(
         json_output,
         split,
         agree,
+        max_errors,
     )
 
 

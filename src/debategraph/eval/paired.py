@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from debategraph.eval.records import Outcome
@@ -54,12 +54,15 @@ class Rows:
     Attributes:
         mode: The mode.
         decision: The decision protocol's spec.
-        lines: The rows, by question line.
+        lines: The rows, by question line: the scored ones.
+        errored: The lines whose calls kept failing (:attr:`Outcome.error`): no
+            figure counts them.
     """
 
     mode: str
     decision: str
     lines: dict[int, Outcome]
+    errored: set[int] = field(default_factory=set)
 
     def tokens(self, lines: Sequence[int]) -> int:
         """Total tokens of the rows on ``lines``.
@@ -82,6 +85,8 @@ def grouped(outcomes: Sequence[Outcome], labels: Sequence[str]) -> dict[str, Row
     stands for its own rows, then its protocol rows (those not named themselves, in the
     order they first appear in ``outcomes``). Labels named twice count once, where first
     named; labels of neither kind are left out, and so are names without outcomes.
+    An errored row (its calls kept failing) is set apart in :attr:`Rows.errored`, so
+    every figure reads the scored rows alone.
 
     Args:
         outcomes: Outcomes of any modes and decision protocols.
@@ -99,9 +104,12 @@ def grouped(outcomes: Sequence[Outcome], labels: Sequence[str]) -> dict[str, Row
         rows = found.get(label)
         if rows is None:
             rows = found[label] = Rows(outcome.mode, outcome.decision, {})
-        if outcome.line in rows.lines:
+        if outcome.line in rows.lines or outcome.line in rows.errored:
             raise ValueError(f"two outcomes for {label!r}, line {outcome.line}")
-        rows.lines[outcome.line] = outcome
+        if outcome.error:
+            rows.errored.add(outcome.line)
+        else:
+            rows.lines[outcome.line] = outcome
     named = set(labels)
     ordered: dict[str, Rows] = {}
     for name in labels:

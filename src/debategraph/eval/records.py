@@ -67,6 +67,10 @@ class Outcome:
         rounds: Each round's answers by solver, as JSON text
             (``[{"solver_1": "18", "solver_2": null}, ...]``): what the debate
             dynamics are measured from.
+        error: Why the question has no outcome in this mode: its calls kept failing
+            (the endpoint's one line). Such a row is never scored: it counts as
+            ``errored``, apart from the accuracy, and the next run of the same command
+            resumes its thread. Empty otherwise (and in results written before it).
     """
 
     mode: str
@@ -86,6 +90,7 @@ class Outcome:
     first_round_tokens: int = 0
     decision: str = "plurality"
     rounds: str = "[]"
+    error: str = ""
 
     @property
     def label(self) -> str:
@@ -113,6 +118,8 @@ class ModeSummary:
         wall_s: Mean wall time per question.
         decision: The decision protocol's spec (``plurality`` for a mode's own rows).
         tokens: Mean total (prompt + completion) tokens per question.
+        errored: Questions whose calls kept failing: left out of every figure above
+            (``n`` counts the others).
     """
 
     mode: str
@@ -128,6 +135,7 @@ class ModeSummary:
     wall_s: float
     decision: str
     tokens: float
+    errored: int = 0
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, fields
+from dataclasses import MISSING, asdict, fields
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -178,7 +178,13 @@ def read_report(document: Mapping[str, Any]) -> Report:
     """
     try:
         summaries = tuple(
-            ModeSummary(**{f.name: entry[f.name] for f in fields(ModeSummary)})
+            ModeSummary(
+                **{
+                    f.name: entry[f.name]
+                    for f in fields(ModeSummary)
+                    if f.name in entry or f.default is MISSING  # errored: results before it
+                }
+            )
             for entry in document["modes"]
         )
         comparisons = tuple(_comparison(entry) for entry in document["comparisons"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -24,11 +25,13 @@ from debategraph.checkpoints.threads import RunInfo
 from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
 from debategraph.eval.budget import MIN_VOTERS, adjusted_k, matched_k, within_budget
 from debategraph.eval.modes import vote_mode
+from debategraph.eval.options import DEFAULT_MAX_ERRORS
 from debategraph.eval.plan import EvalPlan
 from debategraph.eval.records import Item, Matched, Outcome
 from debategraph.eval.threads import Thread, ThreadCost, checkpointed_seconds
 from debategraph.eval.verdicts import Verdicts
 from debategraph.runs.thread import Run
+from debategraph.words import plural
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -74,6 +77,9 @@ class Evaluation:
             its plurality outcome.
         savers: A question's own checkpointer, by its line, where shards kept their
             own databases (``eval report``); the others use ``saver``.
+        max_errors: The share of a mode's questions that may error (their calls keep
+            failing after the retries and the patience) before the eval stops; each is
+            recorded ``errored`` and the eval goes on until then.
     """
 
     def __init__(
@@ -83,8 +89,13 @@ class Evaluation:
         plan: EvalPlan,
         on_outcome: OnOutcome | None = None,
         savers: Mapping[int, BaseCheckpointSaver[Any]] | None = None,
+        max_errors: float = DEFAULT_MAX_ERRORS,
     ) -> None:
         self.saver = saver
+        self.max_errors = max_errors
+        #: Each mode's errored questions, and how many a mode may have before it stops.
+        self.errored: dict[str, int] = {}
+        self._error_budget = 0
         self.savers = dict(savers or {})
         self.spec = spec
         self.plan = plan
@@ -132,6 +143,7 @@ class Evaluation:
         Raises:
             ModelUnavailableError: If an endpoint fails (every thread stays resumable).
         """
+        self._error_budget = math.floor(self.max_errors * len(items) + 1e-9)
         outcomes = await self.run(items)
         matched, votes = await self.match_budgets(items)
         return EvalRun(outcomes + votes, dict(self.counts), matched, self.verdicts.calls)
@@ -181,13 +193,31 @@ class Evaluation:
 
         Raises:
             UsageError: If another live process is running the same thread.
-            ModelUnavailableError: If an endpoint fails (a solver's or the judge's),
-                naming the question and mode.
+            ModelUnavailableError: If an endpoint fails (a solver's or the judge's)
+                on more questions than ``max_errors`` allows, naming the question and
+                mode. Below that, the question is returned ``errored`` (its thread
+                stays resumable: the next run tries it again).
         """
         try:
             return await self._answer(mode, item)
         except ModelUnavailableError as exc:
-            raise ModelUnavailableError(f"line {item.line} in mode {mode}: {exc}") from exc
+            where = f"line {item.line} in mode {mode}: {exc}"
+            errored = self.errored[mode] = self.errored.get(mode, 0) + 1
+            if errored > self._error_budget:
+                raise ModelUnavailableError(
+                    f"{where} ({plural(errored, 'question')} errored in {mode}, more than "
+                    f"--max-errors {self.max_errors:g} allows)"
+                ) from exc
+            rows = [
+                Outcome(
+                    mode, item.line, item.gold, None, False, 0, 0, 0, 0.0,
+                    self.plan.thread_id(mode, item), decision=protocol.spec, error=str(exc),
+                )
+                for protocol in self.plan.protocols(mode)
+            ]  # fmt: skip
+            if self.on_outcome is not None:
+                self.on_outcome(rows[0])
+            return rows
 
     async def _answer(self, mode: str, item: Item) -> list[Outcome]:
         run = self.run_of(mode, item)
@@ -399,6 +429,7 @@ def execute(
     on_outcome: OnOutcome | None = None,
     *,
     dbs: Mapping[int, str] | None = None,
+    max_errors: float = DEFAULT_MAX_ERRORS,
 ) -> EvalRun:
     """Run or read back every thread of the plan on ``items``, then the matched votes.
 
@@ -412,6 +443,8 @@ def execute(
         on_outcome: Called with each thread's plurality outcome (progress).
         dbs: A question's own database, by its line (shards that kept their own);
             the others use ``db``.
+        max_errors: The share of (question, mode) pairs that may error before it stops
+            (see :class:`Evaluation`).
 
     Returns:
         The outcomes (one per question, mode and protocol), the thread counts, the
@@ -435,7 +468,9 @@ def execute(
             return opened[path]
 
         own = {line: saver(path) for line, path in (dbs or {}).items()}
-        evaluation = Evaluation(saver(db), spec, plan, on_outcome, savers=own)
+        evaluation = Evaluation(
+            saver(db), spec, plan, on_outcome, savers=own, max_errors=max_errors
+        )
         try:
             return asyncio.run(evaluation.evaluate(items))
         except UsageError:

@@ -54,9 +54,14 @@ class Report:
 
 
 def _summary(label: str, rows: Rows) -> ModeSummary:
-    """One label's summary."""
+    """One label's summary, over its scored rows (the errored ones counted apart)."""
     values = list(rows.lines.values())
     n = len(values)
+    if not n:  # every question errored: nothing to score
+        return ModeSummary(
+            label, 0, 0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, rows.decision, 0.0,
+            errored=len(rows.errored),
+        )  # fmt: skip
     correct = sum(row.correct for row in values)
     low, high = wilson_interval(correct, n)
     prompt = sum(row.prompt_tokens for row in values)
@@ -75,6 +80,7 @@ def _summary(label: str, rows: Rows) -> ModeSummary:
         wall_s=math.fsum(row.wall_s for row in values) / n,
         decision=rows.decision,
         tokens=(prompt + completion) / n,
+        errored=len(rows.errored),
     )
 
 

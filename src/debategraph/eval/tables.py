@@ -76,7 +76,16 @@ def _summary_section(report: Report) -> Section:
     ]
     headers: tuple[str, ...] = ("mode", "n", "accuracy (95% CI)", "abstain", "prompt tok/q")
     headers += ("completion tok/q", "total tok/q", "calls/q", "s/q", "Pareto")
-    return Section("Accuracy and cost per mode and protocol", headers, rows)
+    notes = []
+    if any(s.errored for s in report.summaries):  # the column only where a row has some
+        headers = (*headers[:2], "errored", *headers[2:])
+        for row, s in zip(rows, report.summaries, strict=True):
+            row.insert(2, str(s.errored))
+        notes.append(
+            "errored: questions whose calls kept failing (after the retries and --patience), "
+            "left out of n and of every figure; the same command again retries them"
+        )
+    return Section("Accuracy and cost per mode and protocol", headers, rows, notes)
 
 
 def _comparison_section(report: Report) -> Section:
