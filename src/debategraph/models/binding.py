@@ -305,6 +305,15 @@ def _local_binding(spec: ModelSpec) -> ModelBinding:
     return binding
 
 
+def calls_tools(model: BaseChatModel) -> bool:
+    """Whether a chat model can call tools: its class has a ``bind_tools`` of its own.
+
+    ``BaseChatModel.bind_tools`` itself raises ``NotImplementedError`` (LangChain's fake
+    models, many a community model): such a model is asked for JSON in its text.
+    """
+    return type(model).bind_tools is not BaseChatModel.bind_tools
+
+
 def bind_model(model: BaseChatModel | ModelBinding | ModelSpec | None) -> ModelBinding:
     """Normalise whatever a graph factory was given into a :class:`ModelBinding`.
 
@@ -321,5 +330,7 @@ def bind_model(model: BaseChatModel | ModelBinding | ModelSpec | None) -> ModelB
         endpoint = str(getattr(model, "openai_api_base", None) or type(model).__name__)
         name = str(getattr(model, "model_name", None) or type(model).__name__)
         label = name if endpoint == type(model).__name__ else f"{name}@{endpoint}"
+        if not calls_tools(model):  # structured output as JSON in its text
+            return ModelBinding(model, "json_text", endpoint, name=label, tool_calls=False)
         return ModelBinding(model, "function_calling", endpoint, name=label)
     return get_chat_model(model or ModelSpec())

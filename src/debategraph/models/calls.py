@@ -41,7 +41,7 @@ from debategraph.models.failures import (
     spent,
     unavailable,
 )
-from debategraph.models.output import S, _cut_off_reply, _try_repair
+from debategraph.models.output import S, _cut_off_reply, _try_repair, json_in_text
 from debategraph.models.pacing import paced
 from debategraph.models.spec import StructuredMethod
 from debategraph.models.steps import Steps, TimeLimitReached, arun_steps, run_steps
@@ -51,6 +51,8 @@ from debategraph.words import one_line, plural
 #: Characters per token when an endpoint reports no usage and its count is estimated.
 CHARS_PER_TOKEN = 4
 CUT_OFF_HINT = "keep every text field short"
+#: What a model asked for JSON in its text reads after the prompt (``json_text``).
+JSON_TEXT_HINT = "Reply with one JSON object and nothing else, matching this JSON schema:\n{schema}"
 REPAIR_HINT = (
     "Your previous reply could not be used: {error}. Reply again, calling the tool with "
     "arguments that match its schema exactly."
@@ -167,9 +169,10 @@ def structured_steps(
         if method == "json_schema" and model.endpoint in _NO_JSON_SCHEMA:
             method = "function_calling"
         runnable = _structured_runnable(model.chat, schema, method)
+        asked = [*prompt, _json_text_hint(schema)] if method == "json_text" else prompt
         started = time.perf_counter()
         try:
-            out = yield from paced(model, runnable, prompt)
+            out = yield from paced(model, runnable, asked)
         except TimeLimitReached as exc:  # the run's deadline: no retry, a recorded fallback
             return CallResult(None, usage + spent(exc), made(attempts, exc), reason=str(exc))
         except openai.APITimeoutError as exc:  # slow, or dead: its endpoint says which
@@ -339,7 +342,9 @@ def _structured_runnable(
     if len(_RUNNABLES) >= _RUNNABLES_MAX:
         _RUNNABLES.clear()
     runnable: Runnable[Any, Any]
-    if method == "json_schema":
+    if method == "json_text":  # the schema goes in the prompt (structured_steps)
+        runnable = chat
+    elif method == "json_schema":
         spec = {"name": schema.__name__, "schema": schema.model_json_schema()}
         runnable = chat.bind(response_format={"type": "json_schema", "json_schema": spec})
     else:
@@ -368,8 +373,10 @@ def parse_reply(
     if raw is None:
         return None, "the reply had no structured output"
     data: Any
-    if method == "json_schema":
-        text = raw.content if isinstance(raw.content, str) else ""
+    if method in ("json_schema", "json_text"):
+        text = raw.content if isinstance(raw.content, str) else raw.text
+        if method == "json_text":
+            text = json_in_text(text)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -386,6 +393,18 @@ def parse_reply(
         return schema.model_validate(data), ""
     except ValidationError as exc:
         return None, str(exc)
+
+
+_HINTS: dict[type[BaseModel], HumanMessage] = {}
+
+
+def _json_text_hint(schema: type[BaseModel]) -> HumanMessage:
+    """The message that asks for ``schema`` as JSON in text, built once per schema."""
+    hint = _HINTS.get(schema)
+    if hint is None:
+        text = json.dumps(schema.model_json_schema(), separators=(",", ":"))
+        hint = _HINTS[schema] = HumanMessage(JSON_TEXT_HINT.format(schema=text))
+    return hint
 
 
 def usage_of(raw: object, latency_s: float, prompt: Sequence[BaseMessage]) -> Usage:

@@ -9,6 +9,7 @@ did not validate, or that stopped at the token limit mid-JSON.
 from __future__ import annotations
 
 import json
+import re
 import types
 import typing
 from collections.abc import Sequence
@@ -26,6 +27,27 @@ if TYPE_CHECKING:
 S = TypeVar("S", bound=BaseModel)
 
 
+def json_in_text(text: str) -> str:
+    """The JSON object a reply's text holds, whatever words a model put around it.
+
+    Inside a code fence if there is one, then from its first ``{`` to its last ``}``.
+
+    Args:
+        text: The reply's text.
+
+    Returns:
+        The object's text (the text itself where no object shows).
+    """
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1)
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else text.strip()
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
 def _raw_arguments(raw: object, method: StructuredMethod) -> Any:
     if not isinstance(raw, AIMessage):
         return None
@@ -35,6 +57,8 @@ def _raw_arguments(raw: object, method: StructuredMethod) -> Any:
         if raw.invalid_tool_calls:
             return _loads_lenient(raw.invalid_tool_calls[0].get("args") or "")
         return None
+    if method == "json_text":
+        return _loads_lenient(json_in_text(raw.text))
     return _loads_lenient(raw.content if isinstance(raw.content, str) else "")
 
 

@@ -18,8 +18,8 @@ from urllib.parse import urlparse
 
 from debategraph.errors import UsageError
 
-StructuredMethod = Literal["function_calling", "json_schema", "json_mode"]
-MethodChoice = Literal["auto", "function_calling", "json_schema", "json_mode"]
+StructuredMethod = Literal["function_calling", "json_schema", "json_mode", "json_text"]
+MethodChoice = Literal["auto", "function_calling", "json_schema", "json_mode", "json_text"]
 LOCAL = "local"
 #: Completion tokens per call on the embedded model unless a spec sets ``max_tokens``.
 LOCAL_MAX_TOKENS = 320
@@ -59,7 +59,8 @@ class ModelSpec:
             many as it takes (its 429s still pace them).
         structured_method: ``auto`` picks ``json_schema`` for api.openai.com and the
             embedded model (grammar-constrained), ``function_calling`` (the most widely
-            supported) elsewhere.
+            supported) elsewhere; ``json_text`` asks for the JSON in the reply's text (the
+            schema in the prompt; read leniently and repaired), for a model with neither.
         slots: Embedded model only: requests its server answers at once (``None``: 4).
             The CLI sets it to the run's maximum concurrency.
     """
@@ -343,7 +344,7 @@ def _check_url(url: Any, who: str) -> None:
 
 
 #: The structured-output methods a spec may name.
-METHODS = ("auto", "function_calling", "json_schema", "json_mode")
+METHODS = ("auto", "function_calling", "json_schema", "json_mode", "json_text")
 
 #: Query parameters that would put a key in a URL.
 _SECRET_PARAMS = re.compile(r"key|token|secret|password|sig", re.IGNORECASE)

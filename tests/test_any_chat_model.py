@@ -1,0 +1,89 @@
+"""Any LangChain chat model: one that calls no tools gets its structured output as JSON text.
+
+``BaseChatModel.bind_tools`` raises ``NotImplementedError`` (LangChain's fake models, many a
+community model): such a model is asked for the schema's JSON in its reply's text, read
+leniently (a code fence, words around it) and repaired as the other methods are.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, Field
+
+from debategraph import build_debate, build_solver_debate
+from debategraph.models import bind_model
+from debategraph.models.calls import structured_call
+
+
+class Count(BaseModel):
+    """A count."""
+
+    answer: int
+
+
+class TextOnlyModel(BaseChatModel):
+    """Answers every prompt with the same text: no tools, no response format."""
+
+    reply: str
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "text-only"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
+    ) -> ChatResult:
+        self.prompts.append(list(messages))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(self.reply))])
+
+
+def test_a_model_without_tools_is_asked_for_json_in_its_text() -> None:
+    model = TextOnlyModel(reply='Sure! Here it is:\n```json\n{"answer": 7}\n```\nAnything else?')
+    binding = bind_model(model)
+    assert (binding.method, binding.tool_calls) == ("json_text", False)
+    result = structured_call(binding, Count, [HumanMessage("How many?")])
+    assert result.value == Count(answer=7) and result.attempts == 1
+    asked = model.prompts[0][-1].text
+    assert asked.startswith("Reply with one JSON object and nothing else") and '"answer"' in asked
+
+
+def test_json_text_is_repaired_then_retried_with_the_reason() -> None:
+    model = TextOnlyModel(reply='{"answer": "7"}')  # numeric text: coerced
+    assert structured_call(bind_model(model), Count, [HumanMessage("?")]).value == Count(answer=7)
+    model = TextOnlyModel(reply="no idea")
+    result = structured_call(bind_model(model), Count, [HumanMessage("?")])
+    assert result.value is None and result.attempts == 3
+    assert result.reason is not None and result.reason.startswith("invalid output after 3")
+
+
+SOLVER = '{"reasoning": "3 and 5 make 8", "answer": "8", "confidence": 0.9}'
+
+
+def test_a_solver_debate_runs_on_a_model_without_tools() -> None:
+    graph = build_solver_debate(TextOnlyModel(reply=SOLVER), agents=3, max_rounds=2).compile()
+    out = graph.invoke({"question": "Tom has 3 apples and buys 5 more. How many?"})
+    assert out["answer"] == "8" and out["termination_reason"] == "rounds_completed"
+
+
+def test_a_judged_debate_runs_on_langchains_generic_fake_model() -> None:
+    """The judge of a debate on GenericFakeChatModel (no bind_tools) answers in its text."""
+    judge = '{"winner": "Ann", "scores": [], "rationale": "clearer", "strongest": []}'
+    replies = itertools.chain(
+        [AIMessage("Remote work saves commuting.")] * 2,  # round 1: Ann, Ben
+        [AIMessage(judge)],
+        itertools.repeat(AIMessage(judge)),
+    )
+    model = GenericFakeChatModel(messages=replies)
+    graph = build_debate(
+        model, debaters=["Ann:for", "Ben:against"], max_rounds=1, judge=True
+    ).compile()
+    out = graph.invoke({"topic": "Remote work is better"})
+    assert out["termination_reason"] == "rounds_completed"
+    assert out["verdict"].winner == "Ann"  # its own verdict, read from its text
