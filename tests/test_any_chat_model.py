@@ -7,9 +7,11 @@ leniently (a code fence, words around it) and repaired as the other methods are.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 from typing import Any
 
+import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -17,8 +19,10 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, Field
 
 from debategraph import build_debate, build_solver_debate
-from debategraph.models import bind_model
+from debategraph.models import ModelSpec, bind_model, binding, get_chat_model
 from debategraph.models.calls import structured_call
+from debategraph.models.spec import provider_of
+from tests.conftest import one_error_line, run_cli
 
 
 class Count(BaseModel):
@@ -87,3 +91,60 @@ def test_a_judged_debate_runs_on_langchains_generic_fake_model() -> None:
     out = graph.invoke({"topic": "Remote work is better"})
     assert out["termination_reason"] == "rounds_completed"
     assert out["verdict"].winner == "Ann"  # its own verdict, read from its text
+
+
+# -- PROVIDER:MODEL, as LangChain's init_chat_model reads it ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "provider"),
+    [
+        ("anthropic:claude-sonnet-4-5", "anthropic"),
+        ("ollama:llama3.2", "ollama"),
+        ("openai:gpt-4o-mini", None),  # OpenAI-compatible, as always
+        ("qwen2.5:7b", None),  # an Ollama model's name at an OpenAI-compatible endpoint
+        ("mistral:7b", None),  # LangChain's provider is "mistralai"
+        ("gpt-4o-mini", None),
+        ("local", None),
+    ],
+)
+def test_a_provider_prefix_is_read_as_init_chat_model_reads_it(
+    model: str, provider: str | None
+) -> None:
+    assert provider_of(model) == provider
+
+
+def test_a_provider_whose_package_is_missing_is_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if importlib.util.find_spec("langchain_ollama") is not None:
+        pytest.skip("langchain-ollama is installed here")
+    code, _, err = run_cli(["solve", "2+2?", "--model", "ollama:llama3.2"], capsys)
+    assert code == 2
+    assert one_error_line(err) == (
+        "debategraph: error: model 'ollama:llama3.2': the ollama provider needs its LangChain "
+        "package, not installed here: pip install langchain-ollama"
+    )
+
+
+def test_a_provider_model_is_built_by_init_chat_model_and_debates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """azure_openai's package (langchain-openai) is here; its model is a scripted one."""
+    built: list[tuple[str, dict[str, Any]]] = []
+
+    def init(model: str, **settings: Any) -> BaseChatModel:
+        built.append((model, settings))
+        return TextOnlyModel(reply=SOLVER)
+
+    monkeypatch.setattr(binding, "init_chat_model", init)
+    binding.clear_model_cache()
+    spec = ModelSpec(model="azure_openai:my-deployment", max_tokens=64, patience_s=30, rpm=600)
+    model = get_chat_model(spec)
+    assert (model.name, model.method, model.patience_s, model.rpm) == (
+        "azure_openai:my-deployment", "json_text", 30, 600,
+    )  # fmt: skip
+    assert built == [("azure_openai:my-deployment", {"temperature": 0.7, "max_tokens": 64})]
+    out = build_solver_debate(spec, agents=2, max_rounds=1).compile().invoke({"question": "3+5?"})
+    assert out["answer"] == "8"
+    binding.clear_model_cache()

@@ -253,6 +253,31 @@ def raise_as_chat_openai(exc: openai.APIError) -> None:
         base._handle_openai_api_error(exc)
 
 
+@functools.cache
+def chat_model_providers() -> dict[str, str]:
+    """The providers LangChain's ``init_chat_model`` reads (``anthropic:claude-...``).
+
+    Each with the module its chat model lives in (``langchain_anthropic``), from
+    ``langchain.chat_models.base._BUILTIN_PROVIDERS``: read once; empty where the
+    ``langchain`` package is not installed or the table has changed shape.
+
+    Returns:
+        Provider name -> module.
+    """
+    try:
+        from langchain.chat_models import base
+    except ImportError:
+        return {}
+    table = getattr(base, "_BUILTIN_PROVIDERS", None)
+    if not isinstance(table, dict):
+        return {}
+    return {
+        str(name): str(entry[0])
+        for name, entry in table.items()
+        if isinstance(entry, tuple) and entry and isinstance(entry[0], str)
+    }
+
+
 def aegra_config_path() -> Path | None:
     """The config file Aegra loaded (``aegra.json`` or ``langgraph.json``), if any.
 

@@ -34,6 +34,7 @@ from debategraph.models.spec import (
     ModelSpec,
     StructuredMethod,
     is_local,
+    provider_of,
 )
 
 #: Set to ``0`` to build stock ``ChatOpenAI`` instead of the lean client (see
@@ -240,7 +241,47 @@ def get_chat_model(spec: ModelSpec = ModelSpec()) -> ModelBinding:  # noqa: B008
     """
     if is_local(spec.model):
         return _local_binding(spec)
+    if provider_of(spec.model) is not None:
+        return _provider_binding(spec.validated())
     return _remote_binding(spec.validated())  # cached by the endpoint it resolves to
+
+
+@functools.lru_cache(maxsize=32)
+def _provider_binding(spec: ModelSpec) -> ModelBinding:
+    """A ``PROVIDER:MODEL`` spec's chat model, built by LangChain's ``init_chat_model``.
+
+    Its package reads its own endpoint and key variables (``ANTHROPIC_API_KEY``...);
+    a spec's ``api_key_env`` or ``base_url`` is passed where given. Its client retries
+    as it does: the binding adds the patience on rate limits and the rpm.
+    """
+    settings: dict[str, Any] = {"temperature": spec.temperature}
+    if spec.max_tokens is not None:
+        settings["max_tokens"] = spec.max_tokens
+    if spec.timeout_s is not None:
+        settings["timeout"] = spec.timeout_s
+    if spec.base_url:
+        settings["base_url"] = spec.base_url
+    if spec.api_key or spec.api_key_env:
+        settings["api_key"] = spec.key()
+    chat = init_chat_model(spec.model, **settings)
+    bound = bind_model(chat)
+    return bound._replace(name=spec.label, patience_s=patience_of(spec), rpm=spec.rpm)
+
+
+def init_chat_model(model: str, **settings: Any) -> BaseChatModel:
+    """LangChain's ``init_chat_model`` (imported on first use: ``langchain`` is slow to load).
+
+    Args:
+        model: ``PROVIDER:MODEL``.
+        **settings: The chat model's settings.
+
+    Returns:
+        The chat model.
+    """
+    from langchain.chat_models import init_chat_model as init
+
+    chat: BaseChatModel = init(model, **settings)
+    return chat
 
 
 @functools.lru_cache(maxsize=32)

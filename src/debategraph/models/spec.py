@@ -168,6 +168,10 @@ class ModelSpec:
             UsageError: On a bad value, naming it and what is allowed.
         """
         self.check_values()
+        provider = provider_of(self.model)
+        if provider is not None:
+            check_provider(self.model, provider)
+            return self  # its package reads its own endpoint and key variables
         if self.is_local:
             from debategraph.local import check_gguf, check_slots, resolve_gguf
 
@@ -182,6 +186,55 @@ class ModelSpec:
                 named = "base URL" if self.base_url else "OPENAI_BASE_URL"
                 raise UsageError(f"{named} {base_url!r} is not an http(s) URL")
         return replace(self, base_url=base_url)
+
+
+_PROVIDER = re.compile(r"[a-z][a-z_]*")
+
+
+def provider_of(model: str) -> str | None:
+    """The LangChain provider a model's name starts with (``anthropic:claude-...``).
+
+    As LangChain's ``init_chat_model`` reads ``PROVIDER:MODEL``, where ``langchain`` is
+    installed; ``openai:NAME`` and any other name (``qwen2.5:7b``) go to an
+    OpenAI-compatible endpoint, as without it.
+
+    Args:
+        model: The spec's model.
+
+    Returns:
+        The provider, or ``None``.
+    """
+    prefix, sep, name = model.partition(":")
+    if not sep or not name.strip() or prefix in ("openai", LOCAL):
+        return None
+    if not _PROVIDER.fullmatch(prefix):
+        return None
+    from debategraph.compat import chat_model_providers
+
+    return prefix if prefix in chat_model_providers() else None
+
+
+def check_provider(model: str, provider: str) -> None:
+    """Refuse a provider whose LangChain package is not installed, naming it.
+
+    Args:
+        model: The model as given.
+        provider: Its provider (:func:`provider_of`).
+
+    Raises:
+        UsageError: One line naming the package to install.
+    """
+    import importlib.util
+
+    from debategraph.compat import chat_model_providers
+
+    module = chat_model_providers()[provider].split(".", 1)[0]
+    if importlib.util.find_spec(module) is None:
+        package = module.replace("_", "-")
+        raise UsageError(
+            f"model {model!r}: the {provider} provider needs its LangChain package, "
+            f"not installed here: pip install {package}"
+        )
 
 
 #: OpenAI's endpoint: where a model goes when neither it nor ``OPENAI_BASE_URL`` names one.
