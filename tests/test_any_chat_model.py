@@ -148,3 +148,13 @@ def test_a_provider_model_is_built_by_init_chat_model_and_debates(
     out = build_solver_debate(spec, agents=2, max_rounds=1).compile().invoke({"question": "3+5?"})
     assert out["answer"] == "8"
     binding.clear_model_cache()
+
+
+def test_an_agents_provider_model_is_its_own_on_a_local_run() -> None:
+    """Named without an endpoint on a local run, it goes to its provider, not the embedded."""
+    from debategraph.models.choice import calls_run_model, goes_to_embedded
+
+    own = ModelSpec(model="azure_openai:my-deployment")
+    assert not calls_run_model(own)
+    assert not goes_to_embedded(own, ModelSpec())
+    assert calls_run_model(ModelSpec(model="qwen2.5:7b"))  # a name at the run's endpoint

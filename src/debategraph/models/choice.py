@@ -16,7 +16,13 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from debategraph.errors import UsageError
-from debategraph.models.spec import ModelSpec, openai_home, parse_model, same_endpoint
+from debategraph.models.spec import (
+    ModelSpec,
+    openai_home,
+    parse_model,
+    provider_of,
+    same_endpoint,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -54,7 +60,8 @@ def calls_run_model(own: OwnModel | None) -> bool:
 
     So they do for an agent with no model of its own, or with a model name but no
     endpoint (a name at the run's endpoint); the embedded model (``local``), a model at
-    an endpoint of its own and a chat model object are the agent's own.
+    an endpoint of its own, a provider's model (``anthropic:...``, which its package
+    reaches) and a chat model object are the agent's own.
 
     Args:
         own: The agent's own model (``None``: none).
@@ -64,7 +71,12 @@ def calls_run_model(own: OwnModel | None) -> bool:
     """
     if own is None:
         return True
-    return isinstance(own, ModelSpec) and not own.is_local and own.base_url is None
+    return (
+        isinstance(own, ModelSpec)
+        and not own.is_local
+        and own.base_url is None
+        and provider_of(own.model) is None
+    )
 
 
 def goes_to_embedded(own: ModelSpec | None, run: ModelSpec) -> bool:

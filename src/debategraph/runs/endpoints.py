@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from debategraph.errors import UsageError
 from debategraph.models.choice import goes_to_embedded
-from debategraph.models.spec import LOCAL, OPENAI_URL, ModelSpec, same_endpoint
+from debategraph.models.spec import LOCAL, OPENAI_URL, ModelSpec, provider_of, same_endpoint
 
 if TYPE_CHECKING:
     from debategraph.models.probe import ModelList
@@ -122,6 +122,8 @@ def check_served(
     endpoints = endpoints or Endpoints()
     checked = [("--model", run), *((who, own) for who, own in models if own is not None)]
     for who, own in checked:
+        if provider_of(own.model) is not None:  # its provider's package reaches it
+            continue
         if goes_to_embedded(own, run):
             if own.is_local:
                 continue
