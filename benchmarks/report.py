@@ -78,6 +78,12 @@ SCRIPTS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("chat.py", "Group chat (stub server)", (), ()),
     ("open_agents.py", "Open agents: per-agent models and tools (stub servers)", (), ()),
     ("composition.py", "Composition: a debate as a supervisor's agent (stub server)", (), ()),
+    (
+        "providers.py",
+        "A paid provider's limits and faults: solve and eval (stub server as a provider)",
+        (),
+        (),
+    ),
     ("eval.py", "Eval harness (stub server at 200 ms per call)", ("--only", "stub"), ()),
     (
         "eval.py",

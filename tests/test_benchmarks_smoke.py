@@ -145,6 +145,16 @@ def check_fairness(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert {case["status"] for case in body["cases"].values()} == {413}, output
 
 
+def check_providers(figures: dict[str, dict[str, Any]], output: str) -> None:
+    solve = figures["solve within a request limit"]["values"]
+    assert solve["calls"] == 12 and solve["limited"] > 0, output  # met the limit, all answered
+    scored = figures["eval within a request limit"]["values"]["scored"]
+    assert scored == {mode: [10, 0] for mode in ("single", "vote", "debate-ring")}, output
+    faults = figures["Random faults"]["values"]
+    assert faults["scored"] and faults["retried"] > 0, output
+    assert set(faults["same"].values()) == {True}, output
+
+
 def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert set(figures["One debate"]["values"]["ratios"]) == {"debategraph", "langgraph"}, output
     in_flight = figures["10 debates at once"]["values"]["max_in_flight"]
@@ -342,6 +352,15 @@ CASES = [
         test_timeout_s=60,
         must_pass=("Messages never checkpointed",),
         check=check_composition,
+    ),
+    # A solve and an eval against a rate-limited stub, and one with 15% random faults.
+    Case(
+        "providers.py",
+        ("solve within a request limit", "eval within a request limit", "Random faults"),
+        timeout_s=90,
+        test_timeout_s=100,
+        must_pass=("Random faults",),
+        check=check_providers,
     ),
     # The eval through the CLI on three simulated populations (4 questions each).
     Case(
