@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import LanguageModelInput
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
@@ -30,7 +30,13 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import Field, PrivateAttr
 
-__all__ = ["ScriptExhaustedError", "ScriptedChatModel", "text_reply", "tool_reply"]
+__all__ = [
+    "ScriptExhaustedError",
+    "ScriptedChatModel",
+    "TextOnlyChatModel",
+    "text_reply",
+    "tool_reply",
+]
 
 
 class ScriptExhaustedError(RuntimeError):
@@ -212,3 +218,42 @@ def text_reply(content: str, *, prompt_tokens: int = 10, completion_tokens: int 
         The message.
     """
     return AIMessage(content=content, usage_metadata=_usage(prompt_tokens, completion_tokens))
+
+
+class TextOnlyChatModel(BaseChatModel):
+    """A chat model of no OpenAI kind and no tool calls: raises, then answers one text.
+
+    LangChain's ``BaseChatModel.bind_tools`` stays unimplemented, as in LangChain's fake
+    models and many a community model.
+
+    Attributes:
+        reply: What every call answers once the failures are spent.
+        failures: Raised in order, one per call, before any reply.
+        prompts: Every message list it was called with.
+    """
+
+    reply: str = "seven"
+    failures: list[BaseException] = Field(default_factory=list)
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def calls(self) -> int:
+        """Calls made, failed ones included."""
+        return len(self.prompts)
+
+    @property
+    def _llm_type(self) -> str:
+        return "text-only"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Raise the next failure, else answer ``reply``."""
+        self.prompts.append(list(messages))
+        if self.failures:
+            raise self.failures.pop(0)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(self.reply))])

@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import BaseModel, Field
+from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import BaseModel
 
 from debategraph import build_debate, build_solver_debate
 from debategraph.models import ModelSpec, bind_model, binding, get_chat_model
 from debategraph.models.calls import structured_call
 from debategraph.models.spec import provider_of
 from tests.conftest import one_error_line, run_cli
+from tests.fake_model import TextOnlyChatModel
 
 
 class Count(BaseModel):
@@ -31,25 +31,9 @@ class Count(BaseModel):
     answer: int
 
 
-class TextOnlyModel(BaseChatModel):
-    """Answers every prompt with the same text: no tools, no response format."""
-
-    reply: str
-    prompts: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "text-only"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
-    ) -> ChatResult:
-        self.prompts.append(list(messages))
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(self.reply))])
-
-
 def test_a_model_without_tools_is_asked_for_json_in_its_text() -> None:
-    model = TextOnlyModel(reply='Sure! Here it is:\n```json\n{"answer": 7}\n```\nAnything else?')
+    reply = 'Sure! Here it is:\n```json\n{"answer": 7}\n```\nAnything else?'
+    model = TextOnlyChatModel(reply=reply)
     binding = bind_model(model)
     assert (binding.method, binding.tool_calls) == ("json_text", False)
     result = structured_call(binding, Count, [HumanMessage("How many?")])
@@ -59,9 +43,9 @@ def test_a_model_without_tools_is_asked_for_json_in_its_text() -> None:
 
 
 def test_json_text_is_repaired_then_retried_with_the_reason() -> None:
-    model = TextOnlyModel(reply='{"answer": "7"}')  # numeric text: coerced
+    model = TextOnlyChatModel(reply='{"answer": "7"}')  # numeric text: coerced
     assert structured_call(bind_model(model), Count, [HumanMessage("?")]).value == Count(answer=7)
-    model = TextOnlyModel(reply="no idea")
+    model = TextOnlyChatModel(reply="no idea")
     result = structured_call(bind_model(model), Count, [HumanMessage("?")])
     assert result.value is None and result.attempts == 3
     assert result.reason is not None and result.reason.startswith("invalid output after 3")
@@ -71,7 +55,7 @@ SOLVER = '{"reasoning": "3 and 5 make 8", "answer": "8", "confidence": 0.9}'
 
 
 def test_a_solver_debate_runs_on_a_model_without_tools() -> None:
-    graph = build_solver_debate(TextOnlyModel(reply=SOLVER), agents=3, max_rounds=2).compile()
+    graph = build_solver_debate(TextOnlyChatModel(reply=SOLVER), agents=3, max_rounds=2).compile()
     out = graph.invoke({"question": "Tom has 3 apples and buys 5 more. How many?"})
     assert out["answer"] == "8" and out["termination_reason"] == "rounds_completed"
 
@@ -135,7 +119,7 @@ def test_a_provider_model_is_built_by_init_chat_model_and_debates(
 
     def init(model: str, **settings: Any) -> BaseChatModel:
         built.append((model, settings))
-        return TextOnlyModel(reply=SOLVER)
+        return TextOnlyChatModel(reply=SOLVER)
 
     monkeypatch.setattr(binding, "init_chat_model", init)
     binding.clear_model_cache()

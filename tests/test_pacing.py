@@ -15,9 +15,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from debategraph.errors import ModelUnavailableError
@@ -26,6 +24,7 @@ from debategraph.models.binding import ModelBinding
 from debategraph.models.calls import astructured_call, structured_call, text_call
 from debategraph.models.faults import Fault, retry_after_of, status_of, transient
 from debategraph.models.pacing import backoff_s, forget_paces, pace_of
+from tests.fake_model import TextOnlyChatModel
 from tests.openai_stub import StubOpenAIServer
 
 MESSAGES = [HumanMessage("How many?")]
@@ -217,32 +216,13 @@ def test_every_call_to_a_limited_endpoint_waits_out_what_it_said() -> None:
 # -- another provider's chat model -----------------------------------------------------------
 
 
-class FlakyChatModel(BaseChatModel):
-    """A chat model of no OpenAI kind: raises the scripted failures, then answers."""
-
-    failures: list[BaseException]
-    calls: int = 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "flaky"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
-    ) -> ChatResult:
-        self.calls += 1
-        if self.failures:
-            raise self.failures.pop(0)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage("seven"))])
-
-
 @pytest.mark.parametrize(
     "failure",
     [ProviderError(429, retry_after=0.05), ProviderError(503), ConnectionResetError("reset")],
     ids=["429", "503", "reset"],
 )
 def test_another_providers_faults_are_retried(failure: BaseException) -> None:
-    chat = FlakyChatModel(failures=[failure])
+    chat = TextOnlyChatModel(failures=[failure])
     binding = ModelBinding(chat, "function_calling", "flaky", retries=1)
     assert text_call(binding, MESSAGES).text == "seven"
     assert chat.calls == 2
@@ -260,7 +240,7 @@ def test_another_providers_faults_are_retried(failure: BaseException) -> None:
     ids=["503", "401", "reset", "timeout", "httpx"],
 )
 def test_another_providers_failure_is_one_line(failure: BaseException, says: str) -> None:
-    chat = FlakyChatModel(failures=[failure])
+    chat = TextOnlyChatModel(failures=[failure])
     binding = ModelBinding(chat, "function_calling", "flaky", retries=0)
     with pytest.raises(ModelUnavailableError) as info:
         text_call(binding, MESSAGES)
@@ -268,7 +248,7 @@ def test_another_providers_failure_is_one_line(failure: BaseException, says: str
 
 
 def test_a_bug_in_a_chat_model_is_not_called_an_endpoint_failure() -> None:
-    chat = FlakyChatModel(failures=[ValueError("a bug")])
+    chat = TextOnlyChatModel(failures=[ValueError("a bug")])
     binding = ModelBinding(chat, "function_calling", "flaky", retries=3)
     with pytest.raises(ValueError, match="a bug"):
         text_call(binding, MESSAGES)
