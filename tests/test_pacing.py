@@ -293,3 +293,14 @@ def test_a_bad_rpm_is_refused(rpm: float) -> None:
 
     with pytest.raises(UsageError, match=r"rpm .* must be a number of requests a minute > 0"):
         ModelSpec(model="m", rpm=rpm).check_values()
+
+
+def test_a_held_endpoint_is_said_on_the_progress_line() -> None:
+    from debategraph.eval.progress import Tally
+    from debategraph.models.pacing import waiting_note
+
+    assert waiting_note() == ""
+    pace_of("https://api.example.com/v1").told_to_wait(12.0)
+    assert waiting_note() == "waiting on a rate limit: api.example.com 12s"
+    tally = Tally(("single",), 3)
+    assert tally.status().endswith(" · waiting on a rate limit: api.example.com 12s")

@@ -422,10 +422,13 @@ class _Progress:
     def _tick(self) -> None:
         """Every :data:`PROGRESS_EVERY_S`: a line, or (on a terminal) the bar's own field."""
         from debategraph.models.limits import calls_in_flight
+        from debategraph.models.pacing import waiting_note
 
         while not self.stopped.wait(PROGRESS_EVERY_S):
             if err.is_terminal:
+                waiting = waiting_note()
                 flying = f"questions ({calls_in_flight()} calls in flight)"
+                flying += f" · {waiting}" if waiting else ""
                 self.bar.update(self.task, what=flying)
             else:
                 progress_line(self.tally.status())

@@ -71,15 +71,18 @@ class Tally:
         return " · ".join(self.accuracy(m) for m in self.modes if self._seen.get(m))
 
     def status(self) -> str:
-        """How far the run is: questions done, model calls in flight, time so far.
+        """How far the run is: questions done, calls in flight, time so far, any rate limit.
 
         Returns:
             One line.
         """
         from debategraph.models.limits import calls_in_flight
+        from debategraph.models.pacing import waiting_note
 
         seconds = int(time.monotonic() - self.started)
+        waiting = waiting_note()
         return (
             f"eval: {self.done}/{self.total} questions done · {calls_in_flight()} model "
             f"call(s) in flight · {seconds // 60}m{seconds % 60:02d}s"
+            + (f" · {waiting}" if waiting else "")
         )

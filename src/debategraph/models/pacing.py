@@ -23,11 +23,13 @@ stops and its thread stays resumable. The waits are steps of the call, so under
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from langchain_core.runnables import Runnable, RunnableLambda
 
@@ -176,6 +178,20 @@ def pace_of(endpoint: str) -> Pace:
         if pace is None:
             pace = _PACES[endpoint] = Pace()
         return pace
+
+
+def waiting_note() -> str:
+    """What the process's calls wait on now, for a progress line ("" when nothing).
+
+    Returns:
+        ``waiting on a rate limit: api.openai.com 12s`` (each endpoint held, its time
+        left), or ``""``.
+    """
+    with _PACES_LOCK:
+        paces = list(_PACES.items())
+    held = [(endpoint, pace.hold_s()) for endpoint, pace in paces]
+    shown = [f"{urlsplit(e).netloc or e} {math.ceil(left)}s" for e, left in held if left > 0]
+    return f"waiting on a rate limit: {', '.join(shown)}" if shown else ""
 
 
 def forget_paces() -> None:
