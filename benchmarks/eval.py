@@ -28,9 +28,10 @@ figure is printed with its target and PASS/FAIL:
    answers every question, the result files and plots written), not an accuracy: a 135M
    model proves the plumbing, not the method. About 3 hours on 2 CPUs; ``--workdir`` keeps
    its checkpoints, so the same command resumes a stopped run and reads a finished one back
-   without a model call (``make bench`` passes ``--workdir .bench-eval``). ``--quick``: 2
-   questions, ``single,debate-ring``, ``--agents 2``, two protocols, no matched vote,
-   ``--max-tokens 64``.
+   without a model call (``make bench`` passes ``--workdir .bench-eval``). ``--quick``: 1
+   question, ``single,debate-ring``, ``--agents 2``, two protocols, no matched vote,
+   ``--max-tokens 64`` (the wiring: ``tests/test_embedded.py`` runs two questions in those
+   modes on the embedded model).
    Skipped with a warning where the embedded runtime (``pip install -e '.[local]'``) or the
    model file is missing. The full run copies its ``results.json``, ``results.csv``,
    ``accuracy.png``, ``dynamics.png`` and ``questions.jsonl`` into ``docs/eval/`` and writes
@@ -667,7 +668,9 @@ def findings(report: Any) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
-    parser = base_parser(__doc__, quick_help="16 and 2 questions, fewer modes on the embedded")
+    parser = base_parser(
+        __doc__, quick_help="16 questions, and 1 with fewer modes on the embedded model"
+    )
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -690,7 +693,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         steps.append(
             lambda workdir: figure_embedded(
                 workdir,
-                questions=2 if quick else EMBEDDED_QUESTIONS,
+                questions=1 if quick else EMBEDDED_QUESTIONS,
                 modes=("single", "debate-ring") if quick else MODES,
                 decisions=("plurality", "weighted") if quick else DECISIONS,
                 matched=not quick,  # the stub figures and tests cover it; CI's time counts
@@ -704,7 +707,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "debategraph eval benchmark",
         steps,
         args=args,
-        quick_note="quick mode: 16 questions on the stub server, 2 on the embedded model "
+        quick_note="quick mode: 16 questions on the stub server, 1 on the embedded model "
         f"(2 modes, 2 solvers, 2 decisions, no matched vote, {QUICK_MAX_TOKENS}-token calls); "
         "the throughput figure (1) is advisory",
         warnings=lambda: WARNINGS,
