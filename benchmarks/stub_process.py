@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--chars", type=int, default=500)
     args = parser.parse_args()
     sys.path[:0] = [str(REPO_ROOT), str(HERE)]
-    from solver_debate import make_responder
+    from stub_replies import make_responder
 
     from tests.openai_stub import StubOpenAIServer
 
