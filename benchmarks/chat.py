@@ -11,7 +11,7 @@ Figures, each printed with its target and PASS/FAIL:
 2. Interjection latency: ``debategraph chat`` runs in one process (200 ms per call); a
    second process runs ``debategraph interject`` at a random moment; counted: agent turns
    between the interjection and the first agent prompt that carries it (target: the next
-   turn, i.e. at most 1 turn begun before it).
+   turn, i.e. at most 1 turn begun before it). 5 chats (``--quick``: 1).
 
 Usage::
 
@@ -261,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "debategraph group chat benchmark",
         [
             lambda workdir: figure_selection(workdir, chats=40 if quick else 1000),
-            lambda workdir: figure_interjection(workdir, trials=2 if quick else 5),
+            lambda workdir: figure_interjection(workdir, trials=1 if quick else 5),
         ],
         args=args,
     )

@@ -54,7 +54,8 @@ from typing import TYPE_CHECKING, Any
 # benchmarks/ is on sys.path when run as a script
 from harness import Figure, base_parser, cli, run_benchmark, stub_model_args
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from solver_debate import ANSWER, QUESTION, REPO_ROOT
+from solver_debate import REPO_ROOT
+from stub_replies import ANSWER, QUESTION
 
 from debategraph import build_solver_debate
 from debategraph.checkpoints import open_checkpointer, read_run, thread_config

@@ -52,7 +52,7 @@ from typing import Any
 # benchmarks/ is on sys.path when run as a script
 from durability import CliRun, cli, good_result, run_cli, tail
 from harness import Figure, base_parser, fmt_runs, run_benchmark
-from solver_debate import QUESTION
+from stub_replies import QUESTION
 
 from debategraph.local import find_packaged_gguf
 from debategraph.local.server import LocalModelServer

@@ -26,14 +26,12 @@ figures (1 and 3) are advisory: printed with their verdict but never fail the ex
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import sqlite3
 import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -43,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 # benchmarks/ is on sys.path when run as a script
 from harness import Figure, base_parser, fmt_runs, overhead_figure, run_benchmark
 from langgraph.constants import TASKS
+from stub_replies import ANSWER, QUESTION, make_responder
 
 from debategraph import build_solver_debate, recursion_limit
 from debategraph.checkpoints import open_checkpointer
@@ -59,20 +58,6 @@ if TYPE_CHECKING:
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-QUESTION = (
-    "Natalia sold clips to 48 of her friends in April, and then she sold half as many "
-    "clips in May. How many clips did Natalia sell altogether in April and May?"
-)
-ANSWER = "72"
-#: Step-by-step text a solver "writes"; cut or repeated to the length a figure asks for.
-REASONING_TEXT = (
-    "Step 1: In April Natalia sold 48 clips to her friends. "
-    "Step 2: In May she sold half as many clips as in April, so she sold 48 / 2 = 24 clips. "
-    "Step 3: To find the total for both months, add the two amounts: 48 + 24 = 72 clips. "
-    "Check: 24 is exactly half of 48, and 72 - 48 = 24, so the May figure is consistent. "
-    "Comparing with the other agents, their arithmetic agrees with mine at every step, and "
-    "nobody misread 'half as many' as 'half as many more'. "
-)
 #: Answer size of every figure: the issue's storage figure specifies 500-character
 #: answers, and the same size is used throughout so the figures describe one workload.
 #: (Figure 2 also prints the reduction at other lengths: it grows with answer length,
@@ -90,29 +75,6 @@ GROWTH_TARGET = 2.3
 # --------------------------------------------------------------------------
 # Simulated endpoint
 # --------------------------------------------------------------------------
-
-
-def reasoning_text(chars: int, salt: str = "") -> str:
-    """Deterministic reasoning of exactly ``chars`` characters."""
-    head = f"[{salt}] " if salt else ""
-    body = head + REASONING_TEXT * (chars // len(REASONING_TEXT) + 2)
-    return body[:chars]
-
-
-def make_responder(chars: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """Responder for the stub server: a ``SolverReply`` tool call, same input -> same output.
-
-    ``answer`` is sent as a JSON *string* holding a number (``"72"``): ``SolverReply.answer``
-    is ``str``, and a bare JSON number would fail validation and go through
-    ``structured_call``'s repair path on every call.
-    """
-
-    def respond(body: dict[str, Any]) -> dict[str, Any]:
-        prompt = json.dumps(body.get("messages"), sort_keys=True)
-        salt = hashlib.sha1(prompt.encode()).hexdigest()[:8]
-        return {"reasoning": reasoning_text(chars, salt), "answer": ANSWER, "confidence": 0.8}
-
-    return respond
 
 
 @contextlib.contextmanager

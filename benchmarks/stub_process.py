@@ -4,7 +4,8 @@ Benchmarks that measure a client's CPU time or profile it run the server here, s
 of the server's work is counted as the client's. Run as a script it prints
 ``URL <base url>`` once listening, then serves until its standard input closes; each
 line ``stats`` it reads is answered with ``STATS <json>`` (calls answered, prompt tokens,
-most requests at once, since the last such line).
+most requests at once, since the last such line); ``latency SECONDS`` sets each later
+request's latency and is answered with ``LATENCY <seconds>``.
 
     python benchmarks/stub_process.py --latency 0.2 --chars 500
 """
@@ -55,6 +56,22 @@ class StubProcess:
         stats: dict[str, Any] = json.loads(line[len("STATS ") :])
         return stats
 
+    def set_latency(self, latency_s: float) -> None:
+        """Answer each later chat request ``latency_s`` seconds after it arrives.
+
+        Args:
+            latency_s: The new latency in seconds.
+
+        Raises:
+            RuntimeError: If the server does not acknowledge it.
+        """
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"latency {latency_s}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line.startswith("LATENCY "):
+            raise RuntimeError(f"stub server answered {line!r}")
+
 
 @contextlib.contextmanager
 def stub_process(latency_s: float = 0.0, chars: int = 500) -> Iterator[StubProcess]:
@@ -91,7 +108,7 @@ def main() -> None:
     parser.add_argument("--chars", type=int, default=500)
     args = parser.parse_args()
     sys.path[:0] = [str(REPO_ROOT), str(HERE)]
-    from solver_debate import make_responder
+    from stub_replies import make_responder
 
     from tests.openai_stub import StubOpenAIServer
 
@@ -105,6 +122,10 @@ def main() -> None:
     with StubOpenAIServer(responder, latency_s=args.latency) as server:
         print(f"URL {server.url}", flush=True)
         for line in sys.stdin:
+            if line.startswith("latency "):
+                server.latency_s = float(line.split()[1])
+                print(f"LATENCY {server.latency_s}", flush=True)
+                continue
             if line.strip() != "stats":
                 continue
             stats = {
