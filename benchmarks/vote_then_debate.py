@@ -19,13 +19,14 @@ One figure, run as ``debategraph eval`` end to end (a subprocess, what users run
    passes the embedded eval's (``.bench-eval``), so the ``vote`` and ``debate-full``
    threads that ``eval.py`` ran on the same questions with the same settings are read back
    without a model call and only ``vote-then-debate`` runs. ``--quick``: 1 question,
-   ``--agents 2``, no matched vote. Skipped with a warning where the embedded runtime or
+   ``--agents 2``, no matched vote, ``--max-tokens 160`` (the wiring; at 64, cut-off
+   replies cost more retries than they save). Skipped with a warning where the embedded runtime or
    its model file is missing.
 
 Usage::
 
     .venv/bin/python benchmarks/vote_then_debate.py            # 100 questions (~1 h on 2 CPUs)
-    .venv/bin/python benchmarks/vote_then_debate.py --quick    # 1 question (~30 s)
+    .venv/bin/python benchmarks/vote_then_debate.py --quick    # 1 question (~20 s)
     .venv/bin/python benchmarks/vote_then_debate.py --workdir .bench-eval --json out.json
     .venv/bin/python benchmarks/vote_then_debate.py --workdir .bench-eval --no-matched
 
@@ -64,6 +65,9 @@ from debategraph.eval.report import read_report
 
 MODES = ("vote", "debate-full", "vote-then-debate")
 AGREE = "unanimity"
+#: Tokens a call may write in --quick: the wiring, not the answers (at 64 the cut-off
+#: replies cost more retries than they save; at the default 320 the run takes twice as long).
+QUICK_MAX_TOKENS = 160
 #: The embedded eval's checkpoint file in its work directory (``eval.py``'s figure 3): the
 #: threads of the modes both run are the same threads, read back.
 DB = "embedded-checkpoints.sqlite"
@@ -110,7 +114,14 @@ def publish(out: Path, command: str, wall_s: float, meta: dict[str, Any]) -> Pat
 
 
 def figure_vote_then_debate(
-    workdir: Path, *, questions: int, agents: int, parallel: int, matched: bool, docs: bool
+    workdir: Path,
+    *,
+    questions: int,
+    agents: int,
+    parallel: int,
+    matched: bool,
+    docs: bool,
+    max_tokens: int | None = None,
 ) -> list[Figure]:
     """The figure: ``vote-then-debate`` against ``vote`` and ``debate-full``."""
     missing = embedded_missing()
@@ -126,6 +137,7 @@ def figure_vote_then_debate(
         *task, "--out", str(out), "--model", "local", "--modes", ",".join(MODES),
         "--agree", AGREE, "--agents", str(agents), "--rounds", str(ROUNDS),
         "--parallel", str(parallel), "--db", DB, *([] if matched else ["--no-matched"]),
+        *([] if max_tokens is None else ["--max-tokens", str(max_tokens)]),
     ]  # fmt: skip
     print(f"  vote-then-debate eval: {questions} questions x {len(MODES)} modes ...", flush=True)
     run = run_eval(args, workdir, EMBEDDED_TIMEOUT_S)
@@ -198,7 +210,9 @@ def figure_vote_then_debate(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; 1 if its figure fails, else 0."""
-    parser = base_parser(__doc__, quick_help="1 question, 2 solvers, no matched vote")
+    parser = base_parser(
+        __doc__, quick_help=f"1 question, 2 solvers, no matched vote, {QUICK_MAX_TOKENS} tokens"
+    )
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -222,10 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 parallel=2 if quick else 4,
                 matched=not (quick or args.no_matched),
                 docs=not quick,
+                max_tokens=QUICK_MAX_TOKENS if quick else None,
             )
         ],
         args=args,
-        quick_note="quick mode: 1 question, 2 solvers, no matched vote",
+        quick_note="quick mode: 1 question, 2 solvers, no matched vote, --max-tokens "
+        f"{QUICK_MAX_TOKENS}",
         warnings=lambda: WARNINGS,
         tmp_prefix="debategraph-vtd-",
         workdir=args.workdir,
