@@ -103,9 +103,9 @@ def test_a_rate_limit_past_the_patience_stops_the_run_resumable(
 def test_rpm_on_the_command_line_paces_a_solve(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with StubOpenAIServer(chance_responder(1.0, 1), rate_limit=(4.0, 1)) as server:
+    with StubOpenAIServer(chance_responder(1.0, 1), rate_limit=(4.0, 2)) as server:
         args = ["solve", "What is 2+2?", *stub_args(server, tmp_path / "d.sqlite")]
-        code, _, err = run_cli([*args, "--agents", "3", "--rounds", "2", "--rpm", "150"], capsys)
+        code, _, err = run_cli([*args, "--agents", "3", "--rounds", "2", "--rpm", "120"], capsys)
         assert code == 0, err
         assert server.limited == 0 and server.calls == 6
 
