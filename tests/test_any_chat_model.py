@@ -15,9 +15,17 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
-from debategraph import build_debate, build_solver_debate
+from debategraph import (
+    build_debate,
+    build_discussion,
+    build_group_chat,
+    build_meeting,
+    build_solver_debate,
+)
+from debategraph.errors import ModelUnavailableError
 from debategraph.models import ModelSpec, bind_model, binding, get_chat_model
 from debategraph.models.calls import structured_call
 from debategraph.models.spec import provider_of
@@ -142,3 +150,64 @@ def test_an_agents_provider_model_is_its_own_on_a_local_run() -> None:
     assert not calls_run_model(own)
     assert not goes_to_embedded(own, ModelSpec())
     assert calls_run_model(ModelSpec(model="qwen2.5:7b"))  # a name at the run's endpoint
+
+
+# -- every pattern, on a chat model of no OpenAI kind ----------------------------------------
+
+PAPER = "# Sparse Debate Helps\n\n## Method\nAgents on a ring.\n\n## Results\nThe ring matches.\n"
+
+#: Each pattern: its factory's call on a model, and a small input.
+PATTERNS: dict[str, tuple[Any, dict[str, Any]]] = {
+    "solver_debate": (
+        lambda m: build_solver_debate(m, agents=2, max_rounds=1),
+        {"question": "What is 3 + 5?"},
+    ),
+    "debate": (
+        lambda m: build_debate(m, debaters=["Ann:for", "Ben:against"], max_rounds=1, judge=True),
+        {"topic": "Remote work is better"},
+    ),
+    "discussion": (
+        lambda m: build_discussion(
+            m,
+            personas=[{"name": "Critic", "focus": "methods"}, {"name": "Builder", "focus": "uses"}],
+            max_rounds=1,
+            max_sections=1,
+        ),
+        {"document": PAPER},
+    ),
+    "group_chat": (lambda m: build_group_chat(m, max_rounds=2), {"task": "A slogan, please."}),
+    "meeting": (lambda m: build_meeting(m, max_rounds=1), {"topic": "A four-day week?"}),
+}
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_every_pattern_runs_on_a_text_only_model(pattern: str) -> None:
+    """No tools, no response format: the structured calls read JSON from text or fall back."""
+    factory, payload = PATTERNS[pattern]
+    graph = factory(TextOnlyChatModel(reply="I think it is fine. " + SOLVER)).compile()
+    out = graph.invoke(payload)
+    assert out["termination_reason"], out
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_every_pattern_stops_resumable_on_a_providers_failure(pattern: str) -> None:
+    """A provider's 503 (its own error class) is one line; the thread resumes to its end."""
+    factory, payload = PATTERNS[pattern]
+    failing = TextOnlyChatModel(reply=SOLVER, failures=[ProviderDown(503)] * 50)
+    config = {"configurable": {"thread_id": "t"}}
+    saver = InMemorySaver()
+    graph = factory(failing).compile(checkpointer=saver)
+    with pytest.raises(ModelUnavailableError) as info:
+        graph.invoke(payload, config)
+    assert str(info.value).endswith("answered HTTP 503: down for maintenance")
+    failing.failures.clear()  # the provider is back: the same thread goes on
+    out = graph.invoke(None, config)
+    assert out["termination_reason"], out
+
+
+class ProviderDown(Exception):
+    """Another SDK's error for an HTTP status."""
+
+    def __init__(self, status_code: int) -> None:
+        super().__init__("down for maintenance")
+        self.status_code = status_code
