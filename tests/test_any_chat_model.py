@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ from debategraph import (
 from debategraph.errors import ModelUnavailableError
 from debategraph.models import ModelSpec, bind_model, binding, get_chat_model
 from debategraph.models.calls import structured_call
-from debategraph.models.spec import provider_of
+from debategraph.models.spec import parse_model, provider_of
 from tests.conftest import one_error_line, run_cli
 from tests.fake_model import TextOnlyChatModel
 
@@ -211,3 +212,24 @@ class ProviderDown(Exception):
     def __init__(self, status_code: int) -> None:
         super().__init__("down for maintenance")
         self.status_code = status_code
+
+
+def test_a_served_or_agents_model_of_a_missing_provider_is_refused_where_written(
+    tmp_path: Path,
+) -> None:
+    if importlib.util.find_spec("langchain_ollama") is not None:
+        pytest.skip("langchain-ollama is installed here")
+    from debategraph.errors import UsageError
+    from debategraph.serve.models import read_models
+
+    listing = tmp_path / "models.yaml"
+    listing.write_text("models:\n  - name: small\n    model: ollama:llama3.2\n")
+    with pytest.raises(UsageError) as info:
+        read_models(str(listing), "--models")
+    assert str(info.value).endswith(
+        "model 'small': model 'ollama:llama3.2': the ollama provider needs its LangChain "
+        "package, not installed here: pip install langchain-ollama"
+    )
+    with pytest.raises(ValueError) as refused:
+        parse_model("ollama:llama3.2", "agent 'ann'")
+    assert str(refused.value).startswith("agent 'ann': model 'ollama:llama3.2': the ollama")

@@ -351,7 +351,7 @@ def _from_text(text: str, who: str) -> ModelSpec:
     if at >= 0:
         _check_url(base_url.strip(), who)
         return ModelSpec(model=name, base_url=base_url.strip())
-    return ModelSpec(model=name)
+    return _provider_checked(ModelSpec(model=name), who)
 
 
 def _from_mapping(value: Mapping[Any, Any], who: str) -> ModelSpec:
@@ -379,6 +379,21 @@ def _from_mapping(value: Mapping[Any, Any], who: str) -> ModelSpec:
         spec.check_values()
     except (TypeError, UsageError) as exc:
         raise ValueError(f"{who}: {exc}") from None
+    return _provider_checked(spec, who)
+
+
+def _provider_checked(spec: ModelSpec, who: str) -> ModelSpec:
+    """``spec``, refused where it names a provider whose package is not installed.
+
+    Wherever a model is written down (an agents file, the served models file, a roster),
+    as ``--model`` is at a run's start: before any call.
+    """
+    provider = provider_of(spec.model)
+    if provider is not None:
+        try:
+            check_provider(spec.model, provider)
+        except UsageError as exc:
+            raise ValueError(f"{who}: {exc}") from None
     return spec
 
 
