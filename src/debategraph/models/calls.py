@@ -187,8 +187,6 @@ def structured_steps(
                 attempts -= 1
                 continue
             raise unavailable(model, exc) from exc
-        except openai.APIConnectionError as exc:
-            raise unavailable(model, exc) from exc
         except openai.LengthFinishReasonError as exc:
             # The reply hit the token cap mid-JSON (``json_schema`` parsing refuses it):
             # close what was written and keep it if it is complete enough, else retry.
@@ -205,7 +203,7 @@ def structured_steps(
             last_error = one_line(str(exc))
             prompt = [*messages, HumanMessage(REPAIR_HINT.format(error=last_error[:300]))]
             continue
-        except Exception as exc:  # another provider's failure: the same one line
+        except Exception as exc:  # any provider's failure (openai's too): one line
             if not provider_failure(exc):
                 raise
             raise unavailable(model, exc) from exc
@@ -303,9 +301,7 @@ def text_steps(
             if slow is None:
                 raise unavailable(model, exc) from exc
             return TextResult("", usage + slow[1], attempts, reason=slow[0])
-        except (openai.APIStatusError, openai.APIConnectionError) as exc:
-            raise unavailable(model, exc) from exc
-        except Exception as exc:  # another provider's failure: the same one line
+        except Exception as exc:  # any provider's failure (openai's too): one line
             if not provider_failure(exc):
                 raise
             raise unavailable(model, exc) from exc

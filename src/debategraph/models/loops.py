@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
@@ -131,9 +130,7 @@ def tool_steps(
             work.usage = work.usage + spent(exc)
             work.reason = str(exc)
             return work
-        except (openai.APIStatusError, openai.APIConnectionError) as exc:
-            raise unavailable(binding, exc) from exc
-        except Exception as exc:  # another provider's failure: the same one line
+        except Exception as exc:  # any provider's failure (openai's too): one line
             if not provider_failure(exc):
                 raise
             raise unavailable(binding, exc) from exc
