@@ -191,6 +191,8 @@ def _less(total: Usage, part: Usage) -> Usage:
         calls=max(0, total.calls - part.calls),
         latency_s=round(max(0.0, total.latency_s - part.latency_s), 6),
         estimated=total.estimated,
+        cost=None if total.cost is None else round(max(0.0, total.cost - (part.cost or 0.0)), 9),
+        cache_hits=max(0, total.cache_hits - part.cache_hits),
     )
 
 

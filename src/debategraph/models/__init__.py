@@ -52,7 +52,6 @@ if TYPE_CHECKING:
         get_chat_model,
     )
     from debategraph.models.calls import (
-        CHARS_PER_TOKEN,
         CUT_OFF_HINT,
         REPAIR_HINT,
         CallResult,
@@ -68,6 +67,7 @@ if TYPE_CHECKING:
     from debategraph.models.limits import call_limit, set_call_limit
     from debategraph.models.output import repair
     from debategraph.models.steps import Steps, arun_steps, run_steps
+    from debategraph.models.usage import CHARS_PER_TOKEN
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -103,7 +103,7 @@ __all__ = [
 
 #: The modules that hold the names imported on first use, in the order they are searched:
 #: the light ones first; the others need the OpenAI client.
-_LAZY_MODULES = ("steps", "limits", "binding", "calls", "output")
+_LAZY_MODULES = ("steps", "limits", "usage", "binding", "calls", "output")
 
 if not TYPE_CHECKING:  # type checkers see the imports above, and flag unknown names
 

@@ -25,6 +25,7 @@ from pydantic import SecretStr
 
 from debategraph.compat import lean_client_problems
 from debategraph.models.client import LeanChatOpenAI
+from debategraph.models.money import Price
 from debategraph.models.spec import (
     DEFAULT_PATIENCE_S,
     DEFAULT_TIMEOUT_S,
@@ -65,6 +66,10 @@ class ModelBinding(NamedTuple):
         patience_s: The most seconds one call waits on rate limits and faults.
         rpm: The requests a minute the operator allows the endpoint (every call of the
             process to it shares them), or ``None``.
+        tpm: The tokens a minute the operator allows the endpoint, or ``None``.
+        price: The model's price (:mod:`debategraph.models.money`), or ``None``.
+        max_tokens: Its completion cap where known (what a budget holds back for a
+            call's reply).
     """
 
     chat: BaseChatModel
@@ -77,6 +82,9 @@ class ModelBinding(NamedTuple):
     retries: int = 0
     patience_s: float = DEFAULT_PATIENCE_S
     rpm: float | None = None
+    tpm: float | None = None
+    price: Price | None = None
+    max_tokens: int | None = None
 
 
 #: Per event loop: id of a binding's chat model -> (that model, the binding for the loop,
@@ -159,14 +167,14 @@ def _openai_binding(
     *,
     tool_calls: bool = True,
     retries: int = 0,
-    patience_s: float = DEFAULT_PATIENCE_S,
-    rpm: float | None = None,
+    limits: ModelSpec | None = None,
     **settings: Any,
 ) -> ModelBinding:
     """A binding of a ``ChatOpenAI`` with ``settings``, rebuilt per event loop.
 
     Its client does not retry (``max_retries=0``): the binding's calls do, as
-    :mod:`debategraph.models.pacing` says, ``retries`` times and within ``patience_s``.
+    :mod:`debategraph.models.pacing` says, ``retries`` times and within the patience,
+    the rpm, tpm and price of ``limits`` (the spec it is built for).
     """
     chat_class = client_class()
     settings["max_retries"] = 0
@@ -174,23 +182,31 @@ def _openai_binding(
     def rebuild() -> BaseChatModel:
         return chat_class(**settings, http_async_client=_async_http_client())
 
-    return ModelBinding(
-        chat_class(**settings),
-        method,
-        endpoint,
-        diagnose,
-        rebuild,
-        name,
-        tool_calls,
-        retries,
-        patience_s,
-        rpm,
+    binding = ModelBinding(
+        chat_class(**settings), method, endpoint, diagnose, rebuild, name, tool_calls, retries
     )
+    return binding if limits is None else with_limits(binding, limits)
 
 
-def patience_of(spec: ModelSpec) -> float:
-    """The seconds a call of ``spec``'s model may wait on limits and faults."""
-    return DEFAULT_PATIENCE_S if spec.patience_s is None else float(spec.patience_s)
+def with_limits(binding: ModelBinding, spec: ModelSpec) -> ModelBinding:
+    """``binding`` with what ``spec`` sets around its calls: patience, rpm, tpm and price.
+
+    Args:
+        binding: The binding.
+        spec: The spec it was built for.
+
+    Returns:
+        The binding, its limits and price ``spec``'s; its completion cap ``spec``'s
+        where the spec sets one (the embedded model's default otherwise).
+    """
+    local_cap = LOCAL_MAX_TOKENS if spec.is_local else None
+    return binding._replace(
+        patience_s=DEFAULT_PATIENCE_S if spec.patience_s is None else float(spec.patience_s),
+        rpm=spec.rpm,
+        tpm=spec.tpm,
+        price=spec.price,
+        max_tokens=spec.max_tokens or local_cap,
+    )
 
 
 def client_class() -> type[ChatOpenAI]:
@@ -264,8 +280,7 @@ def _provider_binding(spec: ModelSpec) -> ModelBinding:
     if spec.api_key or spec.api_key_env:
         settings["api_key"] = spec.key()
     chat = init_chat_model(spec.model, **settings)
-    bound = bind_model(chat)
-    return bound._replace(name=spec.label, patience_s=patience_of(spec), rpm=spec.rpm)
+    return with_limits(bind_model(chat)._replace(name=spec.label), spec)
 
 
 def init_chat_model(model: str, **settings: Any) -> BaseChatModel:
@@ -298,8 +313,7 @@ def _remote_binding(spec: ModelSpec) -> ModelBinding:
         temperature=spec.temperature,
         max_completion_tokens=spec.max_tokens,
         retries=spec.max_retries,
-        patience_s=patience_of(spec),
-        rpm=spec.rpm,
+        limits=spec,
         timeout=spec.timeout_s or DEFAULT_TIMEOUT_S,
         stream_usage=True,  # token usage also when a node's call is streamed
     )
@@ -338,7 +352,7 @@ def _local_binding(spec: ModelSpec) -> ModelBinding:
             # llama.cpp's server reads ``max_tokens``.
             extra_body={"max_tokens": spec.max_tokens or LOCAL_MAX_TOKENS},
             retries=spec.max_retries,
-            patience_s=patience_of(spec),
+            limits=spec,
             timeout=spec.timeout_s or LOCAL_TIMEOUT_S,
             stream_usage=True,  # llama.cpp sends usage in the last chunk of a stream
         )

@@ -45,11 +45,11 @@ from debategraph.models.output import S, _cut_off_reply, _try_repair, json_in_te
 from debategraph.models.pacing import paced
 from debategraph.models.spec import StructuredMethod
 from debategraph.models.steps import Steps, TimeLimitReached, arun_steps, run_steps
+from debategraph.models.usage import usage_of
 from debategraph.state.records import Turn, Usage
 from debategraph.words import one_line, plural
 
-#: Characters per token when an endpoint reports no usage and its count is estimated.
-CHARS_PER_TOKEN = 4
+#: What a retry after a reply cut off at the token cap asks for.
 CUT_OFF_HINT = "keep every text field short"
 #: What a model asked for JSON in its text reads after the prompt (``json_text``).
 JSON_TEXT_HINT = "Reply with one JSON object and nothing else, matching this JSON schema:\n{schema}"
@@ -191,7 +191,7 @@ def structured_steps(
             # The reply hit the token cap mid-JSON (``json_schema`` parsing refuses it):
             # close what was written and keep it if it is complete enough, else retry.
             cut = _cut_off_reply(exc)
-            usage = usage + usage_of(cut, time.perf_counter() - started, prompt)
+            usage = usage + usage_of(cut, time.perf_counter() - started, prompt, model.price)
             repaired = _try_repair(schema, cut, "json_schema")
             if repaired is not None:
                 return CallResult(repaired, usage, attempts, reason="repaired: reply was cut off")
@@ -209,7 +209,7 @@ def structured_steps(
             raise unavailable(model, exc) from exc
         latency = time.perf_counter() - started
         raw = out if isinstance(out, AIMessage) else None
-        usage = usage + usage_of(raw, latency, prompt)
+        usage = usage + usage_of(raw, latency, prompt, model.price)
         parsed, error = parse_reply(schema, raw, method)
         if parsed is not None:
             return CallResult(parsed, usage, attempts)
@@ -305,7 +305,7 @@ def text_steps(
             if not provider_failure(exc):
                 raise
             raise unavailable(model, exc) from exc
-        usage = usage + usage_of(reply, time.perf_counter() - started, messages)
+        usage = usage + usage_of(reply, time.perf_counter() - started, messages, model.price)
         text = reply.text.strip() if isinstance(reply, AIMessage) else ""
         if text:
             return TextResult(text, usage, attempts)
@@ -401,31 +401,3 @@ def _json_text_hint(schema: type[BaseModel]) -> HumanMessage:
         text = json.dumps(schema.model_json_schema(), separators=(",", ":"))
         hint = _HINTS[schema] = HumanMessage(JSON_TEXT_HINT.format(schema=text))
     return hint
-
-
-def usage_of(raw: object, latency_s: float, prompt: Sequence[BaseMessage]) -> Usage:
-    """The usage a reply reports; estimated from text length if it reports none."""
-    meta = getattr(raw, "usage_metadata", None)
-    if meta:
-        return Usage(
-            prompt_tokens=int(meta.get("input_tokens", 0)),
-            completion_tokens=int(meta.get("output_tokens", 0)),
-            calls=1,
-            latency_s=round(latency_s, 6),
-        )
-    reply = raw if isinstance(raw, AIMessage) else None
-    completion = _estimate_tokens(reply.text if reply is not None else "")
-    if reply is not None:
-        completion += sum(_estimate_tokens(json.dumps(c["args"])) for c in reply.tool_calls)
-    return Usage(
-        prompt_tokens=sum(_estimate_tokens(m.text) for m in prompt),
-        completion_tokens=completion,
-        calls=1,
-        latency_s=round(latency_s, 6),
-        estimated=True,
-    )
-
-
-def _estimate_tokens(text: str) -> int:
-    """Tokens in ``text`` by the usual rule of thumb for English (4 characters a token)."""
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN

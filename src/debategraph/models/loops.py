@@ -32,10 +32,10 @@ from langgraph.errors import GraphBubbleUp
 
 from debategraph.errors import UsageError
 from debategraph.models.binding import ModelBinding, for_running_loop
-from debategraph.models.calls import usage_of
 from debategraph.models.failures import provider_failure, spent, unavailable
 from debategraph.models.pacing import paced
 from debategraph.models.steps import Steps, TimeLimitReached
+from debategraph.models.usage import usage_of
 from debategraph.state.records import TOOL_STAGE, Turn, Usage
 from debategraph.words import one_line
 
@@ -134,7 +134,9 @@ def tool_steps(
             if not provider_failure(exc):
                 raise
             raise unavailable(binding, exc) from exc
-        work.usage = work.usage + usage_of(reply, time.perf_counter() - started, work.messages)
+        work.usage = work.usage + usage_of(
+            reply, time.perf_counter() - started, work.messages, binding.price
+        )
         calls = reply.tool_calls if isinstance(reply, AIMessage) else []
         for bad in reply.invalid_tool_calls if isinstance(reply, AIMessage) else []:
             why = f"invalid arguments: {bad.get('error') or 'not JSON'}"  # recorded, not run

@@ -35,7 +35,9 @@ from langchain_core.runnables import Runnable, RunnableLambda
 
 from debategraph.models.binding import ModelBinding
 from debategraph.models.faults import Fault, transient
+from debategraph.models.money import UNCAPPED_REPLY_TOKENS, active_budget
 from debategraph.models.steps import Steps
+from debategraph.models.usage import estimate_tokens, prompt_tokens_of, usage_of
 
 #: The backoff's first wait and its cap, in seconds (the openai client's).
 BACKOFF_FIRST_S = 0.5
@@ -78,6 +80,8 @@ class Pace:
         self._in_flight = 0
         self._rpm: float | None = None
         self._tokens = 1.0
+        self._tpm: float | None = None
+        self._model_tokens = 0.0
         self._refilled = time.monotonic()
         self.limited = 0
         self.waited_s = 0.0
@@ -109,8 +113,29 @@ class Pace:
                 self._rpm = rpm
                 self._tokens = min(self._tokens, 1.0)
 
-    def enter(self) -> bool:
-        """Take a place in flight if the window has one, no hold is on, and the rate allows.
+    def limit_tokens_to(self, tpm: float | None) -> None:
+        """Hold the endpoint's calls to ``tpm`` model tokens a minute (the lowest one given).
+
+        The operator's limit, set up front: a bucket of a minute's tokens, refilled
+        evenly; a call takes what it may use (its prompt's tokens and its completion
+        cap, as providers count it) before it starts, and gives back what it did not use
+        when it ends (:meth:`used`).
+
+        Args:
+            tpm: Tokens per minute (> 0), or ``None``: no change.
+        """
+        if tpm is None:
+            return
+        with self._lock:
+            if self._tpm is None or tpm < self._tpm:
+                self._tpm = tpm
+                self._model_tokens = tpm
+
+    def enter(self, tokens: int = 0) -> bool:
+        """Take a place in flight if the window has one, no hold is on, and the rates allow.
+
+        Args:
+            tokens: The model tokens the call may use (counted against the tpm).
 
         Returns:
             Whether the call may start (``False``: wait a little and ask again).
@@ -121,14 +146,33 @@ class Pace:
                 self._in_flight >= int(self._window) or now < self._until
             ):
                 return False
+            elapsed, self._refilled = now - self._refilled, now
             if self._rpm is not None:
-                self._tokens = min(1.0, self._tokens + (now - self._refilled) * self._rpm / 60)
-                self._refilled = now
-                if self._tokens < 1.0:
-                    return False
+                self._tokens = min(1.0, self._tokens + elapsed * self._rpm / 60)
+            if self._tpm is not None:
+                self._model_tokens = min(self._tpm, self._model_tokens + elapsed * self._tpm / 60)
+            if self._rpm is not None and self._tokens < 1.0:
+                return False
+            if self._tpm is not None and self._model_tokens < min(tokens, self._tpm):
+                return False
+            if self._rpm is not None:
                 self._tokens -= 1.0
+            if self._tpm is not None:
+                self._model_tokens -= min(tokens, self._tpm)
             self._in_flight += 1
             return True
+
+    def used(self, taken: int, tokens: int) -> None:
+        """A call that took ``taken`` tokens of the tpm used ``tokens``: settle the difference.
+
+        Args:
+            taken: What it took on entering.
+            tokens: What its reply says it used (more than it took is owed).
+        """
+        with self._lock:
+            if self._tpm is not None:
+                taken = min(taken, int(self._tpm))
+                self._model_tokens = min(self._tpm, self._model_tokens + taken - tokens)
 
     def leave(self) -> None:
         """Give the place back (the call ended, however)."""
@@ -208,18 +252,23 @@ async def _asleep(seconds: float) -> None:
 WAIT: Runnable[float, None] = RunnableLambda(time.sleep, afunc=_asleep, name="wait")
 
 
-def _enter(pace: Pace) -> None:
-    while not pace.enter():
+def _enter(place: tuple[Pace, int]) -> None:
+    pace, tokens = place
+    while not pace.enter(tokens):
         time.sleep(WINDOW_POLL_S)
 
 
-async def _aenter(pace: Pace) -> None:
-    while not pace.enter():
+async def _aenter(place: tuple[Pace, int]) -> None:
+    pace, tokens = place
+    while not pace.enter(tokens):
         await asyncio.sleep(WINDOW_POLL_S)
 
 
-#: Waiting for a place in an endpoint's window, as a step.
-ENTER: Runnable[Pace, None] = RunnableLambda(_enter, afunc=_aenter, name="wait for a place")
+#: Waiting for a place in an endpoint's window (and its rates), as a step: given the pace
+#: and the tokens the call may use.
+ENTER: Runnable[tuple[Pace, int], None] = RunnableLambda(
+    _enter, afunc=_aenter, name="wait for a place"
+)
 
 
 def paced(
@@ -231,20 +280,33 @@ def paced(
 ) -> Steps[Any]:
     """One model call as steps, tried again on a fault within the binding's limits.
 
+    Before each try, the run's budget (:func:`~debategraph.models.money.active_budget`,
+    for a model with a price) holds back what the call could cost, or stops the run
+    (:class:`~debategraph.models.money.CostLimitReached`) before a call that could pass
+    it; the endpoint's tokens a minute are taken the same way.
+
     Args:
         model: The binding called: its endpoint (whose :class:`Pace` the call shares),
             ``retries`` (how many times a server fault, timeout or dropped connection is
-            tried again; rate limits: as often as the patience allows) and
-            ``patience_s`` (the most seconds the call spends waiting in all).
+            tried again; rate limits: as often as the patience allows), ``patience_s``
+            (the most seconds the call spends waiting in all), ``rpm``, ``tpm``,
+            ``price`` and ``max_tokens``.
         runnable: The chat model (bound as the call needs it).
         prompt: Its input.
         draw: The jitter's random numbers.
 
     Returns:
         Steps returning the reply; the last failure is raised where no retry is left.
+
+    Raises:
+        CostLimitReached: Before a call that could take the run past its budget.
     """
     pace = pace_of(model.endpoint)
     pace.limit_to(model.rpm)
+    pace.limit_tokens_to(model.tpm)
+    budget = active_budget() if model.price is not None else None
+    sent = prompt_tokens_of(prompt) if model.tpm is not None or budget is not None else 0
+    most = sent + (model.max_tokens or UNCAPPED_REPLY_TOKENS) if model.tpm is not None else 0
     retries, patience_s = model.retries, model.patience_s
     waited = 0.0
     tried = 0
@@ -254,14 +316,21 @@ def paced(
             yield WAIT, hold
             waited += hold
             pace.waited(hold)
-        if not pace.enter():
-            yield ENTER, pace
+        held = 0.0
+        if budget is not None and model.price is not None:
+            held = budget.hold(model.price, sent, model.max_tokens)
+        reply: Any = None
         try:
+            if not pace.enter(most):
+                yield ENTER, (pace, most)
             try:
                 reply = yield runnable, prompt
             finally:
                 pace.leave()
+                pace.used(most, _tokens_used(reply, sent) if reply is not None else 0)
         except Exception as exc:
+            if budget is not None:
+                budget.settle(held, None)
             fault = transient(exc)
             if fault is None:
                 raise
@@ -275,10 +344,21 @@ def paced(
                 raise
         else:
             pace.answered()
+            if budget is not None:
+                usage = usage_of(reply, 0.0, prompt, model.price)
+                budget.settle(held, usage.cost, usage.completion_tokens)
             return reply
         yield WAIT, wait
         waited += wait
         pace.waited(wait)
+
+
+def _tokens_used(reply: Any, sent: int) -> int:
+    """The tokens a reply says its call used (``sent`` and its text where it says none)."""
+    meta = getattr(reply, "usage_metadata", None)
+    if meta:
+        return int(meta.get("input_tokens", 0)) + int(meta.get("output_tokens", 0))
+    return sent + estimate_tokens(getattr(reply, "text", "") or "")
 
 
 def _wait_s(fault: Fault, retry: int, draw: Callable[[], float]) -> float:

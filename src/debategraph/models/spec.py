@@ -17,6 +17,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from debategraph.errors import UsageError
+from debategraph.models.money import Price, parse_price
 
 StructuredMethod = Literal["function_calling", "json_schema", "json_mode", "json_text"]
 MethodChoice = Literal["auto", "function_calling", "json_schema", "json_mode", "json_text"]
@@ -57,6 +58,11 @@ class ModelSpec:
         rpm: Requests a minute to allow the endpoint, set up front by the operator
             (every call of the process to it shares them, evenly spaced); ``None``: as
             many as it takes (its 429s still pace them).
+        tpm: Tokens a minute to allow the endpoint (prompt and completion; every call of
+            the process to it shares them); ``None``: no limit set up front.
+        price: What the model costs per million tokens
+            (:class:`~debategraph.models.money.Price`; text or a mapping is read as
+            one); ``None``: no cost is recorded.
         structured_method: ``auto`` picks ``json_schema`` for api.openai.com and the
             embedded model (grammar-constrained), ``function_calling`` (the most widely
             supported) elsewhere; ``json_text`` asks for the JSON in the reply's text (the
@@ -75,8 +81,15 @@ class ModelSpec:
     max_retries: int = 2
     patience_s: float | None = None
     rpm: float | None = None
+    tpm: float | None = None
+    price: Price | None = None
     structured_method: MethodChoice = "auto"
     slots: int | None = None
+
+    def __post_init__(self) -> None:
+        """Read a price given as text or a mapping (an agents file, a stored record)."""
+        if self.price is not None and not isinstance(self.price, Price):
+            object.__setattr__(self, "price", parse_price(self.price))
 
     @property
     def label(self) -> str:
@@ -112,6 +125,11 @@ class ModelSpec:
             isinstance(rpm, bool) or not isinstance(rpm, int | float) or not 0 < rpm < math.inf
         ):
             raise UsageError(f"rpm {rpm!r} must be a number of requests a minute > 0")
+        tpm = self.tpm
+        if tpm is not None and (
+            isinstance(tpm, bool) or not isinstance(tpm, int | float) or not 0 < tpm < math.inf
+        ):
+            raise UsageError(f"tpm {tpm!r} must be a number of tokens a minute > 0")
         if self.is_local and self.base_url:
             raise UsageError(f"--base-url {self.base_url} needs --model NAME (the model it serves)")
         if isinstance(self.temperature, bool) or not 0 <= self.temperature <= 2:
@@ -280,6 +298,8 @@ MODEL_KEYS: Mapping[str, str] = {
     "patience": "patience_s",
     "patience_s": "patience_s",
     "rpm": "rpm",
+    "tpm": "tpm",
+    "price": "price",
     "structured_method": "structured_method",
 }
 
@@ -370,7 +390,7 @@ def _from_mapping(value: Mapping[Any, Any], who: str) -> ModelSpec:
         raise ValueError(f"{who}: model mapping needs 'model', a model name, got {name!r}")
     if "base_url" in fields:
         _check_url(fields["base_url"], who)
-    numbers = ("temperature", "max_tokens", "timeout_s", "patience_s", "rpm")
+    numbers = ("temperature", "max_tokens", "timeout_s", "patience_s", "rpm", "tpm")
     bad = [k for k in numbers if not _number(fields.get(k))]
     if bad:
         raise ValueError(f"{who}: model field {bad[0]!r} must be a number, got {fields[bad[0]]!r}")

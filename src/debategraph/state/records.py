@@ -32,6 +32,25 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = ("number", "expression")
 TOOL_STAGE = "tool"
 
 
+#: Costs are summed to this many decimals (a millionth of a unit: a token's price).
+COST_DECIMALS = 9
+
+
+def add_costs(first: float | None, second: float | None) -> float | None:
+    """Two costs summed; ``None`` (no price) only where both are.
+
+    Args:
+        first: A cost, or ``None``.
+        second: Another.
+
+    Returns:
+        Their sum, rounded to :data:`COST_DECIMALS` places, or ``None``.
+    """
+    if first is None and second is None:
+        return None
+    return round((first or 0.0) + (second or 0.0), COST_DECIMALS)
+
+
 class Usage(BaseModel):
     """Token usage and latency of one or more model calls.
 
@@ -42,6 +61,12 @@ class Usage(BaseModel):
         latency_s: Summed wall time of the calls.
         estimated: Whether any of the token counts was estimated from text length
             because the endpoint reported no usage.
+        cost: What the calls cost, in the currency of the operator's prices
+            (:mod:`debategraph.models.money`); ``None`` where no call had a price. A sum
+            of priced and unpriced calls is the priced calls' cost: the usage by model
+            says which models had none.
+        cache_hits: Calls answered from the response cache (their tokens are counted
+            as the first call's were; their cost is 0).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -51,6 +76,8 @@ class Usage(BaseModel):
     calls: int = 0
     latency_s: float = 0.0
     estimated: bool = False
+    cost: float | None = None
+    cache_hits: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -64,7 +91,24 @@ class Usage(BaseModel):
             calls=self.calls + other.calls,
             latency_s=round(self.latency_s + other.latency_s, 6),
             estimated=self.estimated or other.estimated,
+            cost=add_costs(self.cost, other.cost),
+            cache_hits=self.cache_hits + other.cache_hits,
         )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_newer_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Leave out ``cost`` where it is ``None`` and ``cache_hits`` where it is 0.
+
+        A usage is stored with every record of every checkpoint: fields most runs never
+        fill are storage every run pays (DESIGN.md principle 5).
+        """
+        data = handler(self)
+        if isinstance(data, dict):
+            if data.get("cost", 0) is None:
+                del data["cost"]
+            if data.get("cache_hits") == 0:
+                del data["cache_hits"]
+        return data
 
     @classmethod
     def coerce(cls, value: Usage | Mapping[str, Any] | None) -> Usage:
