@@ -471,8 +471,9 @@ def test_archive_of_the_previous_version_takes_new_rows(db: Path) -> None:
     archive(db, "t1")  # archived again by this version
     archive(db, "t2", values=debate_values("What is 2 + 2?"), pattern=DISCUSSION)
 
-    # nothing dropped; the one column this version added (the thread's wall time) is appended
-    assert columns(db, "debates") == [*before, "wall_s"]
+    # nothing dropped; the columns added since (the thread's cost and cache hits, its wall
+    # time) are appended
+    assert columns(db, "debates") == [*before, "cost", "cache_hits", "wall_s"]
     got = rows(
         db,
         "SELECT thread_id, title, status, answer, agreement, votes, tie_break, rounds"

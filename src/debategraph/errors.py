@@ -30,6 +30,14 @@ class BudgetSpentError(DebategraphError):
     """
 
 
+class CostLimitReached(DebategraphError):
+    """A model call was not made: it could have taken the spend past ``--max-cost``.
+
+    Raised before the call (:class:`debategraph.models.money.Budget`), it stops the run
+    there, so the thread stays resumable.
+    """
+
+
 class LocalModelError(DebategraphError):
     """The embedded llama.cpp server could not be started."""
 

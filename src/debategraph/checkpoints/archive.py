@@ -59,6 +59,8 @@ _DEBATES_COLUMNS: dict[str, type] = {
     "completion_tokens": int,
     "calls": int,
     "latency_s": float,
+    "cost": float,
+    "cache_hits": int,
     "wall_s": float,
     "started_at": str,
     "finished_at": str,
@@ -87,6 +89,8 @@ _MESSAGES_COLUMNS: dict[str, type] = {
     "completion_tokens": int,
     "calls": int,
     "latency_s": float,
+    "cost": float,
+    "cache_hits": int,
 }
 _USAGE_COLUMNS: dict[str, type] = {
     "thread_id": str,
@@ -96,6 +100,8 @@ _USAGE_COLUMNS: dict[str, type] = {
     "completion_tokens": int,
     "calls": int,
     "latency_s": float,
+    "cost": float,
+    "cache_hits": int,
 }
 _DEBATES_PK = ("thread_id",)
 _MESSAGES_PK = ("thread_id", "id")
@@ -351,6 +357,8 @@ def _usage_columns(usage: Usage) -> dict[str, Any]:
         "completion_tokens": usage.completion_tokens,
         "calls": usage.calls,
         "latency_s": usage.latency_s,
+        "cost": usage.cost,
+        "cache_hits": usage.cache_hits,
     }
 
 

@@ -34,7 +34,9 @@ from debategraph.cli.options import (
     DbOpt,
     InterjectOpt,
     JsonOpt,
+    MaxCostOpt,
     ReportOpt,
+    max_cost_of,
 )
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.shared import short
@@ -80,6 +82,7 @@ def resume(
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Seconds per model request (default 60).")
     ] = None,
+    max_cost: MaxCostOpt = None,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     archive: ArchiveOpt = None,
@@ -90,6 +93,7 @@ def resume(
     from langgraph.types import Command
 
     check_concurrency(max_concurrency)
+    budget = max_cost_of(max_cost)
     if interject_text is not None and approve:
         raise UsageError("give --interject TEXT or --approve, not both")
     with open_checkpointer(db) as saver:
@@ -104,7 +108,7 @@ def resume(
         spec = ModelSpec(**stored).validated()
         checked = resumed_run(run, spec, max_concurrency)
         pattern = registry.described(run.pattern)
-        with Runner(saver, checked, db, json_output, archive, report) as runner:
+        with Runner(saver, checked, db, json_output, archive, report, max_cost=budget) as runner:
             reading = runner.thread
             state = reading.state(thread)
             if interject_text is not None and state.status != "waiting":

@@ -26,7 +26,7 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.group import app
-from debategraph.cli.options import JsonOpt, run_options, seconds_of
+from debategraph.cli.options import JsonOpt, max_cost_of, price_of, run_options, seconds_of
 from debategraph.cli.render import err, fail, model_label
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
 from debategraph.eval.modes import DEFAULT_AGREE, DEFAULT_MODES, MODES, VOTE_THEN_DEBATE
@@ -187,6 +187,9 @@ _MODEL_OPTIONS = (
     "max_retries",
     "patience",
     "rpm",
+    "tpm",
+    "price",
+    "max_cost",
 )
 
 
@@ -219,6 +222,8 @@ def eval_command(kind: str, own: Callable[..., Callable[[], Questions]]) -> Call
         shape = (shared.pop("agents"), shared.pop("rounds"), shared.pop("neighbours"))
         out_dir = shared.pop("out_dir") or Path(f"eval-{kind}")
         shared["patience"] = seconds_of("--patience", shared["patience"])
+        shared["price"] = price_of(shared["price"])
+        shared["max_cost"] = max_cost_of(shared["max_cost"])
         run_eval(eval_options(shape=shape, out_dir=out_dir, **shared), own(**values))
 
     own_options = inspect.signature(own, eval_str=True).parameters.values()
@@ -344,6 +349,7 @@ def run_and_report(
                 bar.advance,
                 dbs=dbs,
                 max_errors=options.max_errors,
+                max_cost=options.max_cost,
             )
         except KeyboardInterrupt:
             bar.stop()

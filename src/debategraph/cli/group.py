@@ -127,7 +127,10 @@ def pattern_command(entry: registry.Entry) -> Any:
             max_retries=common["max_retries"],
             patience_s=options.seconds_of("--patience", common["patience"]),
             rpm=common["rpm"],
+            tpm=common["tpm"],
+            price=options.price_of(common["price"]),
         ).validated()
+        max_cost = options.max_cost_of(common["max_cost"])
         thread = common["thread"]
         if thread is not None and not thread.strip():
             raise UsageError("--thread is empty: give a thread id or leave it out")
@@ -142,6 +145,7 @@ def pattern_command(entry: registry.Entry) -> Any:
             json_output=common["json_output"],
             archive=common["archive"],
             report=common.get("report"),
+            max_cost=max_cost,
         )
 
     run.__signature__ = inspect.Signature([*own.values(), *shared.values()])  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ import typer
 
 from debategraph.checkpoints.savers import DEFAULT_DB
 from debategraph.errors import UsageError
+from debategraph.models.money import Price, parse_cost, parse_price
 from debategraph.models.spec import (
     DEFAULT_TIMEOUT_S,
     LOCAL_MAX_TOKENS,
@@ -79,6 +80,30 @@ RpmOpt = Annotated[
         "calls go evenly spaced instead of meeting 429s).",
     ),
 ]
+TpmOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--tpm",
+        help="Model tokens a minute to send the endpoint at most (prompt and completion, "
+        "as providers count them).",
+    ),
+]
+PriceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--price",
+        help="The model's price per million tokens: INPUT/OUTPUT[/CACHED_INPUT], e.g. "
+        "2.50/10/1.25; costs are then recorded and shown.",
+    ),
+]
+MaxCostOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--max-cost",
+        help="The most this command may spend on priced calls (e.g. 5 or 0.50): it stops, "
+        "resumable, before a call that could pass it.",
+    ),
+]
 PatienceOpt = Annotated[
     str | None,
     typer.Option(
@@ -135,6 +160,9 @@ def run_options(
     max_retries: RetriesOpt = LOCAL_SPEC.max_retries,
     patience: PatienceOpt = None,
     rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    price: PriceOpt = None,
+    max_cost: MaxCostOpt = None,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,
@@ -163,6 +191,24 @@ def seconds_of(option: str, value: str | None) -> float | None:
         return parse_duration(value)
     except ValueError as exc:
         raise UsageError(f"{option} {exc}") from None
+
+
+def price_of(value: str | None) -> Price | None:
+    """``--price``, read (``None``: not given).
+
+    Raises:
+        UsageError: One line naming the value and the form allowed.
+    """
+    return None if value is None else parse_price(value, "--price")
+
+
+def max_cost_of(value: str | None) -> float | None:
+    """``--max-cost``, read (``None``: not given).
+
+    Raises:
+        UsageError: One line naming the value and what is allowed.
+    """
+    return None if value is None else parse_cost(value, "--max-cost")
 
 
 def report_option(report: ReportOpt = None) -> None:

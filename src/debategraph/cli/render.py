@@ -23,6 +23,7 @@ from debategraph.cli.patterns.shared import short
 from debategraph.datafiles import write_whole
 from debategraph.described import Described
 from debategraph.errors import UsageError
+from debategraph.models.money import spend_words
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.words import plural
 
@@ -295,10 +296,12 @@ def print_result(
         emit_json(result)
         return
     usage = result["usage"]
+    spend = spend_words(usage, result.get("usage_by_model") or {})
     tail = (
         f"ended: {result['termination_reason']} · {plural(usage['calls'], 'call')}, "
         f"{usage['prompt_tokens'] + usage['completion_tokens']:,} tokens · "
-        f"{result['wall_s']:.1f}s wall · thread {result['thread_id']}"
+        + (f"{escape(spend)} · " if spend else "")
+        + f"{result['wall_s']:.1f}s wall · thread {result['thread_id']}"
     )
     lines = pattern.headline(result) or [""]
     out.print(f"{lines[0]} · {tail}" if lines[0] else tail)

@@ -25,7 +25,12 @@ from debategraph.cli import interrupts
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.declaration import Pattern
 from debategraph.cli.render import emit_json, err, model_label, print_result
-from debategraph.errors import DebategraphError, ModelUnavailableError, UsageError
+from debategraph.errors import (
+    CostLimitReached,
+    DebategraphError,
+    ModelUnavailableError,
+    UsageError,
+)
 from debategraph.nodes.rounds import APPROVE, INTERJECT
 from debategraph.runs.finish import archive_thread, default_archive, thread_result
 from debategraph.runs.human import close_inbox
@@ -92,8 +97,10 @@ class Runner:
         archive: str | None,
         report: str | None = None,
         pattern: Pattern | None = None,
+        max_cost: float | None = None,
     ) -> None:
         self.saver = saver
+        self.max_cost = max_cost
         self.report = report
         self.checked = checked
         self.run_info = checked.info
@@ -115,6 +122,7 @@ class Runner:
             max_concurrency=self.checked.max_concurrency,
             model=self.spec,
             built=self.checked.graph,
+            max_cost=self.max_cost,
         )
         return self
 
@@ -176,7 +184,7 @@ class Runner:
             waiting = run.drive(
                 thread_id, graph_input, modes=modes, on_chunk=progress.show, ask=ask
             )
-        except (ModelUnavailableError, KeyboardInterrupt) as exc:
+        except (ModelUnavailableError, CostLimitReached, KeyboardInterrupt) as exc:
             self._stopped_early(run, thread_id, exc)
         values = run.values(thread_id)
         if waiting is not None:
@@ -285,6 +293,7 @@ def launch(
     json_output: bool,
     archive: str | None,
     report: str | None = None,
+    max_cost: float | None = None,
 ) -> None:
     """Open the database and run a new thread of a checked run.
 
@@ -297,6 +306,7 @@ def launch(
         json_output: ``--json``.
         archive: ``--archive``.
         report: ``--report``, for patterns that write one.
+        max_cost: ``--max-cost``: the most the run may spend on priced calls.
 
     Raises:
         UsageError: If the thread exists already (nothing is written).
@@ -312,5 +322,5 @@ def launch(
                 f"thread {thread_id} already exists in {db}: "
                 f"continue it with debategraph resume {thread_id}"
             )
-        with Runner(saver, checked, db, json_output, archive, report, pattern) as runner:
+        with Runner(saver, checked, db, json_output, archive, report, pattern, max_cost) as runner:
             runner.start(thread_id, launched.input)

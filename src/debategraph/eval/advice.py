@@ -26,6 +26,7 @@ from typing import Any
 from debategraph.eval.records import Comparison, ModeSummary
 from debategraph.eval.stats import ALPHA, Report
 from debategraph.eval.tables import markdown_table
+from debategraph.models.money import money
 from debategraph.strategies.decisions import PLURALITY
 
 #: Fewer questions than this: the paragraph says the data cannot tell.
@@ -116,7 +117,7 @@ def plain_answer(report: Report, meta: Mapping[str, Any]) -> str:
     Returns:
         The paragraph (plain text, one line), or one saying the data cannot tell.
     """
-    answer = _answer(report, meta)
+    answer = _answer(report, meta) + _costs(report)
     errored = [s for s in report.summaries if s.errored and s.decision == PLURALITY]
     if not errored:
         return answer
@@ -125,6 +126,15 @@ def plain_answer(report: Report, meta: Mapping[str, Any]) -> str:
         f"{answer} Errored questions (their calls kept failing) are left out of these "
         f"figures: {counts}; the same command again retries them."
     )
+
+
+def _costs(report: Report) -> str:
+    """`` At the prices given, a question cost: single $0.0004, vote $0.002.`` or ``""``."""
+    priced = [s for s in report.summaries if s.decision == PLURALITY and s.cost is not None]
+    if not priced:
+        return ""
+    each = ", ".join(f"{s.mode} {money(s.cost or 0.0)}" for s in priced)
+    return f" At the prices given, a question cost: {each}."
 
 
 def _answer(report: Report, meta: Mapping[str, Any]) -> str:

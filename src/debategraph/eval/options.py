@@ -31,6 +31,7 @@ from debategraph.eval.modes import (
 )
 from debategraph.eval.plan import EvalPlan, check_judges
 from debategraph.eval.shards import parse_shard
+from debategraph.models.money import Price
 from debategraph.models.spec import ModelSpec, parse_model
 from debategraph.runs.start import spec_record
 from debategraph.strategies.decisions import JUDGE, PLURALITY, parse_protocols
@@ -76,6 +77,7 @@ class EvalOptions:
         agree: ``--agree``.
         max_errors: ``--max-errors``: the share of (question, mode) pairs that may
             error before the eval stops.
+        max_cost: ``--max-cost``: the most this command may spend on priced calls.
     """
 
     modes: str
@@ -91,6 +93,7 @@ class EvalOptions:
     shard: tuple[int, int] | None = None
     agree: str = DEFAULT_AGREE
     max_errors: float = DEFAULT_MAX_ERRORS
+    max_cost: float | None = None
 
     @property
     def checkpoints(self) -> str:
@@ -119,13 +122,16 @@ def eval_options(
     patience: float | None = None,
     rpm: float | None = None,
     max_errors: float = DEFAULT_MAX_ERRORS,
+    tpm: float | None = None,
+    price: Price | None = None,
+    max_cost: float | None = None,
 ) -> EvalOptions:
     """The options every ``eval`` command shares, read: the model spec, the shard.
 
     Each argument is the option of its name (``shape``: ``--agents``, ``--rounds``,
     ``--neighbours``), kept as :class:`EvalOptions` says; ``model``, ``base_url``,
-    ``timeout``, ``max_retries``, ``patience`` (seconds), ``rpm``, ``api_key_env`` and
-    ``max_tokens`` make its ``spec``,
+    ``timeout``, ``max_retries``, ``patience`` (seconds), ``rpm``, ``tpm``, ``price``,
+    ``api_key_env`` and ``max_tokens`` make its ``spec``,
     ``shard`` (``i/N``) is read into ``(i, N)``, and ``max_errors`` must be a share
     from 0 to 1.
 
@@ -149,6 +155,8 @@ def eval_options(
         max_retries=max_retries,
         patience_s=patience,
         rpm=rpm,
+        tpm=tpm,
+        price=price,
     ).validated()
     split = None if shard is None else parse_shard(shard)
     return EvalOptions(
@@ -165,6 +173,7 @@ def eval_options(
         split,
         agree,
         max_errors,
+        max_cost,
     )
 
 

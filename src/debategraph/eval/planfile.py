@@ -28,6 +28,7 @@ from debategraph.eval.questions import (
 from debategraph.eval.records import Item
 from debategraph.eval.shards import shard_items
 from debategraph.eval.tasks import TASKS
+from debategraph.models.money import parse_price
 
 
 def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,6 +89,8 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
             "max_retries": spec.max_retries,
             "patience": spec.patience_s,
             "rpm": spec.rpm,
+            "tpm": spec.tpm,
+            "price": None if spec.price is None else spec.price.written(),
         },
         "model_key": dict(plan.model_key),
         "parallel": plan.parallel,
@@ -143,6 +146,8 @@ def options_from_plan(
         agree=str(settings.get("agree", DEFAULT_AGREE)),  # a plan from before --agree
         patience=client.get("patience"),  # None in a plan from before --patience
         rpm=client.get("rpm"),
+        tpm=client.get("tpm"),  # None in a plan from before --tpm
+        price=None if client.get("price") is None else parse_price(client["price"]),
     )
     selection = (int(settings["offset"]), settings["limit"], settings["seed"])
     if settings["kind"] == "arithmetic":

@@ -71,6 +71,10 @@ class Outcome:
             (the endpoint's one line). Such a row is never scored: it counts as
             ``errored``, apart from the accuracy, and the next run of the same command
             resumes its thread. Empty otherwise (and in results written before it).
+        cost: What its calls cost at the operator's prices (:mod:`debategraph.models.
+            money`), a judge's included on a ``judge`` row; empty where no call had a
+            price.
+        cache_hits: Its calls answered from the response cache.
     """
 
     mode: str
@@ -91,6 +95,8 @@ class Outcome:
     decision: str = "plurality"
     rounds: str = "[]"
     error: str = ""
+    cost: float | None = None
+    cache_hits: int = 0
 
     @property
     def label(self) -> str:
@@ -120,6 +126,9 @@ class ModeSummary:
         tokens: Mean total (prompt + completion) tokens per question.
         errored: Questions whose calls kept failing: left out of every figure above
             (``n`` counts the others).
+        cost: Mean cost per question at the operator's prices (``None``: no call of
+            its questions had a price).
+        cache_hits: Its questions' calls answered from the response cache.
     """
 
     mode: str
@@ -136,6 +145,8 @@ class ModeSummary:
     decision: str
     tokens: float
     errored: int = 0
+    cost: float | None = None
+    cache_hits: int = 0
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from debategraph.eval.plan import EvalPlan
 from debategraph.eval.records import Item, Matched, Outcome
 from debategraph.eval.threads import Thread, ThreadCost, checkpointed_seconds
 from debategraph.eval.verdicts import Verdicts
+from debategraph.models.money import Budget, spending
 from debategraph.runs.thread import Run
 from debategraph.words import plural
 
@@ -430,6 +431,7 @@ def execute(
     *,
     dbs: Mapping[int, str] | None = None,
     max_errors: float = DEFAULT_MAX_ERRORS,
+    max_cost: float | None = None,
 ) -> EvalRun:
     """Run or read back every thread of the plan on ``items``, then the matched votes.
 
@@ -445,6 +447,8 @@ def execute(
             the others use ``db``.
         max_errors: The share of (question, mode) pairs that may error before it stops
             (see :class:`Evaluation`).
+        max_cost: The most it may spend on priced calls (``--max-cost``): it stops
+            before a call that could pass it (:mod:`debategraph.models.money`).
 
     Returns:
         The outcomes (one per question, mode and protocol), the thread counts, the
@@ -471,8 +475,10 @@ def execute(
         evaluation = Evaluation(
             saver(db), spec, plan, on_outcome, savers=own, max_errors=max_errors
         )
+        budget = None if max_cost is None else Budget(max_cost)
         try:
-            return asyncio.run(evaluation.evaluate(items))
+            with spending(budget):
+                return asyncio.run(evaluation.evaluate(items))
         except UsageError:
             raise
         except DebategraphError as exc:  # an endpoint or the embedded server failed

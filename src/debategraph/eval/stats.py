@@ -66,6 +66,7 @@ def _summary(label: str, rows: Rows) -> ModeSummary:
     low, high = wilson_interval(correct, n)
     prompt = sum(row.prompt_tokens for row in values)
     completion = sum(row.completion_tokens for row in values)
+    priced = [row.cost for row in values if row.cost is not None]
     return ModeSummary(
         mode=label,
         n=n,
@@ -81,6 +82,8 @@ def _summary(label: str, rows: Rows) -> ModeSummary:
         decision=rows.decision,
         tokens=(prompt + completion) / n,
         errored=len(rows.errored),
+        cost=math.fsum(priced) / n if priced else None,
+        cache_hits=sum(row.cache_hits for row in values),
     )
 
 

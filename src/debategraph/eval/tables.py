@@ -18,6 +18,9 @@ from rich.text import Text
 
 from debategraph.eval.report import read_report, results_document
 from debategraph.eval.stats import ALPHA, Report
+from debategraph.models.money import money
+from debategraph.strategies.decisions import PLURALITY
+from debategraph.words import plural
 
 _DASH = "\N{EM DASH}"
 
@@ -85,6 +88,15 @@ def _summary_section(report: Report) -> Section:
             "errored: questions whose calls kept failing (after the retries and --patience), "
             "left out of n and of every figure; the same command again retries them"
         )
+    if any(s.cost is not None for s in report.summaries):  # only where a call had a price
+        at = headers.index("calls/q")
+        headers = (*headers[:at], "cost/q", *headers[at:])
+        for row, s in zip(rows, report.summaries, strict=True):
+            row.insert(at, _DASH if s.cost is None else money(s.cost))
+        notes.append("cost/q: mean cost per question at the prices given (--price)")
+    hits = sum(s.cache_hits for s in report.summaries if s.decision == PLURALITY)
+    if hits:
+        notes.append(f"{plural(hits, 'call')} answered from the response cache (no paid call)")
     return Section("Accuracy and cost per mode and protocol", headers, rows, notes)
 
 

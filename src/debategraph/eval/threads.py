@@ -155,6 +155,8 @@ class Thread:
             decision=decision,
             rounds=json.dumps(rounds, separators=(",", ":")),
             reason=checked.reason,
+            cost=spend.usage.cost,
+            cache_hits=spend.usage.cache_hits,
         )
 
 

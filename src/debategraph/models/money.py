@@ -18,8 +18,9 @@ holds back what it could cost at most (its prompt's tokens at the input price, a
 model's ``max_tokens`` at the output price, or the largest reply this budget has seen,
 at least :data:`UNCAPPED_REPLY_TOKENS`), and is not made where what was spent plus what
 the calls in flight hold plus that would pass the budget: the run stops there with one
-line (:class:`CostLimitReached`), its thread resumable, as after a provider's failure.
-The budget is the process's for the run or eval it was opened for (:func:`spending`).
+line (:class:`~debategraph.errors.CostLimitReached`), its thread resumable, as after a
+provider's failure. A budget is what one command may spend (:func:`spending` opens it for
+a run or an eval): a resume or a rerun has a budget of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from debategraph.errors import DebategraphError, UsageError
+from debategraph.errors import CostLimitReached, UsageError
 from debategraph.state.records import COST_DECIMALS
 
 #: Tokens a price is given for.
@@ -190,13 +191,6 @@ def call_cost(
     return price.cost(prompt_tokens, completion_tokens, cached_tokens_of(reply))
 
 
-class CostLimitReached(DebategraphError):
-    """A call was not made: it could have taken the spend past ``--max-cost``.
-
-    Raised before the call, it stops the run there, so the thread stays resumable.
-    """
-
-
 class Budget:
     """What a run or an eval may spend, and what it has spent (thread-safe).
 
@@ -237,9 +231,8 @@ class Budget:
                 raise CostLimitReached(
                     f"cost limit reached: {money(self.spent)} spent"
                     + (f", {money(self._held)} held by calls in flight" if self._held else "")
-                    + f"; the next call could cost up to {money(most)}, past --max-cost "
-                    f"{money(self.limit)}: stopped before it (resumable: run the same "
-                    "command with a larger --max-cost)"
+                    + f" of --max-cost {money(self.limit)}, and the next call could cost "
+                    f"up to {money(most)}: stopped before it"
                 )
             self._held += most
             return most
@@ -294,6 +287,32 @@ def money(amount: float) -> str:
     if amount >= 1 or amount == 0:
         return f"${amount:,.2f}"
     return f"${amount:.4g}" if amount >= 0.0001 else f"${amount:.2e}"
+
+
+def spend_words(usage: Mapping[str, Any], by_model: Mapping[str, Any]) -> str:
+    """What a thread (or an eval) spent, as the plain outputs say it ("" where nothing).
+
+    Args:
+        usage: The total usage (a :class:`~debategraph.state.records.Usage` or its
+            dict form, as a ``--json`` result holds it).
+        by_model: Model label -> its usage (the models called without a price named).
+
+    Returns:
+        ``$0.0123``, ``$0.0123 (no price for m)``, with ``· 4 calls from the cache``
+        where some were; ``""`` where no call had a price nor came from the cache.
+    """
+    from debategraph.state.records import Usage
+
+    total = Usage.coerce(usage)
+    _, unpriced = costs_known(by_model)
+    parts = []
+    if total.cost is not None:
+        missing = f" (no price for {', '.join(unpriced)})" if unpriced else ""
+        parts.append(f"{money(total.cost)}{missing}")
+    if total.cache_hits:
+        hits = total.cache_hits
+        parts.append(f"{hits} call{'' if hits == 1 else 's'} from the cache")
+    return " · ".join(parts)
 
 
 def costs_known(by_model: Mapping[str, Any]) -> tuple[float | None, list[str]]:

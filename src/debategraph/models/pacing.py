@@ -282,7 +282,7 @@ def paced(
 
     Before each try, the run's budget (:func:`~debategraph.models.money.active_budget`,
     for a model with a price) holds back what the call could cost, or stops the run
-    (:class:`~debategraph.models.money.CostLimitReached`) before a call that could pass
+    (:class:`~debategraph.errors.CostLimitReached`) before a call that could pass
     it; the endpoint's tokens a minute are taken the same way.
 
     Args:

@@ -19,9 +19,19 @@ if TYPE_CHECKING:
 
 
 def _usage_fields(usage: Usage) -> set[str]:
-    """Token counts and calls; ``estimated`` too when a count was estimated."""
+    """Token counts and calls; ``estimated``, ``cost`` and ``cache_hits`` where they say something.
+
+    ``estimated`` where a count was estimated, ``cost`` where a call had a price,
+    ``cache_hits`` where a call was answered from the response cache.
+    """
     fields = {"prompt_tokens", "completion_tokens", "calls"}
-    return fields | {"estimated"} if usage.estimated else fields
+    if usage.estimated:
+        fields.add("estimated")
+    if usage.cost is not None:
+        fields.add("cost")
+    if usage.cache_hits:
+        fields.add("cache_hits")
+    return fields
 
 
 def result_of(

@@ -27,9 +27,10 @@ from debategraph.checkpoints.threads import (
     thread_state,
     writer_elsewhere,
 )
-from debategraph.errors import ModelUnavailableError, UsageError
+from debategraph.errors import CostLimitReached, ModelUnavailableError, UsageError
 from debategraph.models.choice import run_binding
 from debategraph.models.context import Context
+from debategraph.models.money import Budget, spending
 from debategraph.models.spec import ModelSpec
 from debategraph.nodes.rounds import BOUNDARY_NODES
 from debategraph.runs.start import build_graph
@@ -131,6 +132,8 @@ class Run:
             LangGraph Studio and ``serve`` run it): ``None``, the context's default.
         built: The graph, built already (:func:`~.start.build_graph`: a new run's settings
             were checked by building it), compiled here rather than built again.
+        max_cost: The most each :meth:`drive` may spend on priced calls (``--max-cost``;
+            :mod:`debategraph.models.money`); ``None``: no limit.
     """
 
     def __init__(
@@ -142,9 +145,11 @@ class Run:
         max_concurrency: int | None = None,
         model: ModelSpec | None = None,
         built: StateGraph[Any, Any, Any, Any] | None = None,
+        max_cost: float | None = None,
     ) -> None:
         self.saver = saver
         self.info = info
+        self.max_cost = max_cost
         self.max_concurrency = max_concurrency
         #: The nodes a thread of the pattern waits at between rounds (its description's,
         #: else the shared round loop's).
@@ -235,6 +240,8 @@ class Run:
 
         Raises:
             ModelUnavailableError: If the endpoint fails (the thread stays resumable).
+            CostLimitReached: Before a call that could pass ``max_cost`` (the thread
+                stays resumable).
             KeyboardInterrupt: On an interrupt (the thread stays resumable).
         """
         from langgraph.types import Command
@@ -243,11 +250,13 @@ class Run:
             # the run's model bound before its first step (the embedded server started, a
             # remote client made): a model that cannot start fails here, before any node
             run_binding(self.context)
+        budget = None if self.max_cost is None else Budget(self.max_cost)
         while True:
             config = self.config(thread_id)
             try:
-                asyncio.run(self._stream(graph_input, config, modes, on_chunk))
-            except (ModelUnavailableError, KeyboardInterrupt):
+                with spending(budget):
+                    asyncio.run(self._stream(graph_input, config, modes, on_chunk))
+            except (ModelUnavailableError, CostLimitReached, KeyboardInterrupt):
                 if self.graph.store is not None:
                     note_run_end(self.graph.store, thread_id, config)
                 raise

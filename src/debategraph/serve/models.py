@@ -56,6 +56,8 @@ OPERATOR_FIELDS = (
     "patience",
     "patience_s",
     "rpm",
+    "tpm",
+    "price",
     "structured_method",
     "slots",
 )

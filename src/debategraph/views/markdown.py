@@ -23,6 +23,7 @@ from debategraph.checkpoints.thread_values import (
     turns,
     usage_by,
 )
+from debategraph.models.money import money
 from debategraph.state.records import Turn, Usage, tool_call_text
 from debategraph.words import inline
 
@@ -100,10 +101,12 @@ MODEL_TIME = "model time (sum of calls)"
 
 
 def _tokens(usage: Usage) -> str:
+    cost = "" if usage.cost is None else f", cost {money(usage.cost)}"
+    hits = f", {usage.cache_hits} from the cache" if usage.cache_hits else ""
     return (
         f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt + "
-        f"{usage.completion_tokens:,} completion), {usage.calls} calls, "
-        f"{MODEL_TIME} {usage.latency_s:.1f} s"
+        f"{usage.completion_tokens:,} completion), {usage.calls} calls{hits}, "
+        f"{MODEL_TIME} {usage.latency_s:.1f} s{cost}"
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from debategraph.checkpoints.thread_values import jsonable, usage_by
+from debategraph.models.money import money
 from debategraph.state.records import INTERJECT_STAGE, Turn, tool_call_text
 from debategraph.views.markdown import (
     MODEL_TIME,
@@ -217,13 +218,14 @@ def agent_models(transcript: Sequence[Turn]) -> dict[str, list[str]]:
 
 
 def usage_tables(transcript: Sequence[Turn]) -> str:
-    """Tokens, calls and model time per agent (with its models) and per model.
+    """Tokens, calls, model time and (where a call had a price) cost, per agent and model.
 
     Args:
         transcript: The thread's turns.
 
     Returns:
-        The two tables' HTML (a table is left out when no turn made a model call).
+        The two tables' HTML (a table is left out when no turn made a model call); the
+        cost column only where a call was priced, ``-`` for a row with no price.
     """
     models = agent_models(transcript)
     parts = []
@@ -232,18 +234,24 @@ def usage_tables(transcript: Sequence[Turn]) -> str:
         if not rows or (key == "model" and list(rows) == [""]):
             continue
         with_models = key == "agent" and any(models.values())
+        priced = any(u.cost is not None for u in rows.values())
         extra = "<th>models</th>" if with_models else ""
         head = (
             f"<tr><th>{key}</th>{extra}<th class='num'>prompt</th><th class='num'>completion"
-            f"</th><th class='num'>calls</th><th class='num'>{esc(MODEL_TIME)} (s)</th></tr>"
+            f"</th><th class='num'>calls</th><th class='num'>{esc(MODEL_TIME)} (s)</th>"
+            + ("<th class='num'>cost</th>" if priced else "")
+            + "</tr>"
         )
         body = []
         for name, u in rows.items():
             cell = f"<td>{esc(', '.join(models.get(name, [])))}</td>" if with_models else ""
+            cost = "-" if u.cost is None else money(u.cost)
             body.append(
                 f"<tr><td>{esc(name or '?')}</td>{cell}<td class='num'>{u.prompt_tokens:,}</td>"
                 f"<td class='num'>{u.completion_tokens:,}</td><td class='num'>{u.calls}</td>"
-                f"<td class='num'>{u.latency_s:.1f}</td></tr>"
+                f"<td class='num'>{u.latency_s:.1f}</td>"
+                + (f"<td class='num'>{esc(cost)}</td>" if priced else "")
+                + "</tr>"
             )
         parts.append(f'<table class="usage-{key}">{head}{"".join(body)}</table>')
     return "\n".join(parts)
