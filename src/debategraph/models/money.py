@@ -279,14 +279,17 @@ def spending(budget: Budget | None) -> Iterator[Budget | None]:
 
 
 def money(amount: float) -> str:
-    """An amount as people read it: ``$0.0123``, ``$1.50``, ``$1,234.00``.
+    """An amount as people read it: ``$0.0123``, ``$0.80``, ``$1.50``, ``$1,234.00``.
 
     Amounts under a unit keep four significant digits (a debate on a cheap model costs
-    fractions of a cent); a unit or more, two decimals.
+    fractions of a cent), and at least two decimals; a unit or more, two decimals.
     """
     if amount >= 1 or amount == 0:
         return f"${amount:,.2f}"
-    return f"${amount:.4g}" if amount >= 0.0001 else f"${amount:.2e}"
+    text = f"{amount:.4g}"
+    if "e" in text:
+        return f"${amount:.2e}"
+    return f"${text}" if len(text.partition(".")[2]) >= 2 else f"${amount:.2f}"
 
 
 def spend_words(usage: Mapping[str, Any], by_model: Mapping[str, Any]) -> str:
