@@ -16,6 +16,12 @@ default ``--patience``). Three figures, each printed with its target and PASS/FA
 3. Random faults: the same eval (no limit) with 15% of requests failing at random: every
    question scored, the accuracies those of a fault-free run (the replies are
    deterministic), and the retries it took.
+4. Cost and a budget: the eval at a price (``--price 0.15/0.60``, per million tokens;
+   ``--max-tokens 64``, the cap a budget holds a call's reply to), its
+   cost per question in each mode; then the same eval from scratch with ``--max-cost`` at
+   half that cost: it must stop before passing the budget (what it spent, from its one
+   line, at most the budget), and the same command without the budget must finish it with
+   the unbudgeted run's answers and cost.
 
 Usage::
 
@@ -30,6 +36,8 @@ are advisory: printed with their verdict but never failing the exit code.
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 import sys
 import threading
@@ -214,6 +222,61 @@ def figure_faults(workdir: Path, *, questions: int) -> Figure:
     )
 
 
+#: The price of figure 4 (per million tokens: input, output).
+PRICE = "0.15/0.60"
+
+
+def run_cli_failing(args: Sequence[str]) -> str:
+    """Run ``debategraph ARGS``, which must fail; its last stderr line."""
+    done = subprocess.run(
+        cli(*args), capture_output=True, text=True, cwd=REPO_ROOT, timeout=900, check=False
+    )
+    if done.returncode == 0:
+        raise RuntimeError(f"debategraph {' '.join(args[:2])} was meant to stop, and finished")
+    return done.stderr.strip().splitlines()[-1]
+
+
+def figure_cost(workdir: Path, *, questions: int) -> Figure:
+    """The eval at a price, then from scratch at half its cost as the budget."""
+    dataset = write_gsm8k(workdir / "gsm-cost.jsonl", questions)
+    priced = ("--price", PRICE, "--max-tokens", "64")  # a cap: what a call holds at most
+    with StubOpenAIServer(chance_responder(P_RIGHT, 2)) as server:
+        _, out = run_cli([*eval_args(dataset, workdir / "priced", server.url), *priced])
+        full = modes_of(out)
+        total = sum(float(v["cost"]) * int(v["n"]) for v in full.values())
+        budget = round(total / 2, 6)
+        budgeted = [*eval_args(dataset, workdir / "budget", server.url), *priced]
+        line = run_cli_failing([*budgeted, "--max-cost", f"{budget}"])
+        found = re.search(r"cost limit reached: \$([0-9.,e-]+) spent", line)
+        spent = float(found.group(1).replace(",", "")) if found else math.inf
+        _, out = run_cli(budgeted)  # the same command, no budget: it finishes
+        finished = modes_of(out)
+    same = all(finished[m]["correct"] == v["correct"] for m, v in full.items())
+    per_question = ", ".join(f"{m} ${float(v['cost']):.6f}" for m, v in full.items())
+    return Figure(
+        number=4,
+        name="Cost and a budget",
+        setup=f"{questions} questions x {MODES} at --price {PRICE}; then from scratch with "
+        "--max-cost at half the full cost, then the same command without it",
+        rows=[
+            ("cost per question", per_question),
+            ("the eval's cost", f"${total:.6f}"),
+            ("--max-cost", f"${budget:.6f}"),
+            (
+                "spent when it stopped",
+                f"${spent:.6f} ({spent / budget:.0%} of the budget)"
+                if found
+                else f"no cost line: {line}",
+            ),
+            ("finished by the same command, answers as before", "yes" if same else "no"),
+        ],
+        target="stopped at or under the budget; finished with the unbudgeted answers",
+        passed=found is not None and spent <= budget and same,
+        values={"total": total, "budget": budget, "spent": spent, "same": same},
+        headline=f"stopped at ${spent:.6f} of a ${budget:.6f} budget",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
     args = base_parser(__doc__, quick_help="10 questions at 40/s, not 30 at 20/s").parse_args(argv)
@@ -227,6 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 workdir, questions=questions, rate=40.0 if quick else 20.0, quick=quick
             ),
             lambda workdir: figure_faults(workdir, questions=questions),
+            lambda workdir: figure_cost(workdir, questions=questions),
         ],
         args=args,
         quick_note="quick mode: 10 questions at 40 requests/s; the time ratios are advisory",
