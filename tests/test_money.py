@@ -282,3 +282,26 @@ def test_an_eval_costs_each_row_and_stops_at_its_budget_resumable(
     answer, tables = results.split("\n\n", 1)
     assert "At the prices given, a question cost: single $" in answer
     assert "cost/q" in tables
+
+
+def test_a_served_model_has_the_operators_price_and_a_client_cannot_set_one(
+    tmp_path: Path,
+) -> None:
+    from debategraph.models.context import Context
+    from debategraph.serve.models import RefusedContext, read_models
+
+    path = tmp_path / "models.yaml"
+    path.write_text(
+        "models:\n  - {name: mini, model: gpt-4o-mini, price: 0.15/0.60/0.075, tpm: 200000}\n"
+    )
+    allowed = read_models(path)
+    assert allowed.models["mini"].price == Price(0.15, 0.6, 0.075)
+    resolved = Context(**allowed.resolve({"model": "mini"}))
+    assert resolved.price == Price(0.15, 0.6, 0.075) and resolved.tpm == 200000
+    for field in ("price", "tpm"):
+        with pytest.raises(RefusedContext) as refused:
+            allowed.check({"model": "mini", field: "0/0"})
+        assert refused.value.status == 403 and f"field {field!r}" in str(refused.value)
+    path.write_text("models:\n  - {name: mini, model: gpt-4o-mini, price: cheap}\n")
+    with pytest.raises(UsageError, match=r"model 'mini': price 'cheap': expected INPUT/OUTPUT"):
+        read_models(path)
