@@ -34,6 +34,8 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedChatModel",
     "TextOnlyChatModel",
+    "ToolCallingChatModel",
+    "example_of",
     "text_reply",
     "tool_reply",
 ]
@@ -257,3 +259,84 @@ class TextOnlyChatModel(BaseChatModel):
         if self.failures:
             raise self.failures.pop(0)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(self.reply))])
+
+
+class ToolCallingChatModel(TextOnlyChatModel):
+    """A chat model of no OpenAI kind whose only structured output is a tool call.
+
+    It has ``bind_tools`` (so debategraph asks it with ``function_calling``) and no
+    ``response_format``: asked to call one tool (``tool_choice`` names it), it calls it
+    with arguments made from the tool's JSON schema (:func:`example_of`: every property,
+    a plausible value of its type); asked otherwise, it answers ``reply`` as text. It
+    raises its ``failures`` first, as :class:`TextOnlyChatModel` does.
+    """
+
+    @property
+    def _llm_type(self) -> str:
+        return "tool-calling-only"
+
+    def bind_tools(  # type: ignore[override]
+        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, BaseMessage]:
+        """The model, asked to call ``tool_choice`` among ``tools`` (OpenAI tool dicts)."""
+        return self.bind(tools=list(tools), tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Raise the next failure; call the tool asked for; else answer ``reply``."""
+        result = super()._generate(messages, stop, run_manager)
+        choice = kwargs.get("tool_choice")
+        tools = {
+            t["function"]["name"]: t["function"]
+            for t in kwargs.get("tools") or []
+            if "function" in t
+        }
+        if not isinstance(choice, str) or choice not in tools:
+            return result
+        parameters = tools[choice].get("parameters") or {}
+        args = example_of(parameters, parameters.get("$defs") or {})
+        message = AIMessage("", tool_calls=[tool_call(name=choice, args=args, id=uuid.uuid4().hex)])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def example_of(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """A value ``schema`` (a JSON schema) accepts: what a model that follows it might send.
+
+    Args:
+        schema: The schema.
+        defs: Its ``$defs``, for ``$ref``.
+
+    Returns:
+        The first enum value or const; the first non-null ``anyOf`` branch's example; a
+        word, 1, 0.5 (within its bounds) or ``True`` by type; one item of an array that
+        needs one; every property of an object.
+    """
+    if "$ref" in schema:
+        return example_of(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        options = [o for o in schema.get(key) or [] if o.get("type") != "null"]
+        if options:
+            return example_of(options[0], defs)
+    kind = schema.get("type", "object")
+    if kind == "string":
+        return "fine"
+    if kind in ("integer", "number"):
+        low, high = schema.get("minimum", 0), schema.get("maximum", 1)
+        value = min(max(0.5 if kind == "number" else 1, low), high)
+        return int(value) if kind == "integer" else value
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        count = max(1, schema.get("minItems", 0))
+        return [example_of(schema.get("items") or {"type": "string"}, defs)] * count
+    properties = schema.get("properties") or {}
+    return {name: example_of(prop, defs) for name, prop in properties.items()}

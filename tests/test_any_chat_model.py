@@ -12,6 +12,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -29,9 +30,16 @@ from debategraph import (
 from debategraph.errors import ModelUnavailableError
 from debategraph.models import ModelSpec, bind_model, binding, get_chat_model
 from debategraph.models.calls import structured_call
+from debategraph.models.pacing import forget_paces
 from debategraph.models.spec import parse_model, provider_of
 from tests.conftest import one_error_line, run_cli
-from tests.fake_model import TextOnlyChatModel
+from tests.fake_model import TextOnlyChatModel, ToolCallingChatModel
+
+
+@pytest.fixture(autouse=True)
+def _fresh_paces() -> None:
+    """Each test's fakes share an endpoint name: what one was told to wait holds no other."""
+    forget_paces()
 
 
 class Count(BaseModel):
@@ -233,3 +241,54 @@ def test_a_served_or_agents_model_of_a_missing_provider_is_refused_where_written
     with pytest.raises(ValueError) as refused:
         parse_model("ollama:llama3.2", "agent 'ann'")
     assert str(refused.value).startswith("agent 'ann': model 'ollama:llama3.2': the ollama")
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_every_pattern_runs_on_a_model_with_tool_calls_only(pattern: str) -> None:
+    """Tool calling, no response format: every structured call is the one tool's arguments."""
+    model = ToolCallingChatModel(reply="I think it is fine. " + SOLVER)
+    assert bind_model(model).method == "function_calling"
+    factory, payload = PATTERNS[pattern]
+    out = factory(model).compile().invoke(payload)
+    assert out["termination_reason"], out
+    asked = [p for p in model.prompts if p]
+    assert asked  # it was called, and the run went to its end on its tool calls
+
+
+class ProviderRateLimitError(Exception):
+    """Another SDK's rate limit: a status and a wait past the call's patience."""
+
+    def __init__(self) -> None:
+        super().__init__("slow down")
+        self.status_code = 429
+        self.retry_after = 3600.0
+
+
+#: Each kind of failure a provider's chat model raises, and what its one line says.
+FAILURES: dict[str, tuple[BaseException, str]] = {
+    "ConnectionError": (ConnectionError("connection reset by peer"), "is unreachable"),
+    "TimeoutError": (TimeoutError("read timed out"), "timed out"),
+    "httpx.ConnectError": (httpx.ConnectError("name or service not known"), "is unreachable"),
+    "rate limit": (ProviderRateLimitError(), "answered HTTP 429"),  # its own, or the hold
+    "503": (ProviderDown(503), "answered HTTP 503: down for maintenance"),
+}
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+@pytest.mark.parametrize("kind", list(FAILURES))
+def test_each_failure_of_a_tool_calling_model_stops_every_pattern_resumable(
+    pattern: str, kind: str
+) -> None:
+    """Raised past the retries (none) and the patience: one line; the thread then resumes."""
+    error, says = FAILURES[kind]
+    model = ToolCallingChatModel(reply=SOLVER, failures=[error] * 50)
+    factory, payload = PATTERNS[pattern]
+    graph = factory(model).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(ModelUnavailableError) as info:
+        graph.invoke(payload, config)
+    assert says in str(info.value) and "\n" not in str(info.value)
+    model.failures.clear()
+    forget_paces()  # a resume is a new process: it knows nothing of the hour's hold
+    out = graph.invoke(None, config)
+    assert out["termination_reason"], out

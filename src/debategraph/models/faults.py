@@ -52,6 +52,27 @@ class Fault:
     retry_after_s: float | None = None
 
 
+class HeldPastPatience(Exception):
+    """An endpoint told its callers to wait longer than a call's patience has left.
+
+    Raised before the call is made (what another call to the endpoint was told holds
+    this one too), so a call does not sleep out its whole patience only to fail: it
+    fails as that rate limit would have, with its status.
+
+    Attributes:
+        status_code: 429, the status of the rate limit that holds the endpoint.
+    """
+
+    status_code = 429
+
+    def __init__(self, hold_s: float, left_s: float) -> None:
+        """The hold the endpoint asked for, and the patience the call has left."""
+        super().__init__(
+            f"rate limited: every call must wait {hold_s:.0f} s, more than the "
+            f"{left_s:.0f} s of --patience left"
+        )
+
+
 def transient(exc: BaseException) -> Fault | None:
     """The fault ``exc`` is, if trying the call again may succeed; else ``None``.
 

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from langchain_core.runnables import Runnable, RunnableLambda
 
 from debategraph.models.binding import ModelBinding
-from debategraph.models.faults import Fault, transient
+from debategraph.models.faults import Fault, HeldPastPatience, transient
 from debategraph.models.money import UNCAPPED_REPLY_TOKENS, active_budget
 from debategraph.models.steps import Steps
 from debategraph.models.usage import estimate_tokens, prompt_tokens_of, usage_of
@@ -300,6 +300,7 @@ def paced(
 
     Raises:
         CostLimitReached: Before a call that could take the run past its budget.
+        HeldPastPatience: Before a call the endpoint holds longer than its patience.
     """
     pace = pace_of(model.endpoint)
     pace.limit_to(model.rpm)
@@ -311,7 +312,9 @@ def paced(
     waited = 0.0
     tried = 0
     while True:
-        hold = min(pace.hold_s(), max(0.0, patience_s - waited))
+        hold, left = pace.hold_s(), max(0.0, patience_s - waited)
+        if hold > left:  # it would wait out its patience, then fail: it fails now
+            raise HeldPastPatience(hold, left)
         if hold > 0:
             yield WAIT, hold
             waited += hold
