@@ -87,6 +87,14 @@ PatienceOpt = Annotated[
         "stops, resumable (90s, 10m, 1h) \\[default: 10m].",
     ),
 ]
+CacheOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cache",
+        help="SQLite file of the model's replies (made if missing): a request made before "
+        "(same model, parameters, messages and sample) is answered from it, not paid for.",
+    ),
+]
 DbOpt = Annotated[
     str, typer.Option("--db", help="Checkpoint database: a SQLite file path or Postgres URL.")
 ]
@@ -135,6 +143,7 @@ def run_options(
     max_retries: RetriesOpt = LOCAL_SPEC.max_retries,
     patience: PatienceOpt = None,
     rpm: RpmOpt = None,
+    cache: CacheOpt = None,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,

@@ -76,6 +76,7 @@ class EvalOptions:
         agree: ``--agree``.
         max_errors: ``--max-errors``: the share of (question, mode) pairs that may
             error before the eval stops.
+        cache: ``--cache``: the response cache's file (``None``: none).
     """
 
     modes: str
@@ -91,6 +92,7 @@ class EvalOptions:
     shard: tuple[int, int] | None = None
     agree: str = DEFAULT_AGREE
     max_errors: float = DEFAULT_MAX_ERRORS
+    cache: str | None = None
 
     @property
     def checkpoints(self) -> str:
@@ -119,6 +121,7 @@ def eval_options(
     patience: float | None = None,
     rpm: float | None = None,
     max_errors: float = DEFAULT_MAX_ERRORS,
+    cache: str | None = None,
 ) -> EvalOptions:
     """The options every ``eval`` command shares, read: the model spec, the shard.
 
@@ -126,8 +129,8 @@ def eval_options(
     ``--neighbours``), kept as :class:`EvalOptions` says; ``model``, ``base_url``,
     ``timeout``, ``max_retries``, ``patience`` (seconds), ``rpm``, ``api_key_env`` and
     ``max_tokens`` make its ``spec``,
-    ``shard`` (``i/N``) is read into ``(i, N)``, and ``max_errors`` must be a share
-    from 0 to 1.
+    ``shard`` (``i/N``) is read into ``(i, N)``, ``max_errors`` must be a share
+    from 0 to 1, and ``cache`` is kept as it is (opened when the eval runs).
 
     Returns:
         The options.
@@ -165,6 +168,7 @@ def eval_options(
         split,
         agree,
         max_errors,
+        cache,
     )
 
 

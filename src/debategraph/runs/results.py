@@ -19,9 +19,13 @@ if TYPE_CHECKING:
 
 
 def _usage_fields(usage: Usage) -> set[str]:
-    """Token counts and calls; ``estimated`` too when a count was estimated."""
+    """Token counts and calls; ``estimated`` and ``cache_hits`` too where there were any."""
     fields = {"prompt_tokens", "completion_tokens", "calls"}
-    return fields | {"estimated"} if usage.estimated else fields
+    if usage.estimated:
+        fields.add("estimated")
+    if usage.cache_hits:
+        fields.add("cache_hits")
+    return fields
 
 
 def result_of(
