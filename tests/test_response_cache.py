@@ -151,6 +151,26 @@ def test_a_failed_call_is_not_kept(tmp_path: Path) -> None:
         assert chat.calls == 2 and len(cache) == 1
 
 
+def test_a_file_that_fails_costs_no_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cache that cannot be read or written is a miss: the call is made and stands."""
+    counting = Counting()
+    binding = fake_binding(ScriptedChatModel(respond=counting))
+
+    def locked(*args: Any) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    with open_cache(tmp_path / "c.sqlite") as cache:
+        monkeypatch.setattr(cache, "get", locked)
+        monkeypatch.setattr(cache, "put", locked)
+        with caching(cache):
+            assert text_call(binding, PROMPT).text == "reply 1"
+    assert counting.calls == 1
+    assert "could not be read: database is locked" in caplog.text
+    assert "was not kept: database is locked" in caplog.text
+
+
 def test_a_tool_call_reply_round_trips(tmp_path: Path) -> None:
     model = ScriptedChatModel(responses=[tool_reply("Answer", {"answer": 42}, prompt_tokens=30)])
     binding = fake_binding(model)
@@ -244,18 +264,16 @@ def test_k_identical_prompts_in_a_thread_are_k_samples_a_rerun_makes_none(
     assert run("t2") == first and counting.calls == 3
 
 
-def test_two_threads_at_once_count_their_samples_apart(tmp_path: Path) -> None:
+def test_each_thread_of_a_run_counts_its_own_samples(tmp_path: Path) -> None:
+    """In one run, thread b's samples are 0 and 1 as thread a's were, not 2 and 3."""
     counting = Counting()
     graph = vote_graph(fake_binding(ScriptedChatModel(respond=counting)), 2)
     with open_cache(tmp_path / "c.sqlite") as cache, caching(cache):
-
-        async def both() -> list[Any]:
-            configs = [{"configurable": {"thread_id": t}} for t in ("a", "b")]
-            return list(await asyncio.gather(*(graph.ainvoke({"replies": []}, c) for c in configs)))
-
-        a, b = asyncio.run(both())
-    # Each thread's two samples: 0 and 1, whichever thread made them first.
-    assert sorted(a["replies"]) == sorted(b["replies"])
+        a, b = (
+            asyncio.run(graph.ainvoke({"replies": []}, {"configurable": {"thread_id": t}}))
+            for t in ("a", "b")
+        )
+    assert sorted(a["replies"]) == sorted(b["replies"]) == ["reply 1", "reply 2"]
     assert counting.calls == 2
 
 

@@ -14,7 +14,8 @@ no API key is in it, nor in the file.
 :func:`cached_request` is what a model call asks first
 (:func:`~debategraph.models.pacing.paced`): a hit is answered at once, before any rate
 limit's wait, budget hold or paid call; a miss is called, and its reply kept
-(:meth:`CachedRequest.keep`). A reply from the cache carries a mark (:func:`from_cache`)
+(:meth:`CachedRequest.keep`; two identical requests in flight at once both miss, and
+the first reply is kept). A reply from the cache carries a mark (:func:`from_cache`)
 its usage counts as a cache hit that cost nothing
 (:func:`~debategraph.models.usage.usage_of`).
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -53,6 +55,8 @@ from langgraph.config import get_config
 from pydantic import BaseModel
 
 from debategraph.errors import UsageError
+
+_log = logging.getLogger(__name__)
 
 #: The key of a cached reply's ``response_metadata`` that marks it as one.
 CACHE_MARK = "debategraph_cache_hit"
@@ -388,9 +392,17 @@ class CachedRequest:
     cache: ResponseCache
 
     def keep(self, reply: Any) -> None:
-        """Keep the reply a miss was answered with (only a message is kept)."""
-        if isinstance(reply, BaseMessage):
+        """Keep the reply a miss was answered with (only a message is kept).
+
+        A reply the file cannot take (locked past its busy timeout, a full disk) is not
+        kept, with a warning: the call it answered stands.
+        """
+        if not isinstance(reply, BaseMessage):
+            return
+        try:
             self.cache.put(self.key, self.model, reply)
+        except sqlite3.Error as exc:
+            _log.warning("--cache %s: a reply was not kept: %s", self.cache.path, exc)
 
 
 def cached_request(
@@ -412,7 +424,12 @@ def cached_request(
         return None
     request = _sha256(_request(model, endpoint, runnable, prompt))
     key = _digest(request, scope.sample(_thread_id(), request))
-    return CachedRequest(scope.cache.get(key), key, model, scope.cache)
+    try:
+        reply = scope.cache.get(key)
+    except sqlite3.Error as exc:  # the call is made, as without a cache
+        _log.warning("--cache %s: a reply could not be read: %s", scope.cache.path, exc)
+        reply = None
+    return CachedRequest(reply, key, model, scope.cache)
 
 
 def _thread_id() -> str | None:
