@@ -402,6 +402,21 @@ def test_a_json_result_counts_the_hits(tmp_path: Path, capsys: pytest.CaptureFix
     assert (usage["calls"], usage["cache_hits"]) == (2, 2)
 
 
+def test_a_run_that_stops_says_to_resume_with_its_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache, db = tmp_path / "replies.sqlite", tmp_path / "d.sqlite"
+    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+        args = ["solve", "What is 2+2?", "--agents", "2", "--rounds", "2", "--cache", str(cache)]
+        server.inject("5xx", 1)
+        code, _, err = run_cli([*args, *stub_args(server, db), "--thread", "t"], capsys)
+        assert code == 1
+        hint = f"debategraph resume t --db {db} --cache {cache}"
+        assert one_error_line(err).endswith(hint)
+        code, _, err = run_cli(hint.split()[1:], capsys)
+        assert code == 0, err
+
+
 def arithmetic_responder(request: dict[str, Any]) -> dict[str, Any]:
     """Works out 'What is a + b?' (the generated question) exactly."""
     import re
