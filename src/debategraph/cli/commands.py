@@ -30,6 +30,7 @@ from debategraph.cli.group import app
 from debategraph.cli.interrupts import resume_command
 from debategraph.cli.options import (
     ArchiveOpt,
+    CacheOpt,
     ConcurrencyOpt,
     DbOpt,
     InterjectOpt,
@@ -83,6 +84,7 @@ def resume(
         float | None, typer.Option("--timeout", help="Seconds per model request (default 60).")
     ] = None,
     max_cost: MaxCostOpt = None,
+    cache: CacheOpt = None,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     archive: ArchiveOpt = None,
@@ -92,11 +94,13 @@ def resume(
     """Continue a stopped or paused thread from its last checkpoint."""
     from langgraph.types import Command
 
+    from debategraph.models.cache import cached_run
+
     check_concurrency(max_concurrency)
     budget = max_cost_of(max_cost)
     if interject_text is not None and approve:
         raise UsageError("give --interject TEXT or --approve, not both")
-    with open_checkpointer(db) as saver:
+    with cached_run(cache), open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
         stored = dict(run.model)
         if model is not None:

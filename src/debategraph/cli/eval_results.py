@@ -77,6 +77,12 @@ def write_report(
         f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
         f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
     )
+    cached = meta.get("cache") or {}
+    if cached.get("hits"):
+        err.print(
+            f"{cached['hits']} of {plural(cached['calls'], 'model call')} answered from the "
+            f"cache {escape(str(cached['file']))}"
+        )
     if meta.get("metric"):
         err.print(f"metric: {escape(str(meta['metric']))}")
     for table in results_table(report, width=out.width):

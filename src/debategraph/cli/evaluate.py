@@ -177,7 +177,8 @@ def _eval_options(
     """The options every ``eval`` command ends with, less the model's (its signature counts)."""
 
 
-#: The model's options, as every run command takes them (``--model`` to ``--rpm``).
+#: The model's options, as every run command takes them (``--model`` to ``--rpm``), and
+#: its response cache.
 _MODEL_OPTIONS = (
     "model",
     "base_url",
@@ -190,6 +191,7 @@ _MODEL_OPTIONS = (
     "tpm",
     "price",
     "max_cost",
+    "cache",
 )
 
 
@@ -298,14 +300,16 @@ def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
     from debategraph.eval.planfile import plan_record
     from debategraph.eval.report import check_out_dir
     from debategraph.eval.shards import this_shard, write_plan
+    from debategraph.models.cache import cached_run
 
-    plan, notes = plan_of(options)
-    chosen = questions()
-    items = this_shard(chosen.items, options.shard)
-    check_out_dir(options.out_dir)
-    write_plan(options.out_dir, plan_record(plan, options, chosen.meta))
-    meta = {**chosen.meta, "questions": len(items), "shard": options.shard}
-    run_and_report(plan, options, replace(chosen, items=items, meta=meta), notes)
+    with cached_run(options.cache):  # a bad --cache: refused before anything is written
+        plan, notes = plan_of(options)
+        chosen = questions()
+        items = this_shard(chosen.items, options.shard)
+        check_out_dir(options.out_dir)
+        write_plan(options.out_dir, plan_record(plan, options, chosen.meta))
+        meta = {**chosen.meta, "questions": len(items), "shard": options.shard}
+        run_and_report(plan, options, replace(chosen, items=items, meta=meta), notes)
 
 
 def run_and_report(
@@ -362,11 +366,22 @@ def run_and_report(
         "judge_calls": found.judge_calls,
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_s": round(time.perf_counter() - started, 3),
+        **_cache_meta(),
     }
     threads = (options.checkpoints, dbs or {})
     from debategraph.cli.eval_results import write_report
 
     write_report(options.out_dir, plan, found, meta, options.json_output, threads)
+
+
+def _cache_meta() -> dict[str, Any]:
+    """``cache``: the calls this run made and those the response cache answered (if one)."""
+    from debategraph.models.cache import active_cache
+
+    cache = active_cache()
+    if cache is None:
+        return {}
+    return {"cache": {"file": str(cache.path), "calls": cache.lookups, "hits": cache.hits}}
 
 
 #: Seconds between progress lines on a stderr that is not a terminal (a log, a pipe).

@@ -109,6 +109,7 @@ def pattern_command(entry: registry.Entry) -> Any:
     def run(**kwargs: Any) -> None:
         from debategraph.cli.runner import OPTION_OF, launch
         from debategraph.graphs.inputs import check_input
+        from debategraph.models.cache import cached_run
         from debategraph.models.spec import ModelSpec
         from debategraph.runs.start import new_run
 
@@ -135,18 +136,21 @@ def pattern_command(entry: registry.Entry) -> Any:
         if thread is not None and not thread.strip():
             raise UsageError("--thread is empty: give a thread id or leave it out")
         settings = {**launched.settings, "pause_after_round": common["pause_after_round"]}
-        checked = new_run(entry.name, settings, spec, common["max_concurrency"], names=OPTION_OF)
-        launch(
-            pattern,
-            checked,
-            launched,
-            db=common["db"],
-            thread=thread,
-            json_output=common["json_output"],
-            archive=common["archive"],
-            report=common.get("report"),
-            max_cost=max_cost,
-        )
+        with cached_run(common["cache"]):  # a bad --cache: refused before any request
+            checked = new_run(
+                entry.name, settings, spec, common["max_concurrency"], names=OPTION_OF
+            )
+            launch(
+                pattern,
+                checked,
+                launched,
+                db=common["db"],
+                thread=thread,
+                json_output=common["json_output"],
+                archive=common["archive"],
+                report=common.get("report"),
+                max_cost=max_cost,
+            )
 
     run.__signature__ = inspect.Signature([*own.values(), *shared.values()])  # type: ignore[attr-defined]
     run.__doc__ = pattern.command.__doc__ or entry.help

@@ -51,9 +51,14 @@ def resume_command(thread_id: str, db: str) -> str:
         db: The ``--db`` value.
 
     Returns:
-        ``debategraph resume THREAD --db DB``.
+        ``debategraph resume THREAD --db DB``, and ``--cache FILE`` where the run uses
+        a response cache (the resumed run's calls are answered from it too).
     """
-    return f"debategraph resume {thread_id} --db {db}"
+    from debategraph.models.cache import active_cache
+
+    cache = active_cache()
+    also = f" --cache {cache.path}" if cache is not None else ""
+    return f"debategraph resume {thread_id} --db {db}{also}"
 
 
 def message() -> str:

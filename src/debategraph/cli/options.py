@@ -112,6 +112,14 @@ PatienceOpt = Annotated[
         "stops, resumable (90s, 10m, 1h) \\[default: 10m].",
     ),
 ]
+CacheOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cache",
+        help="SQLite file of the model's replies (made if missing): a request made before "
+        "(same model, parameters, messages and sample) is answered from it, not paid for.",
+    ),
+]
 DbOpt = Annotated[
     str, typer.Option("--db", help="Checkpoint database: a SQLite file path or Postgres URL.")
 ]
@@ -163,6 +171,7 @@ def run_options(
     tpm: TpmOpt = None,
     price: PriceOpt = None,
     max_cost: MaxCostOpt = None,
+    cache: CacheOpt = None,
     max_concurrency: ConcurrencyOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: NewThreadOpt = None,

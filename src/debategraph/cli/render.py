@@ -280,6 +280,12 @@ def _streamed_turn(pattern: Pattern, node: str, turn: Turn) -> bool:
     return pattern.streamed_stage is None or turn.stage == pattern.streamed_stage
 
 
+def _from_cache(usage: Mapping[str, Any]) -> str:
+    """`` (N from the cache)`` where the response cache answered any call, else ``""``."""
+    hits = int(usage.get("cache_hits") or 0)
+    return f" ({hits} from the cache)" if hits else ""
+
+
 def print_result(
     pattern: Pattern, result: Mapping[str, Any], json_output: bool, *, db: str | None = None
 ) -> None:
@@ -298,7 +304,8 @@ def print_result(
     usage = result["usage"]
     spend = spend_words(usage, result.get("usage_by_model") or {})
     tail = (
-        f"ended: {result['termination_reason']} · {plural(usage['calls'], 'call')}, "
+        f"ended: {result['termination_reason']} · {plural(usage['calls'], 'call')}"
+        f"{_from_cache(usage)}, "
         f"{usage['prompt_tokens'] + usage['completion_tokens']:,} tokens · "
         + (f"{escape(spend)} · " if spend else "")
         + f"{result['wall_s']:.1f}s wall · thread {result['thread_id']}"

@@ -78,6 +78,7 @@ class EvalOptions:
         max_errors: ``--max-errors``: the share of (question, mode) pairs that may
             error before the eval stops.
         max_cost: ``--max-cost``: the most this command may spend on priced calls.
+        cache: ``--cache``: the response cache's file (``None``: none).
     """
 
     modes: str
@@ -94,6 +95,7 @@ class EvalOptions:
     agree: str = DEFAULT_AGREE
     max_errors: float = DEFAULT_MAX_ERRORS
     max_cost: float | None = None
+    cache: str | None = None
 
     @property
     def checkpoints(self) -> str:
@@ -125,6 +127,7 @@ def eval_options(
     tpm: float | None = None,
     price: Price | None = None,
     max_cost: float | None = None,
+    cache: str | None = None,
 ) -> EvalOptions:
     """The options every ``eval`` command shares, read: the model spec, the shard.
 
@@ -132,8 +135,8 @@ def eval_options(
     ``--neighbours``), kept as :class:`EvalOptions` says; ``model``, ``base_url``,
     ``timeout``, ``max_retries``, ``patience`` (seconds), ``rpm``, ``tpm``, ``price``,
     ``api_key_env`` and ``max_tokens`` make its ``spec``,
-    ``shard`` (``i/N``) is read into ``(i, N)``, and ``max_errors`` must be a share
-    from 0 to 1.
+    ``shard`` (``i/N``) is read into ``(i, N)``, ``max_errors`` must be a share
+    from 0 to 1, and ``cache`` is kept as it is (opened when the eval runs).
 
     Returns:
         The options.
@@ -174,6 +177,7 @@ def eval_options(
         agree,
         max_errors,
         max_cost,
+        cache,
     )
 
 

@@ -15,6 +15,10 @@ call that meets a :class:`~debategraph.models.faults.Fault` waits and tries agai
   client's own schedule, which this replaces: its own retries are off), within the
   patience too.
 
+A request the run's response cache holds (:mod:`debategraph.models.cache`) is answered
+from it before any of that: no wait, no budget held, no paid call; a reply to one it does
+not hold is kept there.
+
 What still fails is raised to the call, which turns it into its one-line error: the run
 stops and its thread stays resumable. The waits are steps of the call, so under
 ``ainvoke`` they hold no thread and the run's deadline cuts them short like a call.
@@ -34,6 +38,7 @@ from urllib.parse import urlsplit
 from langchain_core.runnables import Runnable, RunnableLambda
 
 from debategraph.models.binding import ModelBinding
+from debategraph.models.cache import cached_request
 from debategraph.models.faults import Fault, HeldPastPatience, transient
 from debategraph.models.money import UNCAPPED_REPLY_TOKENS, active_budget
 from debategraph.models.steps import Steps
@@ -280,6 +285,9 @@ def paced(
 ) -> Steps[Any]:
     """One model call as steps, tried again on a fault within the binding's limits.
 
+    A request the run's response cache holds is answered from it at once; a reply to one
+    it does not hold is kept there.
+
     Before each try, the run's budget (:func:`~debategraph.models.money.active_budget`,
     for a model with a price) holds back what the call could cost, or stops the run
     (:class:`~debategraph.errors.CostLimitReached`) before a call that could pass
@@ -302,6 +310,9 @@ def paced(
         CostLimitReached: Before a call that could take the run past its budget.
         HeldPastPatience: Before a call the endpoint holds longer than its patience.
     """
+    cached = cached_request(model.name, model.endpoint, runnable, prompt)
+    if cached is not None and cached.reply is not None:
+        return cached.reply
     pace = pace_of(model.endpoint)
     pace.limit_to(model.rpm)
     pace.limit_tokens_to(model.tpm)
@@ -350,6 +361,8 @@ def paced(
             if budget is not None:
                 usage = usage_of(reply, 0.0, prompt, model.price)
                 budget.settle(held, usage.cost, usage.completion_tokens)
+            if cached is not None:
+                cached.keep(reply)
             return reply
         yield WAIT, wait
         waited += wait
