@@ -22,6 +22,10 @@ default ``--patience``). Three figures, each printed with its target and PASS/FA
    half that cost: it must stop before passing the budget (what it spent, from its one
    line, at most the budget), and the same command without the budget must finish it with
    the unbudgeted run's answers and cost.
+5. The response cache: the eval (single, vote) with ``--cache``, then from scratch (new
+   checkpoints) with other decision protocols, then with another mode that shares its
+   first round (debate-ring): the paid calls each makes (the stub's requests), which must
+   be 0 for the second and only the debate's later rounds for the third.
 
 Usage::
 
@@ -277,6 +281,44 @@ def figure_cost(workdir: Path, *, questions: int) -> Figure:
     )
 
 
+def figure_cache(workdir: Path, *, questions: int) -> Figure:
+    """An eval with ``--cache``, then again with other decisions, then with a debate mode."""
+    dataset = write_gsm8k(workdir / "gsm-cache.jsonl", questions)
+    cache = workdir / "replies.sqlite"
+
+    with StubOpenAIServer(chance_responder(P_RIGHT, 2)) as server:  # one endpoint
+
+        def run(name: str, *extra: str) -> int:
+            before = server.calls
+            args = eval_args(dataset, workdir / name, server.url)
+            at = args.index("--modes")
+            del args[at : at + 2]  # the modes come from ``extra``
+            run_cli([*args, "--cache", str(cache), *extra])
+            return server.calls - before
+
+        first = run("cache-first", "--modes", "single,vote")
+        decisions = run(
+            "cache-decisions", "--modes", "single,vote", "--decisions", "plurality,weighted"
+        )
+        debate = run("cache-debate", "--modes", "debate-ring")
+    later_rounds = questions * 2  # 2 solvers' round-2 calls: round 1 is the vote's
+    return Figure(
+        number=5,
+        name="The response cache",
+        setup=f"{questions} questions with --cache: single,vote; then from new checkpoints "
+        "with --decisions plurality,weighted; then --modes debate-ring (2 solvers, 2 rounds)",
+        rows=[
+            ("paid calls, first run", f"{first}"),
+            ("paid calls, other decisions", f"{decisions}"),
+            ("paid calls, debate-ring", f"{debate} (its round-2 calls: {later_rounds})"),
+        ],
+        target="0 paid calls for what was made before",
+        passed=decisions == 0 and debate == later_rounds,
+        values={"first": first, "decisions": decisions, "debate": debate},
+        headline=f"{decisions} paid calls on a rerun with other decisions (first run: {first})",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
     args = base_parser(__doc__, quick_help="10 questions at 40/s, not 30 at 20/s").parse_args(argv)
@@ -290,10 +332,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 workdir, questions=questions, rate=40.0 if quick else 20.0, quick=quick
             ),
             lambda workdir: figure_faults(workdir, questions=questions),
-            lambda workdir: figure_cost(workdir, questions=questions),
+            lambda workdir: figure_cost(workdir, questions=4 if quick else questions),
+            lambda workdir: figure_cache(workdir, questions=4 if quick else questions),
         ],
         args=args,
-        quick_note="quick mode: 10 questions at 40 requests/s; the time ratios are advisory",
+        quick_note="quick mode: 10 questions at 40 requests/s (4 for the cost and the cache); "
+        "the time ratios are advisory",
     )
 
 
