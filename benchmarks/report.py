@@ -125,6 +125,11 @@ README_FIGURES: dict[str, tuple[str, str]] = {
     "figure.serve-flood": ("serve.py", "One user floods, another is served"),
     "figure.serve-body": ("serve.py", "A 50 MB body is refused before it is read whole"),
     "figure.eval-throughput": ("eval.py", "Eval throughput"),
+    "figure.providers-solve": ("providers.py", "solve within a request limit"),
+    "figure.providers-eval": ("providers.py", "eval within a request limit"),
+    "figure.providers-faults": ("providers.py", "Random faults"),
+    "figure.providers-cost": ("providers.py", "Cost and a budget"),
+    "figure.providers-cache": ("providers.py", "The response cache"),
 }
 #: The block of the embedded eval's table (from ``docs/eval/results.json``).
 EVAL_BLOCK = "figure.embedded-eval"
