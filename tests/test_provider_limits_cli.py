@@ -190,3 +190,17 @@ def test_a_bad_max_errors_is_one_line(value: str, capsys: pytest.CaptureFixture[
     code, _, err = run_cli(args, capsys)
     assert code == 2
     assert one_error_line(err).startswith(f"debategraph: error: --max-errors {float(value):g}")
+
+
+def test_a_solve_says_when_it_waits_on_a_rate_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+        server.inject("429", 1, seconds=3.0)  # six looks of the watcher
+        args = ["solve", "What is 2+2?", *stub_args(server, tmp_path / "d.sqlite")]
+        code, _, err = run_cli([*args, "--agents", "2", "--rounds", "1"], capsys)
+        assert code == 0, err
+        assert server.limited == 1 and server.calls == 2
+        host = server.url.split("//", 1)[1].split("/", 1)[0]
+    notes = [line.strip() for line in err.splitlines() if "waiting on a rate limit" in line]
+    assert len(notes) == 1 and notes[0].startswith(f"waiting on a rate limit: {host} ")

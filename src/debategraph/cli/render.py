@@ -9,9 +9,11 @@ land, and the pattern adds its own lines
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,10 +207,16 @@ def _stated_answer(turn: Turn, choices: Sequence[str] | None, kind: AnswerKind) 
     return None if stated == own else stated
 
 
+#: Seconds between two looks at whether a run's calls wait on a rate limit.
+WAIT_LOOK_S = 0.5
+
+
 class Progress:
     """Live view of a run on stderr: rounds, each record as it lands, the pattern's lines.
 
-    For patterns whose agents write prose, their tokens as they are generated.
+    For patterns whose agents write prose, their tokens as they are generated. Inside
+    :meth:`watching_waits`, a line whenever the run's calls start waiting on an endpoint's
+    rate limit, saying for how long (a run waiting streams nothing else).
     """
 
     def __init__(self, pattern: Pattern, *, stream_text: bool) -> None:
@@ -217,6 +225,33 @@ class Progress:
         self.speaking: str | None = None
         self.boundary = boundary_nodes(pattern.described)
         self.spoke: set[str] = set()  # nodes whose tokens were printed since their update
+
+    @contextlib.contextmanager
+    def watching_waits(self) -> Iterator[None]:
+        """Say, once per hold, when the run's calls wait on a rate limit and how long.
+
+        Yields:
+            Nothing: a thread looks every :data:`WAIT_LOOK_S` seconds while inside.
+        """
+        from debategraph.models.pacing import waiting_note
+
+        stopped = threading.Event()
+
+        def look() -> None:
+            said = ""
+            while not stopped.wait(WAIT_LOOK_S):
+                note = waiting_note()
+                if note and not said and self.speaking is None:
+                    err.print(f"  [dim]{escape(note)}[/dim]")
+                said = note
+
+        watcher = threading.Thread(target=look, name="rate-limit-note", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stopped.set()
+            watcher.join()
 
     def show(self, mode: str, chunk: Any) -> None:
         """Print one streamed chunk.

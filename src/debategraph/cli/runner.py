@@ -181,9 +181,10 @@ class Runner:
         modes: list[StreamMode] = ["updates", "messages"] if progress.stream_text else ["updates"]
         ask = _ask if _interactive(self.json_output) else _never
         try:
-            waiting = run.drive(
-                thread_id, graph_input, modes=modes, on_chunk=progress.show, ask=ask
-            )
+            with progress.watching_waits():
+                waiting = run.drive(
+                    thread_id, graph_input, modes=modes, on_chunk=progress.show, ask=ask
+                )
         except (ModelUnavailableError, CostLimitReached, KeyboardInterrupt) as exc:
             self._stopped_early(run, thread_id, exc)
         values = run.values(thread_id)
