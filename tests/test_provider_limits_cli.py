@@ -204,3 +204,16 @@ def test_a_solve_says_when_it_waits_on_a_rate_limit(
         host = server.url.split("//", 1)[1].split("/", 1)[0]
     notes = [line.strip() for line in err.splitlines() if "waiting on a rate limit" in line]
     assert len(notes) == 1 and notes[0].startswith(f"waiting on a rate limit: {host} ")
+
+
+def test_a_request_that_hangs_is_cut_at_the_timeout_and_tried_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StubOpenAIServer(chance_responder(1.0, 1)) as server:
+        server.inject("timeout", 1, seconds=3.0)  # the provider hangs on one request
+        args = ["solve", "What is 2+2?", *stub_args(server, tmp_path / "d.sqlite")]
+        args += ["--agents", "2", "--rounds", "1", "--timeout", "1", "--max-retries", "1"]
+        code, stdout, err = run_cli([*args, "--json"], capsys)
+        assert code == 0, err
+        assert len(server.requests) == 3  # two calls, the hung one tried again
+    assert json.loads(stdout)["answer"] is not None
