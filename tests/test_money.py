@@ -185,6 +185,12 @@ def test_a_solve_says_what_it_cost_everywhere(
     code, stdout, err = run_cli(["export", "t", "--db", str(db), "--format", "md"], capsys)
     assert code == 0, err
     assert f"cost {money(usage['cost'])}" in stdout
+    page = tmp_path / "t.html"
+    code, _, err = run_cli(["view", "t", "--db", str(db), "--output", str(page)], capsys)
+    assert code == 0, err
+    html = page.read_text(encoding="utf-8")
+    assert "<th class='num'>cost</th>" in html  # the usage tables' cost column
+    assert money(result["usage_by_agent"]["solver_1"]["cost"]) in html
 
 
 def test_max_cost_stops_a_solve_before_the_call_that_could_pass_it_and_resume_goes_on(
@@ -282,6 +288,7 @@ def test_an_eval_costs_each_row_and_stops_at_its_budget_resumable(
     answer, tables = results.split("\n\n", 1)
     assert "At the prices given, a question cost: single $" in answer
     assert "cost/q" in tables
+    assert "cost/q" in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_served_model_has_the_operators_price_and_a_client_cannot_set_one(
