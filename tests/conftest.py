@@ -93,6 +93,20 @@ def stub() -> Iterator[StubOpenAIServer]:
         yield server
 
 
+@pytest.fixture
+def fresh_paces() -> Iterator[None]:
+    """What endpoints told this process to wait, forgotten before and after the test.
+
+    Fakes and stubs share endpoint names between tests; a resume in a new process
+    knows nothing of what the last one was told either.
+    """
+    from debategraph.models.pacing import forget_paces
+
+    forget_paces()
+    yield
+    forget_paces()
+
+
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     with pytest.raises(SystemExit) as exit_info:
         main(args)

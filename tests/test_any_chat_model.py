@@ -35,11 +35,7 @@ from debategraph.models.spec import parse_model, provider_of
 from tests.conftest import one_error_line, run_cli
 from tests.fake_model import TextOnlyChatModel, ToolCallingChatModel
 
-
-@pytest.fixture(autouse=True)
-def _fresh_paces() -> None:
-    """Each test's fakes share an endpoint name: what one was told to wait holds no other."""
-    forget_paces()
+pytestmark = pytest.mark.usefixtures("fresh_paces")
 
 
 class Count(BaseModel):

@@ -24,7 +24,7 @@ from debategraph.models.money import (
     parse_price,
     spend_words,
 )
-from debategraph.models.pacing import Pace, forget_paces
+from debategraph.models.pacing import Pace
 from debategraph.models.spec import ModelSpec, parse_model
 from debategraph.models.usage import usage_of
 from debategraph.state.records import Usage
@@ -32,13 +32,10 @@ from tests.conftest import one_error_line, run_cli, stub_args
 from tests.eval_data import chance_responder, write_gsm8k
 from tests.openai_stub import StubOpenAIServer
 
+pytestmark = pytest.mark.usefixtures("fresh_paces")
+
 #: A price that makes a stub call cost cents: 1,000 per million prompt tokens, 2,000 out.
 PRICE = "1000/2000"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_paces() -> None:
-    forget_paces()
 
 
 # -- prices and costs ----------------------------------------------------------------------

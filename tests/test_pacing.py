@@ -23,9 +23,11 @@ from debategraph.models import ModelSpec, bind_model
 from debategraph.models.binding import ModelBinding
 from debategraph.models.calls import astructured_call, structured_call, text_call
 from debategraph.models.faults import Fault, retry_after_of, status_of, transient
-from debategraph.models.pacing import backoff_s, forget_paces, pace_of
+from debategraph.models.pacing import backoff_s, pace_of
 from tests.fake_model import TextOnlyChatModel
 from tests.openai_stub import StubOpenAIServer
+
+pytestmark = pytest.mark.usefixtures("fresh_paces")
 
 MESSAGES = [HumanMessage("How many?")]
 
@@ -34,13 +36,6 @@ class Count(BaseModel):
     """A count."""
 
     answer: int
-
-
-@pytest.fixture(autouse=True)
-def _fresh_paces() -> Iterator[None]:
-    forget_paces()
-    yield
-    forget_paces()
 
 
 def spec_for(url: str, **settings: Any) -> ModelSpec:

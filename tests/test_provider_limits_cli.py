@@ -18,15 +18,11 @@ from tests.conftest import one_error_line, run_cli, stub_args
 from tests.eval_data import chance_responder, write_gsm8k
 from tests.openai_stub import StubOpenAIServer
 
-pytestmark = pytest.mark.slow  # seconds of real time: the limit sets them
+# seconds of real time (the limit sets them); what an endpoint said is each test's own
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_paces")]
 
 QUESTIONS = 30
 MODES = "single,vote,debate-ring"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_paces() -> None:
-    forget_paces()
 
 
 def eval_run(

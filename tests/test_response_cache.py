@@ -12,7 +12,6 @@ import json
 import operator
 import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -38,11 +37,13 @@ from debategraph.models.cache import (
 )
 from debategraph.models.calls import astructured_call, structured_call, text_call
 from debategraph.models.money import Budget, Price, spending
-from debategraph.models.pacing import forget_paces, pace_of
+from debategraph.models.pacing import pace_of
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.eval_data import chance_responder
 from tests.fake_model import ScriptedChatModel, TextOnlyChatModel, text_reply, tool_reply
 from tests.openai_stub import StubOpenAIServer
+
+pytestmark = pytest.mark.usefixtures("fresh_paces")
 
 PROMPT = [HumanMessage("What is 6 times 7?")]
 
@@ -51,13 +52,6 @@ class Answer(BaseModel):
     """An answer."""
 
     answer: int
-
-
-@pytest.fixture(autouse=True)
-def _fresh_paces() -> Iterator[None]:
-    forget_paces()
-    yield
-    forget_paces()
 
 
 class Counting:
