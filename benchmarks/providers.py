@@ -89,16 +89,25 @@ class Arrivals:
         return self.times[-1] - self.times[0] if len(self.times) > 1 else 0.0
 
 
-def run_cli(args: Sequence[str]) -> tuple[float, str]:
-    """Run ``debategraph ARGS`` to its end; its wall time and stdout (fail on an error)."""
+def run_cli(args: Sequence[str], *, stops: bool = False) -> tuple[float, str]:
+    """Run ``debategraph ARGS`` to its end: its wall time and stdout.
+
+    Args:
+        args: The command's arguments.
+        stops: The command is meant to fail: its last stderr line instead of stdout.
+
+    Raises:
+        RuntimeError: If it failed (or, with ``stops``, finished).
+    """
     started = time.perf_counter()
     done = subprocess.run(
         cli(*args), capture_output=True, text=True, cwd=REPO_ROOT, timeout=900, check=False
     )
     wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"debategraph {' '.join(args[:2])} failed: {done.stderr[-2000:]}")
-    return wall, done.stdout
+    if (done.returncode != 0) != stops:
+        said = done.stderr[-2000:] if done.returncode else "it finished"
+        raise RuntimeError(f"debategraph {' '.join(args[:2])}: {said}")
+    return wall, done.stderr.strip().splitlines()[-1] if stops else done.stdout
 
 
 def limit_figure(
@@ -230,16 +239,6 @@ def figure_faults(workdir: Path, *, questions: int) -> Figure:
 PRICE = "0.15/0.60"
 
 
-def run_cli_failing(args: Sequence[str]) -> str:
-    """Run ``debategraph ARGS``, which must fail; its last stderr line."""
-    done = subprocess.run(
-        cli(*args), capture_output=True, text=True, cwd=REPO_ROOT, timeout=900, check=False
-    )
-    if done.returncode == 0:
-        raise RuntimeError(f"debategraph {' '.join(args[:2])} was meant to stop, and finished")
-    return done.stderr.strip().splitlines()[-1]
-
-
 def figure_cost(workdir: Path, *, questions: int) -> Figure:
     """The eval at a price, then from scratch at half its cost as the budget."""
     dataset = write_gsm8k(workdir / "gsm-cost.jsonl", questions)
@@ -250,7 +249,7 @@ def figure_cost(workdir: Path, *, questions: int) -> Figure:
         total = sum(float(v["cost"]) * int(v["n"]) for v in full.values())
         budget = round(total / 2, 6)
         budgeted = [*eval_args(dataset, workdir / "budget", server.url), *priced]
-        line = run_cli_failing([*budgeted, "--max-cost", f"{budget}"])
+        _, line = run_cli([*budgeted, "--max-cost", f"{budget}"], stops=True)
         found = re.search(r"cost limit reached: \$([0-9.,e-]+) spent", line)
         spent = float(found.group(1).replace(",", "")) if found else math.inf
         _, out = run_cli(budgeted)  # the same command, no budget: it finishes
