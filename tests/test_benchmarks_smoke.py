@@ -153,6 +153,10 @@ def check_providers(figures: dict[str, dict[str, Any]], output: str) -> None:
     faults = figures["Random faults"]["values"]
     assert faults["scored"] and faults["retried"] > 0, output
     assert set(faults["same"].values()) == {True}, output
+    cost = figures["Cost and a budget"]["values"]
+    assert 0 < cost["spent"] <= cost["budget"] < cost["total"] and cost["same"], output
+    cache = figures["The response cache"]["values"]
+    assert cache["first"] > 0 and cache["decisions"] == 0, output  # nothing paid twice
 
 
 def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
@@ -353,13 +357,20 @@ CASES = [
         must_pass=("Messages never checkpointed",),
         check=check_composition,
     ),
-    # A solve and an eval against a rate-limited stub, and one with 15% random faults.
+    # A solve and an eval against a rate-limited stub, one with 15% random faults, an
+    # eval's cost and budget, and the response cache.
     Case(
         "providers.py",
-        ("solve within a request limit", "eval within a request limit", "Random faults"),
-        timeout_s=90,
-        test_timeout_s=100,
-        must_pass=("Random faults",),
+        (
+            "solve within a request limit",
+            "eval within a request limit",
+            "Random faults",
+            "Cost and a budget",
+            "The response cache",
+        ),
+        timeout_s=150,
+        test_timeout_s=160,
+        must_pass=("Random faults", "Cost and a budget", "The response cache"),
         check=check_providers,
     ),
     # The eval through the CLI on three simulated populations (4 questions each).

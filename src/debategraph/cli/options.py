@@ -92,7 +92,7 @@ PriceOpt = Annotated[
     str | None,
     typer.Option(
         "--price",
-        help="The model's price per million tokens: INPUT/OUTPUT[/CACHED_INPUT], e.g. "
+        help="The model's price per million tokens: INPUT/OUTPUT\\[/CACHED_INPUT], e.g. "
         "2.50/10/1.25; costs are then recorded and shown.",
     ),
 ]
