@@ -199,6 +199,33 @@ FIRST = [
 ]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Rewrite the test modules' asserts once, in the controller, before the workers start.
+
+    Each worker would otherwise rewrite every test module itself (about 5 s of CPU each,
+    all four at once at the start): pytest caches a rewritten module beside it, but the
+    workers start together, before any has written one, and where ``PYTHONDONTWRITEBYTECODE``
+    is set none is ever written. The controller writes the cache here; pytest reads it in
+    every worker (and in the pytest runs tests start) whether or not it may write. A folder
+    it cannot write leaves each worker rewriting, as before.
+    """
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
+        return
+    # pytest's own cache of rewritten modules (pytest is pinned below 9.2 in pyproject.toml).
+    from _pytest.assertion import rewrite
+
+    state = config.stash[rewrite.assertstate_key]
+    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+        cache = rewrite.get_cache_dir(path)
+        pyc = cache / (path.name[:-3] + rewrite.PYC_TAIL)
+        if rewrite._read_pyc(path, pyc, state.trace) is not None:
+            continue  # an earlier run's, still current
+        if not rewrite.try_makedirs(cache):
+            return
+        source_stat, code = rewrite._rewrite_test(path, config)
+        rewrite._write_pyc(state, code, source_stat, pyc)
+
+
 @pytest.hookimpl(trylast=True)  # after xdist's worker has written the groups into node ids
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Refuse to run where xdist ignores the groups (see the pytest pin in pyproject.toml)."""

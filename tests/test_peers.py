@@ -39,12 +39,18 @@ def run_worker(cmd: list[str], batches: str) -> list[dict[str, object]]:
 
 @pytest.fixture(scope="module")
 def peers_python() -> Path:
-    """AutoGen's interpreter: ``.venv-peers``, made on first use."""
+    """AutoGen's interpreter: ``.venv-peers``, made on first use.
+
+    Made without a pip of its own (ensurepip's 3.5 core-s of every fresh clone's run): this
+    environment's pip installs into it (``pip --python``); ``make peers`` adds one.
+    """
     if not PEERS_PYTHON.exists():
         requirements = REPO_ROOT / "benchmarks/peers/requirements.txt"
-        subprocess.run([sys.executable, "-m", "venv", str(PEERS_PYTHON.parents[1])], check=True)
-        pip = [str(PEERS_PYTHON), "-m", "pip", "install", "-q", "--only-binary", ":all:"]
-        subprocess.run([*pip, "-r", str(requirements)], check=True, timeout=600)
+        venv = [sys.executable, "-m", "venv", "--without-pip", str(PEERS_PYTHON.parents[1])]
+        subprocess.run(venv, check=True)
+        pip = [sys.executable, "-m", "pip", "--python", str(PEERS_PYTHON), "install", "-q"]
+        pip += ["--only-binary", ":all:", "-r", str(requirements)]
+        subprocess.run(pip, check=True, timeout=600)
     return PEERS_PYTHON
 
 

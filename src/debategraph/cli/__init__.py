@@ -31,6 +31,12 @@ def main(argv: list[str] | None = None) -> None:
     from debategraph.cli.interrupts import guarded
 
     with guarded():
+        if argv is None:  # this process's own command line: serve may start again at once
+            import sys
+
+            from debategraph.cli.serve_start import restart_early
+
+            restart_early(sys.argv[1:])
         from debategraph.cli.app import main as app_main
 
         app_main(argv)
