@@ -20,7 +20,6 @@ import pytest
 from debategraph.local import find_packaged_gguf
 from tests.backends import require_module
 from tests.groups import EMBEDDED_A, EMBEDDED_B
-from tests.notebooks import run_notebook
 from tests.processes import embedded_servers
 
 pytestmark = pytest.mark.embedded  # and each test's chain: EMBEDDED_A or EMBEDDED_B
@@ -221,14 +220,6 @@ def test_meeting_on_embedded_model(tmp_path: Path) -> None:
     assert said[:2] == [("Presenter", "pitch"), ("Skeptic", "critique")]
     assert all(m["id"] and "round" in m for m in result["transcript"])
     assert "decision" in result  # typed, or None with a note when the model gave nothing usable
-
-
-@EMBEDDED_A  # the other patterns' notebooks run on the stub (tests/test_pattern_notebooks.py)
-def test_notebook_runs(tmp_path: Path) -> None:
-    text, _ = run_notebook("solver_debate.ipynb", tmp_path)
-    assert "graph TD" in text
-    assert "answer:" in text and "termination: rounds_completed" in text
-    assert "parent graph got:" in text
 
 
 @EMBEDDED_A

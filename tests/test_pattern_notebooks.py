@@ -2,8 +2,8 @@
 
 Each notebook reads ``DEBATEGRAPH_MODEL`` (its default: ``local``, the embedded model)
 and ``OPENAI_BASE_URL``, as a user pointing it at a provider sets them: here the suite's
-stub server, so each runs in seconds. ``solver_debate.ipynb`` runs on the embedded model
-itself (``tests/test_embedded.py``), which every pattern's CLI test there runs on too.
+stub server, so each runs in seconds. Every pattern runs on the embedded model itself
+through its CLI (``tests/test_embedded.py``).
 """
 
 from __future__ import annotations
@@ -59,4 +59,12 @@ def test_meeting_notebook_runs(tmp_path: Path, endpoint: StubOpenAIServer) -> No
     text, _ = run_notebook("meeting.ipynb", tmp_path)
     assert "graph TD" in text and "termination: completed" in text
     assert "decision:" in text or "no usable decision" in text
+    assert endpoint.calls > 0
+
+
+def test_solver_debate_notebook_runs(tmp_path: Path, endpoint: StubOpenAIServer) -> None:
+    text, _ = run_notebook("solver_debate.ipynb", tmp_path)
+    assert "graph TD" in text
+    assert "answer:" in text and "termination: rounds_completed" in text
+    assert "parent graph got:" in text
     assert endpoint.calls > 0
