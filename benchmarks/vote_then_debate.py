@@ -59,15 +59,13 @@ from eval import (
     run_eval,
 )
 from harness import Figure, base_parser, run_benchmark
+from stub_process import stub_process
 
 from debategraph.eval.advice import plain_answer
 from debategraph.eval.report import read_report
 
 MODES = ("vote", "debate-full", "vote-then-debate")
 AGREE = "unanimity"
-#: Tokens a call may write in --quick: the wiring, not the answers (at 64 the cut-off
-#: replies cost more retries than they save; at the default 320 the run takes twice as long).
-QUICK_MAX_TOKENS = 160
 #: The embedded eval's checkpoint file in its work directory (``eval.py``'s figure 3): the
 #: threads of the modes both run are the same threads, read back.
 DB = "embedded-checkpoints.sqlite"
@@ -121,23 +119,28 @@ def figure_vote_then_debate(
     parallel: int,
     matched: bool,
     docs: bool,
-    max_tokens: int | None = None,
+    stub_url: str | None = None,
 ) -> list[Figure]:
-    """The figure: ``vote-then-debate`` against ``vote`` and ``debate-full``."""
-    missing = embedded_missing()
+    """The figure: ``vote-then-debate`` against ``vote`` and ``debate-full``.
+
+    On the embedded model, or (``stub_url``) on the stub server there.
+    """
+    missing = None if stub_url is not None else embedded_missing()
     if missing is not None:
         WARNINGS.add(f"vote-then-debate figure not run: {missing}")
         return []
+    model = (
+        ["--model", "local"] if stub_url is None else ["--model", "stub", "--base-url", stub_url]
+    )
     out = Path("vote-then-debate-eval")
     task = [
         "arithmetic", "--count", str(questions), "--operands", str(ARITH_OPERANDS),
         "--max-operand", str(ARITH_MAX_OPERAND), "--seed", "0",
     ]  # fmt: skip
     args = [
-        *task, "--out", str(out), "--model", "local", "--modes", ",".join(MODES),
+        *task, "--out", str(out), *model, "--modes", ",".join(MODES),
         "--agree", AGREE, "--agents", str(agents), "--rounds", str(ROUNDS),
         "--parallel", str(parallel), "--db", DB, *([] if matched else ["--no-matched"]),
-        *([] if max_tokens is None else ["--max-tokens", str(max_tokens)]),
     ]  # fmt: skip
     print(f"  vote-then-debate eval: {questions} questions x {len(MODES)} modes ...", flush=True)
     run = run_eval(args, workdir, EMBEDDED_TIMEOUT_S)
@@ -177,7 +180,7 @@ def figure_vote_then_debate(
         Figure(
             number=1,
             name="Vote, then debate",
-            setup=f"debategraph eval {' '.join(task)} --model local ({result['meta']['model']}), "
+            setup=f"debategraph eval {' '.join(task)} --model {result['meta']['model']}, "
             f"modes {','.join(MODES)} --agree {AGREE}, --agents {agents} --rounds {ROUNDS} "
             f"--parallel {parallel}{'' if matched else ' --no-matched'}",
             rows=rows,
@@ -210,9 +213,7 @@ def figure_vote_then_debate(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; 1 if its figure fails, else 0."""
-    parser = base_parser(
-        __doc__, quick_help=f"1 question, 2 solvers, no matched vote, {QUICK_MAX_TOKENS} tokens"
-    )
+    parser = base_parser(__doc__, quick_help="1 question, 2 solvers, no matched vote, the stub")
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -226,22 +227,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     quick: bool = args.quick
+
+    def figure(workdir: Path) -> list[Figure]:
+        settings: dict[str, Any] = {
+            "questions": 1 if quick else EMBEDDED_QUESTIONS,
+            "agents": 2 if quick else 3,
+            "parallel": 2 if quick else 4,
+            "matched": not (quick or args.no_matched),
+            "docs": not quick,
+        }
+        if not quick:
+            return figure_vote_then_debate(workdir, **settings)
+        with stub_process() as server:
+            return figure_vote_then_debate(workdir, **settings, stub_url=server.url)
+
     return run_benchmark(
         "debategraph vote-then-debate benchmark",
-        [
-            lambda workdir: figure_vote_then_debate(
-                workdir,
-                questions=1 if quick else EMBEDDED_QUESTIONS,
-                agents=2 if quick else 3,
-                parallel=2 if quick else 4,
-                matched=not (quick or args.no_matched),
-                docs=not quick,
-                max_tokens=QUICK_MAX_TOKENS if quick else None,
-            )
-        ],
+        [figure],
         args=args,
-        quick_note="quick mode: 1 question, 2 solvers, no matched vote, --max-tokens "
-        f"{QUICK_MAX_TOKENS}",
+        quick_note="quick mode: 1 question, 2 solvers, no matched vote, on the stub server",
         warnings=lambda: WARNINGS,
         tmp_prefix="debategraph-vtd-",
         workdir=args.workdir,
