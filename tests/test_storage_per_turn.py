@@ -167,8 +167,12 @@ def test_state_show_and_exports_read_each_turns_model(
 
 
 def test_a_fork_reads_each_turns_model(
-    solved: tuple[str, dict[str, str], StubOpenAIServer], capsys: pytest.CaptureFixture[str]
+    solved: tuple[str, dict[str, str], StubOpenAIServer],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the default archive of a Postgres --db lands here
     db, labels, _ = solved
     from debategraph import build_solver_debate
     from debategraph.graphs.solver_debate import GRAPH_NAME

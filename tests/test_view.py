@@ -470,9 +470,14 @@ def test_view_of_a_plugin_patterns_thread(
 
 
 def test_forks_are_read_on_each_backend(
-    checkpoint_url: str, stub: StubOpenAIServer, capsys: pytest.CaptureFixture[str]
+    checkpoint_url: str,
+    stub: StubOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A fork's page names its origin and checkpoint; the origin's lists the fork."""
+    monkeypatch.chdir(tmp_path)  # the default archive of a Postgres --db lands here
     solve = ["solve", QUESTION, "--agents", "2", "--rounds", "2", "--thread", "a", "--json"]
     code, _, err = run_cli([*solve, *stub_args(stub, checkpoint_url)], capsys)
     assert code == 0, err
