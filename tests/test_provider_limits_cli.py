@@ -206,9 +206,10 @@ def test_a_request_that_hangs_is_cut_at_the_timeout_and_tried_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with StubOpenAIServer(chance_responder(1.0, 1)) as server:
-        server.inject("timeout", 1, seconds=3.0)  # the provider hangs on one request
+        server.inject("timeout", 1, seconds=8.0)  # the provider hangs on one request
         args = ["solve", "What is 2+2?", *stub_args(server, tmp_path / "d.sqlite")]
-        args += ["--agents", "2", "--rounds", "1", "--timeout", "1", "--max-retries", "1"]
+        # a timeout far above an answered call's time on a loaded machine, far below the hang
+        args += ["--agents", "2", "--rounds", "1", "--timeout", "3", "--max-retries", "1"]
         code, stdout, err = run_cli([*args, "--json"], capsys)
         assert code == 0, err
         assert len(server.requests) == 3  # two calls, the hung one tried again

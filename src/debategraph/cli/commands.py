@@ -37,6 +37,7 @@ from debategraph.cli.options import (
     JsonOpt,
     MaxCostOpt,
     ReportOpt,
+    cache_opened,
     max_cost_of,
 )
 from debategraph.cli.patterns import get_pattern
@@ -94,13 +95,11 @@ def resume(
     """Continue a stopped or paused thread from its last checkpoint."""
     from langgraph.types import Command
 
-    from debategraph.models.cache import cached_run
-
     check_concurrency(max_concurrency)
     budget = max_cost_of(max_cost)
     if interject_text is not None and approve:
         raise UsageError("give --interject TEXT or --approve, not both")
-    with cached_run(cache), open_checkpointer(db) as saver:
+    with cache_opened(cache), open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
         stored = dict(run.model)
         if model is not None:

@@ -26,7 +26,14 @@ import typer
 from rich.markup import escape
 
 from debategraph.cli.group import app
-from debategraph.cli.options import JsonOpt, max_cost_of, price_of, run_options, seconds_of
+from debategraph.cli.options import (
+    JsonOpt,
+    cache_opened,
+    max_cost_of,
+    price_of,
+    run_options,
+    seconds_of,
+)
 from debategraph.cli.render import err, fail, model_label
 from debategraph.eval.arithmetic import DEFAULT_COUNT, DEFAULT_MAX_OPERAND, DEFAULT_OPERANDS
 from debategraph.eval.modes import DEFAULT_AGREE, DEFAULT_MODES, MODES, VOTE_THEN_DEBATE
@@ -300,9 +307,8 @@ def run_eval(options: EvalOptions, questions: Callable[[], Questions]) -> None:
     from debategraph.eval.planfile import plan_record
     from debategraph.eval.report import check_out_dir
     from debategraph.eval.shards import this_shard, write_plan
-    from debategraph.models.cache import cached_run
 
-    with cached_run(options.cache):  # a bad --cache: refused before anything is written
+    with cache_opened(options.cache):  # a bad --cache: refused before anything is written
         plan, notes = plan_of(options)
         chosen = questions()
         items = this_shard(chosen.items, options.shard)

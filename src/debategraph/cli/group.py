@@ -12,7 +12,6 @@ imports them when the CLI runs. So imports go one way: this module imports none 
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 from typing import Any
 
@@ -86,18 +85,6 @@ app = typer.Typer(
 )
 
 
-def _cache_opened(path: str | None) -> contextlib.AbstractContextManager[object]:
-    """``--cache`` opened for the run (:func:`~debategraph.models.cache.cached_run`).
-
-    Without one, the run's path crosses no cache code at all.
-    """
-    if path is None:
-        return contextlib.nullcontext()
-    from debategraph.models.cache import cached_run
-
-    return cached_run(path)
-
-
 def pattern_command(entry: registry.Entry) -> Any:
     """The CLI command of a pattern: its own options plus the shared run options.
 
@@ -148,7 +135,7 @@ def pattern_command(entry: registry.Entry) -> Any:
         if thread is not None and not thread.strip():
             raise UsageError("--thread is empty: give a thread id or leave it out")
         settings = {**launched.settings, "pause_after_round": common["pause_after_round"]}
-        with _cache_opened(common["cache"]):  # a bad --cache: refused before any request
+        with options.cache_opened(common["cache"]):  # a bad --cache: refused before any request
             checked = new_run(
                 entry.name, settings, spec, common["max_concurrency"], names=OPTION_OF
             )

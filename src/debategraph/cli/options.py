@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any
 
 import typer
@@ -218,6 +219,21 @@ def max_cost_of(value: str | None) -> float | None:
         UsageError: One line naming the value and what is allowed.
     """
     return None if value is None else parse_cost(value, "--max-cost")
+
+
+def cache_opened(path: str | None) -> contextlib.AbstractContextManager[object]:
+    """``--cache`` opened around a command (:func:`~debategraph.models.cache.cached_run`).
+
+    Without one, nothing of the cache is imported: a run's path crosses no cache code.
+
+    Raises:
+        UsageError: If ``path`` is not a cache, before anything inside runs.
+    """
+    if path is None:
+        return contextlib.nullcontext()
+    from debategraph.models.cache import cached_run
+
+    return cached_run(path)
 
 
 def report_option(report: ReportOpt = None) -> None:

@@ -19,8 +19,6 @@ from rich.text import Text
 from debategraph.eval.report import read_report, results_document
 from debategraph.eval.stats import ALPHA, Report
 from debategraph.models.money import money
-from debategraph.strategies.decisions import PLURALITY
-from debategraph.words import plural
 
 _DASH = "\N{EM DASH}"
 
@@ -94,9 +92,6 @@ def _summary_section(report: Report) -> Section:
         for row, s in zip(rows, report.summaries, strict=True):
             row.insert(at, _DASH if s.cost is None else money(s.cost))
         notes.append("cost/q: mean cost per question at the prices given (--price)")
-    hits = sum(s.cache_hits for s in report.summaries if s.decision == PLURALITY)
-    if hits:
-        notes.append(f"{plural(hits, 'call')} answered from the response cache (no paid call)")
     return Section("Accuracy and cost per mode and protocol", headers, rows, notes)
 
 

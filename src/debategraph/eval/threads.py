@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints.threads import wall_time
 from debategraph.eval.records import Item, Outcome
-from debategraph.state.records import Decided, RoundRecord, Turn, Usage
+from debategraph.state.records import COST_DECIMALS, Decided, RoundRecord, Turn, Usage
 from debategraph.strategies.decisions import JUDGE
 from debategraph.strategies.math_answers import check_answer
 
@@ -193,7 +193,9 @@ def _less(total: Usage, part: Usage) -> Usage:
         calls=max(0, total.calls - part.calls),
         latency_s=round(max(0.0, total.latency_s - part.latency_s), 6),
         estimated=total.estimated,
-        cost=None if total.cost is None else round(max(0.0, total.cost - (part.cost or 0.0)), 9),
+        cost=None
+        if total.cost is None
+        else round(max(0.0, total.cost - (part.cost or 0.0)), COST_DECIMALS),
         cache_hits=max(0, total.cache_hits - part.cache_hits),
     )
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from debategraph.errors import CostLimitReached, UsageError
-from debategraph.state.records import COST_DECIMALS
+from debategraph.state.records import COST_DECIMALS, Usage, add_costs
 
 #: Tokens a price is given for.
 PER_TOKENS = 1_000_000
@@ -304,8 +304,6 @@ def spend_words(usage: Mapping[str, Any], by_model: Mapping[str, Any]) -> str:
         ``$0.0123``, ``$0.0123 (no price for m)``, with ``· 4 calls from the cache``
         where some were; ``""`` where no call had a price nor came from the cache.
     """
-    from debategraph.state.records import Usage
-
     total = Usage.coerce(usage)
     _, unpriced = costs_known(by_model)
     parts = []
@@ -328,8 +326,6 @@ def costs_known(by_model: Mapping[str, Any]) -> tuple[float | None, list[str]]:
         The summed cost of the priced models (``None``: none was priced) and the labels
         of the models called without a price.
     """
-    from debategraph.state.records import Usage, add_costs
-
     total: float | None = None
     unpriced: list[str] = []
     for label, raw in by_model.items():

@@ -42,7 +42,7 @@ from debategraph.models.cache import cached_request
 from debategraph.models.faults import Fault, HeldPastPatience, transient
 from debategraph.models.money import UNCAPPED_REPLY_TOKENS, active_budget
 from debategraph.models.steps import Steps
-from debategraph.models.usage import estimate_tokens, prompt_tokens_of, usage_of
+from debategraph.models.usage import prompt_tokens_of, usage_of
 
 #: The backoff's first wait and its cap, in seconds (the openai client's).
 BACKOFF_FIRST_S = 0.5
@@ -333,15 +333,16 @@ def paced(
         held = 0.0
         if budget is not None and model.price is not None:
             held = budget.hold(model.price, sent, model.max_tokens)
-        reply: Any = None
         try:
             if not pace.enter(most):
                 yield ENTER, (pace, most)
             try:
                 reply = yield runnable, prompt
+            except BaseException:
+                pace.used(most, 0)
+                raise
             finally:
                 pace.leave()
-                pace.used(most, _tokens_used(reply, sent) if reply is not None else 0)
         except Exception as exc:
             if budget is not None:
                 budget.settle(held, None)
@@ -358,23 +359,17 @@ def paced(
                 raise
         else:
             pace.answered()
-            if budget is not None:
+            if most or budget is not None:  # what it used, as its usage will say
                 usage = usage_of(reply, 0.0, prompt, model.price)
-                budget.settle(held, usage.cost, usage.completion_tokens)
+                pace.used(most, usage.total_tokens)
+                if budget is not None:
+                    budget.settle(held, usage.cost, usage.completion_tokens)
             if cached is not None:
                 cached.keep(reply)
             return reply
         yield WAIT, wait
         waited += wait
         pace.waited(wait)
-
-
-def _tokens_used(reply: Any, sent: int) -> int:
-    """The tokens a reply says its call used (``sent`` and its text where it says none)."""
-    meta = getattr(reply, "usage_metadata", None)
-    if meta:
-        return int(meta.get("input_tokens", 0)) + int(meta.get("output_tokens", 0))
-    return sent + estimate_tokens(getattr(reply, "text", "") or "")
 
 
 def _wait_s(fault: Fault, retry: int, draw: Callable[[], float]) -> float:
