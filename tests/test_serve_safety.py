@@ -620,14 +620,14 @@ def test_an_a2a_send_answers_and_the_task_is_alices_alone(
     }
 
 
-def test_an_a2a_stream_pauses_for_review_resumes_with_an_interjection_and_cancels(
+def test_an_a2a_stream_pauses_for_review_and_resumes_with_an_interjection(
     server: AegraServer, alice: Any, model: StubOpenAIServer
 ) -> None:
     from a2a.types.a2a_pb2 import CancelTaskRequest, TaskState
 
     note = "Check the halving"
 
-    async def talk() -> tuple[list[Any], list[Any], Any, list[Any]]:
+    async def talk() -> tuple[list[Any], list[Any], Any]:
         async with a2a_client.client_of(server.url, "solver_debate", ALICE) as a2a:
             first = await a2a_client.sent(
                 a2a, a2a_client.message(QUESTION, context=STUB, review=True)
@@ -638,13 +638,11 @@ def test_an_a2a_stream_pauses_for_review_resumes_with_an_interjection_and_cancel
             resumed = await a2a_client.sent(
                 a2a, a2a_client.message(note, task_id=task_id, context_id=context_id)
             )
-            cancelled = await a2a.cancel_task(CancelTaskRequest(id=task_id))
-            # The thread stays: a message on its context goes on from where it stopped.
-            rest = await a2a_client.sent(a2a, a2a_client.message("", context_id=context_id))
-        return first, resumed, cancelled, rest
+            cancelled = await a2a.cancel_task(CancelTaskRequest(id=task_id))  # a paused one
+        return first, resumed, cancelled
 
     calls = [model.calls]
-    first, resumed, cancelled, rest = asyncio.run(talk())
+    first, resumed, cancelled = asyncio.run(talk())
     review = "Round 1 is done. Reply with text to interject"
     said = a2a_client.texts(first)
     assert said[:2] == ["round 1", 'votes (round 1): {"18": 4}'] and said[-1].startswith(review)
@@ -660,8 +658,45 @@ def test_an_a2a_stream_pauses_for_review_resumes_with_an_interjection_and_cancel
     assert sum(note in json.dumps(r["messages"]) for r in model.requests[calls[0] :]) == 4
 
     assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
-    assert a2a_client.status_of(rest[-1]).state == TaskState.TASK_STATE_COMPLETED
-    assert a2a_client.texts(rest)[-1].startswith("The answer is 18")
+
+
+def test_an_a2a_cancel_stops_the_run_and_the_context_goes_on(
+    server: AegraServer, alice: Any, model: StubOpenAIServer
+) -> None:
+    from a2a.types.a2a_pb2 import CancelTaskRequest, TaskState
+
+    called, release = threading.Event(), threading.Event()
+
+    def held(request: dict[str, Any]) -> Any:  # round 1's calls wait for the cancel
+        called.set()
+        release.wait(WAIT_S)
+        return solvers_answer_18(request)
+
+    async def talk() -> tuple[Any, list[Any], list[Any]]:
+        async with a2a_client.client_of(server.url, "solver_debate", ALICE) as a2a:
+            events = a2a.send_message(a2a_client.message(QUESTION, context=STUB))
+            task = (await anext(events)).task
+            assert await asyncio.to_thread(called.wait, WAIT_S), "no model call came"
+            cancelled = await a2a.cancel_task(CancelTaskRequest(id=task.id))
+            release.set()
+            rest = [event async for event in events]
+            model.responder = solvers_answer_18
+            # The thread stays: a message on its context goes on from where it stopped.
+            on = await a2a_client.sent(a2a, a2a_client.message("", context_id=task.context_id))
+        return cancelled, rest, on
+
+    model.responder = held
+    try:
+        cancelled, rest, on = asyncio.run(talk())
+    finally:
+        release.set()
+        model.responder = solvers_answer_18
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    assert all(a2a_client.status_of(e).state == TaskState.TASK_STATE_WORKING for e in rest)
+    runs = alice.runs.list(cancelled.context_id)  # the stopped one, then the one going on
+    assert sorted(r["status"] for r in runs) == ["interrupted", "success"]
+    assert a2a_client.status_of(on[-1]).state == TaskState.TASK_STATE_COMPLETED
+    assert a2a_client.texts(on)[-1].startswith("The answer is 18")
     assert alice.threads.get_state(cancelled.context_id)["values"]["round"] == 3
 
 

@@ -213,13 +213,16 @@ def one_line(exc: Exception) -> str:
     """The server's one line for a refused request (its body's ``message``).
 
     Args:
-        exc: What ``langgraph-sdk`` raised (an ``httpx.HTTPStatusError``).
+        exc: What ``langgraph-sdk`` raised (an ``httpx.HTTPStatusError``), or a
+            :class:`RunFailed`.
 
     Returns:
         The line.
     """
     import httpx
 
+    if isinstance(exc, RunFailed):
+        return str(exc)
     if isinstance(exc, httpx.HTTPStatusError):
         try:
             body = exc.response.json()
@@ -244,19 +247,19 @@ class PatternExecutor(AgentExecutor):
         described = registry.described(graph_id)
         self.boundary = sorted((described.boundary_nodes or BOUNDARY_NODES) - {REVIEW_NODE})
         self.word = described.round_word
+        self._running: set[str] = set()
+        self._cancelled: set[str] = set()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Run (or resume) the task's thread until it ends or pauses."""
-        import httpx
-
         task_id, context_id = str(context.task_id), str(context.context_id)
         updater = TaskUpdater(event_queue, task_id, context_id)
         task = context.current_task
+        refused: str | None = None
         try:
             settings = Settings.of(context.metadata, task)
         except Refused as exc:
-            await self._refuse(updater, task, context, str(exc))
-            return
+            settings, refused = Settings(), str(exc)
         if task is None:
             await event_queue.enqueue_event(
                 Task(
@@ -267,34 +270,35 @@ class PatternExecutor(AgentExecutor):
                     metadata=settings.as_metadata(),
                 )
             )
+        if refused is not None:
+            await updater.reject(agent_message(updater, refused))
+            return
+        self._running.add(task_id)
+        try:
+            await self._execute(context, settings, updater)
+        finally:
+            self._running.discard(task_id)
+            self._cancelled.discard(task_id)
+
+    async def _execute(
+        self, context: RequestContext, settings: Settings, updater: TaskUpdater
+    ) -> None:
+        import httpx
+
         loopback: Loopback = context.call_context.state[LOOPBACK]
+        thread_id = thread_of(updater.context_id)
         async with loopback.client() as sdk:
             try:
-                await self._run(
-                    sdk, thread_of(context_id), context.get_user_input(), settings, updater
-                )
+                await self._run(sdk, thread_id, context.get_user_input(), settings, updater)
+                return
             except Refused as exc:
-                await updater.reject(agent_message(updater, str(exc)))
+                state, line = TaskState.TASK_STATE_REJECTED, str(exc)
             except httpx.HTTPStatusError as exc:
-                await updater.reject(agent_message(updater, one_line(exc)))
-            except RunFailed as exc:
-                await updater.failed(agent_message(updater, str(exc)))
-            except httpx.TransportError as exc:
-                await updater.failed(agent_message(updater, one_line(exc)))
-
-    async def _refuse(
-        self, updater: TaskUpdater, task: Task | None, context: RequestContext, line: str
-    ) -> None:
-        if task is None:
-            await updater.event_queue.enqueue_event(
-                Task(
-                    id=updater.task_id,
-                    context_id=updater.context_id,
-                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
-                    history=[context.message] if context.message else [],
-                )
-            )
-        await updater.reject(agent_message(updater, line))
+                state, line = TaskState.TASK_STATE_REJECTED, one_line(exc)
+            except (RunFailed, httpx.TransportError) as exc:
+                state, line = TaskState.TASK_STATE_FAILED, one_line(exc)
+        if updater.task_id not in self._cancelled:  # else its run failed as it was stopped
+            await updater.update_status(state, agent_message(updater, line))
 
     async def _run(
         self,
@@ -316,6 +320,8 @@ class PatternExecutor(AgentExecutor):
         while True:
             await updater.start_work()
             outcome = await self._stream(sdk, thread_id, run, settings, updater)
+            if updater.task_id in self._cancelled:
+                return  # cancel() says so
             state = await sdk.threads.get_state(thread_id)
             if not state.get("next"):
                 break
@@ -412,7 +418,9 @@ class PatternExecutor(AgentExecutor):
         import httpx
 
         updater = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
-        thread_id = thread_of(str(context.context_id))
+        if updater.task_id in self._running:
+            self._cancelled.add(updater.task_id)
+        thread_id = thread_of(updater.context_id)
         loopback: Loopback = context.call_context.state[LOOPBACK]
         async with loopback.client() as sdk:
             for status in LIVE_RUNS:
