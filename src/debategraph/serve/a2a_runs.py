@@ -228,7 +228,7 @@ def one_line(exc: Exception) -> str:
             body = exc.response.json()
         except ValueError:
             body = None
-        message = body.get("message") if isinstance(body, dict) else None
+        message = (body.get("message") or body.get("detail")) if isinstance(body, dict) else None
         return str(message or f"the server answered {exc.response.status_code}").splitlines()[0]
     return f"the server could not be reached ({type(exc).__name__})"
 
