@@ -239,6 +239,7 @@ class PatternExecutor(AgentExecutor):
     Attributes:
         graph_id: The pattern's graph id (its registry name).
         boundary: Where its threads wait between rounds (the breakpoints of ``review``).
+        word: What the pattern calls a round, in the text of a pause between rounds.
     """
 
     def __init__(self, graph_id: str) -> None:
