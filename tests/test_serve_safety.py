@@ -15,6 +15,7 @@ Skipped without ``aegra-api`` or PostgreSQL, unless the real parts are required
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -31,7 +32,9 @@ from typing import Any
 import httpx
 import pytest
 
+from debategraph import registry
 from debategraph.checkpoints import inbox_item, inbox_namespace
+from tests import a2a_client
 from tests.aegra_server import DB_ENV, AegraServer, aegra_server, models_file, serve_command
 from tests.backends import decoded_dump, fresh_database_as, require_module
 from tests.conftest import solvers_answer_18
@@ -47,6 +50,8 @@ QUESTION = "Natalia sold 48 clips in April and half as many in May. How many in 
 SERVER_KEY = f"sk-served-{secrets.token_hex(12)}"
 OTHER_SECRET = f"shh-{secrets.token_hex(12)}"
 OPENAI_KEY = f"sk-openai-{secrets.token_hex(12)}"
+#: A run's context naming the listed model.
+STUB = {"model": "stub"}
 ALICE = secrets.token_urlsafe(32)
 BOB = secrets.token_urlsafe(32)
 #: The schemathesis run CI makes (``make bench`` makes a longer one).
@@ -532,6 +537,167 @@ def test_the_database_password_leaves_the_environment(
     assert seen["AEGRA_CONFIG"].endswith("aegra.json")  # it did get as far as starting
     assert "DATABASE_URL" not in seen
     assert all(database.password not in value for value in seen.values())
+
+
+# -- A2A: each pattern an agent, behind the same sign-in -------------------------------------
+
+
+def test_each_pattern_is_an_a2a_agent_whose_card_is_public(server: AegraServer) -> None:
+    from a2a.client import A2AClientError
+    from a2a.client.card_resolver import A2ACardResolver
+
+    async def cards() -> dict[str, Any]:
+        async with httpx.AsyncClient(timeout=WAIT_S) as http:  # no token: a card is public
+            return {
+                e.name: await A2ACardResolver(http, f"{server.url}/a2a/{e.name}").get_agent_card()
+                for e in registry.BUILTIN
+            }
+
+    for name, card in asyncio.run(cards()).items():
+        entry = registry.entry(name)
+        assert (card.name, card.description) == (name, entry.description)
+        [skill] = card.skills
+        assert (skill.id, skill.name) == (name, entry.help)
+        assert {i.url for i in card.supported_interfaces} == {f"{server.url}/a2a/{name}"}
+        assert card.capabilities.streaming
+        assert card.security_schemes["bearer"].http_auth_security_scheme.scheme == "bearer"
+
+    async def without_a_token() -> None:
+        async with a2a_client.client_of(server.url, "debate", None, streaming=False) as nobody:
+            await a2a_client.sent(nobody, a2a_client.message("Tea beats coffee"))
+
+    with pytest.raises(A2AClientError, match="HTTP Error 401"):
+        asyncio.run(without_a_token())
+    refused = httpx.post(f"{server.url}/a2a/debate", json={}, timeout=WAIT_S)
+    assert refused.status_code == 401 and one_line(refused).startswith("sign in:")
+
+
+def test_an_a2a_send_answers_and_the_task_is_alices_alone(
+    server: AegraServer, alice: Any, bob: Any, model: StubOpenAIServer
+) -> None:
+    from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, TaskState
+    from a2a.utils.errors import TaskNotFoundError
+
+    async def talk() -> tuple[Any, Any, dict[str, str]]:
+        # A2A 0.3's message/send and tasks/get, as an older client speaks them.
+        url, graph = server.url, "solver_debate"
+        async with a2a_client.client_of(url, graph, ALICE, streaming=False, legacy=True) as a2a:
+            [event] = await a2a_client.sent(a2a, a2a_client.message(QUESTION, context=STUB))
+            got = await a2a.get_task(GetTaskRequest(id=event.task.id))
+        tried: dict[str, str] = {}
+        async with a2a_client.client_of(url, graph, BOB, streaming=False) as theirs:
+            for name, call in {
+                "get": theirs.get_task(GetTaskRequest(id=got.id)),
+                "cancel": theirs.cancel_task(CancelTaskRequest(id=got.id)),
+                "continue": a2a_client.sent(theirs, a2a_client.message("?", task_id=got.id)),
+            }.items():
+                try:
+                    await call
+                    tried[name] = "none"
+                except TaskNotFoundError:
+                    tried[name] = "not found"
+            reuse = a2a_client.message(QUESTION, context_id=got.context_id, context=STUB)
+            [bobs] = await a2a_client.sent(theirs, reuse)
+        return event.task, got, {**tried, "reuse": bobs.task}
+
+    calls = model.calls
+    task, got, bobs = asyncio.run(talk())
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    [artifact] = got.artifacts
+    answer = artifact.parts[0].text
+    assert artifact.name == "outcome" and answer.startswith("The answer is 18")
+    assert got.status.message.parts[0].text == answer
+    assert model.calls > calls and {r["model"] for r in model.requests[calls:]} == {"stub"}
+    values = alice.threads.get_state(task.context_id)["values"]  # the context is her thread
+    assert values["question"] == QUESTION and values["answer"] == "18"
+
+    reuse = bobs.pop("reuse")
+    assert bobs == {"get": "not found", "cancel": "not found", "continue": "not found"}
+    assert reuse.status.state == TaskState.TASK_STATE_REJECTED
+    assert reuse.status.message.parts[0].text == f"context {task.context_id} not found"
+    assert refusals({"thread": lambda: bob.threads.get(task.context_id)}) == {
+        "thread": "NotFoundError"
+    }
+
+
+def test_an_a2a_stream_pauses_for_review_and_resumes_with_an_interjection(
+    server: AegraServer, alice: Any, model: StubOpenAIServer
+) -> None:
+    from a2a.types.a2a_pb2 import CancelTaskRequest, TaskState
+
+    note = "Check the halving"
+
+    async def talk() -> tuple[list[Any], list[Any], Any]:
+        async with a2a_client.client_of(server.url, "solver_debate", ALICE) as a2a:
+            first = await a2a_client.sent(
+                a2a, a2a_client.message(QUESTION, context=STUB, review=True)
+            )
+            calls.append(model.calls)
+            paused = first[-1].status_update
+            task_id, context_id = paused.task_id, paused.context_id
+            resumed = await a2a_client.sent(
+                a2a, a2a_client.message(note, task_id=task_id, context_id=context_id)
+            )
+            cancelled = await a2a.cancel_task(CancelTaskRequest(id=task_id))  # a paused one
+        return first, resumed, cancelled
+
+    calls = [model.calls]
+    first, resumed, cancelled = asyncio.run(talk())
+    review = "Round 1 is done. Reply with text to interject"
+    said = a2a_client.texts(first)
+    assert said[:2] == ["round 1", 'votes (round 1): {"18": 4}'] and said[-1].startswith(review)
+    assert a2a_client.status_of(first[-1]).state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert calls[1] - calls[0] == 4  # round 1's solvers only: it waits for the human
+
+    assert "round 2" in a2a_client.texts(resumed)
+    assert a2a_client.texts(resumed)[-1].startswith("Round 2 is done.")
+    assert a2a_client.status_of(resumed[-1]).state == TaskState.TASK_STATE_INPUT_REQUIRED
+    state = alice.threads.get_state(cancelled.context_id)
+    turns = [(t["role"], t["content"], t["round"]) for t in state["values"]["transcript"]]
+    assert ("user", note, 1) in turns  # the interjection, read in round 2
+    assert sum(note in json.dumps(r["messages"]) for r in model.requests[calls[0] :]) == 4
+
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+
+
+def test_an_a2a_cancel_stops_the_run_and_the_context_goes_on(
+    server: AegraServer, alice: Any, model: StubOpenAIServer
+) -> None:
+    from a2a.types.a2a_pb2 import CancelTaskRequest, TaskState
+
+    called, release = threading.Event(), threading.Event()
+
+    def held(request: dict[str, Any]) -> Any:  # round 1's calls wait for the cancel
+        called.set()
+        release.wait(WAIT_S)
+        return solvers_answer_18(request)
+
+    async def talk() -> tuple[Any, list[Any], list[Any]]:
+        async with a2a_client.client_of(server.url, "solver_debate", ALICE) as a2a:
+            events = a2a.send_message(a2a_client.message(QUESTION, context=STUB))
+            task = (await anext(events)).task
+            assert await asyncio.to_thread(called.wait, WAIT_S), "no model call came"
+            cancelled = await a2a.cancel_task(CancelTaskRequest(id=task.id))
+            release.set()
+            rest = [event async for event in events]
+            model.responder = solvers_answer_18
+            # The thread stays: a message on its context goes on from where it stopped.
+            on = await a2a_client.sent(a2a, a2a_client.message("", context_id=task.context_id))
+        return cancelled, rest, on
+
+    model.responder = held
+    try:
+        cancelled, rest, on = asyncio.run(talk())
+    finally:
+        release.set()
+        model.responder = solvers_answer_18
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    assert all(a2a_client.status_of(e).state == TaskState.TASK_STATE_WORKING for e in rest)
+    runs = alice.runs.list(cancelled.context_id)  # the stopped one, then the one going on
+    assert sorted(r["status"] for r in runs) == ["interrupted", "success"]
+    assert a2a_client.status_of(on[-1]).state == TaskState.TASK_STATE_COMPLETED
+    assert a2a_client.texts(on)[-1].startswith("The answer is 18")
+    assert alice.threads.get_state(cancelled.context_id)["values"]["round"] == 3
 
 
 # -- property-based: no 5xx, no exception text -----------------------------------------------

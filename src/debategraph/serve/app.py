@@ -24,6 +24,8 @@ Aegra serves its Agent Protocol routes on this app, whose request check
   never the exception's text (:mod:`~debategraph.serve.asgi`).
 - **Before a run is created**, its input is checked with the check the CLI makes, and a
   join waits for its run holding no database connection (:mod:`~debategraph.serve.runs`).
+- **Each pattern is an A2A agent** at ``/a2a/{graph_id}`` (:mod:`~debategraph.serve.a2a`),
+  behind the same request check; its runs are made through the Agent Protocol above.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -41,6 +43,8 @@ from debategraph.errors import UsageError
 from debategraph.graphs.served import ServedGraph
 from debategraph.models.tracing import enable_tracing
 from debategraph.serve import caller, graph_values, guard, owned_storage, owners
+from debategraph.serve.a2a import PREFIX as A2A_PREFIX
+from debategraph.serve.a2a import A2AApp
 from debategraph.serve.asgi import (
     ASGIApp,
     Message,
@@ -99,32 +103,6 @@ def refused_models(request: Any, models: ModelList) -> RefusedContext | None:
     except RefusedContext as exc:
         return exc
     return None
-
-
-async def signed_in(scope: Scope) -> tuple[bool, str | None]:
-    """Whether the request passes the server's auth handler, and as whom.
-
-    Args:
-        scope: The request.
-
-    Returns:
-        ``(True, identity)`` when it signs in, ``(True, None)`` with no auth handler
-        (everyone is Aegra's ``anonymous``), ``(False, None)`` when it does not.
-    """
-    from langgraph_sdk import Auth
-
-    from debategraph.compat import aegra_authenticate_handler
-
-    handler = aegra_authenticate_handler()
-    if handler is None:
-        return True, None
-    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-    try:
-        user = await handler(headers)
-    except Auth.exceptions.HTTPException:
-        return False, None
-    identity = user.get("identity") if isinstance(user, Mapping) else None
-    return identity is not None, None if identity is None else str(identity)
 
 
 class RequestCheck:
@@ -207,11 +185,11 @@ class RequestCheck:
         if line is not None:  # a token in the URL: refused, and masked in the access logs
             await json_response(send, 400, {"error": "bad_request", "message": line})
             return
-        passed, user = await signed_in(scope)
+        passed, user = await caller.signed_in(scope)
         if not passed:  # Aegra answers 401 (or serves a public route)
             await self.app(scope, receive, send)
             return
-        who = user or ANONYMOUS
+        who = user or caller.ANONYMOUS
         wait = self.rate.take(who)
         if wait is not None:
             line = f"too many requests: at most {self.rate.per_minute} a minute per user"
@@ -319,10 +297,6 @@ class RequestCheck:
         return None, raw if normal is body else json.dumps(normal).encode()
 
 
-#: Who a request is, for its fair share, on a server where nobody signs in.
-ANONYMOUS = "anonymous"
-
-
 def _giving_back(send: Send, place: Place | None) -> Send:
     """``send``, giving the run's place back when the request to create it is refused."""
     if place is None:
@@ -408,4 +382,5 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
 
 
 app = FastAPI(title="debategraph", lifespan=lifespan)
+app.mount(A2A_PREFIX, A2AApp())
 app.add_middleware(RequestCheck)

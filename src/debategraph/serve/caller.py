@@ -2,7 +2,9 @@
 
 :func:`acting_as` sets the request's :class:`Caller` in a context variable for the time
 the request is handled; a run Aegra starts meanwhile is a task created in that context,
-so it keeps the same caller to its end. What reads it: the ownership checks
+so it keeps the same caller to its end. :func:`signed_in` says whether a request signs
+in, and as whom (the request check asks it, and so does a door of the server's own,
+A2A's, which answers 401 itself). What reads it: the ownership checks
 (:mod:`debategraph.serve.owners`, :mod:`debategraph.serve.owned_storage`) and a run's
 token budget (:mod:`debategraph.serve.app`).
 """
@@ -11,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -28,6 +31,10 @@ class Caller:
     user: str
     owners: dict[str, str] = field(default_factory=dict)
 
+
+#: Who a request is, for its fair share and its A2A tasks, where nobody signs in (Aegra's
+#: own name for everyone then).
+ANONYMOUS = "anonymous"
 
 _caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar(
     "debategraph_caller", default=None
@@ -54,3 +61,29 @@ def acting_as(user: str | None) -> Iterator[None]:
 def current() -> Caller | None:
     """The caller storage accesses are checked for here (``None``: none)."""
     return _caller.get()
+
+
+async def signed_in(scope: MutableMapping[str, Any]) -> tuple[bool, str | None]:
+    """Whether the request passes the server's auth handler, and as whom.
+
+    Args:
+        scope: The request.
+
+    Returns:
+        ``(True, identity)`` when it signs in, ``(True, None)`` with no auth handler
+        (everyone is Aegra's ``anonymous``), ``(False, None)`` when it does not.
+    """
+    from langgraph_sdk import Auth
+
+    from debategraph.compat import aegra_authenticate_handler
+
+    handler = aegra_authenticate_handler()
+    if handler is None:
+        return True, None
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+    try:
+        user = await handler(headers)
+    except Auth.exceptions.HTTPException:
+        return False, None
+    identity = user.get("identity") if isinstance(user, Mapping) else None
+    return identity is not None, None if identity is None else str(identity)
