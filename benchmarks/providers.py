@@ -9,7 +9,7 @@ default ``--patience``). Three figures, each printed with its target and PASS/FA
 1. ``solve`` within a request limit: 6 solvers x 2 rounds (12 calls) at 4 requests a second.
    The time from the first request to the last answered one, against the least the limit
    allows (``(calls - 1) / R``): at most 1.5x, every call answered.
-2. ``eval`` within a request limit: 30 GSM8K-style questions (``--quick``: 10) in single,
+2. ``eval`` within a request limit: 30 GSM8K-style questions (``--quick``: 5) in single,
    vote and debate-ring (2 solvers, 2 rounds) at ``--parallel 8``, on 20 requests a second
    (``--quick``: 40). The same ratio, at most 1.5x; every question scored in one command,
    none errored.
@@ -320,9 +320,9 @@ def figure_cache(workdir: Path, *, questions: int) -> Figure:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; 1 if a counting figure fails, else 0."""
-    args = base_parser(__doc__, quick_help="10 questions at 40/s, not 30 at 20/s").parse_args(argv)
+    args = base_parser(__doc__, quick_help="5 questions at 40/s, not 30 at 20/s").parse_args(argv)
     quick: bool = args.quick
-    questions = 10 if quick else 30
+    questions = 5 if quick else 30
     return run_benchmark(
         "debategraph providers benchmark",
         [
@@ -335,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             lambda workdir: figure_cache(workdir, questions=4 if quick else questions),
         ],
         args=args,
-        quick_note="quick mode: 10 questions at 40 requests/s (4 for the cost and the cache); "
+        quick_note="quick mode: 5 questions at 40 requests/s (4 for the cost and the cache); "
         "the time ratios are advisory",
     )
 

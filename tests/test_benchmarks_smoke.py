@@ -149,7 +149,7 @@ def check_providers(figures: dict[str, dict[str, Any]], output: str) -> None:
     solve = figures["solve within a request limit"]["values"]
     assert solve["calls"] == 12 and solve["limited"] > 0, output  # met the limit, all answered
     scored = figures["eval within a request limit"]["values"]["scored"]
-    assert scored == {mode: [10, 0] for mode in ("single", "vote", "debate-ring")}, output
+    assert scored == {mode: [5, 0] for mode in ("single", "vote", "debate-ring")}, output
     faults = figures["Random faults"]["values"]
     assert faults["scored"] and faults["retried"] > 0, output
     assert set(faults["same"].values()) == {True}, output

@@ -163,10 +163,13 @@ def test_chat_on_embedded_model(tmp_path: Path) -> None:
 
 @EMBEDDED_A
 def test_eval_on_embedded_model(tmp_path: Path) -> None:
-    """Two questions in single and debate-ring mode, then a rerun that calls nothing."""
+    """One question in single and debate-ring mode, then a rerun that calls nothing.
+
+    One question, not more: each costs about 10 s of CPU on the embedded model, and the
+    wiring (threads, modes, files, the rerun) is the same for one as for many.
+    """
     dataset = tmp_path / "gsm.jsonl"
-    rows = [("Tom has 3 apples and buys 5 more. How many apples?", 8),
-            ("Sara had 10 sweets and ate 3. How many are left?", 7)]  # fmt: skip
+    rows = [("Tom has 3 apples and buys 5 more. How many apples?", 8)]
     dataset.write_text(
         "".join(json.dumps({"question": q, "answer": f"so #### {a}"}) + "\n" for q, a in rows)
     )
@@ -178,13 +181,13 @@ def test_eval_on_embedded_model(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     modes = {m["mode"]: m for m in result["modes"]}
-    assert [modes[m]["n"] for m in ("single", "debate-ring")] == [2, 2]
+    assert [modes[m]["n"] for m in ("single", "debate-ring")] == [1, 1]
     assert modes["single"]["calls"] >= 1  # a retry after unusable output counts as a call
     assert modes["debate-ring"]["calls"] >= 4  # 2 solvers x 2 rounds
     assert all(m["prompt_tokens"] > 0 for m in modes.values())
     assert 0 <= modes["single"]["ci_low"] <= modes["single"]["ci_high"] <= 1
     assert (out / "accuracy.png").stat().st_size > 1000
-    assert result["meta"]["threads"]["started"] == 4
+    assert result["meta"]["threads"]["started"] == 2
     # Read back: no model (nor its server) started. A server that started would refuse
     # these threads (a check made only when one starts), so a clock need not say it.
     refused = {**os.environ, "DEBATEGRAPH_LOCAL_THREADS": "none"}
@@ -193,7 +196,7 @@ def test_eval_on_embedded_model(tmp_path: Path) -> None:
     assert json.loads(again.stdout)["meta"]["threads"] == {
         "started": 0,
         "resumed": 0,
-        "finished": 4,
+        "finished": 2,
     }
 
 
