@@ -193,15 +193,15 @@ def test_every_pattern_returns_its_transcript_and_messages(fresh: Stub, pattern:
         assert message.name == turn.agent.replace(" ", "_")
         assert message.response_metadata["debategraph"]["round"] == turn.round
     assert [m.id for m in messages[: len(agent_turns)]] == [t.id for t in agent_turns]
-    # The last one states the outcome.
+    # The last one states the outcome, named after the compiled graph.
     outcome = messages[-1]
+    assert outcome.name == pattern
+    assert outcome.response_metadata["debategraph"]["stage"] == "outcome"
     if pattern == "solver_debate":
         assert outcome.content.startswith("The answer is 42: 3 of 3 solvers"), outcome
     elif pattern == "group_chat":
         assert outcome.content.startswith("APPROVED"), outcome
-        assert outcome.name == "Reviewer"
-    else:
-        assert outcome.response_metadata["debategraph"]["stage"] == "outcome"
+        assert outcome.response_metadata["debategraph"]["agent"] == "Reviewer"
     assert fresh.calls(PATTERN_CALL)
 
 
@@ -251,13 +251,13 @@ def test_messages_with_no_human_message_get_the_patterns_line(
 
 #: Each pattern's first agents, in the order they speak, and its outcome's start.
 SPOKEN: dict[str, tuple[list[str], str, tuple[str, ...]]] = {
-    "solver_debate": (["solver_1", "solver_2", "solver_3"], "aggregate", ("The answer is 42",)),
+    "solver_debate": (["solver_1", "solver_2", "solver_3"], "panel", ("The answer is 42",)),
     "debate": (
         ["Affirmative", "Negative", "Affirmative", "Negative"],
-        "judge",
+        "panel",
         ("It is a tie", "Affirmative wins", "Negative wins"),
     ),
-    "group_chat": (["Writer", "Reviewer"], "Reviewer", ("APPROVED",)),
+    "group_chat": (["Writer", "Reviewer"], "panel", ("APPROVED",)),
 }
 
 
@@ -428,7 +428,7 @@ def test_streams_show_rounds_agents_and_events_inside_a_parent(fresh: Stub) -> N
     inner = [ns for ns, _ in seen["updates"] if ns and ns[0].startswith("panel:")]
     nodes = [next(iter(chunk)) for ns, chunk in seen["updates"] if ns]
     assert inner and nodes.count("close_round") == 2
-    agents = {meta.get("lc_agent_name") for _, (_, meta) in seen["messages"]}
+    agents = {m.name or meta.get("lc_agent_name") for _, (m, meta) in seen["messages"]}
     assert {"solver_1", "solver_2", "solver_3"} <= agents
     events = [chunk for _, chunk in seen["custom"]]
     assert [e["round"] for e in events if e["event"] == "round"] == [1, 2]

@@ -467,7 +467,8 @@ def test_speeches_stream_as_messages() -> None:
         )
         if message.content
     ]
-    assert nodes == ["presenter", "advocate", "skeptic", "summarizer"]
+    # The speeches as they are spoken, then the chair's typed decision as its text.
+    assert nodes == ["presenter", "advocate", "skeptic", "summarizer", "decide"]
 
 
 def test_recursion_limit_is_enough_and_bounded() -> None:

@@ -136,9 +136,13 @@ def test_declared_graphs_are_served(client: Any) -> None:
         assert served[graph_id]["description"] == spec.get("description"), graph_id
         assert spec.get("description"), f"{graph_id}: give it a description for Studio"
         schemas = client.assistants.get_schemas(served[graph_id]["assistant_id"])
-        # Studio's run form: the model endpoint is set per run through the context
+        # Studio's run form: the model endpoint is set per run through the context; a
+        # key by the variable that holds it, never the key itself
         context = schemas["context_schema"]["properties"]
-        assert {"model", "base_url", "api_key", "temperature"} <= set(context), graph_id
+        assert {"model", "base_url", "api_key_env", "temperature"} <= set(context), graph_id
+        assert "api_key" not in context, graph_id
+        assert all(field.get("description") for field in context.values()), graph_id
+        assert "\n" not in schemas["input_schema"]["description"], graph_id
     assert solvers_of(client) == ["solver_1", "solver_2", "solver_3", "solver_4"]
     assert set(schemas_of(client)["input_schema"]["properties"]) == {
         "question",

@@ -36,12 +36,16 @@ from typing import Any, ClassVar
 
 from langgraph.graph.state import CompiledStateGraph
 
+from debategraph.graphs.schemas import PatternCompiled
+
 #: The run options a server may leave in the config instead of passing them on.
 _BREAKPOINTS = ("interrupt_before", "interrupt_after")
 
 
-class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
+class ServedGraph(PatternCompiled):
     """A compiled pattern graph read as a server runs it (see the module's docstring).
+
+    Its schemas are :class:`~debategraph.graphs.schemas.PatternCompiled`'s.
 
     Attributes:
         context_policy: What a server does to a run's context before the graph starts

@@ -28,6 +28,7 @@ from debategraph.models.context import Context
 from debategraph.models.tracing import pattern_tag
 from debategraph.nodes.agent import bind
 from debategraph.nodes.dual import loop_node
+from debategraph.nodes.handback import hand_back_of
 from debategraph.nodes.messages import (
     INPUT_NODE,
     RESPOND_NODE,
@@ -63,11 +64,14 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
         round_cap: The most rounds (turns, iterations, stage rounds) one invocation runs.
         pattern: The pattern's name (its registry name).
         pattern_schemas: The pattern's schemas (its state module's ``SCHEMAS``).
+        outcome: The pattern's outcome (:data:`~debategraph.nodes.messages.Outcome`),
+            which the compiled graph's respond node states under the graph's name.
     """
 
     round_cap: int = 1
     pattern: str = ""
     pattern_schemas: Schemas[Any, Any] | None = None
+    outcome: Callable[[Mapping[str, Any]], Outcome] | None = None
 
     def start_at(self, node: str) -> None:
         """Start the pattern at ``node``: a run given ``messages`` reads them first.
@@ -87,31 +91,49 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
         self.add_conditional_edges(START, loop_node(first_step), [INPUT_NODE, node])
 
     def compile(
-        self, *args: Any, **kwargs: Any
+        self, *args: Any, hand_back: str | None = None, **kwargs: Any
     ) -> CompiledStateGraph[Any, Context, InputT, OutputT]:
         """Compile as ``StateGraph.compile`` does, carrying the recursion limit the graph needs.
 
         The compiled graph's own config holds :func:`recursion_limit`, so ``invoke`` and
         ``stream`` run to the pattern's own caps with no ``recursion_limit`` in the
         caller's config, as a subgraph of a parent too (LangGraph's default limit gives
-        way to it; a limit the caller sets still wins). Its
+        way to it; a limit the caller sets still wins). Its name is the one given, else
+        the pattern's; the run's outcome message is named after it. Its
         :data:`~debategraph.nodes.messages.RESPOND_NODE` is hidden from streams: the
         messages it writes were streamed as the agents spoke. Its runs carry the tag
         :func:`~debategraph.models.tracing.pattern_tag`, which names a run's span in
-        traces.
+        traces. The compiled graph shows callers described schemas
+        (:class:`~debategraph.graphs.schemas.PatternCompiled`).
 
         Args:
             *args: As for ``StateGraph.compile``.
+            hand_back: A ``langgraph-swarm`` agent to hand the conversation back to at
+                the end of each run inside a parent graph
+                (:mod:`debategraph.nodes.handback`); ``None``: the graph keeps it, as
+                any swarm agent that hands off to no one.
             **kwargs: As for ``StateGraph.compile``.
 
         Returns:
-            The ``CompiledStateGraph``.
+            The compiled graph.
+
+        Raises:
+            ValueError: If ``hand_back`` is no agent's name, or ``langgraph-swarm`` is
+                not installed.
         """
-        compiled = super().compile(*args, **kwargs)
+        from debategraph.graphs.schemas import PatternCompiled
+
+        back = hand_back_of(hand_back)
+        kwargs["name"] = kwargs.get("name") or self.pattern or None
+        compiled = PatternCompiled.of(super().compile(*args, **kwargs))
         # The respond node re-states the transcript as messages: hidden, so that
         # stream_mode="messages" does not send every turn again after its tokens.
+        # It names the outcome after the graph, and hands back where it is told to.
         respond = compiled.nodes[RESPOND_NODE]
-        respond.tags = [*(respond.tags or ()), TAG_HIDDEN]
+        said = make_respond(self.outcome, self.pattern or "graph", compiled.name, back)
+        compiled.nodes[RESPOND_NODE] = respond.copy(
+            {"bound": loop_node(said), "tags": [*(respond.tags or ()), TAG_HIDDEN]}
+        )
         # The pattern's tag names the run's span in traces (debategraph.models.tracing).
         tags = [pattern_tag(self.pattern)] if self.pattern else []
         return compiled.with_config(recursion_limit=recursion_limit(self), tags=tags)
@@ -173,6 +195,7 @@ def skeleton(
     graph.pattern = pattern
     graph.pattern_schemas = schemas
     graph.add_node(INPUT_NODE, loop_node(make_take_input(schemas, pattern or "graph")))
+    graph.outcome = outcome
     graph.add_node(RESPOND_NODE, loop_node(make_respond(outcome, pattern or "graph")))
     graph.add_edge(RESPOND_NODE, END)
     return graph, bind(model)

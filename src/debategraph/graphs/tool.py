@@ -4,8 +4,10 @@
 input (its question, topic, document or task, and the rest of its input fields), its
 result is the run's outcome (the last of its ``messages``), and its artifact the run's
 output as JSON (the transcript, usage and the pattern's typed results). Input the
-pattern refuses comes back as the tool's result, one line, so the calling agent reads
-it and may call again; it never raises into the parent graph. Inside a parent graph the
+pattern refuses, and a run that fails (a model that stopped answering, a spent budget:
+the package's :mod:`~debategraph.errors`), come back as the tool's error (a
+``ToolMessage`` with ``status="error"``), one line, so the calling agent reads it and
+may call again; neither raises into the parent graph. Inside a parent graph the
 run is the parent's subgraph: its checkpointer, callbacks and streams cover it.
 """
 
@@ -18,18 +20,16 @@ from typing import TYPE_CHECKING, Any, NotRequired, get_type_hints
 from langchain_core.runnables import RunnableConfig  # resolved at run time: the tool injects it
 
 from debategraph import registry
-from debategraph.errors import UsageError
+from debategraph.errors import DebategraphError, UsageError
 from debategraph.graphs.inputs import check_input
+from debategraph.graphs.schemas import field_descriptions
 
 if TYPE_CHECKING:
-    from langchain_core.tools import BaseTool
+    from langchain_core.tools import BaseTool, ToolException
     from pydantic import ValidationError
 
 #: What a tool's name may hold (OpenAI's rule for function names).
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-#: Where a field's description sits in an input schema's docstring (Google style).
-_ATTRIBUTE = re.compile(r"^\s{4,8}(\w+): (.+)$")
 
 
 def as_tool(graph: Any, *, name: str | None = None, description: str | None = None) -> BaseTool:
@@ -102,20 +102,20 @@ def as_tool(graph: Any, *, name: str | None = None, description: str | None = No
     def run(config: RunnableConfig, **arguments: Any) -> tuple[str, dict[str, Any]]:
         values = _values(arguments)
         if (line := _refused(values)) is not None:
-            return _refusal(line)
+            raise _failed(line)
         try:
             return _result(graph.invoke(values, config))
-        except ValueError as exc:  # what the graph refuses at its start (a speaker, say)
-            return _refusal(str(exc))
+        except (ValueError, DebategraphError) as exc:  # refused at its start, or a model failed
+            raise _failed(str(exc)) from exc
 
     async def arun(config: RunnableConfig, **arguments: Any) -> tuple[str, dict[str, Any]]:
         values = _values(arguments)
         if (line := _refused(values)) is not None:
-            return _refusal(line)
+            raise _failed(line)
         try:
             return _result(await graph.ainvoke(values, config))
-        except ValueError as exc:
-            return _refusal(str(exc))
+        except (ValueError, DebategraphError) as exc:
+            raise _failed(str(exc)) from exc
 
     return StructuredTool.from_function(
         run,
@@ -125,6 +125,7 @@ def as_tool(graph: Any, *, name: str | None = None, description: str | None = No
         args_schema=args,
         response_format="content_and_artifact",
         handle_validation_error=_one_line,
+        handle_tool_error=True,
     )
 
 
@@ -134,7 +135,7 @@ def _arguments(schema: type[Any], text: str) -> type[Any]:
 
     hints = get_type_hints(schema)
     raw = get_type_hints(schema, include_extras=True)
-    described = _descriptions(schema)
+    described = field_descriptions(schema)
     fields: dict[str, Any] = {}
     for key, kind in hints.items():
         if key == "messages":
@@ -153,22 +154,6 @@ def _arguments(schema: type[Any], text: str) -> type[Any]:
         __config__=ConfigDict(extra="forbid"),
         **fields,
     )
-
-
-def _descriptions(schema: type[Any]) -> dict[str, str]:
-    """Field descriptions from the ``Attributes:`` section of a schema's docstring."""
-    out: dict[str, str] = {}
-    doc = (schema.__doc__ or "").split("Attributes:", 1)
-    field = None
-    for line in doc[1].splitlines() if len(doc) == 2 else ():
-        if match := _ATTRIBUTE.match(line):
-            field = match.group(1)
-            out[field] = match.group(2)
-        elif field is not None and line.strip():
-            out[field] += " " + line.strip()  # a continuation line
-        else:
-            field = None
-    return out
 
 
 def _description(pattern: str) -> str:
@@ -190,10 +175,16 @@ def _result(output: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return content, to_jsonable_python(artifact, fallback=str)
 
 
-def _refusal(reason: str) -> tuple[str, dict[str, Any]]:
-    """A refused call's result: its first line, for the calling model to read."""
-    line = (reason.strip().splitlines() or ["refused"])[0]
-    return line, {"error": line}
+def _failed(reason: str) -> ToolException:
+    """A failed call's error: its first line, the tool's result for the calling model.
+
+    Raised, it comes back as LangChain tools return a handled error (``handle_tool_error``):
+    a ``ToolMessage`` with ``status="error"`` and the line as its content, so the calling
+    agent reads it and may call again; nothing raises into its graph.
+    """
+    from langchain_core.tools import ToolException
+
+    return ToolException((reason.strip().splitlines() or ["failed"])[0])
 
 
 def _one_line(error: ValidationError) -> str:

@@ -33,6 +33,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
 from debategraph.models.binding import ModelBinding, for_running_loop
+from debategraph.models.cache import from_cache
 from debategraph.models.failures import (
     made,
     provider_failure,
@@ -237,6 +238,9 @@ class TextResult:
         reason: Why ``text`` is empty, else ``None``.
         model: The model that answered (its :attr:`ModelBinding.name`).
         records: The tool calls the agent made first (see :mod:`debategraph.models.loops`).
+        message_id: The id of the reply the text is, where a model call just made it
+            (``None``: from the cache, an agent of its own, or no reply): the id its
+            tokens streamed under, which the turn takes (:func:`debategraph.nodes.agent.recorded`).
     """
 
     text: str
@@ -245,6 +249,7 @@ class TextResult:
     reason: str | None = None
     model: str | None = None
     records: tuple[Turn, ...] = ()
+    message_id: str | None = None
 
 
 def text_call(
@@ -308,7 +313,8 @@ def text_steps(
         usage = usage + usage_of(reply, time.perf_counter() - started, messages, model.price)
         text = reply.text.strip() if isinstance(reply, AIMessage) else ""
         if text:
-            return TextResult(text, usage, attempts)
+            said = reply.id if isinstance(reply, AIMessage) and not from_cache(reply) else None
+            return TextResult(text, usage, attempts, message_id=said)
     return TextResult(
         "", usage, attempts, reason=f"empty reply after {plural(attempts, 'attempt')}"
     )

@@ -79,8 +79,13 @@ def remaining(deadline: float | None) -> float | None:
     return None if deadline is None else deadline - time.time()
 
 
-def tagged(steps: Steps[R], metadata: dict[str, Any], around: Around | None = None) -> Steps[R]:
-    """The same steps, each model call made with ``metadata`` on its config.
+def tagged(
+    steps: Steps[R],
+    metadata: dict[str, Any],
+    around: Around | None = None,
+    tags: list[str] | None = None,
+) -> Steps[R]:
+    """The same steps, each model call made with ``metadata`` (and ``tags``) on its config.
 
     An agent's calls carry its name this way (``lc_agent_name``), so a caller streaming
     with ``stream_mode="messages"`` reads whose tokens each chunk holds.
@@ -91,20 +96,24 @@ def tagged(steps: Steps[R], metadata: dict[str, Any], around: Around | None = No
         around: Makes a context for each call from its runnable: the call is made
             inside it and the callable it gives is handed the reply (a trace's span,
             see :mod:`debategraph.models.tracing`).
+        tags: Added to every yielded runnable's config (see :func:`quiet`).
 
     Returns:
         Steps that yield each runnable bound to the metadata and return what ``steps``
         return.
     """
+    config: dict[str, Any] = {"metadata": metadata}
+    if tags:
+        config["tags"] = tags
     try:
         runnable, prompt = next(steps)
         while True:
             try:
                 if around is None:
-                    out = yield runnable.with_config(metadata=metadata), prompt
+                    out = yield runnable.with_config(**config), prompt
                 else:
                     with around(runnable) as answered:
-                        out = yield runnable.with_config(metadata=metadata), prompt
+                        out = yield runnable.with_config(**config), prompt
                         answered(out)
             except Exception as exc:  # noqa: BLE001 - only forwarded: the steps re-raise it
                 runnable, prompt = steps.throw(exc)
@@ -115,6 +124,25 @@ def tagged(steps: Steps[R], metadata: dict[str, Any], around: Around | None = No
         return result
     finally:
         steps.close()
+
+
+def quiet(steps: Steps[R]) -> Steps[R]:
+    """The same steps, their model calls kept out of ``stream_mode="messages"``.
+
+    Each call carries LangGraph's public ``TAG_NOSTREAM``: a structured reply's JSON, a
+    tool loop's requests and a speaker pick are no one's words. The turn they make
+    reaches the messages stream whole, as its node returns it
+    (:func:`debategraph.nodes.messages.said`).
+
+    Args:
+        steps: A call's steps.
+
+    Returns:
+        Steps that return what ``steps`` return.
+    """
+    from langgraph.constants import TAG_NOSTREAM
+
+    return tagged(steps, {}, tags=[TAG_NOSTREAM])
 
 
 async def _run(steps: Steps[R], call: Call, deadline: float | None = None) -> R:

@@ -465,10 +465,11 @@ def _call_span(
     from opentelemetry import trace
 
     under = trace.set_span_in_context(turn)
-    if isinstance(runnable, BaseTool):
-        tool = {OPERATION: "execute_tool", "gen_ai.tool.name": runnable.name, **attributes}
-        return tracer.start_span(f"execute_tool {runnable.name}", context=under, attributes=tool)
+    # A call bound to its config (a request's tools, a tag) is its runnable's.
     chat = runnable.bound if isinstance(runnable, RunnableBinding) else runnable
+    if isinstance(chat, BaseTool):
+        tool = {OPERATION: "execute_tool", "gen_ai.tool.name": chat.name, **attributes}
+        return tracer.start_span(f"execute_tool {chat.name}", context=under, attributes=tool)
     if not isinstance(chat, BaseChatModel):
         return None
     model = str(getattr(chat, "model_name", None) or getattr(chat, "model", None) or "")

@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from debategraph.errors import ModelUnavailableError
 from debategraph.models import tracing
 from debategraph.models.choice import own_model, without_tool_calls
-from debategraph.models.steps import tagged
+from debategraph.models.steps import quiet, tagged
 from debategraph.nodes.messages import AGENT_NAME_KEY
 from debategraph.nodes.tools import import_ref, resolve_tools
 from debategraph.prompts import EXTRACT_FIELDS
@@ -145,7 +145,9 @@ class Agent:
 
         An agent with tools runs its tool loop first; an agent of its own answers in
         prose, from which the fields are read (as JSON if it wrote JSON, else with one
-        structured call on this agent's model). See
+        structured call on this agent's model). No call streams its tokens
+        (:func:`~debategraph.models.steps.quiet`): the turn the node makes of the
+        result is what ``stream_mode="messages"`` shows. See
         :func:`~debategraph.models.structured_call` and
         :func:`~debategraph.nodes.dual.agent_node`.
 
@@ -166,10 +168,10 @@ class Agent:
         from debategraph.models.calls import CallResult, parse_reply
 
         try:
-            work = yield from self._work_steps(runtime, messages)
+            work = yield from quiet(self._work_steps(runtime, messages))
             if work is None:
                 binding = self.binding(runtime)
-                result = yield from structured_steps(binding, schema, messages, **kwargs)
+                result = yield from quiet(structured_steps(binding, schema, messages, **kwargs))
                 return dataclasses.replace(result, model=binding.name)
             records = tuple(work.records)
             if self.runnable is not None:
@@ -185,7 +187,7 @@ class Agent:
             else:
                 prompt = work.messages
             binding = self.binding(runtime)
-            result = yield from structured_steps(binding, schema, prompt, **kwargs)
+            result = yield from quiet(structured_steps(binding, schema, prompt, **kwargs))
             return dataclasses.replace(
                 result,
                 usage=work.usage + result.usage,
@@ -198,17 +200,27 @@ class Agent:
 
     @_named
     def say_steps(
-        self, runtime: Runtime[Context] | None, messages: Sequence[BaseMessage], **kwargs: Any
+        self,
+        runtime: Runtime[Context] | None,
+        messages: Sequence[BaseMessage],
+        *,
+        streams: bool = True,
+        **kwargs: Any,
     ) -> Steps[TextResult]:
         """The steps of a prose reply, for a node body; its tokens stream.
 
         See :func:`~debategraph.models.text_call`; taken as :meth:`ask_steps` are. An
         agent with tools answers with the reply that asks for no tool; an agent of its
-        own, with its last message.
+        own, with its last message. Only the reply's own call streams: the tool loop's
+        and an own agent's do not (:func:`~debategraph.models.steps.quiet`), and the
+        result's :attr:`~debategraph.models.TextResult.message_id` is the id its tokens
+        streamed under.
 
         Args:
             runtime: The node's runtime.
             messages: The prompt.
+            streams: Whether the reply's tokens stream (``False``: a reply that is no
+                turn, a speaker pick).
             **kwargs: Passed on (``max_attempts``).
 
         Returns:
@@ -222,14 +234,15 @@ class Agent:
         from debategraph.models.calls import TextResult
 
         try:
-            work = yield from self._work_steps(runtime, messages)
+            work = yield from quiet(self._work_steps(runtime, messages))
             if work is not None and (work.text or self.runnable is not None):
                 label = self.label(runtime)
                 records = tuple(work.records)
                 return TextResult(work.text, work.usage, 0, work.reason, label, records)
             binding = self.binding(runtime)
             prompt = messages if work is None else work.messages
-            result = yield from text_steps(binding, prompt, **kwargs)
+            reply = text_steps(binding, prompt, **kwargs)
+            result = yield from (reply if streams else quiet(reply))
             if work is None:
                 return dataclasses.replace(result, model=binding.name)
             return dataclasses.replace(
@@ -397,7 +410,10 @@ def recorded(result: CallResult[Any] | TextResult, turn: Turn) -> list[Turn]:
     """The transcript records of one agent turn: its tool calls, then the turn itself.
 
     The tool calls get the turn's agent and round; the turn gets the model that
-    answered (:attr:`Turn.model <debategraph.state.records.Turn.model>`).
+    answered (:attr:`Turn.model <debategraph.state.records.Turn.model>`) and, for a
+    prose reply whose tokens streamed, the id they streamed under
+    (:attr:`~debategraph.models.TextResult.message_id`): one id for the turn in
+    ``stream_mode="messages"``, its tokens and its message.
 
     Args:
         result: The call's result.
@@ -408,7 +424,11 @@ def recorded(result: CallResult[Any] | TextResult, turn: Turn) -> list[Turn]:
         :func:`~debategraph.state.base.turn_update`).
     """
     calls = tool_calls_of([result], turn.agent, turn.round, turn.agent_id)
-    return [*calls, turn.model_copy(update={"model": result.model})]
+    update: dict[str, Any] = {"model": result.model}
+    said = getattr(result, "message_id", None)  # a prose reply's (TextResult)
+    if said:
+        update["id"] = said
+    return [*calls, turn.model_copy(update=update)]
 
 
 def tool_calls_of(

@@ -9,7 +9,8 @@ the calls of a round queue behind each other. Every node of this package is one 
   <debategraph.nodes.agent.Agent.ask_steps>`, :meth:`~debategraph.nodes.agent.Agent.say_steps`)
   and returns the node's update. Under ``invoke`` each call is a blocking ``invoke``; under
   ``ainvoke`` it is awaited on the event loop, on no thread, so a round's calls are all in
-  flight at once (bounded by the run's ``max_concurrency``). The run's ``deadline`` (its
+  flight at once (bounded by the run's ``max_concurrency``). The turns the update records
+  stream once as messages (:func:`~debategraph.nodes.messages.said`). The run's ``deadline`` (its
   time limit, a state key: :func:`deadline_of`) bounds every call: one in flight when it
   passes is cancelled (under ``ainvoke``), none starts after it, and the call records
   its fallback with the reason.
@@ -34,6 +35,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.runtime import Runtime, get_runtime
 
 from debategraph.models.steps import arun_steps, run_steps
+from debategraph.nodes.messages import said
 
 if TYPE_CHECKING:
     from debategraph.models.context import Context
@@ -130,10 +132,10 @@ def agent_node(body: NodeBody, name: str | None = None) -> Runnable[Any, Any]:
     """
 
     def node(state: Any, runtime: Runtime[Context]) -> Any:
-        return run_steps(body(state, runtime), deadline=deadline_of(state))
+        return said(run_steps(body(state, runtime), deadline=deadline_of(state)))
 
     async def anode(state: Any, runtime: Runtime[Context]) -> Any:
-        return await arun_steps(body(state, runtime), deadline=deadline_of(state))
+        return said(await arun_steps(body(state, runtime), deadline=deadline_of(state)))
 
     return dual_node(node, anode, name or body.__name__)
 

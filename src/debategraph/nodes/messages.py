@@ -9,14 +9,21 @@ is a node of any ``MessagesState`` graph, an agent of ``langgraph-supervisor`` o
 
 The last node of every pattern, :data:`RESPOND_NODE`, returns the run's content as
 ``messages``: the transcript as chat messages named after their agents, ending in one
-message that states the outcome (the pattern's ``outcome`` function: the decided answer,
-the verdict, the report's overview, the chat's last word, the meeting's decision). No
-checkpoint holds that reply, and an input only until it is read
-(:class:`~debategraph.state.reducers.MessagesChannel`): the transcript is what a thread
-keeps.
+message that states the outcome, named after the compiled graph (the pattern's
+``outcome`` function: the decided answer, the verdict, the report's overview, the chat's
+last word, the meeting's decision). No checkpoint holds that reply, and an input only
+until it is read (:class:`~debategraph.state.reducers.MessagesChannel`): the transcript
+is what a thread keeps.
 
-:func:`emit` writes the events a UI follows with ``stream_mode="custom"``: a round
-opening, a solver round's votes, a decision, the outcome.
+Each agent turn reaches ``stream_mode="messages"`` once, as it is made: an agent node
+returns its turns as messages beside its update (:func:`said`, under :data:`SAID_KEY`,
+which is no state key: LangGraph drops it from the writes, and its messages stream reads
+it), under the turn's id, so a parent graph that streams the run's ``messages`` again
+finds them sent already.
+
+:func:`emit` writes the events a UI follows with ``stream_mode="custom"`` (and
+``astream_events``' ``on_custom_event``): a round opening, a solver round's votes, a
+decision, the outcome.
 """
 
 from __future__ import annotations
@@ -47,6 +54,11 @@ AGENT_NAME_KEY = "lc_agent_name"
 #: The stage recorded on the outcome message's metadata.
 OUTCOME_STAGE = "outcome"
 
+#: The key of an agent node's return value that holds its turns as messages: no state
+#: key (LangGraph writes none of it), read by ``stream_mode="messages"`` (:func:`said`).
+SAID_KEY = "__debategraph_said__"
+
+
 #: A pattern's outcome: ``(speaker, text)`` of the message that states it, or ``None``
 #: when the transcript's last agent turn is the outcome (a chat's last word).
 Outcome: TypeAlias = "tuple[str, str] | None"
@@ -57,6 +69,9 @@ _NOT_IN_NAME = re.compile(r"[\s<|\\/>]+")
 MESSAGE_FORMS = (
     "LangChain messages, {'role': ..., 'content': ...} dicts, (role, text) pairs or strings"
 )
+#: What ``messages`` may be: a list of :data:`MESSAGE_FORMS`, or one string (a human
+#: message, as LangGraph's server sends a graph's ``messages`` over MCP).
+MESSAGES_FORMS = f"a string (one human message) or a list of {MESSAGE_FORMS}"
 
 
 def message_name(agent: str) -> str:
@@ -75,7 +90,8 @@ def as_messages(value: Any) -> list[BaseMessage]:
     """A ``messages`` input as LangChain messages.
 
     Args:
-        value: Messages in any form LangChain reads (see :data:`MESSAGE_FORMS`).
+        value: Messages in any form LangChain reads (see :data:`MESSAGE_FORMS`), or one
+            string: a human message.
 
     Returns:
         The messages.
@@ -83,10 +99,12 @@ def as_messages(value: Any) -> list[BaseMessage]:
     Raises:
         ValueError: One line naming the item that is not a message.
     """
-    from langchain_core.messages import convert_to_messages
+    from langchain_core.messages import HumanMessage, convert_to_messages
 
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise ValueError(f"messages must be a list of {MESSAGE_FORMS}, got {value!r}"[:300])
+    if isinstance(value, str):
+        return [HumanMessage(value)]
+    if isinstance(value, bytes) or not isinstance(value, Sequence):
+        raise ValueError(f"messages must be {MESSAGES_FORMS}, got {value!r}"[:300])
     try:
         return list(convert_to_messages(value))
     except (ValueError, TypeError, NotImplementedError, KeyError) as exc:
@@ -274,54 +292,96 @@ def transcript_messages(turns: Sequence[Turn]) -> list[BaseMessage]:
     return [m for m in map(turn_message, turns) if m is not None]
 
 
+def said(update: Any) -> Any:
+    """An agent node's update, with its new turns as messages for ``stream_mode="messages"``.
+
+    The turns of the update's ``transcript`` (an agent's turn, its tool calls) as chat
+    messages (:func:`turn_message`), under :data:`SAID_KEY`: LangGraph writes no key a
+    state does not have, and its messages stream sends the messages a node returns, each
+    once by id. So each turn streams once, under its id and its agent's name, as it is
+    made: a structured reply as its readable text (its JSON never streamed, see
+    :func:`~debategraph.models.steps.quiet`), a prose reply not again (its tokens
+    streamed under the turn's id), and a parent streaming the run's ``messages`` finds
+    them all sent.
+
+    Args:
+        update: What the node returns.
+
+    Returns:
+        The update, with :data:`SAID_KEY` where it records agent turns.
+    """
+    if not isinstance(update, dict):
+        return update
+    turns = update.get("transcript")
+    if not isinstance(turns, Sequence) or not turns:
+        return update
+    spoken = transcript_messages([t for t in turns if isinstance(t, Turn) and t.role != "user"])
+    return {**update, SAID_KEY: spoken} if spoken else update
+
+
 def make_respond(
-    outcome: Callable[[Mapping[str, Any]], Outcome] | None, pattern: str
-) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    outcome: Callable[[Mapping[str, Any]], Outcome] | None,
+    pattern: str,
+    graph: str | None = None,
+    hand_back: str | None = None,
+) -> Callable[[Mapping[str, Any]], Any]:
     """The :data:`RESPOND_NODE` of a pattern: the run's content as ``messages``.
+
+    The transcript as messages, then one outcome message named after the compiled graph,
+    whoever stated it (its ``response_metadata["debategraph"]["agent"]``). A graph
+    compiled with ``hand_back`` ends inside a parent by handing the conversation back
+    (:func:`~debategraph.nodes.handback.handed_back`). The compiled graph's node is made
+    when it is compiled (:meth:`~debategraph.graphs.skeleton.PatternGraph.compile`),
+    knowing its name.
 
     Args:
         outcome: The pattern's outcome (see :data:`Outcome`; ``None``: the last agent
-            turn is).
-        pattern: The pattern's name: the outcome message's speaker by default.
+            turn states it).
+        pattern: The pattern's name.
+        graph: The compiled graph's name (``None``: the pattern's).
+        hand_back: The swarm agent to hand back to (``None``: none).
 
     Returns:
-        The node function: writes ``messages`` (never checkpointed) and emits an
-        ``outcome`` event.
+        The node function: writes ``messages`` (never checkpointed), or hands back, and
+        emits an ``outcome`` event.
     """
 
-    def respond(state: Mapping[str, Any]) -> dict[str, Any]:
+    def respond(state: Mapping[str, Any]) -> Any:
         from langchain_core.messages import AIMessage
+
+        from debategraph.nodes.handback import handed_back
 
         turns: Sequence[Turn] = state.get("transcript") or ()
         messages = transcript_messages(turns)
         stated = outcome(state) if outcome is not None else None
         reason = state.get("termination_reason")
-        if stated is None and (not messages or messages[-1].type != "ai"):
-            last = next((t for t in reversed(turns) if t.role == "agent"), None)
+        if stated is None:
+            last = next((t for t in reversed(turns) if t.role == "agent" and t.content), None)
             stated = (
                 (last.agent, last.content)
                 if last is not None
                 else (pattern, f"The {pattern} ended ({reason or 'no reason'}) with no reply.")
             )
-        if stated is None:
-            speaker, text = messages[-1].name or pattern, str(messages[-1].content)
-        else:
-            speaker, text = stated
-            messages.append(
-                AIMessage(
-                    text,
-                    name=message_name(speaker),
-                    id=f"{OUTCOME_STAGE}-{turns[-1].id if turns else pattern}",
-                    response_metadata={
-                        "debategraph": {
-                            "agent": speaker,
-                            "stage": OUTCOME_STAGE,
-                            "termination_reason": reason,
-                        }
-                    },
-                )
-            )
-        emit(OUTCOME_STAGE, agent=speaker, text=text, termination_reason=reason)
+        speaker, text = stated
+        name = graph or pattern
+        stated_by = AIMessage(
+            text,
+            name=message_name(name),
+            id=f"{OUTCOME_STAGE}-{turns[-1].id if turns else pattern}",
+            response_metadata={
+                "debategraph": {
+                    "agent": speaker,
+                    "stage": OUTCOME_STAGE,
+                    "termination_reason": reason,
+                }
+            },
+        )
+        messages.append(stated_by)
+        emit(OUTCOME_STAGE, agent=speaker, graph=name, text=text, termination_reason=reason)
+        if hand_back:
+            command = handed_back(messages, hand_back)
+            if command is not None:
+                return command
         return {"messages": Reply(messages)}
 
     return respond
@@ -330,8 +390,11 @@ def make_respond(
 def emit(event: str, **data: Any) -> None:
     """Write an event to the run's custom stream (``stream_mode="custom"``).
 
-    Every event is ``{"event": event, **data}``, JSON-ready. Outside a run (a node
-    function called directly) it does nothing.
+    Every event is ``{"event": event, **data}``, JSON-ready. It is also dispatched as a
+    LangChain custom event named ``event`` (LangChain's public ``dispatch_custom_event``),
+    which ``astream_events`` shows as ``on_custom_event`` (LangGraph's custom stream
+    reaches no callback). Outside a run (a node function called directly) it does
+    nothing.
 
     Args:
         event: ``round`` (a round opens), ``votes`` (a solver round's answers counted),
@@ -339,10 +402,15 @@ def emit(event: str, **data: Any) -> None:
             discussion's convergence record), ``outcome`` (the run's outcome).
         **data: The event's fields.
     """
-    from langgraph.config import get_stream_writer
+    from langchain_core.callbacks import dispatch_custom_event
+    from langgraph.config import get_config, get_stream_writer
 
     try:
         writer = get_stream_writer()
+        config = get_config()
     except (RuntimeError, KeyError):  # not inside a run (no config, or none of a graph's)
         return
-    writer({"event": event, **data})
+    payload = {"event": event, **data}
+    writer(payload)
+    if config.get("callbacks") is not None:  # someone listens: astream_events, a tracer
+        dispatch_custom_event(event, payload, config=config)

@@ -121,12 +121,15 @@ Messages = Annotated[list[AnyMessage], messages_channel()]
 class MessagesInput(TypedDict):
     """The input every pattern takes besides its own fields: a conversation.
 
+    Its last human message fills the pattern's own field (its :attr:`Schemas.text`), so
+    the graph is a node of any ``MessagesState`` graph and an agent of a supervisor or a
+    swarm; one string is one human message (as LangGraph's server sends ``messages``
+    over MCP).
+
     Attributes:
-        messages: Chat messages (LangChain messages, or their dict and tuple forms):
-            the last human message becomes the pattern's question, topic, document or
-            task (its :attr:`Schemas.text`) when that field is not given, so the graph
-            is a node of any ``MessagesState`` graph and an agent of a supervisor or a
-            swarm.
+        messages: A conversation (chat messages, their dict or tuple forms, or one
+            string: a human message): its last human message is the question, topic,
+            document or task when that field is not given.
     """
 
     messages: NotRequired[Messages]
@@ -135,14 +138,17 @@ class MessagesInput(TypedDict):
 class RunOutput(TypedDict):
     """The output fields every pattern returns.
 
+    ``messages`` are ``AIMessage(name=...)`` s, a tool call as its agent's message and an
+    interjection as a human one (:mod:`debategraph.nodes.messages`); the outcome's is
+    named after the compiled graph. They are made when the run ends and never
+    checkpointed.
+
     Attributes:
         transcript: Every record of the run (:class:`~debategraph.state.records.Turn`:
             the agents' turns, their tool calls, a human's interjections), oldest first.
-        messages: The transcript as chat messages named after their agents
-            (``AIMessage(name=...)``; tool calls as the agent's messages, interjections
-            as human ones), ending in one message that states the outcome
-            (:mod:`debategraph.nodes.messages`). Made when the run ends and never
-            checkpointed: read the transcript of a paused or saved thread.
+        messages: The transcript as chat messages named after their agents, ending in
+            one message named after the graph that states the outcome; never
+            checkpointed (read the transcript of a paused or saved thread).
         termination_reason: Why the run ended (:data:`TerminationReason`).
         usage: Tokens and calls of the whole run.
         usage_by_agent: The same per agent.

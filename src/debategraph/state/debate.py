@@ -135,7 +135,12 @@ class Verdict(BaseModel):
 
 
 class DebateInput(MessagesInput):
-    """What a caller passes in: the motion, or ``messages`` whose last human message is it."""
+    """What a caller passes in: the motion, or ``messages`` whose last human message is it.
+
+    Attributes:
+        topic: The motion the debaters argue for and against, e.g. "Cities should ban
+            cars downtown".
+    """
 
     topic: NotRequired[str]
 
@@ -147,6 +152,14 @@ class DebateOutput(RunOutput):
     by the moderator, or ``error`` when a whole round came back empty; ``usage``,
     ``usage_by_agent``, ``notes``): the motion, the judge's verdict, the rounds done,
     each argument's length, the moderator's decisions and the running summary.
+
+    Attributes:
+        topic: The motion debated.
+        verdict: The judge's verdict: winner, scores and rationale (``None``: no judge).
+        rounds_completed: The rounds of arguments done.
+        word_counts: Each argument's length in words, against the word limit.
+        moderator_decisions: The moderator's call after each round (who leads, settled).
+        summary: The running summary of the earlier arguments (empty: none was made).
     """
 
     topic: str

@@ -231,6 +231,9 @@ class DiscussionInput(MessagesInput):
     """What a caller passes in: the document's text (Markdown or plain), or ``messages``.
 
     The last human message of ``messages`` is the document when ``document`` is not given.
+
+    Attributes:
+        document: The document to discuss: Markdown or plain text, its sections headed.
     """
 
     document: NotRequired[str]
@@ -243,6 +246,16 @@ class DiscussionOutput(RunOutput):
     ``notes``): the parsed document, each agent's section choice and latest insights, the
     questions and responses of every iteration, the convergence record of each iteration,
     the consensus report and the number of iterations completed.
+
+    Attributes:
+        paper: The document as read: its title and sections.
+        section_choices: The section each persona chose to analyse.
+        insights: Each persona's latest insights, by persona.
+        questions: The questions the personas asked each other, every iteration.
+        responses: Their responses: stance and revised insight.
+        convergence: The convergence record of each iteration.
+        report: The consensus report (``None``: none was written).
+        iterations_completed: The iterations done.
     """
 
     paper: Document

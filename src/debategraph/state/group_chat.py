@@ -42,8 +42,9 @@ class GroupChatInput(MessagesInput):
         speaker: Run a single turn of this agent, then return (the chat stays open).
         reset: Let a finished chat go on: its termination is cleared and its
             conditions count turns, time and stalls afresh.
-        messages: A conversation instead: its last human message is the ``task`` on the
-            first invocation, the next ``message`` on a later one.
+        messages: A conversation instead (or one string: a human message): its last
+            human message is the ``task`` on the first invocation, the next ``message``
+            on a later one.
     """
 
     task: NotRequired[str]
@@ -59,6 +60,12 @@ class GroupChatOutput(RunOutput):
     ``judged``, ``budget``, ``time_limit``, ``stalled``, ``stopped``; ``usage``...):
     the task, whether the chat is complete, what ended it in words, and how every
     speaker was chosen.
+
+    Attributes:
+        task: What the chat is about.
+        is_complete: Whether the chat has ended (a later invocation may go on with it).
+        termination_detail: What ended it, in words.
+        selections: How each speaker was chosen, one record per turn.
     """
 
     task: str

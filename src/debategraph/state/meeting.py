@@ -95,7 +95,11 @@ class FinalDecision(BaseModel):
 
 
 class MeetingInput(MessagesInput):
-    """What a caller passes in: the topic, or ``messages`` whose last human message is it."""
+    """What a caller passes in: the topic, or ``messages`` whose last human message is it.
+
+    Attributes:
+        topic: What the meeting is to decide, e.g. "Should we move the launch to May?".
+    """
 
     topic: NotRequired[str]
 
@@ -108,6 +112,14 @@ class MeetingOutput(RunOutput):
     ``usage``, ``usage_by_agent``, ``usage_by_model``, ``notes``): the topic, the final
     decision (``None`` when the chair gave nothing usable, with a note), the
     controller's decisions, and the stage and stage-local round reached.
+
+    Attributes:
+        topic: The topic the meeting decided.
+        decision: The chair's final decision: decision, rationale, dissent, next steps
+            (``None``: nothing usable).
+        controller_decisions: The round controller's call after each round of a stage.
+        stage: The stage reached.
+        stage_round: The round reached within that stage.
     """
 
     topic: str

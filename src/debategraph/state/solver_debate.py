@@ -54,6 +54,13 @@ class SolverDebateInput(MessagesInput):
     where ``answer_kind`` is ``expression`` (a MATH answer in LaTeX, kept whole; answers
     math-verify reads as one object are one answer). Without ``question``, the last human
     message of ``messages`` is the question.
+
+    Attributes:
+        question: The math question to solve, e.g. "What is 17 * 23?".
+        choices: The answer choices of a multiple-choice question (2 to 26 texts); the
+            solvers answer with a letter.
+        answer_kind: What an answer is: ``number`` (the default without choices),
+            ``choice`` or ``expression`` (a LaTeX answer kept whole).
     """
 
     question: NotRequired[str]
@@ -70,6 +77,18 @@ class SolverDebateOutput(RunOutput):
     round's answers, the graph's protocol's :class:`Decision` and every decision of the
     thread by key (:func:`~debategraph.nodes.solver_debate.judge.decision_key`: the
     graph's own, and any the eval added).
+
+    Attributes:
+        question: The question the solvers answered.
+        choices: Its answer choices (empty: not multiple choice).
+        answer_kind: What an answer is: ``number``, ``choice`` or ``expression``.
+        answer: The decided answer (``None``: no answer was decided).
+        votes: The final answers counted: answer -> solvers that gave it.
+        agreement: The share of solvers that gave the decided answer (0 to 1).
+        tie_break: How a tie among the top answers was broken (``None``: no tie).
+        rounds: Each round's answers, one record per round.
+        decision: The decision of the graph's protocol: answer, votes and reason.
+        decisions: Every decision of the thread, by protocol key.
     """
 
     question: str

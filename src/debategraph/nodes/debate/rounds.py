@@ -116,15 +116,16 @@ def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> R
             usage=result.usage,
             reason=result.reason,
         )
+        records = recorded(result, turn)
         count = WordCount(
-            turn_id=turn.id,
+            turn_id=records[-1].id,
             debater=name,
             round=turn.round,
             words=word_count(result.text),
             limit=setup.words,
         )
         return {
-            **turn_update(*recorded(result, turn), so_far=state.get("transcript")),
+            **turn_update(*records, so_far=state.get("transcript")),
             "word_counts": [count],
         }
 

@@ -74,7 +74,7 @@ def make_select(setup: GroupChatSetup, model: ModelBinding | None) -> Runnable[A
         answers: list[TextResult] = []
 
         def say(messages: list[BaseMessage]) -> Steps[TextResult]:
-            result = yield from agent.say_steps(runtime, messages, max_attempts=1)
+            result = yield from agent.say_steps(runtime, messages, streams=False, max_attempts=1)
             answers.append(result)
             return result
 
