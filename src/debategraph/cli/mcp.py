@@ -31,6 +31,11 @@ from debategraph.runs.mcp_server import Call, Offer, mcp_server
 ONE_RUNS = ("pause_after_round", "thread", "json_output")
 #: How a tool's input names the settings, in messages.
 ARGUMENT_OF = {**OPTION_OF, "max_rounds": "rounds", "agents": "agents"}
+HELP = (
+    "Serve every pattern as an MCP tool over stdio (for Claude Desktop or any MCP client): "
+    "each call runs on the model and database given here, its thread listed by "
+    "debategraph threads."
+)
 MODEL_HELP = (
     "A model the server's endpoint serves, by name (default: the server's --model); "
     "only on a server started with --base-url."
@@ -189,4 +194,4 @@ _SHARED = inspect.signature(options.run_options, eval_str=True).parameters
 mcp_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
     [p for name, p in _SHARED.items() if name not in ONE_RUNS]
 )
-app.command(name="mcp", help="Serve every pattern as an MCP tool over stdio.")(mcp_command)
+app.command(name="mcp", help=HELP)(mcp_command)
