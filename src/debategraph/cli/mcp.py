@@ -18,19 +18,20 @@ from __future__ import annotations
 import inspect
 import uuid
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debategraph.cli import options
 from debategraph.cli.group import app
-from debategraph.cli.runner import OPTION_OF
 from debategraph.errors import CostLimitReached, ModelUnavailableError, UsageError
-from debategraph.models.spec import ModelSpec
-from debategraph.runs.mcp_server import Call, Offer, mcp_server
+
+if TYPE_CHECKING:  # the command's modules load when it runs, not with every command
+    from debategraph.models.spec import ModelSpec
+    from debategraph.runs.mcp_server import Call
 
 #: The shared run options a server of many runs does not take (they are one run's).
 ONE_RUNS = ("pause_after_round", "thread", "json_output")
 #: How a tool's input names the settings, in messages.
-ARGUMENT_OF = {**OPTION_OF, "max_rounds": "rounds", "agents": "agents"}
+ARGUMENT_OF = {"max_rounds": "rounds", "agents": "agents"}
 HELP = (
     "Serve every pattern as an MCP tool over stdio (for Claude Desktop or any MCP client): "
     "each call runs on the model and database given here, its thread listed by "
@@ -150,7 +151,15 @@ def serve_stdio(served: Served) -> None:
     """
     import anyio
     from anyio import from_thread, to_thread
-    from mcp.server.stdio import stdio_server
+
+    from debategraph.runs.mcp_server import Offer, mcp_server
+
+    try:
+        from mcp.server.stdio import stdio_server
+    except ImportError:
+        raise UsageError(
+            "debategraph mcp needs the mcp package: pip install 'debategraph[mcp]'"
+        ) from None
 
     async def runs(call: Call, feed: Any) -> str:
         def sync_feed(event: Any) -> None:

@@ -164,8 +164,14 @@ def load_tools(server: McpServer, what: str) -> tuple[BaseTool, ...]:
         ValueError: One line: the server cannot be reached, or lists no tool of a name
             the entry gives.
     """
-    from langchain_mcp_adapters.tools import load_mcp_tools
-    from mcp.shared.exceptions import McpError
+    try:
+        from langchain_mcp_adapters.tools import load_mcp_tools
+        from mcp.shared.exceptions import McpError
+    except ImportError:
+        raise ValueError(
+            f"{what}: an MCP server's tools need langchain-mcp-adapters: "
+            "pip install 'debategraph[mcp]'"
+        ) from None
 
     async def listed() -> list[BaseTool]:
         return await load_mcp_tools(
