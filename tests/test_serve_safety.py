@@ -455,7 +455,7 @@ def test_mcp_without_a_token_is_401_and_a_bad_call_is_one_line_leaving_nothing(
     bad = {
         "an empty question": (
             {"question": " "},
-            '422: question is empty: give the problem text, e.g. "2+3?"',
+            'question is empty: give the problem text, e.g. "2+3?"',
         ),
         "an unlisted model": (
             {"question": QUESTION, "model": "gpt-4o"},

@@ -384,8 +384,7 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     hold_aegra_runs(holding_place)
     await create_usage_table()
     enable_tracing()
-    async with MCP.running():
-        yield
+    yield
 
 
 app = FastAPI(title="debategraph", lifespan=lifespan)
