@@ -144,7 +144,7 @@ def test_help_lists_the_commands_in_one_order_whichever_module_came_first() -> N
         )
     }
     assert len(orders) == 1, orders
-    assert orders.pop().split()[-4:] == ["doctor", "view", "serve", "eval"]
+    assert orders.pop().split()[-5:] == ["doctor", "view", "serve", "mcp", "eval"]
 
 
 def test_the_eval_options_defaults_live_below_the_cli() -> None:

@@ -33,7 +33,7 @@ LISTED = ModelList(
 
 
 @pytest.mark.parametrize(
-    "field", ["base_url", "api_key", "api_key_env", "timeout_s", "max_retries", "slots"]
+    "field", ["base_url", "api_key", "api_key_env", "timeout_s", "max_retries", "slots", "tools"]
 )
 def test_a_field_that_chooses_an_endpoint_or_a_key_is_forbidden(field: str) -> None:
     with pytest.raises(RefusedContext) as refused:

@@ -381,6 +381,97 @@ def test_a_second_user_cannot_reach_the_first_users_threads(alice: Any, bob: Any
     assert alice.threads.get(thread_id)["status"] == "interrupted"
 
 
+# -- MCP on /mcp: the same sign-in, model list and owners -----------------------------------
+
+
+async def mcp_call(
+    server: AegraServer,
+    token: str | None,
+    tool: str,
+    arguments: dict[str, Any],
+    steps: list[tuple[float, float | None, str | None]] | None = None,
+) -> Any:
+    """One tool call over ``/mcp`` with the ``mcp`` SDK's streamable-HTTP client."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    seen = [] if steps is None else steps
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(WAIT_S)) as http,
+        streamable_http_client(f"{server.url}/mcp", http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return await session.call_tool(tool, arguments, progress_callback=progress)
+
+
+def test_mcp_runs_a_pattern_as_its_caller_who_alone_reads_its_thread(
+    alice: Any, bob: Any, server: AegraServer
+) -> None:
+    from debategraph.runs.account import Answered
+
+    steps: list[tuple[float, float | None, str | None]] = []
+    result = asyncio.run(mcp_call(server, ALICE, "solver_debate", {"question": QUESTION}, steps))
+    assert not result.isError, result.content
+    answered = Answered.model_validate(result.structuredContent)
+    assert answered.answer == "The answer is 18: 4 of 4 solvers gave it (plurality)."
+    assert (
+        answered.account
+        == "3 rounds of at most 3; votes 18 x4 (agreement 1.00); ended: rounds_completed"
+    )
+    assert steps[:2] == [(0.0, 3.0, "round 1 of 3 opened"), (0.5, 3.0, "round 1 of 3: votes 18 x4")]
+    assert steps[-1] == (3.0, 3.0, "done: rounds_completed") and len(steps) == 7
+    thread_id = answered.thread_id
+    assert alice.threads.get_state(thread_id)["values"]["answer"] == "18"  # hers, by the SDK
+    assert thread_id not in {t["thread_id"] for t in bob.threads.search(limit=100)}
+    his = {
+        "get": lambda: bob.threads.get(thread_id),
+        "get_state": lambda: bob.threads.get_state(thread_id),
+        "runs.list": lambda: bob.runs.list(thread_id),
+    }
+    assert refusals(his) == dict.fromkeys(his, "NotFoundError")
+
+
+def innermost(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
+
+
+def test_mcp_without_a_token_is_401_and_a_bad_call_is_one_line_leaving_nothing(
+    alice: Any, server: AegraServer
+) -> None:
+    for token in (None, "not-a-token-of-anyone-here-123"):
+        with pytest.raises(BaseExceptionGroup) as refused:
+            asyncio.run(mcp_call(server, token, "debate", {"topic": "Tea beats coffee"}))
+        error = innermost(refused.value)
+        assert isinstance(error, httpx.HTTPStatusError) and error.response.status_code == 401
+    threads = len(alice.threads.search(limit=100))
+    bad = {
+        "an empty question": (
+            {"question": " "},
+            'question is empty: give the problem text, e.g. "2+3?"',
+        ),
+        "an unlisted model": (
+            {"question": QUESTION, "model": "gpt-4o"},
+            "solver_debate: field 'model': Input should be 'stub' (got 'gpt-4o')",
+        ),
+        "a setting a client may not choose": (
+            {"question": QUESTION, "rounds": 1},
+            "solver_debate: unknown field 'rounds': allowed are question, model",
+        ),
+    }
+    for label, (arguments, line) in bad.items():
+        result = asyncio.run(mcp_call(server, ALICE, "solver_debate", arguments))
+        assert result.isError and [c.text for c in result.content] == [line], label
+    assert len(alice.threads.search(limit=100)) == threads  # no run, no empty thread
+
+
 # -- the browser ----------------------------------------------------------------------------
 
 

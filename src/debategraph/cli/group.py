@@ -35,6 +35,7 @@ TOOL_MODULES = (
     "debategraph.cli.doctor",
     "debategraph.cli.view",
     "debategraph.cli.serve",
+    "debategraph.cli.mcp",
     "debategraph.cli.evaluate",
     "debategraph.cli.eval_tasks",
 )
@@ -109,7 +110,6 @@ def pattern_command(entry: registry.Entry) -> Any:
     def run(**kwargs: Any) -> None:
         from debategraph.cli.runner import OPTION_OF, launch
         from debategraph.graphs.inputs import check_input
-        from debategraph.models.spec import ModelSpec
         from debategraph.runs.start import new_run
 
         common = {name: kwargs.pop(name) for name in shared}
@@ -118,18 +118,7 @@ def pattern_command(entry: registry.Entry) -> Any:
             check_input(entry.name, launched.input)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        spec = ModelSpec(
-            model=common["model"],
-            base_url=common["base_url"],
-            api_key_env=common["api_key_env"],
-            timeout_s=common["timeout"],
-            max_tokens=common["max_tokens"],
-            max_retries=common["max_retries"],
-            patience_s=options.seconds_of("--patience", common["patience"]),
-            rpm=common["rpm"],
-            tpm=common["tpm"],
-            price=options.price_of(common["price"]),
-        ).validated()
+        spec = options.model_spec(common)
         max_cost = options.max_cost_of(common["max_cost"])
         thread = common["thread"]
         if thread is not None and not thread.strip():

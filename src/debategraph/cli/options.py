@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -182,6 +183,34 @@ def run_options(
     """The options every pattern's run command takes (its signature is what counts)."""
 
 
+def model_spec(common: Mapping[str, Any]) -> ModelSpec:
+    """The run's model from the shared model options (:func:`run_options`' values).
+
+    Args:
+        common: The options' values by parameter name (``model``, ``base_url``,
+            ``api_key_env``, ``timeout``, ``max_tokens``, ``max_retries``, ``patience``,
+            ``rpm``, ``tpm``, ``price``).
+
+    Returns:
+        The model, checked.
+
+    Raises:
+        UsageError: One line naming the option and the bad value.
+    """
+    return ModelSpec(
+        model=common["model"],
+        base_url=common["base_url"],
+        api_key_env=common["api_key_env"],
+        timeout_s=common["timeout"],
+        max_tokens=common["max_tokens"],
+        max_retries=common["max_retries"],
+        patience_s=seconds_of("--patience", common["patience"]),
+        rpm=common["rpm"],
+        tpm=common["tpm"],
+        price=price_of(common["price"]),
+    ).validated()
+
+
 def seconds_of(option: str, value: str | None) -> float | None:
     """A duration option's value in seconds: ``30m`` / ``90s`` / ``1h`` / ``120``, or ``None``.
 
@@ -281,7 +310,8 @@ AgentsFile = Annotated[
     typer.Option(
         AGENTS_FILE_OPTION,
         help="YAML or JSON list of agents: each the pattern's fields plus model (e.g. "
-        "NAME@BASE_URL), tools (e.g. \\[calculator]) and agent (module:attribute); an entry "
+        "NAME@BASE_URL), tools (e.g. \\[calculator], or an MCP server {command, args} or "
+        "{url}) and agent (module:attribute); an entry "
         "named after an official (judge, moderator, summarizer, selector, controller, chair, "
         "consensus) sets that official.",
     ),

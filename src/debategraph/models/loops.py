@@ -185,8 +185,28 @@ def _run_tool(
         raise
     except Exception as exc:  # noqa: BLE001 - a tool that raises gives the agent its error
         return "", f"{type(exc).__name__}: {one_line(str(exc))}", time.perf_counter() - started
-    text = out if isinstance(out, str) else json.dumps(out, default=str)
-    return text, None, time.perf_counter() - started
+    return tool_text(out), None, time.perf_counter() - started
+
+
+def tool_text(out: Any) -> str:
+    """A tool's result as the transcript and the model read it.
+
+    Args:
+        out: What the tool returned: text, content blocks (an MCP tool's, loaded with
+            ``langchain-mcp-adapters``) or any value.
+
+    Returns:
+        The text; text blocks joined by newlines; anything else as JSON.
+    """
+    if isinstance(out, str):
+        return out
+    if isinstance(out, list) and out and all(_is_text_block(b) for b in out):
+        return "\n".join(str(b["text"]) for b in out)
+    return json.dumps(out, default=str)
+
+
+def _is_text_block(block: Any) -> bool:
+    return isinstance(block, Mapping) and block.get("type") == "text" and "text" in block
 
 
 def agent_steps(runnable: Runnable[Any, Any], messages: Sequence[BaseMessage]) -> Steps[Work]:

@@ -1,10 +1,12 @@
 """Agents' tools: the built-in ones by name, and what an agent's ``tools`` may hold.
 
 An agent's ``tools`` are LangChain tools (any ``BaseTool``, or a plain function, made
-one with ``langchain_core.tools.tool``), the names of built-in tools, or
-``module:attribute`` references to tools (what a roster file or the command line can
-give). :data:`BUILTIN_TOOLS` is the one list of built-in tools. A roster file names an
-agent of one's own the same way (:func:`import_ref`).
+one with ``langchain_core.tools.tool``; tools loaded with ``langchain-mcp-adapters``
+too), the names of built-in tools, ``module:attribute`` references to tools (what a
+roster file or the command line can give), or an MCP server's tools (a mapping naming
+its command or URL: :mod:`debategraph.nodes.mcp_tools`). :data:`BUILTIN_TOOLS` is the one
+list of built-in tools. A roster file names an agent of one's own the same way
+(:func:`import_ref`).
 """
 
 from __future__ import annotations
@@ -71,21 +73,29 @@ def import_ref(ref: str, what: str, kind: str) -> Any:
         ) from None
 
 
-def check_tool_names(names: Iterable[str], what: str) -> None:
-    """Refuse names that are no built-in tool.
+def check_tool_names(names: Iterable[Any], what: str) -> None:
+    """Refuse names that are no built-in tool, and MCP server entries with a bad field.
 
     Args:
-        names: The names given.
+        names: The names given (an agents file's entries: names, references or MCP
+            server mappings).
         what: Whose tools they are, for errors (``--tools``, ``agent 'ann'``).
 
     Raises:
-        ValueError: One line naming the unknown tool and the built-in ones.
+        ValueError: One line naming the unknown tool and the built-in ones, or the bad
+            field of an MCP server entry.
     """
+    from debategraph.nodes.mcp_tools import server_of
+
     for name in names:
+        if isinstance(name, Mapping):
+            server_of(name, what)  # checked, not started: that happens when a graph is built
+            continue
         if not isinstance(name, str):
             raise ValueError(
                 f"{what}: tool {name!r} is not a tool's name: give a built-in tool's name "
-                f"({builtin_tool_names()}) or 'module:attribute'"
+                f"({builtin_tool_names()}), 'module:attribute' or an MCP server "
+                "{command: ..., args: [...]} or {url: ...}"
             )
         if name not in BUILTIN_TOOLS and ":" not in name:
             raise ValueError(
@@ -97,16 +107,21 @@ def resolve_tools(tools: Iterable[Any], what: str) -> tuple[BaseTool, ...]:
     """An agent's tools as LangChain tools: names looked up, functions wrapped.
 
     Args:
-        tools: Built-in tool names, ``BaseTool`` s or plain functions (with docstrings).
+        tools: Built-in tool names, ``BaseTool`` s, plain functions (with docstrings), or
+            MCP server entries (whose tools are listed now).
         what: Whose tools they are, for errors.
 
     Returns:
-        The tools, in order.
+        The tools, in order (each runnable blocking and awaited:
+        :func:`~debategraph.nodes.mcp_tools.blocking`).
 
     Raises:
-        ValueError: On an unknown name, a value that is no tool, or two tools of one name.
+        ValueError: On an unknown name, a value that is no tool, an MCP server that
+            cannot be reached or lacks a tool named, or two tools of one name.
     """
     from langchain_core.tools import BaseTool, tool
+
+    from debategraph.nodes.mcp_tools import blocking, load_tools, server_of
 
     out: list[BaseTool] = []
     for given in tools:
@@ -114,14 +129,17 @@ def resolve_tools(tools: Iterable[Any], what: str) -> tuple[BaseTool, ...]:
         if isinstance(item, str):
             check_tool_names([item], what)
             out.append(BUILTIN_TOOLS[item]())
+        elif isinstance(item, Mapping):
+            out.extend(load_tools(server_of(item, what), what))
         elif isinstance(item, BaseTool):
-            out.append(item)
+            out.append(blocking(item))
         elif callable(item):
             out.append(tool(item))
         else:
             raise ValueError(
                 f"{what}: tool {given!r} is not a tool: give a LangChain tool, a function, "
-                f"'module:attribute' or a built-in tool's name ({builtin_tool_names()})"
+                f"'module:attribute', an MCP server or a built-in tool's name "
+                f"({builtin_tool_names()})"
             )
     names = [t.name for t in out]
     twice = sorted({n for n in names if names.count(n) > 1})

@@ -4,8 +4,9 @@ A YAML or JSON file holding a list of agents (or a mapping whose ``agents`` key 
 it). Each entry is the pattern's agent record (its own fields, such as a debater's
 ``side`` or a persona's ``focus``) plus what every agent may have
 (:class:`~debategraph.state.records.AgentSpec`): ``model`` (a spec string or mapping,
-see :func:`~debategraph.models.parse_model`), ``tools`` (built-in tool names, or
-``module:attribute`` references) and ``agent`` (a ``module:attribute`` reference to a
+see :func:`~debategraph.models.parse_model`), ``tools`` (built-in tool names,
+``module:attribute`` references, or MCP servers: :mod:`debategraph.nodes.mcp_tools`) and
+``agent`` (a ``module:attribute`` reference to a
 LangChain Runnable or compiled graph). An entry named after one of the pattern's
 officials (``judge``, ``moderator``, ``selector``, ``chair``...) gives that official
 its model, tools or agent.
@@ -97,7 +98,7 @@ def read_agents_file(
         try:
             kind.model_validate(dict(entry))
         except ValidationError as exc:
-            raise UsageError(f"{where}: {_first_problem(exc, kind)}") from None
+            raise UsageError(f"{where}: {first_problem(exc, kind)}") from None
         key = name.lower()
         if key in seen:
             raise UsageError(
@@ -110,15 +111,24 @@ def read_agents_file(
             if entry.get("model") is not None:
                 parse_model(entry["model"], who)
             tools = entry.get("tools") or []
-            check_tool_names([tools] if isinstance(tools, str) else tools, who)
+            check_tool_names([tools] if isinstance(tools, str | Mapping) else tools, who)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         (roster.officials if official else roster.agents).append(dict(entry))
     return roster
 
 
-def _first_problem(exc: ValidationError, record: type[BaseModel]) -> str:
-    """The first problem of a validation error, as ``field 'x': what``."""
+def first_problem(exc: ValidationError, record: type[BaseModel]) -> str:
+    """The first problem of a validation error, in one line.
+
+    Args:
+        exc: The error.
+        record: The model that refused (its fields name what is allowed).
+
+    Returns:
+        ``unknown field 'x': allowed are ...``, ``field 'x' is missing`` or
+        ``field 'x': what (got value)``.
+    """
     error = exc.errors()[0]
     name = ".".join(str(p) for p in error["loc"]) or "?"
     if error["type"] == "extra_forbidden":

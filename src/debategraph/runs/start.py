@@ -65,6 +65,32 @@ def build_graph(pattern: str, settings: Mapping[str, Any]) -> StateGraph[Any, An
     return graph
 
 
+def served_settings(pattern: str) -> dict[str, Any]:
+    """A pattern's settings for a run that chooses few: as Studio and ``serve`` run it.
+
+    The factory's defaults, with its registry line's Studio settings over them (a group
+    chat's ``DEFAULT_CHAT``, a debate's moderator and judge), in full: what a door that
+    lets a caller choose only a few settings (an MCP tool) starts from, and what a
+    thread stores.
+
+    Args:
+        pattern: The pattern's name.
+
+    Returns:
+        The factory's keyword arguments (a fresh dict).
+    """
+    import inspect
+
+    entry = registry.entry(pattern)
+    parameters = inspect.signature(entry.build()).parameters.values()
+    defaults = {
+        p.name: p.default
+        for p in parameters
+        if p.default is not p.empty and p.name not in ("model", "state_schema")
+    }
+    return {**defaults, **entry.studio}
+
+
 def spec_record(spec: ModelSpec) -> dict[str, Any]:
     """A model spec as stored with a thread (without its API key).
 

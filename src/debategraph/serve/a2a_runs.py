@@ -49,7 +49,7 @@ from google.protobuf.json_format import MessageToDict  # type: ignore[import-unt
 from debategraph import registry
 from debategraph.nodes.messages import OUTCOME_STAGE
 from debategraph.nodes.rounds import BOUNDARY_NODES, REVIEW_NODE
-from debategraph.serve.loopback import Loopback
+from debategraph.serve.loopback import Loopback, refusal_line
 
 if TYPE_CHECKING:
     from a2a.server.events import EventQueue
@@ -224,12 +224,7 @@ def one_line(exc: Exception) -> str:
     if isinstance(exc, RunFailed):
         return str(exc)
     if isinstance(exc, httpx.HTTPStatusError):
-        try:
-            body = exc.response.json()
-        except ValueError:
-            body = None
-        message = (body.get("message") or body.get("detail")) if isinstance(body, dict) else None
-        return str(message or f"the server answered {exc.response.status_code}").splitlines()[0]
+        return refusal_line(exc)
     return f"the server could not be reached ({type(exc).__name__})"
 
 

@@ -26,6 +26,8 @@ Aegra serves its Agent Protocol routes on this app, whose request check
   join waits for its run holding no database connection (:mod:`~debategraph.serve.runs`).
 - **Each pattern is an A2A agent** at ``/a2a/{graph_id}`` (:mod:`~debategraph.serve.a2a`),
   behind the same request check; its runs are made through the Agent Protocol above.
+- **MCP** (:mod:`~debategraph.serve.mcp`): ``/mcp`` serves every pattern as an MCP tool,
+  each call run through the routes above as its caller.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from debategraph.errors import UsageError
 from debategraph.graphs.served import ServedGraph
@@ -76,6 +79,7 @@ from debategraph.serve.limits import (
     run_place,
     with_callback,
 )
+from debategraph.serve.mcp import MCP_PATH, McpEndpoint
 from debategraph.serve.models import ModelList, RefusedContext, served_models
 from debategraph.serve.query_tokens import install_log_filters, token_in_query
 from debategraph.serve.runs import JOIN_ROUTE, RUN_ROUTES, checked, kind_of, run_ended
@@ -357,6 +361,8 @@ class Served:
 
 
 SERVED = Served()
+#: ``/mcp``: every pattern as an MCP tool (:mod:`debategraph.serve.mcp`).
+MCP = McpEndpoint(SERVED.models)
 
 
 @asynccontextmanager
@@ -383,4 +389,5 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
 
 app = FastAPI(title="debategraph", lifespan=lifespan)
 app.mount(A2A_PREFIX, A2AApp())
+app.router.routes.append(Route(MCP_PATH, MCP, include_in_schema=False))
 app.add_middleware(RequestCheck)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import httpx
     from langgraph_sdk.client import LangGraphClient
 
 #: The request headers that sign a user in (``serve/auth.py``'s), passed on as they came.
@@ -81,3 +82,20 @@ class Loopback:
         # (connect, read, write, pool): a stream's read waits as long as its run.
         timeout = (CONNECT_TIMEOUT_S, None, CONNECT_TIMEOUT_S, CONNECT_TIMEOUT_S)
         return get_client(url=self.url, api_key=None, headers=dict(self.headers), timeout=timeout)
+
+
+def refusal_line(exc: httpx.HTTPStatusError) -> str:
+    """The server's one line for a request it refused: its body's ``message`` (or ``detail``).
+
+    Args:
+        exc: What ``langgraph-sdk`` raised for the refused request.
+
+    Returns:
+        The line (debategraph's ``message``, Aegra's ``detail``, else the status).
+    """
+    try:
+        body = exc.response.json()
+    except ValueError:
+        body = None
+    message = (body.get("message") or body.get("detail")) if isinstance(body, dict) else None
+    return str(message or f"the server answered {exc.response.status_code}").splitlines()[0]

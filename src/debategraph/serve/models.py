@@ -45,7 +45,7 @@ from debategraph.serve.limits import Limits
 MODELS_ENV = "DEBATEGRAPH_MODELS"
 #: What a client may set in a run's context.
 CLIENT_FIELDS = ("model", "agent_models", "temperature", "max_tokens")
-#: Context fields only the operator sets (an endpoint, a key, or how it is called).
+#: Context fields only the operator sets (an endpoint, a key, how it is called, or tools).
 OPERATOR_FIELDS = (
     "base_url",
     "api_key",
@@ -60,6 +60,7 @@ OPERATOR_FIELDS = (
     "price",
     "structured_method",
     "slots",
+    "tools",  # an agent's tools: an MCP server's command would start a process here
 )
 #: The name of the only model of a server given no list.
 DEFAULT_NAME = "local"
