@@ -24,7 +24,6 @@ from debategraph.serve.a2a_agents import agent_card  # noqa: E402
 from debategraph.serve.a2a_runs import (  # noqa: E402
     Refused,
     Settings,
-    progress_line,
     resume_of,
     review_text,
     thread_of,
@@ -82,13 +81,6 @@ def test_a_pause_shows_the_reviews_own_text() -> None:
     assert review_text(HITL) == "Round 1 is done."
     assert review_text("Go on?") == "Go on?"
     assert review_text({"other": 1}) == '{"other": 1}'
-
-
-def test_progress_lines() -> None:
-    assert progress_line({"event": "round", "round": 2}) == "round 2"
-    votes = {"event": "votes", "round": 1, "votes": {"18": 4}, "answers": {}}
-    assert progress_line(votes) == 'votes (round 1): {"18": 4}'
-    assert progress_line({"event": "decision", "agent": "moderator"}) == "decision by moderator"
 
 
 def test_settings_come_from_the_request_else_its_task_and_bad_ones_are_refused() -> None:

@@ -113,7 +113,10 @@ class Account:
             return None
         kind = event.get("event")
         if kind == ROUND:
-            self.rounds += 1
+            # The event's own number where it has one: a stream that starts on a resumed
+            # thread (A2A's next message) sees round 2 first.
+            told = event.get("round")
+            self.rounds = told if isinstance(told, int) and told > 0 else self.rounds + 1
             return self._step(self.rounds - 1, f"{self._where()} opened")
         if kind == VOTES and isinstance(event.get("votes"), Mapping):
             self.votes = {str(k): int(v) for k, v in event["votes"].items()}

@@ -49,6 +49,7 @@ from google.protobuf.json_format import MessageToDict  # type: ignore[import-unt
 from debategraph import registry
 from debategraph.nodes.messages import OUTCOME_STAGE
 from debategraph.nodes.rounds import BOUNDARY_NODES, REVIEW_NODE
+from debategraph.runs.account import Account
 from debategraph.serve.loopback import Loopback, refusal_line
 
 if TYPE_CHECKING:
@@ -139,25 +140,6 @@ class Settings:
 def agent_message(updater: TaskUpdater, text: str) -> Message:
     """A message of the agent's on the task: one text part."""
     return updater.new_agent_message([Part(text=text)])
-
-
-def progress_line(event: Mapping[str, Any]) -> str:
-    """One line for an event of a run's custom stream.
-
-    Args:
-        event: ``{"event": NAME, ...}`` (:func:`debategraph.nodes.messages.emit`).
-
-    Returns:
-        ``round 2``, ``votes (round 1): {"18": 3}``, ``decision by moderator``...
-    """
-    name = str(event.get("event", "progress"))
-    if name == "round":
-        return f"round {event.get('round')}"
-    if name == "votes":
-        return f"votes (round {event.get('round')}): {json.dumps(event.get('votes'))}"
-    if "agent" in event:
-        return f"{name} by {event['agent']}"
-    return name
 
 
 def review_text(value: Any) -> str:
@@ -384,7 +366,7 @@ class PatternExecutor(AgentExecutor):
         Raises:
             RunFailed: If the run fails (its error's line).
         """
-        outcome: str | None = None
+        account = Account(self.graph_id)
         async for part in sdk.runs.stream(
             thread_id,
             self.graph_id,
@@ -399,15 +381,15 @@ class PatternExecutor(AgentExecutor):
                 raise RunFailed(f"the run failed: {str(message).splitlines()[0]}")
             if part.event != "custom" or not isinstance(data, Mapping):
                 continue
-            if data.get("event") == OUTCOME_STAGE:
-                outcome = str(data.get("text", ""))
+            step = account.read(data)
+            if step is None or account.outcome is not None:
                 continue
             await updater.update_status(
                 TaskState.TASK_STATE_WORKING,
-                message=agent_message(updater, progress_line(data)),
+                message=agent_message(updater, step.message),
                 metadata=dict(data),
             )
-        return outcome
+        return None if account.outcome is None else str(account.outcome.get("text", ""))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Stop the task's runs; the thread keeps its checkpoints (resumable)."""
