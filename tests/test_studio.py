@@ -254,6 +254,7 @@ def test_a_round_review_as_agent_chat_ui_sees_and_answers_it(
 ) -> None:
     """``useStream``'s view of a paused run passes agent-chat-ui's interrupt detector (its
     buttons); the human's ``respond`` decision resumes the run and reaches round 2."""
+    from debategraph.nodes.review import RESPONSE_SCHEMA
     from tests.test_review import is_agent_inbox_interrupt_schema
 
     context = stub_context(stub)
@@ -271,6 +272,8 @@ def test_a_round_review_as_agent_chat_ui_sees_and_answers_it(
     assert (action["name"], action["args"]["round"]) == ("round_review", 1)
     assert settle(client, thread_id)["status"] == "interrupted"
     assert stub.calls == 2  # round 1: two solvers
+    (pending,) = client.threads.get_state(thread_id)["interrupts"]
+    assert pending["response_schema"] == RESPONSE_SCHEMA  # the replies a UI may send
 
     reply = {"decisions": [{"type": "respond", "message": NOTE}]}
     out = client.runs.wait(thread_id, REVIEWED, command={"resume": reply}, context=context)
