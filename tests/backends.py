@@ -346,3 +346,37 @@ def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckp
     else:
         with open_checkpointer(tmp_path / "graph.sqlite") as sqlite_saver:
             yield sqlite_saver
+
+
+@pytest.fixture
+def serde_events() -> Iterator[list[dict[str, Any]]]:
+    """What LangGraph's serializers report while the test runs: each type they revived
+    without an allowlist naming it (``msgpack_unregistered_allowed``, the warning), or
+    blocked (``msgpack_blocked``, strict msgpack). Its public event hook, which unlike the
+    warning (logged once per type and process) reports every time."""
+    from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+
+    events: list[dict[str, Any]] = []
+    unregister = register_serde_event_listener(lambda event: events.append(dict(event)))
+    try:
+        yield events
+    finally:
+        unregister()
+
+
+@pytest.fixture
+def strict_msgpack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``LANGGRAPH_STRICT_MSGPACK=true`` for the test, as if set before LangGraph loaded.
+
+    LangGraph reads the variable once, when it is imported, into two flags: one makes a
+    serializer built without an allowlist revive only its safe types, the other makes
+    ``compile`` derive an allowlist from the graph's schemas. Both are set here (a test
+    may name LangGraph's private modules; ``src/`` may not), and the serializer a saver
+    gets by default (made when LangGraph loaded) is made again under them, so savers built
+    after this fixture are strict; a test that relies on it checks that they are.
+    """
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    monkeypatch.setattr("langgraph.checkpoint.serde._msgpack.STRICT_MSGPACK_ENABLED", True)
+    monkeypatch.setattr("langgraph._internal._serde.STRICT_MSGPACK_ENABLED", True)
+    monkeypatch.setattr(BaseCheckpointSaver, "serde", JsonPlusSerializer())

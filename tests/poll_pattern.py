@@ -28,6 +28,7 @@ from debategraph.described import Described, pausing
 from debategraph.errors import UsageError
 from debategraph.graphs.skeleton import PatternGraph, skeleton
 from debategraph.models.context import Context
+from debategraph.nodes import review
 from debategraph.nodes import rounds as loop
 from debategraph.nodes.agent import Agent
 from debategraph.nodes.messages import RESPOND_NODE
@@ -95,8 +96,10 @@ def build_poll(
     route, targets = loop.round_router(RESPOND_NODE, pause_after_round=pause_after_round)
     builder.add_conditional_edges("close_round", route, targets)
     if pause_after_round:
-        loop.add_review(
-            builder, lambda state: loop.review_payload(state["round"], rounds, "panellist")
+        review.add_review(
+            builder,
+            lambda state: review.review_payload(state["round"], rounds, "panellist"),
+            finish=RESPOND_NODE,
         )
     return builder
 

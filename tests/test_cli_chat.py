@@ -12,6 +12,7 @@ import pytest
 from debategraph import recursion_limit
 from debategraph.cli.patterns.group_chat import PATTERN
 from debategraph.nodes.group_chat.setup import DEFAULT_AGENTS, DEFAULT_UNTIL
+from debategraph.nodes.review import review_request
 from debategraph.registry import entry
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply
@@ -171,7 +172,8 @@ def test_chat_pause_resume_interject_and_fork(
     code, out, err = run_cli([*args, *stub_args(server, db)], capsys)
     assert code == 0, err
     waiting = json.loads(out)
-    assert waiting["status"] == "waiting" and waiting["interrupt"]["speaker"] == "Writer"
+    assert waiting["status"] == "waiting"
+    assert review_request(waiting["interrupt"])["args"]["speaker"] == "Writer"
     code, out, err = run_cli(
         ["resume", "p", "--db", db, "--interject", "Use the word petrichor.", "--json"], capsys
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from debategraph.nodes.review import review_request
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer, schema_of
 
@@ -104,7 +105,7 @@ def test_meeting_stages_file_and_pause(
     assert code == 0, err
     waiting = json.loads(out)
     assert waiting["status"] == "waiting"
-    assert waiting["interrupt"]["stage"] == "pitch"
+    assert review_request(waiting["interrupt"])["args"]["stage"] == "pitch"
     code, out, err = run_cli(
         ["resume", "p", "--db", db, "--interject", "Mind the budget.", "--json"], capsys
     )

@@ -22,6 +22,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Send, interrupt
+from pydantic import BaseModel
 
 from debategraph import compat
 from debategraph.checkpoints import open_checkpointer, thread_config
@@ -411,3 +412,34 @@ def test_aegra_accessors_reach_their_names() -> None:
     assert "assistant_id" in assistant_create.model_fields
     assert compat.aegra_active_run("no such run") is None
     assert compat.aegra_resolve_assistant_id("other", ["debate"]) == "other"
+
+
+class Planted(BaseModel):
+    """A record no serializer knows (importable by its module and name, as stored)."""
+
+    x: int
+
+
+def test_allow_msgpack_types_is_what_every_serializer_revives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A type added is revived by a strict serializer, and by a permissive one silently."""
+    from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    module = importlib.import_module("langgraph.checkpoint.serde._msgpack")
+    safe = private("langgraph.checkpoint.serde._msgpack", "SAFE_MSGPACK_TYPES")
+    assert isinstance(safe, frozenset) and ("datetime", "datetime") in safe
+    monkeypatch.setattr(module, "SAFE_MSGPACK_TYPES", safe)  # as it was, after the test
+    strict = JsonPlusSerializer(allowed_msgpack_modules=None)
+    blob = strict.dumps_typed(Planted(x=1))
+    assert strict.loads_typed(blob) == {"x": 1}  # blocked: its fields come back
+    compat.allow_msgpack_types([Planted])
+    events: list[Any] = []
+    unregister = register_serde_event_listener(events.append)
+    try:
+        assert strict.loads_typed(blob) == Planted(x=1)
+        assert JsonPlusSerializer(allowed_msgpack_modules=True).loads_typed(blob) == Planted(x=1)
+    finally:
+        unregister()
+    assert events == []  # neither blocked nor revived unregistered (the warning)

@@ -37,6 +37,7 @@ from debategraph import (
     recursion_limit,
 )
 from debategraph.models import ModelSpec
+from debategraph.nodes.review import review_request
 from tests.groups import one_worker
 from tests.openai_stub import StubOpenAIServer, StubReply, default_responder, schema_of
 
@@ -398,7 +399,7 @@ def test_a_pause_inside_the_subgraph_pauses_the_parent_and_resumes_with_an_inter
     config: Any = {"configurable": {"thread_id": "parent"}}
     out = app.invoke({"messages": [HumanMessage(QUESTION)]}, config)
     (pause,) = out["__interrupt__"]
-    assert pause.value["kind"] == "round_review" and pause.value["round"] == 1
+    assert review_request(pause.value)["args"]["round"] == 1
     state = app.get_state(config, subgraphs=True)
     assert state.next == ("panel",)
     sub = state.tasks[0].state
@@ -572,7 +573,7 @@ def test_other_patterns_pause_inside_a_parent_and_take_an_interjection(
     app = in_app(build(spec(fresh)).compile(name="panel"), InMemorySaver())
     config: Any = {"configurable": {"thread_id": pattern}}
     out = app.invoke({"messages": [HumanMessage(text)]}, config)
-    assert out["__interrupt__"][0].value["kind"] == "round_review"
+    assert review_request(out["__interrupt__"][0].value) is not None
     before = len(fresh.calls(PATTERN_CALL))
     out = app.invoke(Command(resume={"interject": NOTE}), config)
     while "__interrupt__" in out:

@@ -27,6 +27,7 @@ from debategraph.cli.patterns.declaration import Launch
 from debategraph.graphs.debate import GRAPH_NAME
 from debategraph.nodes.debate import ARGUE_STAGE, termination_conditions
 from debategraph.nodes.debate.setup import DEFAULT_DEBATERS, debate_setup
+from debategraph.nodes.review import RESPONSE_SCHEMA, review_request
 from debategraph.registry import entry
 from debategraph.state.debate import (
     TIE,
@@ -669,26 +670,30 @@ def test_pause_after_round_interject_then_approve(saver: BaseCheckpointSaver[Any
 
     out = graph.invoke({"topic": TOPIC}, config)
     (pause,) = out["__interrupt__"]
-    payload = pause.value
-    assert payload["kind"] == "round_review"
+    # The HITLRequest shape of langchain's human-in-the-loop middleware: one action, its
+    # args the round's view, its description what the human may answer.
+    (config_,) = pause.value["review_configs"]
+    assert config_["action_name"] == "round_review"
+    assert config_["allowed_decisions"] == ["approve", "edit", "respond", "reject"]
+    (action,) = pause.value["action_requests"]
+    assert action["name"] == "round_review"
+    assert list(action["args"])[:2] == ["round", "rounds"]
+    assert action["args"]["interjection"] == ""
+    payload = action["args"]
     assert (payload["round"], payload["rounds"]) == (1, 3)
     assert payload["arguments"] == {"Alice": argument("Alice", 1), "Bob": argument("Bob", 1)}
     assert payload["word_counts"] == {"Alice": 20, "Bob": 20}
     assert payload["moderator"]["leading"] == TIE
     assert payload["tokens_this_round"] == 45  # 2 arguments + the moderator, 15 each
-    assert payload["message"] == (
-        "Round 1 of 3 is done. Approve to go on, or interject: your text is shown to every "
-        "debater next round."
+    assert action["description"] == (
+        "Round 1 of 3 is done. Approve to go on, respond with a text every debater reads next "
+        "round, or reject to stop here."
     )
-    assert payload["expects"] == {
-        "approve": True,
-        "interject": "text shown to every debater next round",
-    }
-    assert list(payload)[:3] == ["kind", "round", "rounds"]
+    assert pause.response_schema == RESPONSE_SCHEMA
     assert script.order == ["Alice", "Bob"]
 
     out = graph.invoke(Command(resume={"interject": NOTE}), config)
-    assert out["__interrupt__"][0].value["round"] == 2
+    assert review_request(out["__interrupt__"][0].value)["args"]["round"] == 2
     # Both debaters read the interjection in round 2.
     assert all(NOTE in script.prompts[name][1] for name in ("Alice", "Bob"))
     assert NOTE not in script.prompts["Alice"][0]
@@ -1016,8 +1021,7 @@ def test_debate_as_a_node_paused_and_resumed_through_the_parent(tmp_path: Path) 
         app = parent.compile(checkpointer=sqlite_saver)
         out = app.invoke({"motion": TOPIC}, config)
         (pause,) = out["__interrupt__"]
-        assert pause.value["kind"] == "round_review"
-        assert pause.value["round"] == 1
+        assert review_request(pause.value)["args"]["round"] == 1
         assert app.get_state(config).next == ("debate",)
         assert script.order == ["Alice", "Bob"]
 

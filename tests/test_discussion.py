@@ -33,6 +33,7 @@ from debategraph.nodes.discussion.convergence import (
 from debategraph.nodes.discussion.markdown import render_report_markdown
 from debategraph.nodes.discussion.setup import DEFAULT_PERSONAS, discussion_setup
 from debategraph.nodes.discussion.views import iteration_of
+from debategraph.nodes.review import review_request
 from debategraph.registry import current_settings, entry
 from debategraph.state.discussion import (
     ConsensusReport,
@@ -865,8 +866,9 @@ def _paused(graph: Any, config: Any) -> dict[str, Any]:
     state = graph.get_state(config)
     assert state.next == ("human",)
     (pending,) = state.interrupts
-    payload: dict[str, Any] = pending.value
-    return payload
+    request = review_request(pending.value)
+    assert request is not None
+    return {**request["args"], "message": request["description"]}
 
 
 def _new_prompts(script: Script, since: int, schema: str) -> list[str]:
@@ -882,7 +884,7 @@ def test_pause_interject_resume_reaches_every_later_prompt() -> None:
 
     graph.invoke({"document": PAPER}, config)
     payload = _paused(graph, config)
-    assert (payload["kind"], payload["round"], payload["rounds"]) == ("round_review", 1, 3)
+    assert (payload["round"], payload["rounds"]) == (1, 3)
     record = graph.get_state(config).values["convergence"][-1]
     assert payload["convergence"] == pytest.approx(record.score, abs=1e-4)
     assert payload["agent_scores"] == {"Alice": 0.2, "Bob": 0.2}

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from debategraph.nodes.review import review_request
 from tests.conftest import run_cli, stub_args
 from tests.openai_stub import StubOpenAIServer, StubReply
 
@@ -282,7 +283,7 @@ def test_the_pause_payload_shows_unmeasured_components_as_na(
     assert code == 0, err
     waiting = json.loads(out)
     assert waiting["status"] == "waiting"
-    payload = waiting["interrupt"]
+    payload = review_request(waiting["interrupt"])["args"]
     assert (payload["consistency"], payload["completeness"]) == (1.0, 1.0)
     assert payload["resolution"] == "n/a"
     assert payload["stability"] == 0.75

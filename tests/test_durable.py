@@ -19,6 +19,7 @@ import pytest
 
 from debategraph import build_solver_debate
 from debategraph.checkpoints import open_checkpointer, thread_config
+from debategraph.nodes.review import review_request
 from tests.backends import wait_for_saved_tasks
 from tests.conftest import (
     answer_18,
@@ -63,8 +64,9 @@ def test_pause_interject_approve(
     assert code == 0, err
     waiting = json.loads(out)
     assert waiting["status"] == "waiting"
-    assert waiting["interrupt"]["round"] == 1
-    assert waiting["interrupt"]["answers"] == {f"solver_{i}": "18" for i in (1, 2, 3)}
+    review = review_request(waiting["interrupt"])["args"]  # the HITLRequest's action
+    assert review["round"] == 1
+    assert review["answers"] == {f"solver_{i}": "18" for i in (1, 2, 3)}
     assert stub.calls == 3
     code, out, _ = run_cli(["threads", "--db", checkpoint_url, "--json"], capsys)
     assert json.loads(out)[0]["status"] == "waiting"
@@ -73,7 +75,7 @@ def test_pause_interject_approve(
         ["resume", "p", "--db", checkpoint_url, "--interject", NOTE, "--json"], capsys
     )
     assert code == 0, err
-    assert json.loads(out)["interrupt"]["round"] == 2
+    assert review_request(json.loads(out)["interrupt"])["args"]["round"] == 2
     round_2 = user_prompts(stub)[3:6]
     assert {solver for solver, _ in round_2} == {"solver_1", "solver_2", "solver_3"}
     assert all(NOTE in text for _, text in round_2)  # every agent sees it

@@ -21,6 +21,7 @@ from debategraph.checkpoints.savers import open_checkpointer
 from debategraph.checkpoints.serde import serializer
 from debategraph.nodes.conversation import agent_history
 from debategraph.nodes.group_chat.setup import DEFAULT_UNTIL
+from debategraph.nodes.review import review_request
 from debategraph.registry import entry
 from debategraph.state.records import Turn
 from debategraph.strategies.selection import Rules
@@ -286,9 +287,11 @@ def test_pause_after_each_turn_interject_reaches_the_next_speaker(
     ).compile(checkpointer=saver)
     cfg = config()
     out = graph.invoke({"task": "Write"}, cfg)
-    payload = out["__interrupt__"][0].value
+    request = review_request(out["__interrupt__"][0].value)
+    payload = request["args"]
     assert (payload["round"], payload["rounds"], payload["speaker"]) == (1, 6, "Writer")
-    assert payload["message"].startswith("Turn 1 of 6 is done.")
+    assert request["description"].startswith("Turn 1 of 6 is done.")
+    assert payload["message"] == "Writer message 1"  # the turn's, no longer overwritten
     assert "Mind the syllables." not in "".join(chat.prompts.get("Reviewer", []))
     out = graph.invoke(Command(resume={"interject": "Mind the syllables."}), cfg)
     assert "A human (take it into account): Mind the syllables." in chat.prompts["Reviewer"][0]

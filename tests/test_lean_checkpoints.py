@@ -19,6 +19,7 @@ from debategraph.checkpoints import backends, open_checkpointer, read_run, saver
 from debategraph.checkpoints.serde import Deflate, serializer
 from debategraph.checkpoints.threaded import ThreadedAsync
 from debategraph.checkpoints.threads import RUN_METADATA_KEY
+from debategraph.nodes.review import review_request
 from debategraph.registry import record_types
 from debategraph.state.records import Turn, Usage
 from tests.conftest import one_error_line, run_cli, stub_args
@@ -148,7 +149,7 @@ def test_thread_written_by_the_previous_format_resumes(
             [*args, "--pause-after-round", "--json", *stub_args(stub, db)], capsys
         )
         assert code == 0, err
-        assert json.loads(out)["interrupt"]["round"] == 1
+        assert review_request(json.loads(out)["interrupt"])["args"]["round"] == 1
     with sqlite3.connect(db) as conn:
         kinds = {t for (t,) in conn.execute("SELECT type FROM checkpoints")}
         assert kinds == {"msgpack"}  # the old format, uncompressed
@@ -158,7 +159,7 @@ def test_thread_written_by_the_previous_format_resumes(
 
     code, out, err = run_cli(["resume", "old", "--db", str(db), "--approve", "--json"], capsys)
     assert code == 0, err
-    assert json.loads(out)["interrupt"]["round"] == 2
+    assert review_request(json.loads(out)["interrupt"])["args"]["round"] == 2
     code, out, err = run_cli(["resume", "old", "--db", str(db), "--approve", "--json"], capsys)
     assert code == 0, err
     result = json.loads(out)

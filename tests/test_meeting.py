@@ -27,6 +27,7 @@ from debategraph.errors import UsageError
 from debategraph.graphs.meeting import GRAPH_NAME
 from debategraph.nodes.conversation import agent_history
 from debategraph.nodes.meeting.setup import DEFAULT_STAGES, meeting_setup
+from debategraph.nodes.review import review_request
 from debategraph.registry import entry, record_types
 from debategraph.state.meeting import FinalDecision, RoundDecision, Stage
 from debategraph.state.records import Participant, Turn, Usage
@@ -341,7 +342,7 @@ def test_a_stop_skips_the_remaining_stages(saver: BaseCheckpointSaver[Any]) -> N
     graph = build_meeting(script.model, pause_after_round=True).compile(checkpointer=saver)
     config = config_for("stop")
     out = graph.invoke({"topic": TOPIC}, config)
-    assert out["__interrupt__"][0].value["stage"] == "presentation"
+    assert review_request(out["__interrupt__"][0].value)["args"]["stage"] == "presentation"
     # What the shared open_round writes when it drains a stop request from the inbox.
     graph.update_state(config, {"termination_reason": "stopped"}, as_node="human")
     out = graph.invoke(None, config)
@@ -388,9 +389,10 @@ def test_interjection_reaches_the_next_speakers(saver: BaseCheckpointSaver[Any])
 
     out = graph.invoke({"topic": TOPIC}, config)
     (pause,) = out["__interrupt__"]
-    payload = pause.value
-    assert list(payload)[:3] == ["kind", "round", "rounds"]
-    assert (payload["kind"], payload["round"], payload["rounds"]) == ("round_review", 1, 4)
+    request = review_request(pause.value)
+    payload = request["args"]
+    assert list(payload)[:2] == ["round", "rounds"]
+    assert (request["name"], payload["round"], payload["rounds"]) == ("round_review", 1, 4)
     assert (payload["stage"], payload["stage_round"], payload["stage_rounds"]) == (
         "presentation",
         1,
@@ -400,10 +402,10 @@ def test_interjection_reaches_the_next_speakers(saver: BaseCheckpointSaver[Any])
     assert payload["controller"]["forced"] is True
     assert (payload["next_stage"], payload["next_stage_round"]) == ("discussion", 1)
     assert payload["tokens_this_round"] == 15
-    assert payload["expects"]["interject"] == "text shown to every participant next round"
+    assert "respond with a text every participant reads next round" in request["description"]
 
     out = graph.invoke(Command(resume={"interject": NOTE}), config)
-    assert out["__interrupt__"][0].value["stage"] == "discussion"
+    assert review_request(out["__interrupt__"][0].value)["args"]["stage"] == "discussion"
     advocate = script.prompts["Advocate"][0]
     assert str(advocate[-2].content) == f"A human (take it into account): {NOTE}"
     assert NOTE in text_of(script.prompts["Skeptic"][0])

@@ -23,6 +23,7 @@ from langgraph.types import Command
 from debategraph import build_meeting, recursion_limit
 from debategraph.checkpoints import open_checkpointer, read_run
 from debategraph.models import ModelSpec
+from debategraph.nodes.review import review_request
 from debategraph.state.meeting import FinalDecision, Stage
 from debategraph.state.records import TOOL_STAGE, AgentSpec, Participant, Turn
 from tests.backends import decoded_dump
@@ -206,7 +207,7 @@ def test_a_speakers_tool_calls_are_recorded_before_its_turn_and_read_by_no_one()
     config: dict[str, Any] = {"configurable": {"thread_id": "t"}}
     out = invoke(graph, config)
     # The review after the round shows what was said, not the tool calls.
-    review = out["__interrupt__"][0].value
+    review = review_request(out["__interrupt__"][0].value)["args"]
     assert set(review["messages"]) == {"Bob", "Cy"}
     assert review["messages"]["Bob"] == "<bob> Seven on the rota covers a four-day week."
     out = graph.invoke(Command(resume={"approve": True}), {**config, "recursion_limit": 100})

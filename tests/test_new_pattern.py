@@ -72,8 +72,8 @@ def test_run_pause_interject_resume_show_export(
         assert code == 0, err
         waiting = json.loads(out)
         assert waiting["status"] == "waiting"
-        assert waiting["interrupt"]["round"] == 1
-        assert waiting["interrupt"]["kind"] == "round_review"
+        (action,) = waiting["interrupt"]["action_requests"]
+        assert (action["name"], action["args"]["round"]) == ("round_review", 1)
 
         # A human interjects while it waits, then resumes: round 2 reads the text.
         code, _, err = run_cli(["interject", "p1", "Think of the sea.", "--db", str(db)], capsys)

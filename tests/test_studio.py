@@ -38,6 +38,7 @@ pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, one_worker(__name__)]
 
 GRAPH = "solver_debate"
 APP = "panel_app"
+REVIEWED = "reviewed_panel"
 QUESTION = (
     "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in "
     "May. How many clips did Natalia sell altogether in April and May?"
@@ -63,6 +64,7 @@ def studio(
     graphs = {
         **studio_config()["graphs"],
         APP: f"{Path(__file__).with_name('composition_app.py')}:app",
+        REVIEWED: f"{Path(__file__).with_name('composition_app.py')}:reviewed",
     }
     with studio_server(workdir=workdir, env=env, config_overrides={"graphs": graphs}) as server:
         yield server
@@ -131,7 +133,7 @@ def test_declared_graphs_are_served(client: Any) -> None:
     paths = {str(spec["path"]).rpartition(":")[0] for spec in declared.values()}
     assert paths == {"./src/debategraph/graphs/studio.py"}
     served = {a["graph_id"]: a for a in client.assistants.search(limit=100)}
-    assert set(declared) | {APP} == set(served), (sorted(declared), sorted(served))
+    assert set(declared) | {APP, REVIEWED} == set(served), (sorted(declared), sorted(served))
     for graph_id, spec in declared.items():
         assert served[graph_id]["description"] == spec.get("description"), graph_id
         assert spec.get("description"), f"{graph_id}: give it a description for Studio"
@@ -245,6 +247,43 @@ def test_configurable_also_reaches_the_context(client: Any, stub: StubOpenAIServ
     assert out["answer"] == "18", out
     assert stub.calls == 3 * len(solvers_of(client))
     assert {r["model"] for r in stub.requests} == {"stub"}
+
+
+def test_a_round_review_as_agent_chat_ui_sees_and_answers_it(
+    client: Any, stub: StubOpenAIServer
+) -> None:
+    """``useStream``'s view of a paused run passes agent-chat-ui's interrupt detector (its
+    buttons); the human's ``respond`` decision resumes the run and reaches round 2."""
+    from debategraph.nodes.review import RESPONSE_SCHEMA
+    from tests.test_review import is_agent_inbox_interrupt_schema
+
+    context = stub_context(stub)
+    thread_id = client.threads.create()["thread_id"]
+    values = [
+        part.data
+        for part in client.runs.stream(
+            thread_id, REVIEWED, input={"question": QUESTION}, context=context, stream_mode="values"
+        )
+        if part.event == "values"
+    ]
+    interrupts = values[-1]["__interrupt__"]  # what useStream reads as stream.interrupt
+    assert is_agent_inbox_interrupt_schema(interrupts), interrupts
+    (action,) = interrupts[0]["value"]["action_requests"]
+    assert (action["name"], action["args"]["round"]) == ("round_review", 1)
+    assert settle(client, thread_id)["status"] == "interrupted"
+    assert stub.calls == 2  # round 1: two solvers
+    (pending,) = client.threads.get_state(thread_id)["interrupts"]
+    assert pending["response_schema"] == RESPONSE_SCHEMA  # the replies a UI may send
+
+    reply = {"decisions": [{"type": "respond", "message": NOTE}]}
+    out = client.runs.wait(thread_id, REVIEWED, command={"resume": reply}, context=context)
+    assert out["termination_reason"] == "rounds_completed" and out["answer"] == "18", out
+    round_2 = stub.requests[2:]
+    assert len(round_2) == 2 and all(NOTE in json.dumps(r["messages"]) for r in round_2)
+    transcript = client.threads.get_state(thread_id)["values"]["transcript"]
+    assert [(t["role"], t["round"], t["content"]) for t in transcript if t["role"] == "user"] == [
+        ("user", 1, NOTE)
+    ]
 
 
 def test_server_log_is_clean(studio: StudioServer) -> None:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the public API, once (at run time: read by _homes, imported
     from debategraph.checkpoints import open_checkpointer as open_checkpointer
     from debategraph.errors import DebategraphError as DebategraphError
     from debategraph.errors import ModelUnavailableError as ModelUnavailableError
+    from debategraph.errors import ResumeRefused as ResumeRefused
     from debategraph.errors import UsageError as UsageError
     from debategraph.graphs.debate import build_debate as build_debate
     from debategraph.graphs.discussion import build_discussion as build_discussion

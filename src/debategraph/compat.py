@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +111,7 @@ __all__ = [
     "aegra_storage",
     "aegra_thread_table",
     "agenerate_with_cache",
+    "allow_msgpack_types",
     "chat_result",
     "ensure_sync_client",
     "generate_with_cache",
@@ -465,3 +466,21 @@ def infer_as_node(graph: Any, versions_seen: Any) -> Any:
     """
     infer = getattr(graph, "_infer_as_node", None)
     return next(iter(graph.nodes), "") if infer is None else infer(versions_seen)
+
+
+def allow_msgpack_types(types: Iterable[type[Any]]) -> None:
+    """Add ``types`` to LangGraph's safe msgpack types: any saver revives them, warning none.
+
+    ``langgraph.checkpoint.serde._msgpack.SAFE_MSGPACK_TYPES``, which every
+    ``JsonPlusSerializer`` reads when it revives a stored type. LangGraph's public
+    allowlists are per serializer (its ``allowed_msgpack_modules``, a saver's
+    ``with_allowlist``), so a saver a user builds (``InMemorySaver()``, ``SqliteSaver``,
+    ``PostgresSaver``) warns at each type outside that set, and under
+    ``LANGGRAPH_STRICT_MSGPACK=true`` a subgraph's records came back as dicts; no public
+    way registers a type for every serializer.
+    """
+    from langgraph.checkpoint.serde import _msgpack
+
+    keys = {(t.__module__, t.__name__) for t in types}
+    if not keys <= _msgpack.SAFE_MSGPACK_TYPES:
+        _msgpack.SAFE_MSGPACK_TYPES = _msgpack.SAFE_MSGPACK_TYPES | keys

@@ -15,6 +15,15 @@ class UsageError(DebategraphError):
     exit_code = 2
 
 
+class ResumeRefused(UsageError):
+    """A resume value a paused thread's round review does not take; it stays paused there.
+
+    Not a ``ValueError``: LangGraph checks a resume value with pydantic before it saves
+    it, and pydantic would wrap a ``ValueError`` in a many-line ``ValidationError``
+    (:mod:`debategraph.nodes.review`).
+    """
+
+
 class ModelUnavailableError(DebategraphError):
     """The model endpoint could not be reached or kept failing after its retries.
 

@@ -3,8 +3,8 @@
 HUMAN_INTERJECTION = "A human moderator says (take it into account):\n{notes}\n\n"
 
 ROUND_REVIEW = (
-    "{Word} {round} of {rounds} is done. Approve to go on, or interject: your text is shown "
-    "to every {who} next {word}."
+    "{Word} {round} of {rounds} is done. Approve to go on, respond with a text every {who} "
+    "reads next {word}, or reject to stop here."
 )
 
 CHAT_MESSAGE_LINE = "{agent}: {content}"

@@ -53,7 +53,7 @@ from debategraph.cli.render import (
 from debategraph.cli.runner import Runner, reader
 from debategraph.errors import UsageError
 from debategraph.models.spec import ModelSpec
-from debategraph.nodes.rounds import APPROVE, INTERJECT
+from debategraph.nodes.review import hitl_response
 from debategraph.registry import names
 from debategraph.runs.human import (
     interject,
@@ -99,6 +99,8 @@ def resume(
     budget = max_cost_of(max_cost)
     if interject_text is not None and approve:
         raise UsageError("give --interject TEXT or --approve, not both")
+    if interject_text is not None and not interject_text.strip():
+        raise UsageError("interjection text is empty")
     with cache_opened(cache), open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
         stored = dict(run.model)
@@ -123,11 +125,10 @@ def resume(
             refuse_running(thread, state)
             graph_input: Any = None
             if state.status == "waiting":
-                reply = (
-                    {INTERJECT: interject_text} if interject_text is not None else {APPROVE: True}
-                )
-                if interject_text is not None or approve:
-                    graph_input = Command(resume=reply)
+                if interject_text is not None:
+                    graph_input = Command(resume=hitl_response("respond", interject_text))
+                elif approve:
+                    graph_input = Command(resume=hitl_response("approve"))
             elif interject_text is not None:
                 interject(reading.graph, thread, interject_text, state, db, run, pattern=pattern)
             runner.run(thread, graph_input)

@@ -31,7 +31,7 @@ from debategraph.errors import (
     ModelUnavailableError,
     UsageError,
 )
-from debategraph.nodes.rounds import APPROVE, INTERJECT
+from debategraph.nodes.review import hitl_response, review_request
 from debategraph.runs.finish import archive_thread, default_archive, thread_result
 from debategraph.runs.human import close_inbox
 from debategraph.runs.start import Checked, Launch
@@ -65,14 +65,15 @@ def _interactive(json_output: bool) -> bool:
 
 def _ask(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """Ask the human at a round boundary: Enter approves, text interjects, q stops here."""
-    err.print(f"[bold]{escape(str(payload.get('message', 'Paused.')))}[/bold]")
+    request = review_request(payload)
+    err.print(f"[bold]{escape(request['description'] if request else 'Paused.')}[/bold]")
     try:
         text = err.input("[Enter] continue · type a message to interject · q to stop here: ")
     except EOFError:
         return None
     if text.strip().lower() == "q":
         return None
-    return {INTERJECT: text} if text.strip() else {APPROVE: True}
+    return hitl_response("respond", text) if text.strip() else hitl_response("approve")
 
 
 def _never(payload: Mapping[str, Any]) -> None:
@@ -281,7 +282,9 @@ class Runner:
             result = self._result(run, thread_id, values)
             emit_json({**result, "status": "waiting", "interrupt": payload, "resume": hint})
             return
-        err.print(f"thread {thread_id} is waiting after round {payload.get('round')}: {hint}")
+        request = review_request(payload)
+        where = f" after round {request['args'].get('round')}" if request else ""
+        err.print(f"thread {thread_id} is waiting{where}: {hint}")
 
 
 def launch(

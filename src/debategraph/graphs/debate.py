@@ -33,7 +33,8 @@ from debategraph.nodes.debate.setup import (
 )
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import RESPOND_NODE
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review
+from debategraph.nodes.review import add_review
+from debategraph.nodes.rounds import OPEN_ROUND_NODE
 from debategraph.state.debate import SCHEMAS, DebateInput, DebateOutput, HistoryMode
 
 GRAPH_NAME = "debate"
@@ -144,7 +145,7 @@ def build_debate(
         builder.add_node(nodes.SUMMARIZER_NODE, nodes.make_summarizer(setup, binding))
         builder.add_edge(nodes.SUMMARIZER_NODE, setup.next_step(nodes.SUMMARIZER_NODE))
     if setup.pause_after_round:
-        add_review(builder, nodes.round_review(setup))
+        add_review(builder, nodes.round_review(setup), finish=setup.finish)
     if setup.judge:
         builder.add_node(nodes.JUDGE_NODE, nodes.make_judge(setup, binding))
         builder.add_edge(nodes.JUDGE_NODE, RESPOND_NODE)

@@ -53,7 +53,8 @@ from debategraph.nodes.discussion.setup import (
 )
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import RESPOND_NODE
-from debategraph.nodes.rounds import add_review, round_router
+from debategraph.nodes.review import add_review
+from debategraph.nodes.rounds import round_router
 from debategraph.state.discussion import SCHEMAS, DiscussionInput, DiscussionOutput
 
 GRAPH_NAME = "discussion"
@@ -170,6 +171,8 @@ def build_discussion(
     )
     builder.add_conditional_edges(CHECK_NODE, loop_node(route), targets)
     if pause_after_round:
-        add_review(builder, nodes.round_review(setup), open_node=OPEN_ITERATION_NODE)
+        add_review(
+            builder, nodes.round_review(setup), open_node=OPEN_ITERATION_NODE, finish=CONSENSUS_NODE
+        )
     builder.add_edge(CONSENSUS_NODE, RESPOND_NODE)
     return builder

@@ -42,7 +42,8 @@ from debategraph.nodes.group_chat.setup import (
     group_chat_setup,
 )
 from debategraph.nodes.messages import RESPOND_NODE
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review
+from debategraph.nodes.review import add_review
+from debategraph.nodes.rounds import OPEN_ROUND_NODE
 from debategraph.state.group_chat import SCHEMAS, GroupChatInput, GroupChatOutput
 
 if TYPE_CHECKING:
@@ -172,5 +173,5 @@ def build_group_chat(
     route, targets = nodes.after_turn(setup)
     builder.add_conditional_edges(close, loop_node(route), targets)
     if setup.pause_after_round:
-        add_review(builder, nodes.round_review(setup))
+        add_review(builder, nodes.round_review(setup), finish=close)
     return builder

@@ -36,7 +36,8 @@ from debategraph.nodes.meeting.setup import (
     meeting_setup,
 )
 from debategraph.nodes.messages import RESPOND_NODE
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, round_router
+from debategraph.nodes.review import add_review
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, round_router
 from debategraph.state.meeting import SCHEMAS, MeetingInput, MeetingOutput
 
 GRAPH_NAME = "meeting"
@@ -151,7 +152,7 @@ def build_meeting(
     route, targets = round_router(nodes.DECIDE_NODE, pause_after_round=setup.pause_after_round)
     builder.add_conditional_edges(nodes.CONTROLLER_NODE, loop_node(route), targets)
     if setup.pause_after_round:
-        add_review(builder, nodes.round_review(setup))
+        add_review(builder, nodes.round_review(setup), finish=nodes.DECIDE_NODE)
     builder.add_node(nodes.DECIDE_NODE, nodes.make_decide(setup, binding))
     builder.add_edge(nodes.DECIDE_NODE, RESPOND_NODE)
     return builder

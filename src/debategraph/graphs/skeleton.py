@@ -23,7 +23,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from debategraph import registry
-from debategraph.compat import StateLike
+from debategraph.compat import StateLike, allow_msgpack_types
 from debategraph.models.context import Context
 from debategraph.models.tracing import pattern_tag
 from debategraph.nodes.agent import bind
@@ -104,7 +104,12 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
         messages it writes were streamed as the agents spoke. Its runs carry the tag
         :func:`~debategraph.models.tracing.pattern_tag`, which names a run's span in
         traces. The compiled graph shows callers described schemas
-        (:class:`~debategraph.graphs.schemas.PatternCompiled`).
+        (:class:`~debategraph.graphs.schemas.PatternCompiled`). Every record a thread of
+        a known pattern keeps (:func:`debategraph.registry.record_types`) is then one
+        LangGraph's serializers revive on any checkpointer, a user's ``InMemorySaver()``,
+        ``SqliteSaver`` or ``PostgresSaver`` too, without a warning,
+        ``LANGGRAPH_STRICT_MSGPACK=true`` included
+        (:func:`debategraph.compat.allow_msgpack_types`).
 
         Args:
             *args: As for ``StateGraph.compile``.
@@ -123,6 +128,8 @@ class PatternGraph(StateGraph[Any, Context, InputT, OutputT]):
         """
         from debategraph.graphs.schemas import PatternCompiled
 
+        # The records threads keep revive on any saver, without a warning, strict or not.
+        allow_msgpack_types(registry.record_types())
         back = hand_back_of(hand_back)
         kwargs["name"] = kwargs.get("name") or self.pattern or None
         compiled = PatternCompiled.of(super().compile(*args, **kwargs))

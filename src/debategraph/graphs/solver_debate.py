@@ -26,7 +26,8 @@ from debategraph.nodes import solver_debate as nodes
 from debategraph.nodes.agent import OfficialLike
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import RESPOND_NODE
-from debategraph.nodes.rounds import OPEN_ROUND_NODE, add_review, round_router
+from debategraph.nodes.review import add_review
+from debategraph.nodes.rounds import OPEN_ROUND_NODE, round_router
 from debategraph.nodes.solver_debate.setup import (
     DEFAULT_AGENTS,
     DEFAULT_MAX_ROUNDS,
@@ -194,6 +195,6 @@ def build_solver_debate(
     route, targets = round_router(nodes.AGGREGATE_NODE, pause_after_round=pause_after_round)
     builder.add_conditional_edges(nodes.CLOSE_ROUND_NODE, loop_node(route), targets)
     if setup.pause_after_round:
-        add_review(builder, nodes.round_review(setup))
+        add_review(builder, nodes.round_review(setup), finish=nodes.AGGREGATE_NODE)
     builder.add_edge(nodes.AGGREGATE_NODE, RESPOND_NODE)
     return builder

@@ -1,7 +1,8 @@
 """The round loop every pattern shares: open a round, review it, take interjections.
 
 A pattern's graph is ``open_round -> <its agents> -> <its close>``, then back to
-``open_round``, through the review point ``human`` when it pauses after each round, or on
+``open_round``, through the review point ``human`` when it pauses after each round
+(:mod:`debategraph.nodes.review`: what it asks a human and the replies it takes), or on
 to its finish once a termination condition fired. The nodes and the routing below are the
 shared part; the thread tools find round boundaries with :data:`BOUNDARY_NODES`.
 
@@ -27,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from debategraph.nodes.messages import emit
-from debategraph.prompts import HUMAN_INTERJECTION, ROUND_REVIEW
+from debategraph.prompts import HUMAN_INTERJECTION
 from debategraph.state.records import USER, Turn, interjection
 
 if TYPE_CHECKING:
@@ -40,14 +41,11 @@ if TYPE_CHECKING:
 
 #: The node that starts each round.
 OPEN_ROUND_NODE = "open_round"
-#: The review point: pauses after a round until a human approves or interjects.
+#: The review point: pauses after a round until a human answers (:mod:`.review`).
 REVIEW_NODE = "human"
 #: Nodes a thread waits at between rounds: nothing of a round is half done there.
 BOUNDARY_NODES = frozenset({OPEN_ROUND_NODE, REVIEW_NODE})
 
-#: What a resume value may carry; anything else approves without interjecting.
-APPROVE = "approve"
-INTERJECT = "interject"
 #: The termination reason of a run a human asked to stop.
 STOPPED: TerminationReason = "stopped"
 #: The termination reason of a run whose deadline passed.
@@ -116,27 +114,6 @@ def check_time_limit(time_limit_s: float | None, option: str = "time_limit_s") -
         raise ValueError(f"{option} must be a number of seconds, got {time_limit_s!r}")
     if not 0 < time_limit_s < float("inf"):
         raise ValueError(f"{option} must be a positive number of seconds, got {time_limit_s}")
-
-
-def interjection_text(reply: Any) -> str | None:
-    """The text a resume value interjects, if any.
-
-    Accepts ``{"interject": "text"}`` or a plain non-empty string; ``{"approve": true}``,
-    ``True`` or ``None`` approve.
-
-    Args:
-        reply: The value given to ``Command(resume=...)``.
-
-    Returns:
-        The stripped text, or ``None`` to continue without interjecting.
-    """
-    if isinstance(reply, str):
-        return reply.strip() or None
-    if isinstance(reply, Mapping):
-        text = reply.get(INTERJECT)
-        if isinstance(text, str) and text.strip():
-            return text.strip()
-    return None
 
 
 def require_text(key: str, hint: str = "") -> Callable[[Mapping[str, Any]], None]:
@@ -356,59 +333,6 @@ def interjection_prompt(turns: Sequence[Turn]) -> str:
     return HUMAN_INTERJECTION.format(notes=notes) if notes else ""
 
 
-def review_payload(
-    rnd: int, rounds: int, who: str, *, word: str = "round", **details: Any
-) -> dict[str, Any]:
-    """The JSON payload a round-boundary interrupt shows a human.
-
-    Args:
-        rnd: The round just finished.
-        rounds: The round cap.
-        who: Whom an interjection reaches, e.g. ``solver`` or ``debater``.
-        word: What the pattern calls a round (the discussion: ``iteration``).
-        **details: The pattern's own view of the round (answers, arguments...).
-
-    Returns:
-        ``kind``, ``round``, ``rounds``, the details, ``message`` and ``expects``.
-    """
-    return {
-        "kind": "round_review",
-        "round": rnd,
-        "rounds": rounds,
-        **details,
-        "message": ROUND_REVIEW.format(
-            round=rnd, rounds=rounds, who=who, word=word, Word=word.capitalize()
-        ),
-        "expects": {APPROVE: True, INTERJECT: f"text shown to every {who} next {word}"},
-    }
-
-
-def make_review(
-    payload: Callable[[Mapping[str, Any]], dict[str, Any]],
-) -> Callable[..., dict[str, Any]]:
-    """The review node: pauses after a round until a human approves or interjects.
-
-    On resume LangGraph re-runs the node from its start and ``interrupt`` returns the
-    resume value, so the node is idempotent. An interjection is a ``user`` turn that
-    agents read from the next round on.
-
-    Args:
-        payload: Builds the interrupt's JSON payload from the state.
-
-    Returns:
-        The node function.
-    """
-    from langgraph.types import interrupt  # the graph runtime; not needed to declare one
-
-    def round_review(state: Mapping[str, Any]) -> dict[str, Any]:
-        text = interjection_text(interrupt(payload(state)))
-        if text is None:
-            return {}
-        return {"transcript": [interjection(text, after_round=state["round"])]}
-
-    return round_review
-
-
 class RoundEnd(TypedDict, total=False):
     """What the edge after a round reads of the state: only whether the run ended.
 
@@ -441,21 +365,3 @@ def round_router(
         return finish if state.get("termination_reason") else again
 
     return after_round, [again, finish]
-
-
-def add_review(
-    builder: Any,
-    payload: Callable[[Mapping[str, Any]], dict[str, Any]],
-    open_node: str = OPEN_ROUND_NODE,
-) -> None:
-    """Add the review node to a graph, leading back to the node that opens a round.
-
-    Args:
-        builder: The pattern's ``StateGraph``.
-        payload: Builds the interrupt's payload from the state.
-        open_node: The node that opens a round.
-    """
-    from debategraph.nodes.dual import loop_node
-
-    builder.add_node(REVIEW_NODE, loop_node(make_review(payload)))
-    builder.add_edge(REVIEW_NODE, open_node)

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints.thread_values import termination, total_usage, turns
+from debategraph.nodes.review import review_request
 from debategraph.views.shell import document, esc
 from debategraph.views.thread_parts import (
     PAGE_STYLE,
@@ -203,7 +204,11 @@ def _paused(status: str | None, where: str | None, pauses: Sequence[Any]) -> str
         lines[0] += f": {esc(where)}"
     lines[0] += ".</p>"
     for pause in pauses:
-        shown = pause if isinstance(pause, Mapping) else {"asks": pause}
+        request = review_request(pause)  # a round review: what it asks, and the round's view
+        if request is not None:
+            shown: Mapping[str, Any] = {"asks": request["description"], **request["args"]}
+        else:
+            shown = pause if isinstance(pause, Mapping) else {"asks": pause}
         lines.append(f'<div class="pause">{summary_html(shown)}</div>')
     heading = "<h2>Where it stands</h2>"
     return f'<section id="pause" class="notice">{heading}\n{"".join(lines)}</section>'

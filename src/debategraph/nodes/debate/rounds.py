@@ -22,12 +22,8 @@ from debategraph.nodes.debate.views import (
     word_count,
 )
 from debategraph.nodes.dual import agent_node, loop_node
-from debategraph.nodes.rounds import (
-    ended,
-    open_round_node,
-    review_payload,
-    round_router,
-)
+from debategraph.nodes.review import review_payload
+from debategraph.nodes.rounds import ended, open_round_node, round_router
 from debategraph.state.base import turn_update
 from debategraph.state.debate import DebateState, WordCount
 from debategraph.state.records import Turn, Usage
@@ -202,7 +198,7 @@ def round_review(setup: DebateSetup) -> Callable[[Mapping[str, Any]], dict[str, 
     Returns:
         Builds, from the state: each debater's argument and word count, the moderator's
         call on the round, the summary and the round's tokens (see
-        :func:`~debategraph.nodes.rounds.review_payload`).
+        :func:`~debategraph.nodes.review.review_payload`).
     """
 
     def payload(state: Mapping[str, Any]) -> dict[str, Any]:

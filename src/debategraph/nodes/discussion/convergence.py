@@ -26,7 +26,8 @@ from debategraph.nodes.discussion.views import (
 )
 from debategraph.nodes.dual import loop_node
 from debategraph.nodes.messages import emit
-from debategraph.nodes.rounds import ended, review_payload
+from debategraph.nodes.review import review_payload
+from debategraph.nodes.rounds import ended
 from debategraph.state.base import TerminationReason
 from debategraph.state.discussion import (
     ConvergenceRecord,

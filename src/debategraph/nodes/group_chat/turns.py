@@ -30,13 +30,13 @@ from debategraph.nodes.group_chat.setup import (
     check_input,
 )
 from debategraph.nodes.messages import RESPOND_NODE
+from debategraph.nodes.review import review_payload
 from debategraph.nodes.rounds import (
     OPEN_ROUND_NODE,
     REVIEW_NODE,
     TIME_LIMIT,
     open_round_node,
     past_deadline,
-    review_payload,
     start_clock,
 )
 from debategraph.state.base import usage_update

@@ -39,7 +39,8 @@ from debategraph.nodes.meeting.setup import (
 )
 from debategraph.nodes.meeting.speakers import goal_line
 from debategraph.nodes.messages import emit
-from debategraph.nodes.rounds import STOPPED, TIME_LIMIT, ended, review_payload
+from debategraph.nodes.review import review_payload
+from debategraph.nodes.rounds import STOPPED, TIME_LIMIT, ended
 from debategraph.state.base import turn_update
 from debategraph.state.meeting import FinalDecision, MeetingState, RoundDecision, Stage
 from debategraph.state.records import Turn, Usage
@@ -266,7 +267,7 @@ def round_review(setup: MeetingSetup) -> Callable[[Mapping[str, Any]], dict[str,
     Returns:
         Builds, from the state: the stage and stage round just finished, what each
         participant said, the controller's decision, what comes next and the round's
-        tokens (see :func:`~debategraph.nodes.rounds.review_payload`).
+        tokens (see :func:`~debategraph.nodes.review.review_payload`).
     """
 
     def payload(state: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from debategraph.nodes.agent import agent_of, recorded
 from debategraph.nodes.dual import agent_node, loop_node
 from debategraph.nodes.messages import emit
-from debategraph.nodes.rounds import ended, open_round_node, review_payload
+from debategraph.nodes.review import review_payload
+from debategraph.nodes.rounds import ended, open_round_node
 from debategraph.nodes.solver_debate.setup import (
     SOLVE_STAGE,
     SolverDebateSetup,
