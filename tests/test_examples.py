@@ -45,6 +45,7 @@ def test_the_public_api_is_small() -> None:
             "Usage",
             "DebategraphError",
             "UsageError",
+            "ResumeRefused",
             "ModelUnavailableError",
             "open_checkpointer",
             "termination",
