@@ -227,6 +227,16 @@ def test_the_only_significant_comparison_a_matched_vote_is_named() -> None:
         "the tokens (1,639 per question), and the two were not tested against each other"
     ), text
     assert text.lower().count("significant") == 2  # "Significant:", "beats significantly"
+    # The table shows the same correction: significant alone, and after it.
+    table = markdown_table(built)
+    assert (
+        f"| debate-ring vs vote@6 | 100 | 2 | 19 | {raw[6]:.1e} | {8 * raw[6]:.3f} | "
+        "significant |" in table
+    )
+    # Third smallest of 8: 0.0213 x6 = 0.128, but no less than the second's 0.0192 x7.
+    assert "| debate-ring vs debate-full | 100 | 3 | 13 | 0.021 | 0.134 | not significant |" in (
+        table
+    )
     # The next step sizes the closest test the data could not yet tell.
     assert " About 200 questions would tell debate-full from vote@8 (an estimate" in text
     assert text.endswith(
