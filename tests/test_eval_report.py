@@ -382,7 +382,7 @@ def test_markdown_table() -> None:
     )
     assert parts[2] == "**Paired comparisons (exact McNemar test)**"
     comparisons = parts[3].splitlines()
-    assert comparisons[0] == "| a vs b | n | a only | b only | McNemar p | at 5% |"
+    assert comparisons[0] == "| a vs b | n | a only | b only | McNemar p | Holm p | at 5% |"
     assert len(comparisons) == 2 + len(REPORT.comparisons)
     assert comparisons[2].startswith("| single vs vote | 20 |")
     assert comparisons[2].endswith("| not significant |")

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from debategraph.eval.escalation import escalations
+from debategraph.eval.records import Outcome
 from debategraph.strategies.decisions import agreement_rule
 from tests.conftest import one_error_line, run_cli, stub_args
 from tests.eval_data import gold_of, previous_round, write_gsm8k
@@ -92,6 +94,34 @@ def test_exactly_the_questions_whose_first_round_disagrees_are_debated(
     assert text.startswith("On stub")
     assert "**Vote, then debate only where round 1 does not agree**" in text
     assert "| vote-then-debate | unanimity | 10 | 3 (30%) |" in text
+
+
+def made_up(mode: str, line: int, tokens: int, rounds: int, first: int) -> Outcome:
+    """A made-up row: ``tokens`` in all over ``rounds`` rounds, ``first`` in round 1."""
+    answers = json.dumps([{"solver_1": "1"}] * rounds)
+    return Outcome(
+        mode, line, "1", "1", True, tokens - 10, 10, 3 * rounds, 0.1, f"t-{mode}-{line}",
+        debated=rounds > 1, first_round_tokens=first, rounds=answers,
+    )  # fmt: skip
+
+
+def test_the_saving_is_measured_against_the_mode_it_debates_as_never_debate_ring() -> None:
+    # vote-then-debate debates as debate-full: round 1 costs 300, a later round 300 more
+    # (debate-full's 600 for two rounds); debate-ring's sparser rounds cost 450 for two.
+    mine = [made_up("vote-then-debate", q, 600 if q in SPLIT else 300, 2 if q in SPLIT else 1,
+                    300) for q in range(QUESTIONS)]  # fmt: skip
+    ring = [made_up("debate-ring", q, 450, 2, 300) for q in range(QUESTIONS)]
+    full = [made_up("debate-full", q, 600, 2, 300) for q in range(QUESTIONS)]
+    ours = (7 * 300 + 3 * 600) / QUESTIONS
+    (entry,) = escalations([*mine, *ring, *full], [], [], agree="unanimity", round_cap=2)
+    assert (entry.against, entry.how, entry.every_tokens) == ("debate-full", "measured", 600)
+    assert entry.saved_tokens == pytest.approx(600 - ours)
+    # Without debate-full, debate-ring is no measure (it would say 60 saved, not 210):
+    # the saving is estimated from this mode's own rounds, and the basis says why.
+    (entry,) = escalations([*mine, *ring], [], [], agree="unanimity", round_cap=2)
+    assert (entry.against, entry.how, entry.every_tokens) == ("estimated", "estimated", 600)
+    assert entry.saved_tokens == pytest.approx(600 - ours)
+    assert "the run has no debate-full row (the mode it debates as)" in entry.basis
 
 
 def test_without_a_debate_row_the_saving_is_estimated_from_the_debated_rounds(

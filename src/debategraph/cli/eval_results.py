@@ -49,6 +49,7 @@ def write_report(
     import json
 
     from debategraph.eval.advice import results_markdown
+    from debategraph.eval.progress import threads_line
     from debategraph.eval.runner import report_labels
     from debategraph.eval.stats import build_report
     from debategraph.eval.tables import results_table
@@ -74,8 +75,7 @@ def write_report(
     shown = f" x {plural(protocols, 'decision')}" if protocols > 1 else ""
     err.print(
         f"{plural(meta['questions'], 'question')} x {plural(len(labels), 'mode')}{shown} · model "
-        f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
-        f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
+        f"{escape(str(meta['model']))} · {threads_line(counts)} · {meta['wall_s']:.1f} s"
     )
     cached = meta.get("cache") or {}
     if cached.get("hits"):

@@ -3,19 +3,29 @@
 :func:`plain_answer` reads a report (:class:`~debategraph.eval.stats.Report`) and says,
 in plain text (no markup: the same words open ``results.md`` and a page), which mode to
 use on this endpoint and task, its tokens per question, its accuracy's 95% interval and
-its paired tests; or, plainly, that the data cannot tell. The rule:
+its paired tests; or, plainly, that the data cannot tell; then the next step.
+
+The candidates are every mode's own row (its plurality decision) and every matched vote
+(``vote@K``: the vote run at a debate's budget is a way to spend those tokens too). The
+tests weighed are every paired test between two candidates (the modes pairwise, each
+debate against its matched vote: :func:`~debategraph.eval.significance.family`), their
+p-values corrected together by Holm's method, and the paragraph says over how many. The
+rule:
 
 - too few questions (under :data:`MIN_QUESTIONS`): it cannot tell;
-- no paired test between the modes is significant at 5%: it cannot tell (the cheapest
-  is named, for where cost decides);
-- else the cheapest mode that no other beats significantly (more accurate, McNemar
-  p < 5%): where it is also the most accurate, it is the clear choice; where a costlier
-  mode is more accurate but not significantly, the cheaper one is as good as the data
-  can tell.
+- no test significant at 5% after the correction: it cannot tell (the closest test and
+  the cheapest candidate are named, for where cost decides);
+- else the cheapest candidate that no other beats significantly: where it is also the
+  most accurate, it is the clear choice; where a costlier one is more accurate but not
+  significantly, the cheaper one is as good as the data can tell. Every other
+  significant test is named too (a debate beaten by the vote at its budget, say).
 
-Only the modes' own rows are candidates (their plurality decision, not the matched
-votes, which exist to test a debate against). :func:`results_markdown` is the eval's
-``results.md``: the paragraph, then the tables.
+Where the data cannot tell (between any candidates, or between the answer and a more
+accurate one), the paragraph ends with the next step: about how many questions would
+tell (:func:`~debategraph.eval.significance.questions_to_tell`, an estimate from the
+test's discordant questions), the command, and that the threads already finished are
+read back, not run again. :func:`results_markdown` is the eval's ``results.md``: the
+paragraph, then the tables.
 """
 
 from __future__ import annotations
@@ -23,11 +33,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from debategraph.eval.records import Comparison, ModeSummary
+from debategraph.eval.records import ModeSummary
+from debategraph.eval.significance import POWER, Tested, family, questions_to_tell
 from debategraph.eval.stats import ALPHA, Report
 from debategraph.eval.tables import markdown_table
 from debategraph.models.money import money
 from debategraph.strategies.decisions import PLURALITY
+from debategraph.words import plural
 
 #: Fewer questions than this: the paragraph says the data cannot tell.
 MIN_QUESTIONS = 10
@@ -50,25 +62,37 @@ def _figure(s: ModeSummary) -> str:
     )
 
 
-def _p(c: Comparison) -> str:
-    """``McNemar p = 0.012``."""
-    return f"McNemar p = {c.p_value:.3g}"
-
-
 class _Tests:
-    """The paired tests between the candidates, by pair."""
+    """The tests weighed (:func:`~debategraph.eval.significance.family`), by pair."""
 
-    def __init__(self, comparisons: Sequence[Comparison]) -> None:
-        self.by_pair = {frozenset((c.a, c.b)): c for c in comparisons}
+    def __init__(self, tested: Sequence[Tested]) -> None:
+        self.tested = list(tested)
+        self.by_pair = {frozenset((t.test.a, t.test.b)): t for t in tested}
 
-    def get(self, a: ModeSummary, b: ModeSummary) -> Comparison | None:
+    def get(self, a: ModeSummary, b: ModeSummary) -> Tested | None:
         """The test of ``a`` against ``b``, either way round."""
         return self.by_pair.get(frozenset((a.mode, b.mode)))
 
     def beats(self, a: ModeSummary, b: ModeSummary) -> bool:
-        """Whether ``a`` is significantly more accurate than ``b``."""
-        test = self.get(a, b)
-        return test is not None and test.p_value < ALPHA and a.accuracy > b.accuracy
+        """Whether ``a`` is significantly more accurate than ``b``, after the correction."""
+        tested = self.get(a, b)
+        return tested is not None and tested.significant and _winner(tested) == a.mode
+
+    def p(self, tested: Tested) -> str:
+        """``McNemar p = 0.058 after Holm's correction over 8 tests, 0.00725 before``."""
+        raw = tested.test.p_value
+        if len(self.tested) == 1:
+            return f"McNemar p = {raw:.3g}, the only test"
+        return (
+            f"McNemar p = {tested.adjusted:.3g} after Holm's correction over "
+            f"{plural(len(self.tested), 'test')}, {raw:.3g} before"
+        )
+
+
+def _winner(tested: Tested) -> str:
+    """The label right on more of the questions only one of the two got right."""
+    test = tested.test
+    return test.a if test.a_only > test.b_only else test.b
 
 
 def _debated(report: Report, mode: str) -> str:
@@ -84,10 +108,10 @@ def _debated(report: Report, mode: str) -> str:
     return ""
 
 
-def _cannot_tell(
-    candidates: Sequence[ModeSummary], cheapest: ModeSummary, best: ModeSummary
-) -> str:
-    """The clause that says the modes cannot be told apart, and which is cheapest."""
+def _cannot_tell(candidates: Sequence[ModeSummary], tests: _Tests) -> str:
+    """The clause that says the candidates cannot be told apart, and which is cheapest."""
+    cheapest = min(candidates, key=lambda s: (s.tokens, -s.accuracy))
+    best = max(candidates, key=lambda s: (s.accuracy, -s.tokens))
     low = min(s.accuracy for s in candidates)
     if f"{low:.2f}" == f"{best.accuracy:.2f}":
         spread = f"every mode scored {low:.2f}"
@@ -96,12 +120,76 @@ def _cannot_tell(
         spread = f"accuracy runs from {low:.2f} to {best.accuracy:.2f}"
         spread += " and the 95% intervals overlap" if overlap else ""
     costliest = max(candidates, key=lambda s: s.tokens)
+    if tests.tested:
+        closest = min(tests.tested, key=lambda t: t.test.p_value)
+        none = (
+            f"no paired test between them is significant at 5% ({spread}; the closest, "
+            f"{closest.test.a} against {closest.test.b}, has {tests.p(closest)})"
+        )
+    else:
+        none = f"no paired test between them was run ({spread})"
     return (
-        "the data cannot tell the modes apart: no paired test between them is significant "
-        f"at 5% ({spread}). If they are equal, {cheapest.mode} is the cheapest at "
-        f"{cheapest.tokens:,.0f} tokens per question ({costliest.mode}: "
-        f"{costliest.tokens:,.0f}); more questions would tell."
+        f"the data cannot tell the modes and matched votes apart: {none}. If they are "
+        f"equal, {cheapest.mode} is the cheapest at {cheapest.tokens:,.0f} tokens per "
+        f"question ({costliest.mode}: {costliest.tokens:,.0f})."
     )
+
+
+def _command(meta: Mapping[str, Any], total: int, n: int) -> str:
+    """How to run ``total`` questions: the same command with a larger window."""
+    offset = int(meta.get("offset") or 0)
+    limit = meta.get("limit")
+    if meta.get("kind") == "arithmetic":
+        window = f" --limit {total}" if limit is not None else ""
+        return f"run the same command with --count {offset + total}{window}"
+    if limit is None:
+        return (
+            f"this run used every question of its dataset ({n}): run the same command on a "
+            f"dataset of at least {offset + total} questions that begins with these"
+        )
+    return f"run the same command with --limit {total}"
+
+
+def _next_step(tested: Tested, tests: _Tests, meta: Mapping[str, Any]) -> str:
+    """`` About 340 questions would tell A from B (an estimate...): run ...; ...``."""
+    test = tested.test
+    m = len(tests.tested)
+    total = questions_to_tell(test, ALPHA / m)
+    if total is None:
+        return (
+            f" More questions are not expected to tell {test.a} from {test.b}: on the "
+            f"{test.n} questions both answered, each was right as often as the other."
+        )
+    level = f"5% after Holm's correction over {plural(m, 'test')}" if m > 1 else "5%"
+    return (
+        f" About {total:,} questions would tell {test.a} from {test.b} (an estimate, from "
+        f"the {test.a_only + test.b_only} of {test.n} questions only one of them got "
+        f"right, with {POWER:.0%} power at {level}): "
+        f"{_command(meta, total, test.n)}; the threads already finished are read back "
+        "from their checkpoints, not run again."
+    )
+
+
+def _also(tests: _Tests, pick: ModeSummary | None, accuracy: Mapping[str, float]) -> str:
+    """The sentence naming the other significant tests (``Also significant: A over B``).
+
+    The significant tests that do not involve ``pick`` (all of them where it is ``None``:
+    then the sentence opens ``Significant:``).
+    """
+    skip = () if pick is None else (pick.mode,)
+    others = [t for t in tests.tested if t.significant and not {t.test.a, t.test.b} & set(skip)]
+    if not others:
+        return ""
+    clauses = []
+    for tested in others:
+        winner = _winner(tested)
+        loser = tested.test.b if winner == tested.test.a else tested.test.a
+        budget = " at the same token budget" if tested.matched else ""
+        clauses.append(
+            f"{winner} over {loser}{budget} ({accuracy[winner]:.2f} against "
+            f"{accuracy[loser]:.2f}, {tests.p(tested)})"
+        )
+    return f" {'Also significant' if pick else 'Significant'}: {'; '.join(clauses)}."
 
 
 def plain_answer(report: Report, meta: Mapping[str, Any]) -> str:
@@ -139,8 +227,7 @@ def _costs(report: Report) -> str:
 
 def _answer(report: Report, meta: Mapping[str, Any]) -> str:
     """:func:`plain_answer` before its note on errored questions."""
-    votes = {m.vote_mode for m in report.matched}
-    candidates = [s for s in report.summaries if s.decision == PLURALITY and s.mode not in votes]
+    candidates = [s for s in report.summaries if s.decision == PLURALITY]
     if not candidates:
         return "No mode answered any question, so the data cannot tell which mode to use."
     n = min(s.n for s in candidates)
@@ -156,32 +243,43 @@ def _answer(report: Report, meta: Mapping[str, Any]) -> str:
             f"{where}, only {only.mode} ran ({_figure(only)}): run another mode beside it "
             "to tell which to use."
         )
-    tests = _Tests(report.comparisons)
-    cheapest = min(candidates, key=lambda s: (s.tokens, -s.accuracy))
+    tests = _Tests(family(report))
+    if not any(t.significant for t in tests.tested):
+        closest = min(tests.tested, key=lambda t: t.test.p_value, default=None)
+        step = _next_step(closest, tests, meta) if closest is not None else ""
+        return f"{where}, {_cannot_tell(candidates, tests)}{step}"
     best = max(candidates, key=lambda s: (s.accuracy, -s.tokens))
-    if not any(tests.beats(a, b) for a in candidates for b in candidates):
-        return f"{where}, {_cannot_tell(candidates, cheapest, best)}"
     by_cost = sorted(candidates, key=lambda s: (s.tokens, -s.accuracy))
     pick = next(s for s in by_cost if not any(tests.beats(o, s) for o in candidates))
-    beaten = [s for s in candidates if tests.beats(pick, s)]
     against = "; ".join(
-        f"{s.mode} {s.accuracy:.2f} ({_p(test)})"
-        for s in beaten
-        if (test := tests.get(pick, s)) is not None
+        f"{s.mode} {s.accuracy:.2f} ({tests.p(tested)})"
+        for s in candidates
+        if tests.beats(pick, s) and (tested := tests.get(pick, s)) is not None
     )
+    also = _also(tests, pick, {s.mode: s.accuracy for s in candidates})
     lead = f"{where}, use {pick.mode}: {_figure(pick)}{_debated(report, pick.mode)}"
     if pick.mode == best.mode:
         if not against:
-            return f"{lead}. No mode here is significantly more accurate, and none is cheaper."
-        return f"{lead}. It is significantly more accurate than {against}."
-    test = tests.get(pick, best)
-    told = f", {_p(test)}" if test is not None else ", untested"
+            return f"{lead}. No mode here is significantly more accurate.{also}"
+        return f"{lead}. It is significantly more accurate than {against}.{also}"
+    tested = tests.get(pick, best)
     ratio = f"{best.tokens / pick.tokens:.1f}x" if pick.tokens else "more"
     tail = f" It is significantly more accurate than {against}." if against else ""
+    costs = f"which costs {ratio} the tokens ({best.tokens:,.0f} per question)"
+    interval = f"{best.accuracy:.2f} (95% CI {best.ci_low:.2f}-{best.ci_high:.2f}"
+    if tested is None:
+        found = _also(tests, None, {s.mode: s.accuracy for s in candidates})
+        weak = [t for t in tests.tested if not t.significant]
+        step = _next_step(min(weak, key=lambda t: t.test.p_value), tests, meta) if weak else ""
+        return (
+            f"{where}, the data cannot tell which mode to use.{found} The cheapest that no "
+            f"other beats significantly is {pick.mode}: {_figure(pick)}; but {best.mode} "
+            f"scored {interval}), {costs}, and the two were not tested against each other "
+            f"(the eval tests a matched vote against its debate only).{step}"
+        )
     return (
-        f"{lead}, not significantly below {best.mode}'s {best.accuracy:.2f} (95% CI "
-        f"{best.ci_low:.2f}-{best.ci_high:.2f}{told}), which costs {ratio} the tokens "
-        f"({best.tokens:,.0f} per question).{tail}"
+        f"{lead}, not significantly below {best.mode}'s {interval}; {tests.p(tested)}), "
+        f"{costs}.{tail}{also}{_next_step(tested, tests, meta)}"
     )
 
 

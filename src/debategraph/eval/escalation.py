@@ -6,11 +6,13 @@ questions went on to debate, its tokens per question, the tokens saved against d
 every question, and its paired tests (exact McNemar) against ``vote``, against the
 debate of every question and against the vote run at its own budget (``vote@K``).
 
-"Debating every question" is measured where the run has that debate's row
-(``debate-full``, the same settings without the early stop; else ``debate-ring``) on the
+"Debating every question" is measured against the mode it debates as: where the run has
+that debate's row (``debate-full``, the same settings without the early stop) on the
 same questions; otherwise it is estimated from this mode's own threads: each question's
 round-1 tokens plus the round cap's later rounds, each at the mean cost of a later round
-of the questions that were debated. The figures say which.
+of the questions that were debated. A ``debate-ring`` row is never the measure: its
+solvers hear fewer of each other, so its rounds cost less than this mode's. The figures
+say which.
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from debategraph.eval.modes import DEBATE_FULL, DEBATE_RING, VOTE, VOTE_THEN_DEBATE
+from debategraph.eval.modes import DEBATE_FULL, VOTE, VOTE_THEN_DEBATE
 from debategraph.eval.paired import Rows, grouped
 from debategraph.eval.records import Comparison, Matched, Outcome
 from debategraph.strategies.decisions import PLURALITY
 
-#: The rows "debating every question" is measured against, first found first.
-DEBATE_ROWS = (DEBATE_FULL, DEBATE_RING)
+#: The row "debating every question" is measured against: the mode it debates as.
+DEBATE_ROW = DEBATE_FULL
 #: How the tokens of debating every question were found.
 MEASURED, ESTIMATED = "measured", "estimated"
 
@@ -98,7 +100,7 @@ def _estimated(mode: Rows, round_cap: int) -> tuple[float | None, str]:
     basis = (
         f"estimated: each question's round-1 tokens (mean {first:,.1f}) plus {round_cap - 1} "
         f"later rounds at {per_round:,.1f} tokens each (the mean of the {later_rounds} later "
-        "rounds debated here); the run has no debate-full or debate-ring row"
+        f"rounds debated here); the run has no {DEBATE_ROW} row (the mode it debates as)"
     )
     return first + (round_cap - 1) * per_round, basis
 
@@ -126,9 +128,7 @@ def escalations(
     Returns:
         One entry, or none when the run has no ``vote-then-debate`` row.
     """
-    rows = grouped(
-        [o for o in outcomes if o.decision == PLURALITY], [VOTE_THEN_DEBATE, *DEBATE_ROWS]
-    )
+    rows = grouped([o for o in outcomes if o.decision == PLURALITY], [VOTE_THEN_DEBATE, DEBATE_ROW])
     mode = rows.get(VOTE_THEN_DEBATE)
     if mode is None:
         return []
@@ -136,18 +136,18 @@ def escalations(
     n = len(values)
     debated = sum(row.debated for row in values)
     tokens = mode.tokens(sorted(mode.lines)) / n
-    label = next((d for d in DEBATE_ROWS if d in rows and rows[d].lines.keys() & mode.lines), None)
+    debate = rows.get(DEBATE_ROW)
     every: float | None
-    if label is not None:
-        every, ours, n_against, basis = _measured(mode, rows[label], label)
-        against, how = label, MEASURED
+    if debate is not None and debate.lines.keys() & mode.lines:
+        every, ours, n_against, basis = _measured(mode, debate, DEBATE_ROW)
+        against, how = DEBATE_ROW, MEASURED
     else:
         cap = round_cap or max(len(json.loads(row.rounds)) for row in values)
         estimate, basis = _estimated(mode, cap)
         every, ours, n_against, against, how = estimate, tokens, n, ESTIMATED, ESTIMATED
     saved = None if every is None else every - ours
     votes = {m.vote_mode for m in matched if m.mode == VOTE_THEN_DEBATE}
-    others = {VOTE, *DEBATE_ROWS, *votes}
+    others = {VOTE, DEBATE_ROW, *votes}
     tests = tuple(
         c
         for c in comparisons

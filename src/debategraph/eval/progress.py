@@ -2,15 +2,41 @@
 
 The figures only; the CLI draws them (a bar on a terminal, a line every few seconds
 elsewhere). A question is done when every listed mode has answered it; a matched vote's
-threads (after the listed modes') are counted on their own.
+threads (after the listed modes') are counted on their own. At the end,
+:func:`threads_line` says how the run got its finished threads (the words the terminal
+and ``report.html`` show for ``results.json``'s ``meta.threads``).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from debategraph.eval.records import Outcome
+from debategraph.words import plural
+
+
+def threads_line(counts: Mapping[str, int]) -> str:
+    """How a run got its threads, from ``meta.threads``, every one of them finished.
+
+    ``meta.threads`` counts the threads that ended finished by how this run found them:
+    ``started`` (run from their start), ``resumed`` (from an earlier run's last step)
+    and ``finished`` (already finished: read back from the checkpoints without a model
+    call). A thread whose calls kept failing (``errored``) is in none of them.
+
+    Args:
+        counts: ``meta.threads``.
+
+    Returns:
+        ``80 threads finished: 80 started, 0 resumed, 0 read back from checkpoints``.
+    """
+    started, resumed = counts.get("started", 0), counts.get("resumed", 0)
+    read = counts.get("finished", 0)
+    return (
+        f"{plural(started + resumed + read, 'thread')} finished: {started} started, "
+        f"{resumed} resumed, {read} read back from checkpoints"
+    )
 
 
 @dataclass

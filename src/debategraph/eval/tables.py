@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from debategraph.eval.report import read_report, results_document
+from debategraph.eval.significance import family
 from debategraph.eval.stats import ALPHA, Report
 from debategraph.models.money import money
 
@@ -96,27 +97,41 @@ def _summary_section(report: Report) -> Section:
 
 
 def _comparison_section(report: Report) -> Section:
-    """The paired tests."""
-    rows = [
-        [
-            f"{c.a} vs {c.b}",
-            str(c.n),
-            str(c.a_only),
-            str(c.b_only),
-            _format_p(c.p_value),
-            _significance(c.p_value),
-        ]
-        for c in report.comparisons
-    ]
-    headers = ("a vs b", "n", "a only", "b only", "McNemar p", "at 5%")
-    return Section("Paired comparisons (exact McNemar test)", headers, rows)
+    """The paired tests, with Holm's correction over those between modes and matched votes."""
+    corrected = {(t.test.a, t.test.b): t.adjusted for t in family(report)}
+    rows = []
+    for c in report.comparisons:
+        holm_p = corrected.get((c.a, c.b))
+        judged = c.p_value if holm_p is None else holm_p
+        rows.append(
+            [
+                f"{c.a} vs {c.b}",
+                str(c.n),
+                str(c.a_only),
+                str(c.b_only),
+                _format_p(c.p_value),
+                _DASH if holm_p is None else _format_p(holm_p),
+                _significance(judged),
+            ]
+        )
+    headers = ("a vs b", "n", "a only", "b only", "McNemar p", "Holm p", "at 5%")
+    notes = []
+    if corrected:
+        notes.append(
+            f"Holm p: corrected by Holm's method over the {len(corrected)} tests between the "
+            "modes and the matched votes (the plain answer's); at 5%: by it where there is "
+            "one (a protocol's test against its mode stands alone)"
+        )
+    return Section("Paired comparisons (exact McNemar test)", headers, rows, notes)
 
 
 def _matched_section(report: Report) -> Section:
-    """Each debate mode against its matched-budget vote."""
+    """Each debate mode against its matched-budget vote (at 5%: after Holm's correction)."""
+    corrected = {(t.test.a, t.test.b): t.adjusted for t in family(report)}
     rows = []
     for m in report.matched:
         ratio = _DASH if m.ratio is None else f"{m.ratio:.2f}"
+        holm_p = corrected.get((m.mode, m.vote_mode), m.p_value)
         rows.append(
             [
                 f"{m.mode} vs {m.vote_mode}",
@@ -127,13 +142,16 @@ def _matched_section(report: Report) -> Section:
                 str(m.a_only),
                 str(m.b_only),
                 _format_p(m.p_value),
-                _significance(m.p_value),
+                _format_p(holm_p),
+                _significance(holm_p),
             ]
         )
     headers: tuple[str, ...] = ("debate vs vote", "n", "total tok/q", "vote/debate tokens")
     headers += ("accuracy",)
-    headers += ("debate only", "vote only", "McNemar p", "at 5%")
+    headers += ("debate only", "vote only", "McNemar p", "Holm p", "at 5%")
     notes = [f"{m.vote_mode}: {m.how}" for m in report.matched]
+    if report.matched:
+        notes.append("Holm p: as in the paired comparisons")
     return Section("Debate against a vote at the same token budget", headers, rows, notes)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from debategraph.eval.progress import threads_line
 from debategraph.eval.records import Outcome
 from debategraph.eval.stats import Report
 from debategraph.strategies.decisions import PLURALITY
@@ -52,7 +53,7 @@ SETTINGS = {
     "shards": "merged shards",
     "threads": "threads",
     "judge_calls": "judge calls",
-    "finished": "finished",
+    "finished": "finished at",
     "wall_s": "wall time (s)",
 }
 
@@ -111,10 +112,17 @@ def _value(value: Any) -> str:
     return str(value)
 
 
+def _setting(key: str, value: Any) -> str:
+    """A setting's text: ``threads`` in words (:func:`~debategraph.eval.progress.threads_line`)."""
+    if key == "threads" and isinstance(value, Mapping):
+        return threads_line(value)
+    return _value(value)
+
+
 def _settings(meta: Mapping[str, Any]) -> str:
     """The header's list of settings: those of :data:`SETTINGS` that meta holds and are set."""
     rows = [
-        f"<dt>{esc(label)}</dt><dd>{esc(_value(meta[key]))}</dd>"
+        f"<dt>{esc(label)}</dt><dd>{esc(_setting(key, meta[key]))}</dd>"
         for key, label in SETTINGS.items()
         if meta.get(key) not in (None, "", [], {})
     ]
