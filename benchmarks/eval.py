@@ -76,6 +76,7 @@ from debategraph.eval.advice import results_markdown
 from debategraph.eval.budget import within_budget
 from debategraph.eval.datasets import load_gsm8k
 from debategraph.eval.report import read_report
+from debategraph.eval.significance import family, holm
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GSM8K = REPO_ROOT.parent / "shared" / "data" / "gsm8k" / "test.jsonl"
@@ -609,15 +610,37 @@ def _threads(meta: dict[str, Any], wall_s: float, *, brief: bool = False) -> str
     )
 
 
-def _p(p_value: float) -> str:
-    verdict = "significant at 5%" if p_value < 0.05 else "not significant"
-    return f"McNemar p = {p_value:.3g}, {verdict}"
+def _p(p_value: float, adjusted: float, tests: int) -> str:
+    """A test's p-value, Holm-corrected over ``tests`` tests, and its verdict."""
+    verdict = "significant at 5%" if adjusted < 0.05 else "not significant"
+    if tests == 1:
+        return f"McNemar p = {p_value:.3g}, {verdict}"
+    return (
+        f"McNemar p = {p_value:.3g} ({adjusted:.3g} after Holm's correction over {tests} "
+        f"tests), {verdict}"
+    )
+
+
+def matched_adjusted(m: Any, among: dict[tuple[str, str], float]) -> float:
+    """A matched vote's test's p-value corrected over the advice's family (itself if absent)."""
+    return among.get((m.mode, m.vote_mode), among.get((m.vote_mode, m.mode), m.p_value))
 
 
 def findings(report: Any) -> list[str]:
     """The results in sentences, each from the figures (so a rerun restates them honestly)."""
     lines = []
     by_label = {s.mode: s for s in report.summaries}
+    # A matched vote's test is corrected over the family the eval's advice weighs (every
+    # test between modes and matched votes); a protocol's test against its own mode over
+    # the protocols' tests (whether a protocol changes the answer: another question).
+    weighed = family(report)
+    among = {(t.test.a, t.test.b): t.adjusted for t in weighed}
+    decisions = [
+        c
+        for c in report.comparisons
+        if c.a in by_label and c.b in by_label and "/" in c.b and c.a == c.b.split("/")[0]
+    ]
+    protocols = iter(holm([c.p_value for c in decisions]))
     plain = [s for s in report.summaries if s.decision == "plurality"]
     for s in plain:
         lines.append(
@@ -631,15 +654,14 @@ def findings(report: Any) -> list[str]:
         lines.append(
             f"`{m.mode}` against a vote of {m.k} independent answers at its budget "
             f"(`{m.vote_mode}`, {share}): {m.accuracy:.2f} vs "
-            f"{m.vote_accuracy:.2f} on {m.n} questions, {_p(m.p_value)}."
+            f"{m.vote_accuracy:.2f} on {m.n} questions, "
+            f"{_p(m.p_value, matched_adjusted(m, among), len(weighed))}."
         )
-    for c in report.comparisons:
-        a, b = by_label.get(c.a), by_label.get(c.b)
-        if a is None or b is None or "/" not in c.b or c.a != c.b.split("/")[0]:
-            continue
+    for c in decisions:
+        a, b = by_label[c.a], by_label[c.b]
         lines.append(
             f"`{c.b}` against `{c.a}` on the same threads: {b.accuracy:.2f} vs "
-            f"{a.accuracy:.2f}, {_p(c.p_value)}."
+            f"{a.accuracy:.2f}, {_p(c.p_value, next(protocols), len(decisions))}."
         )
     for d in report.dynamics:
         last = d.summary.rounds[-1]
