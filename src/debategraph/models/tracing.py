@@ -21,8 +21,9 @@ in) and the thread id; the turn's spans also the agent's name. With
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` the spans hold content too:
 the run's question and answer, each turn's reply, each model call's prompt and reply,
 each tool call's arguments and result. What each span says, and under which names, is
-:mod:`debategraph.models.genai`'s; where spans go (the provider, the viewer's project,
-the exporter) is :mod:`debategraph.models.otlp`'s.
+:mod:`debategraph.models.genai`'s; a call's span is :mod:`debategraph.models.call_spans`'s;
+where spans go (the provider, the viewer's project, the exporter) is
+:mod:`debategraph.models.otlp`'s.
 
 The model calls' spans are written here, at the seam every call goes through
 (:func:`~debategraph.models.steps.tagged`): the OpenTelemetry project's OpenAI
@@ -53,7 +54,7 @@ from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 from debategraph.models import genai
-from debategraph.words import one_line
+from debategraph.models.call_spans import answered, call_span, failed
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -252,7 +253,7 @@ class _Top:
             return
         top.set_attributes(dict(said))
         if error is not None:
-            _failed(top, error)
+            failed(top, error)
         top.end()
 
 
@@ -352,15 +353,6 @@ def _handler_class() -> Any:
     return Runs
 
 
-def _failed(span: Span, error: BaseException) -> None:
-    """Mark ``span`` as failed by ``error``."""
-    from opentelemetry.trace import Status, StatusCode
-
-    span.record_exception(error)
-    span.set_status(Status(StatusCode.ERROR, one_line(str(error))[:200]))
-    span.set_attribute("error.type", type(error).__qualname__)
-
-
 def _node_run() -> _Run | None:
     """The debate run the calling node belongs to (from its LangGraph config), if any."""
     from langchain_core.runnables.config import var_child_runnable_config
@@ -410,14 +402,14 @@ def turn(steps: Steps[Any], agent: str, metadata: dict[str, Any]) -> Steps[Any]:
     def around(runnable: Runnable[Any, Any], given: Any) -> Iterator[Callable[[Any], None]]:
         from opentelemetry import context
 
-        call, chat = _call_span(tracer, span, runnable, given, attributes)
+        call, chat = call_span(tracer, span, runnable, given, attributes, CONTENT)
         token = context.attach(trace.set_span_in_context(call or span))
         calling = _CALL.set((call, chat) if call is not None and chat is not None else None)
         try:
-            yield functools.partial(_answered, call, chat is not None, replies)
+            yield functools.partial(answered, call, chat is not None, CONTENT, replies)
         except Exception as exc:
             if call is not None:
-                _failed(call, exc)
+                failed(call, exc)
             raise
         finally:
             _CALL.reset(calling)
@@ -438,68 +430,9 @@ def turn(steps: Steps[Any], agent: str, metadata: dict[str, Any]) -> Steps[Any]:
             )
         return result
     except Exception as exc:
-        _failed(span, exc)
+        failed(span, exc)
         raise
     finally:
         span.end()
         if run is not None:
             run.top.turn_ended(rnd)
-
-
-def _call_span(
-    tracer: Tracer,
-    turn: Span,
-    runnable: Runnable[Any, Any],
-    given: Any,
-    attributes: dict[str, Any],
-) -> tuple[Span | None, BaseChatModel | None]:
-    """The span of one call of a turn (``chat {model}``, ``execute_tool {tool}``, or none).
-
-    A call of the agent's own agent (a runnable of the user's) has none: the turn's span
-    is current while it runs, for spans of its own.
-
-    Returns:
-        The span, and the chat model a model call calls.
-    """
-    from langchain_core.language_models import BaseChatModel
-    from langchain_core.runnables import RunnableBinding
-    from langchain_core.tools import BaseTool
-    from opentelemetry import trace
-
-    under = trace.set_span_in_context(turn)
-    # A call bound to its config (a request's tools, a tag) is its runnable's.
-    chat = runnable.bound if isinstance(runnable, RunnableBinding) else runnable
-    if isinstance(chat, BaseTool):
-        tool = {
-            OPERATION: "execute_tool",
-            genai.SPAN_KIND: "TOOL",
-            "gen_ai.tool.name": chat.name,
-            **attributes,
-        }
-        if CONTENT:
-            tool.update(genai.tool_input_attributes(given))
-        return tracer.start_span(f"execute_tool {chat.name}", context=under, attributes=tool), None
-    if not isinstance(chat, BaseChatModel):
-        return None, None
-    model = str(getattr(chat, "model_name", None) or getattr(chat, "model", None) or "")
-    named: dict[str, Any] = {OPERATION: "chat", genai.SPAN_KIND: "LLM", **attributes}
-    if model:
-        named["gen_ai.request.model"] = model
-    if CONTENT:
-        named.update(genai.prompt_attributes(given))
-    span = tracer.start_span(
-        f"chat {model}".strip(), context=under, kind=trace.SpanKind.CLIENT, attributes=named
-    )
-    return span, chat
-
-
-def _answered(span: Span | None, chat: bool, replies: list[Any], reply: Any) -> None:
-    """Write what a call's reply says on its span (a model's: tokens, model, finish reason)."""
-    if span is None:
-        return
-    if not chat:  # a tool's result
-        if CONTENT:
-            span.set_attributes(genai.tool_output_attributes(reply))
-        return
-    replies.append(reply)
-    span.set_attributes(genai.reply_attributes(reply, CONTENT))
