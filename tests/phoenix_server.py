@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import tempfile
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,13 +43,21 @@ class Phoenix:
     log_path: Path
 
     def spans(self, project: str = "default") -> list[dict[str, Any]]:
-        """Every span Phoenix holds for ``project``, read back through its REST API."""
+        """Every span Phoenix holds for ``project``, read back through its REST API.
+
+        A project Phoenix does not know (yet: it makes one with its first span) holds none.
+        """
         found: list[dict[str, Any]] = []
         cursor = ""
         while True:
             page = f"{self.url}/v1/projects/{project}/spans?limit=1000{cursor}"
-            with urllib.request.urlopen(page, timeout=10) as response:
-                body = json.loads(response.read())
+            try:
+                with urllib.request.urlopen(page, timeout=10) as response:
+                    body = json.loads(response.read())
+            except urllib.error.HTTPError as exc:
+                if exc.code == 404 and not found:
+                    return found
+                raise
             found.extend(body["data"])
             if not body.get("next_cursor"):
                 return found

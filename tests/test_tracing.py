@@ -26,7 +26,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 import debategraph
-from debategraph.models import tracing
+from debategraph.models import genai, otlp, tracing
+from debategraph.models.genai import CONTENT_VARIABLE
 from tests.openai_stub import StubOpenAIServer, StubReply
 from tests.phoenix_server import phoenix_server
 from tests.processes import python_run
@@ -36,6 +37,9 @@ if TYPE_CHECKING:  # imported by the fixture: CLI_RUN imports this module, and m
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 PATTERN = "solver_debate"
+QUESTION = "What is 48 / 2?"
+TEMPERATURE = 0.2
+MAX_TOKENS = 64
 OPERATION = "gen_ai.operation.name"
 ROUNDS = 2
 #: What a chat span and a turn span say of the tokens: (input, output) attribute names.
@@ -54,16 +58,40 @@ def calculator_then_answer(body: dict[str, Any]) -> Any:
 
 
 @pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
-    """Tracing on in this process, to an in-memory exporter; off again afterwards."""
+def exporter(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[InMemorySpanExporter]:
+    """Tracing on in this process, to an in-memory exporter; off again afterwards.
+
+    Parametrized indirectly with ``True``, the spans hold content (the opt-in is set).
+    """
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+    content = getattr(request, "param", False)
+    monkeypatch.setenv(CONTENT_VARIABLE, "true" if content else "false")
     memory = InMemorySpanExporter()
     assert tracing.enable_tracing(exporter=memory)
+    assert tracing.CONTENT is content
     try:
         yield memory
     finally:
         tracing.disable_tracing()
+
+
+#: Attributes only content (the opt-in) puts on a span.
+CONTENT = (
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "input.value",
+    "output.value",
+)
+
+
+def parsed(value: Any) -> Any:
+    """A JSON attribute as the SDK holds it (a string) or as Phoenix hands it back (parsed)."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def check_tree(
@@ -71,6 +99,10 @@ def check_tree(
     thread: str,
     usage: Mapping[str, tuple[int, int, int]],
     tool_calls: int,
+    *,
+    request: Mapping[str, Any],
+    content: bool,
+    answer: str,
 ) -> None:
     """One run's spans: ``{"name", "id", "parent", "attributes"}`` each.
 
@@ -79,15 +111,37 @@ def check_tree(
         thread: Its thread id.
         usage: ``(prompt tokens, completion tokens, calls)`` per agent, as the run counted.
         tool_calls: The tool calls in its transcript.
+        request: What every model call's span says of its request (provider aside).
+        content: Whether the run recorded content (the opt-in).
+        answer: What the run's outcome message (its last ``messages``) holds.
     """
     operations = Counter(s["attributes"].get(OPERATION) for s in spans)
-    assert set(operations) == {"invoke_workflow", "invoke_agent", "chat", "execute_tool"}
-    for span in spans:  # the debate's attributes on every span
+    assert set(operations) == {"invoke_workflow", "invoke_agent", "chat", "execute_tool", None}
+    for span in spans:  # the debate's attributes on every span; content only if opted in
         assert span["attributes"]["debategraph.pattern"] == PATTERN, span
         assert span["attributes"]["gen_ai.conversation.id"] == thread, span
-    (run,) = [s for s in spans if s["attributes"][OPERATION] == "invoke_workflow"]
+        if not content:
+            assert not set(CONTENT) & set(span["attributes"]), span
+    (run,) = [s for s in spans if s["attributes"].get(OPERATION) == "invoke_workflow"]
     assert run["name"] == f"invoke_workflow {PATTERN}" and run["parent"] is None
-    turns = {s["id"]: s for s in spans if s["attributes"][OPERATION] == "invoke_agent"}
+    assert run["attributes"]["debategraph.termination_reason"] == "rounds_completed"
+    if content:  # the question in, the answer out
+        assert run["attributes"]["input.value"] == QUESTION
+        assert parsed(run["attributes"]["gen_ai.input.messages"]) == [
+            {"role": "user", "parts": [{"type": "text", "content": QUESTION}]}
+        ]
+        assert answer in run["attributes"]["output.value"]
+        (said,) = parsed(run["attributes"]["gen_ai.output.messages"])
+        assert said["parts"] == [{"type": "text", "content": run["attributes"]["output.value"]}]
+    # a span per round under the run, the agents' turns under their round
+    rounds = {s["id"]: s for s in spans if s["attributes"].get(OPERATION) is None}
+    assert sorted(s["name"] for s in rounds.values()) == [
+        f"round {r}" for r in range(1, ROUNDS + 1)
+    ]
+    for each in rounds.values():
+        assert each["parent"] == run["id"]
+        assert each["name"] == f"round {each['attributes']['debategraph.round']}"
+    turns = {s["id"]: s for s in spans if s["attributes"].get(OPERATION) == "invoke_agent"}
     seen = sorted(
         (t["attributes"]["gen_ai.agent.name"], t["attributes"]["debategraph.round"])
         for t in turns.values()
@@ -95,11 +149,17 @@ def check_tree(
     assert seen == sorted((agent, r) for agent in usage for r in range(1, ROUNDS + 1))
     for turn in turns.values():
         assert turn["name"] == f"invoke_agent {turn['attributes']['gen_ai.agent.name']}"
-        assert turn["parent"] == run["id"]
+        assert (
+            rounds[turn["parent"]]["attributes"]["debategraph.round"]
+            == (turn["attributes"]["debategraph.round"])
+        )
+        if content:  # the turn's answer: its last reply, the structured one
+            (said,) = parsed(turn["attributes"]["gen_ai.output.messages"])
+            assert said["parts"][0]["arguments"]["answer"] == "24", said
     spent: dict[str, list[int]] = {agent: [0, 0, 0] for agent in usage}
     tools = 0
     for span in spans:
-        operation = span["attributes"][OPERATION]
+        operation = span["attributes"].get(OPERATION)
         if operation not in ("chat", "execute_tool"):
             continue
         turn = turns[span["parent"]]  # every call under its agent's turn, in its round
@@ -108,10 +168,24 @@ def check_tree(
         if operation == "execute_tool":
             assert span["name"] == "execute_tool calculator"
             assert span["attributes"]["gen_ai.tool.name"] == "calculator"
+            if content:
+                assert parsed(span["attributes"]["gen_ai.tool.call.arguments"]) == {
+                    "expression": "48 / 2"
+                }
+                assert span["attributes"]["gen_ai.tool.call.result"] == "24"
             tools += 1
             continue
         assert span["name"] == "chat stub"
         assert span["attributes"]["gen_ai.request.model"] == "stub"
+        # the provider, the endpoint and the request's parameters, as the spec set them
+        assert span["attributes"]["gen_ai.provider.name"] == "openai", span
+        assert {k: span["attributes"].get(k) for k in request} == dict(request), span
+        if content:  # the prompt (system and user messages) and the reply
+            asked = parsed(span["attributes"]["gen_ai.input.messages"])
+            assert [m["role"] for m in asked[:2]] == ["system", "user"], asked
+            assert QUESTION in json.dumps(asked)
+            (said,) = parsed(span["attributes"]["gen_ai.output.messages"])
+            assert said["role"] == "assistant" and said["finish_reason"] in ("stop", "tool_call")
         counts = spent[span["attributes"]["gen_ai.agent.name"]]
         counts[0] += span["attributes"][TOKENS[0]]
         counts[1] += span["attributes"][TOKENS[1]]
@@ -124,6 +198,16 @@ def check_tree(
         assert sum(t["attributes"][TOKENS[1]] for t in mine) == completion
 
 
+def requested(port: int, temperature: float) -> dict[str, Any]:
+    """What a model call's span says of a request to the stub on ``port``."""
+    return {
+        "server.address": "127.0.0.1",
+        "server.port": port,
+        "gen_ai.request.temperature": temperature,
+        "gen_ai.request.max_tokens": MAX_TOKENS,
+    }
+
+
 def recorded(span: Any) -> dict[str, Any]:
     """An SDK span as :func:`check_tree` reads it."""
     return {
@@ -134,19 +218,25 @@ def recorded(span: Any) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("way", ["invoke", "ainvoke"])
+@pytest.mark.parametrize(
+    ("way", "exporter"),
+    [("invoke", False), ("ainvoke", True)],
+    ids=["invoke", "ainvoke-with-content"],
+    indirect=["exporter"],
+)
 def test_a_debate_makes_one_span_tree_by_the_genai_conventions(
     exporter: InMemorySpanExporter, way: str
 ) -> None:
     thread = f"thread-{uuid.uuid4().hex[:8]}"
+    spec = {"model": "stub", "temperature": TEMPERATURE, "max_tokens": MAX_TOKENS}
     with StubOpenAIServer(calculator_then_answer) as server:
         graph = debategraph.build_solver_debate(
-            debategraph.ModelSpec(model="stub", base_url=server.url, max_retries=0),
+            debategraph.ModelSpec(**spec, base_url=server.url, max_retries=0),
             agents=[{"name": "Ada", "tools": ["calculator"]}, "Bo"],
             max_rounds=ROUNDS,
         ).compile(checkpointer=InMemorySaver())
         config = {"configurable": {"thread_id": thread}}
-        question = {"question": "What is 48 / 2?"}
+        question = {"question": QUESTION}
         if way == "invoke":
             out = graph.invoke(question, config)
         else:
@@ -158,7 +248,15 @@ def test_a_debate_makes_one_span_tree_by_the_genai_conventions(
     assert not any(u.estimated for u in out["usage_by_agent"].values())
     tool_calls = sum(1 for turn in out["transcript"] if turn.role == "tool")
     assert tool_calls == ROUNDS  # Ada's, once a round
-    check_tree([recorded(s) for s in exporter.get_finished_spans()], thread, usage, tool_calls)
+    check_tree(
+        [recorded(s) for s in exporter.get_finished_spans()],
+        thread,
+        usage,
+        tool_calls,
+        request=requested(server.port, TEMPERATURE),
+        content=tracing.CONTENT,
+        answer=out["messages"][-1].text,
+    )
 
 
 def test_with_tracing_off_no_span_is_made(exporter: InMemorySpanExporter) -> None:
@@ -169,6 +267,76 @@ def test_with_tracing_off_no_span_is_made(exporter: InMemorySpanExporter) -> Non
         ).compile()
         graph.invoke({"question": "What is 48 / 2?"})
     assert exporter.get_finished_spans() == ()
+
+
+@pytest.mark.parametrize(
+    ("value", "on"),
+    [("true", True), ("TRUE", True), ("span_only", True), ("false", False), ("", False)],
+)
+def test_the_content_opt_in_reads_the_standard_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], value: str, on: bool
+) -> None:
+    monkeypatch.setenv(CONTENT_VARIABLE, value)
+    assert genai.capture_content() is on
+    assert capsys.readouterr().err == ""
+
+
+def test_a_bad_content_opt_in_is_said_in_one_line_and_records_none(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CONTENT_VARIABLE, "yes please")
+    assert genai.capture_content() is False
+    assert capsys.readouterr().err.splitlines() == [
+        f"debategraph: warning: {CONTENT_VARIABLE}='yes please' is not one of true, false, "
+        "span_only, span_and_event, event_only, no_content: message content is not recorded"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("variables", "service", "project"),
+    [
+        ({}, "debategraph", "debategraph"),
+        ({"OTEL_SERVICE_NAME": "debates"}, "debates", "debates"),
+        ({"OTEL_RESOURCE_ATTRIBUTES": "service.name=lab,team=x"}, "lab", "lab"),
+        (
+            {"OTEL_SERVICE_NAME": "debates", "OTEL_RESOURCE_ATTRIBUTES": f"{otlp.PROJECT}=mine"},
+            "debates",
+            "mine",
+        ),
+    ],
+)
+def test_the_service_name_is_the_viewers_project(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], service: str, project: str
+) -> None:
+    for name in ("OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    resource = otlp.provider().resource.attributes
+    assert (resource["service.name"], resource[otlp.PROJECT]) == (service, project)
+
+
+def test_a_providers_name_and_endpoint_by_the_conventions() -> None:
+    from langchain_openai import ChatOpenAI
+
+    said = genai.request_attributes(
+        ChatOpenAI(model="gpt-x", api_key="unused"),  # type: ignore[arg-type]
+        {"ls_provider": "openai", "ls_temperature": 0.0, "ls_stop": "END"},
+        {"top_p": 0.5, "seed": 7},
+    )
+    assert said == {
+        "gen_ai.provider.name": "openai",
+        "server.address": "api.openai.com",  # the OpenAI API: no base URL set
+        "server.port": 443,
+        "gen_ai.request.temperature": 0.0,
+        "gen_ai.request.stop_sequences": ["END"],
+        "gen_ai.request.top_p": 0.5,
+        "gen_ai.request.seed": 7,
+    }
+    # LangChain's names where the conventions have their own, else LangChain's
+    for langchain, convention in [("google_genai", "gcp.gen_ai"), ("ollama", "ollama")]:
+        named = genai.request_attributes(None, {"ls_provider": langchain}, {})
+        assert named == {"gen_ai.provider.name": convention}
 
 
 # -- a fresh interpreter: the CLI as a user runs it ----------------------------------------
@@ -184,15 +352,16 @@ with StubOpenAIServer(calculator_then_answer) as server:
     try:
         main(["solve", "What is 48 / 2?", "--agents", "2", "--rounds", "2", "--tools",
               "calculator", "--model", "stub", "--base-url", server.url, "--db", sys.argv[1],
-              "--thread", sys.argv[2], "--max-retries", "0", "--json"])
+              "--thread", sys.argv[2], "--max-retries", "0", "--max-tokens", "64", "--json"])
     except SystemExit as exc:
         assert not exc.code, exc.code
 loaded = sorted(m for m in sys.modules if m.startswith(
     ("opentelemetry.sdk.trace.export", "opentelemetry.exporter")))
 from opentelemetry import trace
-from debategraph.models import tracing
+from debategraph.models import genai, otlp, tracing
+from debategraph.models.genai import CONTENT_VARIABLE
 print(json.dumps({"loaded": loaded, "on": tracing.TRACER is not None,
-                  "provider": type(trace.get_tracer_provider()).__name__}))
+                  "provider": type(trace.get_tracer_provider()).__name__, "port": server.port}))
 """
 
 
@@ -217,7 +386,11 @@ def cli_run(
 def test_without_the_variables_nothing_is_loaded_or_set(tmp_path: Path) -> None:
     result, state, err = cli_run(tmp_path, "quiet")
     assert result["answer"] == "24"
-    assert state == {"loaded": [], "on": False, "provider": "ProxyTracerProvider"}
+    assert {k: state[k] for k in ("loaded", "on", "provider")} == {
+        "loaded": [],
+        "on": False,
+        "provider": "ProxyTracerProvider",
+    }
     assert "warning" not in err
 
 
@@ -265,14 +438,17 @@ def test_without_the_extra_one_line_says_how_to_install_it() -> None:
 
 
 @pytest.mark.slow  # starts Phoenix and a CLI process
-def test_a_cli_run_reaches_phoenix_with_its_agents_thread_and_tokens(tmp_path: Path) -> None:
+def test_a_cli_run_reaches_phoenix_as_one_tree_with_its_content(tmp_path: Path) -> None:
+    """What a user sees in Phoenix: the project, the tree, the content, Phoenix's own view."""
     thread = f"thread-{uuid.uuid4().hex[:8]}"
+    project = "debategraph-test"
     with phoenix_server(tmp_path / "phoenix") as phoenix:
         result, state, err = cli_run(
             tmp_path,
             thread,
             OTEL_EXPORTER_OTLP_ENDPOINT=phoenix.url,
-            OTEL_SERVICE_NAME="debategraph-test",
+            OTEL_SERVICE_NAME=project,
+            **{CONTENT_VARIABLE: "true"},
         )
         assert state["on"] and "warning" not in err, err
         usage = {
@@ -280,22 +456,56 @@ def test_a_cli_run_reaches_phoenix_with_its_agents_thread_and_tokens(tmp_path: P
             for agent, u in result["usage_by_agent"].items()
         }
         tool_calls = len(result["tool_calls"])
-        # every span of the run: one per run, turn (agents x rounds), model call, tool call
-        expected = 1 + len(usage) * ROUNDS + sum(u[2] for u in usage.values()) + tool_calls
+        # every span of the run: the run, its rounds, its turns (agents x rounds), its
+        # model calls and its tool calls
+        expected = 1 + ROUNDS + len(usage) * ROUNDS + sum(u[2] for u in usage.values()) + tool_calls
         deadline = time.monotonic() + 60
         while True:  # Phoenix writes what it is sent in the background
-            spans = [
-                {
-                    "name": s["name"],
-                    "id": s["context"]["span_id"],
-                    "parent": s.get("parent_id"),
-                    "attributes": s["attributes"],
-                }
-                for s in phoenix.spans()
+            # the service's project (the resource's openinference.project.name), not "default"
+            found = [
+                s
+                for s in phoenix.spans(project)
                 if s["attributes"].get("gen_ai.conversation.id") == thread
             ]
-            if len(spans) >= expected or time.monotonic() > deadline:
+            if len(found) >= expected or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
-    assert len(spans) == expected
-    check_tree(spans, thread, usage, tool_calls)
+        assert not [s for s in phoenix.spans() if s["name"].startswith("invoke_workflow")]
+    assert len(found) == expected
+    spans = [
+        {
+            "name": s["name"],
+            "id": s["context"]["span_id"],
+            "parent": s.get("parent_id"),
+            "attributes": s["attributes"],
+        }
+        for s in found
+    ]
+    check_tree(
+        spans,
+        thread,
+        usage,
+        tool_calls,
+        request=requested(state["port"], 0.7),  # the CLI's default temperature
+        content=True,
+        answer=result["answer"],
+    )
+    assert {
+        s["attributes"]["debategraph.termination_reason"] for s in spans if s["parent"] is None
+    } == {result["termination_reason"]}
+    # Phoenix's view of them: the kind of each span, the model calls' provider and chat
+    # messages, the thread as the session that groups its runs
+    kinds = Counter((s["name"].split()[0], s["span_kind"]) for s in found)
+    assert set(kinds) == {
+        ("invoke_workflow", "CHAIN"),
+        ("round", "CHAIN"),
+        ("invoke_agent", "AGENT"),
+        ("chat", "LLM"),
+        ("execute_tool", "TOOL"),
+    }
+    for span in found:
+        assert span["attributes"]["session.id"] == thread
+        if span["span_kind"] == "LLM":
+            assert span["attributes"]["llm.provider"] == "openai"
+            assert span["attributes"]["llm.input_messages.0.message.role"] == "system"
+            assert span["attributes"]["llm.output_messages.0.message.role"] == "assistant"

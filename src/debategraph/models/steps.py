@@ -38,9 +38,11 @@ R = TypeVar("R")
 #: the call's exception, which it handles or re-raises), and returns the call's result.
 Steps: TypeAlias = Generator[tuple[Runnable[Any, Any], Any], Any, R]
 
-#: The context a call is made in, made from its runnable; it gives what takes the reply
-#: (see :func:`tagged`).
-Around: TypeAlias = Callable[[Runnable[Any, Any]], AbstractContextManager[Callable[[Any], None]]]
+#: The context a call is made in, made from its runnable and its input; it gives what
+#: takes the reply (see :func:`tagged`).
+Around: TypeAlias = Callable[
+    [Runnable[Any, Any], Any], AbstractContextManager[Callable[[Any], None]]
+]
 
 #: Makes one model call: ``(runnable, input, deadline) -> reply``.
 Call: TypeAlias = Callable[[Runnable[Any, Any], Any, "float | None"], Awaitable[Any]]
@@ -93,7 +95,7 @@ def tagged(
     Args:
         steps: A call's steps.
         metadata: Added to every yielded runnable's config.
-        around: Makes a context for each call from its runnable: the call is made
+        around: Makes a context for each call from its runnable and input: the call is made
             inside it and the callable it gives is handed the reply (a trace's span,
             see :mod:`debategraph.models.tracing`).
         tags: Added to every yielded runnable's config (see :func:`quiet`).
@@ -112,7 +114,7 @@ def tagged(
                 if around is None:
                     out = yield runnable.with_config(**config), prompt
                 else:
-                    with around(runnable) as answered:
+                    with around(runnable, prompt) as answered:
                         out = yield runnable.with_config(**config), prompt
                         answered(out)
             except Exception as exc:  # noqa: BLE001 - only forwarded: the steps re-raise it

@@ -3,24 +3,35 @@
 With the extra installed and an OTLP endpoint named by the standard variables
 (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_ENDPOINT``, with
 ``OTEL_EXPORTER_OTLP_PROTOCOL``, ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_SERVICE_NAME``;
-``OTEL_SDK_DISABLED=true`` turns it off), :func:`enable_tracing` makes every run emit:
+``OTEL_SDK_DISABLED=true`` turns it off), :func:`enable_tracing` makes every run emit
+one tree of spans:
 
 * ``invoke_workflow {pattern}``: the run of a pattern's graph (``gen_ai.conversation.id``
   is the thread id), found by the tag :func:`pattern_tag` its compiled graph carries;
+  it ends with the run's ``debategraph.termination_reason``;
+* ``round {n}``: each round of the run, from its first agent turn to its last;
 * ``invoke_agent {agent}``: each turn of an agent (:func:`turn`, around an agent's call
-  steps), with ``gen_ai.agent.name`` and the turn's tokens;
-* ``chat {model}``: each model call (``gen_ai.request.model``, ``gen_ai.usage.input_tokens``
-  and ``gen_ai.usage.output_tokens`` as the endpoint reports them);
+  steps), under its round, with ``gen_ai.agent.name`` and the turn's tokens;
+* ``chat {model}``: each model call, with the provider, the endpoint, the request's
+  parameters and what the reply reports (model, finish reason, tokens);
 * ``execute_tool {tool}``: each call of an agent's tool (``gen_ai.tool.name``).
 
 Every span carries ``debategraph.pattern``, ``debategraph.round`` (the round the node ran
-in) and the thread id; the turn's spans also the agent's name.
+in) and the thread id; the turn's spans also the agent's name. With
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` the spans hold content too:
+the run's question and answer, each turn's reply, each model call's prompt and reply,
+each tool call's arguments and result. What each span says, and under which names, is
+:mod:`debategraph.models.genai`'s; a call's span is :mod:`debategraph.models.call_spans`'s;
+where spans go (the provider, the viewer's project, the exporter) is
+:mod:`debategraph.models.otlp`'s.
 
 The model calls' spans are written here, at the seam every call goes through
 (:func:`~debategraph.models.steps.tagged`): the OpenTelemetry project's OpenAI
 instrumentation wraps ``chat.completions.create``, which neither the lean client nor a
 ``json_schema`` request (``parse``) calls; OpenInference's LangChain spans use other
-conventions, and Traceloop's write every node's whole state.
+conventions, and Traceloop's write every node's whole state. What LangChain tells its
+callbacks as a chat model starts (the provider, the request's parameters) is written
+on the call's span by this module's callback handler.
 
 The CLI (every command) and ``debategraph serve``'s server call :func:`enable_tracing`;
 a program using the graphs calls ``debategraph.enable_tracing()`` once. Without the
@@ -33,26 +44,22 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import os
-import sys
 import threading
 import time
-import types
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
-from debategraph.words import one_line
+from debategraph.models import genai
+from debategraph.models.call_spans import answered, call_span, failed
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
+    from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables import Runnable
-    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+    from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.trace import Span, Tracer
 
     from debategraph.models.steps import Steps
@@ -64,17 +71,17 @@ ROUND = "debategraph.round"
 CONVERSATION = "gen_ai.conversation.id"
 AGENT = "gen_ai.agent.name"
 OPERATION = "gen_ai.operation.name"
-#: Seconds spans are dropped after an export failed, before the next try (a dead endpoint
-#: then does not hold the run's exit for the exporter's retries).
-RETRY_AFTER_S = 30.0
-#: The loggers of the OTLP exporters and the SDK's batch processor: each failed export
-#: would log a warning per retry (with a traceback); one line of ours says it instead.
-NOISY_LOGGERS = ("opentelemetry.exporter", "opentelemetry.sdk._shared_internal")
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
 #: The tracer once tracing is on (``None``: off); the hot path reads only this.
 TRACER: Tracer | None = None
+#: Whether spans hold message content (:func:`debategraph.models.genai.capture_content`,
+#: read when tracing is turned on).
+CONTENT = False
 _LOCK = threading.Lock()
+#: The model call in flight in this context: its span and its model (for the callback
+#: LangChain calls as the model starts, which knows the provider and the parameters).
+_CALL: ContextVar[tuple[Span, BaseChatModel] | None] = ContextVar("debategraph_call", default=None)
 
 
 def pattern_tag(pattern: str) -> str:
@@ -87,12 +94,6 @@ def pattern_tag(pattern: str) -> str:
         ``debategraph.pattern:NAME``.
     """
     return PATTERN_TAG + pattern
-
-
-def warn(message: str) -> None:
-    """Print one warning line on stderr, in the CLI's style."""
-    sys.stderr.write(f"debategraph: warning: {one_line(message)}\n")
-    sys.stderr.flush()
 
 
 def endpoint() -> str | None:
@@ -112,7 +113,9 @@ def enable_tracing(exporter: SpanExporter | None = None) -> bool:
     Call it once, before the runs (a second call does nothing). Without an OTLP endpoint
     in the environment (or with ``OTEL_SDK_DISABLED=true``) and no ``exporter`` it does
     nothing and imports nothing. A tracer provider set already (by the program, or by the
-    server) is used as it is, and exports our spans wherever it exports its own.
+    server) is used as it is, and exports our spans wherever it exports its own. Whether
+    spans hold message content is read now, from
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
 
     Args:
         exporter: Export the spans here too (each span as it ends), whatever the
@@ -121,23 +124,25 @@ def enable_tracing(exporter: SpanExporter | None = None) -> bool:
     Returns:
         Whether runs are traced.
     """
-    global TRACER
+    global TRACER, CONTENT
     where = endpoint()
     if exporter is None and where is None:
         return False
     with _LOCK:
         if TRACER is not None:
             return True
+        from debategraph.models import otlp
+
         try:
             from langchain_core.tracers.context import register_configure_hook
             from opentelemetry import trace
             from opentelemetry.sdk.trace import TracerProvider
 
             current = trace.get_tracer_provider()
-            provider = current if isinstance(current, TracerProvider) else _provider()
-            processor = _processor(exporter, where or "", provider is current)
+            provider = current if isinstance(current, TracerProvider) else otlp.provider()
+            processor = otlp.processor(exporter, where or "", provider is current)
         except ImportError as exc:
-            warn(
+            otlp.warn(
                 f"traces are not being sent: the otel extra is not installed ({exc.name} is "
                 "missing): pip install 'debategraph[otel]'"
             )
@@ -152,8 +157,9 @@ def enable_tracing(exporter: SpanExporter | None = None) -> bool:
             provider.add_span_processor(processor)
         if provider is not current:
             trace.set_tracer_provider(provider)
+        CONTENT = genai.capture_content()
         TRACER = provider.get_tracer("debategraph")
-        _SWITCH.handler = _sdk_classes().Runs(TRACER)
+        _SWITCH.handler = _handler_class()(TRACER)
         return True
 
 
@@ -179,77 +185,76 @@ class _Switch:
 _SWITCH = _Switch()
 
 
-def _provider() -> TracerProvider:
-    """A tracer provider whose resource is the variables' (``debategraph`` by default)."""
-    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider
-
-    named = os.environ.get("OTEL_SERVICE_NAME", "").strip()
-    return TracerProvider(resource=Resource.create({} if named else {SERVICE_NAME: "debategraph"}))
-
-
-def _processor(exporter: SpanExporter | None, where: str, shared: bool) -> Any:
-    """The span processor that exports: ``None`` (a shared provider exports), or ``False``.
-
-    ``False`` means the variables name a protocol this cannot send (said in one line).
-    """
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-
-    if exporter is not None:
-        return SimpleSpanProcessor(exporter)
-    if shared:
-        return None
-    protocol = (
-        os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
-        or "http/protobuf"
-    ).strip()
-    otlp: SpanExporter
-    if protocol == "http/protobuf":
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        otlp = OTLPSpanExporter()
-    elif protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
-            OTLPSpanExporter as GrpcSpanExporter,
-        )
-
-        otlp = GrpcSpanExporter()
-    else:
-        warn(
-            f"traces are not being sent: OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r} is not "
-            "supported (use http/protobuf or grpc)"
-        )
-        return False
-    for name in NOISY_LOGGERS:
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-    return BatchSpanProcessor(_sdk_classes().Reporting(otlp, where))
-
-
 @dataclass
 class _Top:
-    """A pattern graph's run: its span, started (back-dated) when its first turn needs it.
+    """A pattern graph's run: its span and its rounds' spans, each started when needed.
 
-    An invocation in which no agent speaks (the CLI's recording of a new thread's input,
-    a resume that only closes) leaves no span.
+    The run's span starts (back-dated to the run's start) when its first turn needs it:
+    an invocation in which no agent speaks (the CLI's recording of a new thread's input,
+    a resume that only closes) leaves no span. A round's span starts with its first turn
+    and ends, when the run does, as its last turn ended.
     """
 
     tracer: Tracer
     pattern: str
     attributes: dict[str, Any]
+    asked: dict[str, Any] = field(default_factory=dict)
     started_ns: int = field(default_factory=time.time_ns)
     span: Span | None = None
+    rounds: dict[int, Span] = field(default_factory=dict)
+    ended_ns: dict[int, int] = field(default_factory=dict)
 
-    def opened(self) -> Span:
-        """The run's span, started now if it was not (as of the run's start)."""
+    def _opened(self) -> Span:
+        """The run's span, started now if it was not (call holding the lock)."""
+        if self.span is None:
+            self.span = self.tracer.start_span(
+                f"invoke_workflow {self.pattern}",
+                attributes={
+                    OPERATION: "invoke_workflow",
+                    genai.SPAN_KIND: "CHAIN",
+                    **self.attributes,
+                    **self.asked,
+                },
+                start_time=self.started_ns,
+            )
+        return self.span
+
+    def parent(self, rnd: int | None) -> Span:
+        """The span a turn of round ``rnd`` goes under: its round's (the run's: no round)."""
+        from opentelemetry import trace
+
         with _LOCK:
-            if self.span is None:
-                self.span = self.tracer.start_span(
-                    f"invoke_workflow {self.pattern}",
-                    attributes={OPERATION: "invoke_workflow", **self.attributes},
-                    start_time=self.started_ns,
+            top = self._opened()
+            if rnd is None:
+                return top
+            span = self.rounds.get(rnd)
+            if span is None:
+                span = self.rounds[rnd] = self.tracer.start_span(
+                    f"round {rnd}",
+                    context=trace.set_span_in_context(top),
+                    attributes={genai.SPAN_KIND: "CHAIN", **self.attributes, ROUND: rnd},
                 )
-            return self.span
+            return span
+
+    def turn_ended(self, rnd: int | None) -> None:
+        """Note that a turn of round ``rnd`` ended now (its round ends no earlier)."""
+        if rnd is not None:
+            with _LOCK:
+                self.ended_ns[rnd] = time.time_ns()
+
+    def close(self, said: Mapping[str, Any], error: BaseException | None) -> None:
+        """End the rounds' spans and the run's (``error``: it failed); ``said`` on the run's."""
+        with _LOCK:
+            for rnd, span in sorted(self.rounds.items()):
+                span.end(end_time=self.ended_ns.get(rnd))
+            self.rounds.clear()
+            top, self.span = self.span, None
+        if top is None:
+            return
+        top.set_attributes(dict(said))
+        if error is not None:
+            failed(top, error)
+        top.end()
 
 
 @dataclass
@@ -268,56 +273,17 @@ def _round_of(inputs: Any) -> int | None:
 
 
 @functools.cache
-def _sdk_classes() -> Any:
-    """The classes that extend OpenTelemetry's and LangChain's (defined on first use).
-
-    ``Reporting``, an exporter that says once, in one line, that spans are not getting
-    through; ``Runs``, the LangChain callback handler that opens a run's span.
-    """
+def _handler_class() -> Any:
+    """The LangChain callback handler that opens a run's span (defined on first use)."""
     from langchain_core.callbacks import BaseCallbackHandler
     from langgraph.errors import GraphBubbleUp
-    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-
-    class Reporting(SpanExporter):
-        """Exports; after a failure, warns once and drops spans for a while (see above)."""
-
-        def __init__(self, inner: SpanExporter, where: str) -> None:
-            self.inner = inner
-            self.where = where
-            self.failed_at: float | None = None
-            self.warned = False
-
-        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-            if self.failed_at is not None and time.monotonic() - self.failed_at < RETRY_AFTER_S:
-                return SpanExportResult.FAILURE
-            why = "is the receiver running?"
-            try:
-                result = self.inner.export(spans)
-            except Exception as exc:  # noqa: BLE001 - a bad endpoint's error: said in one line
-                why, result = f"{type(exc).__name__}: {exc}", SpanExportResult.FAILURE
-            if result is SpanExportResult.SUCCESS:
-                self.failed_at = None
-                return result
-            self.failed_at = time.monotonic()
-            if not self.warned:
-                self.warned = True
-                warn(
-                    f"traces are not being sent: the OTLP endpoint {self.where} did not take "
-                    f"them ({why}); the run goes on"
-                )
-            return result
-
-        def shutdown(self) -> None:
-            self.inner.shutdown()
-
-        def force_flush(self, timeout_millis: int = 30000) -> bool:
-            return bool(self.inner.force_flush(timeout_millis))
 
     class Runs(BaseCallbackHandler):
         """Opens ``invoke_workflow {pattern}`` for a pattern's graph run; knows each node's round.
 
         Registered for every LangChain run while tracing is on; it acts only on runs
-        tagged with :func:`pattern_tag` and the runs under them.
+        tagged with :func:`pattern_tag` and the runs under them, and on the chat models
+        a turn's call spans are open for.
         """
 
         run_inline = True
@@ -350,33 +316,41 @@ def _sdk_classes() -> Any:
             thread = (metadata or {}).get("thread_id")
             if thread is not None:
                 attributes[CONVERSATION] = str(thread)
-            top = _Top(self.tracer, patterns[0], attributes)
+            asked = genai.run_input(patterns[0], inputs) if CONTENT else {}
+            top = _Top(self.tracer, patterns[0], attributes, asked)
             self.runs[run_id] = _Run(top, attributes, root=True)
 
         def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-            self._end(run_id, None)
+            run = self.runs.pop(run_id, None)
+            if run is not None and run.root:
+                said = genai.run_output(outputs, CONTENT)
+                if CONTENT:
+                    said.update(genai.run_input(run.top.pattern, outputs))
+                run.top.close(said, None)
 
         def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-            self._end(run_id, error)
-
-        def _end(self, run_id: UUID, error: BaseException | None) -> None:
             run = self.runs.pop(run_id, None)
-            if run is None or not run.root or run.top.span is None:
-                return
-            if error is not None and not isinstance(error, GraphBubbleUp):  # not a pause
-                _failed(run.top.span, error)
-            run.top.span.end()
+            if run is not None and run.root:  # a pause (an interrupt) is no failure
+                run.top.close({}, None if isinstance(error, GraphBubbleUp) else error)
 
-    return types.SimpleNamespace(Reporting=Reporting, Runs=Runs)
+        def on_chat_model_start(
+            self,
+            serialized: dict[str, Any] | None,
+            messages: list[list[Any]],
+            *,
+            run_id: UUID,
+            metadata: dict[str, Any] | None = None,
+            invocation_params: dict[str, Any] | None = None,
+            **kwargs: Any,
+        ) -> None:
+            call = _CALL.get()
+            if call is not None:
+                span, chat = call
+                span.set_attributes(
+                    genai.request_attributes(chat, metadata or {}, invocation_params or {})
+                )
 
-
-def _failed(span: Span, error: BaseException) -> None:
-    """Mark ``span`` as failed by ``error``."""
-    from opentelemetry.trace import Status, StatusCode
-
-    span.record_exception(error)
-    span.set_status(Status(StatusCode.ERROR, one_line(str(error))[:200]))
-    span.set_attribute("error.type", type(error).__qualname__)
+    return Runs
 
 
 def _node_run() -> _Run | None:
@@ -393,8 +367,10 @@ def _node_run() -> _Run | None:
 def turn(steps: Steps[Any], agent: str, metadata: dict[str, Any]) -> Steps[Any]:
     """An agent's call steps inside an ``invoke_agent {agent}`` span (tracing is on).
 
-    Each model call and tool call it yields has a span under it (``chat {model}``,
-    ``execute_tool {tool}``), current while the call runs.
+    The span goes under the span of the turn's round (or the run's). Each model call
+    and tool call it yields has a span under it (``chat {model}``, ``execute_tool
+    {tool}``), current while the call runs; with content on, the turn's span holds its
+    last reply.
 
     Args:
         steps: The agent's call steps.
@@ -413,26 +389,30 @@ def turn(steps: Steps[Any], agent: str, metadata: dict[str, Any]) -> Steps[Any]:
         return (yield from tagged(steps, metadata))
     run = _node_run()
     attributes = {**(run.attributes if run is not None else {}), AGENT: agent}
-    parent = trace.set_span_in_context(run.top.opened()) if run is not None else None
+    rnd = attributes.get(ROUND)
+    parent = trace.set_span_in_context(run.top.parent(rnd)) if run is not None else None
     span = tracer.start_span(
         f"invoke_agent {agent}",
         context=parent,
-        attributes={OPERATION: "invoke_agent", **attributes},
+        attributes={OPERATION: "invoke_agent", genai.SPAN_KIND: "AGENT", **attributes},
     )
+    replies: list[Any] = []
 
     @contextlib.contextmanager
-    def around(runnable: Runnable[Any, Any]) -> Iterator[Callable[[Any], None]]:
+    def around(runnable: Runnable[Any, Any], given: Any) -> Iterator[Callable[[Any], None]]:
         from opentelemetry import context
 
-        call = _call_span(tracer, span, runnable, attributes)
+        call, chat = call_span(tracer, span, runnable, given, attributes, CONTENT)
         token = context.attach(trace.set_span_in_context(call or span))
+        calling = _CALL.set((call, chat) if call is not None and chat is not None else None)
         try:
-            yield functools.partial(_answered, call)
+            yield functools.partial(answered, call, chat is not None, CONTENT, replies)
         except Exception as exc:
             if call is not None:
-                _failed(call, exc)
+                failed(call, exc)
             raise
         finally:
+            _CALL.reset(calling)
             context.detach(token)
             if call is not None:
                 call.end()
@@ -443,56 +423,16 @@ def turn(steps: Steps[Any], agent: str, metadata: dict[str, Any]) -> Steps[Any]:
         if usage is not None:
             span.set_attribute("gen_ai.usage.input_tokens", int(usage.prompt_tokens))
             span.set_attribute("gen_ai.usage.output_tokens", int(usage.completion_tokens))
+        if CONTENT and replies:
+            said = genai.reply_attributes(replies[-1], True)
+            span.set_attributes(
+                {k: v for k, v in said.items() if k.startswith(("gen_ai.output", "output."))}
+            )
         return result
     except Exception as exc:
-        _failed(span, exc)
+        failed(span, exc)
         raise
     finally:
         span.end()
-
-
-def _call_span(
-    tracer: Tracer, turn: Span, runnable: Runnable[Any, Any], attributes: dict[str, Any]
-) -> Span | None:
-    """The span of one call of a turn: ``chat {model}``, ``execute_tool {tool}``, or none.
-
-    A call of the agent's own agent (a runnable of the user's) has none: the turn's span
-    is current while it runs, for spans of its own.
-    """
-    from langchain_core.language_models import BaseChatModel
-    from langchain_core.runnables import RunnableBinding
-    from langchain_core.tools import BaseTool
-    from opentelemetry import trace
-
-    under = trace.set_span_in_context(turn)
-    # A call bound to its config (a request's tools, a tag) is its runnable's.
-    chat = runnable.bound if isinstance(runnable, RunnableBinding) else runnable
-    if isinstance(chat, BaseTool):
-        tool = {OPERATION: "execute_tool", "gen_ai.tool.name": chat.name, **attributes}
-        return tracer.start_span(f"execute_tool {chat.name}", context=under, attributes=tool)
-    if not isinstance(chat, BaseChatModel):
-        return None
-    model = str(getattr(chat, "model_name", None) or getattr(chat, "model", None) or "")
-    named: dict[str, Any] = {OPERATION: "chat", **attributes}
-    if model:
-        named["gen_ai.request.model"] = model
-    if "openai" in type(chat).__module__:  # langchain_openai's, or ours built on it
-        named["gen_ai.provider.name"] = "openai"
-    return tracer.start_span(
-        f"chat {model}".strip(), context=under, kind=trace.SpanKind.CLIENT, attributes=named
-    )
-
-
-def _answered(span: Span | None, reply: Any) -> None:
-    """Write what a model's reply reports on its call's span: tokens, model, finish reason."""
-    if span is None:
-        return
-    usage = getattr(reply, "usage_metadata", None)
-    if usage:
-        span.set_attribute("gen_ai.usage.input_tokens", int(usage.get("input_tokens", 0)))
-        span.set_attribute("gen_ai.usage.output_tokens", int(usage.get("output_tokens", 0)))
-    meta = getattr(reply, "response_metadata", None) or {}
-    if meta.get("model_name"):
-        span.set_attribute("gen_ai.response.model", str(meta["model_name"]))
-    if meta.get("finish_reason"):
-        span.set_attribute("gen_ai.response.finish_reasons", [str(meta["finish_reason"])])
+        if run is not None:
+            run.top.turn_ended(rnd)
