@@ -72,8 +72,11 @@ def write_report(
     counts = meta["threads"]
     protocols = len({"plurality", *(meta.get("decisions") or ())})  # plurality: always a row
     shown = f" x {plural(protocols, 'decision')}" if protocols > 1 else ""
+    epochs = meta.get("epochs") or 1
+    asked = f" x {plural(epochs, 'epoch')}" if epochs > 1 else ""
     err.print(
-        f"{plural(meta['questions'], 'question')} x {plural(len(labels), 'mode')}{shown} · model "
+        f"{plural(meta['questions'], 'question')}{asked} x {plural(len(labels), 'mode')}{shown}"
+        " · model "
         f"{escape(str(meta['model']))} · {counts['started']} started, {counts['resumed']} "
         f"resumed, {counts['finished']} read back from checkpoints · {meta['wall_s']:.1f} s"
     )
