@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from debategraph.datafiles import stage, write_whole
-from debategraph.eval.breakdowns import Agreement, QuestionAgreement, SubjectScore
 from debategraph.errors import UsageError
+from debategraph.eval.breakdowns import Agreement, QuestionAgreement, SubjectScore
 from debategraph.eval.budget import MatchedResult
 from debategraph.eval.dynamics import DecisionResult, ModeDynamics
 from debategraph.eval.escalation import Escalation
