@@ -191,7 +191,7 @@ def test_the_printed_table_has_intervals_and_the_paired_test(
     [
         (None, [], "no such file"),
         ("notjson", [], "line 2: not JSON"),
-        ("nofield", [], "line 1: missing field 'answer'"),
+        ("nofield", [], "no questions (1 line skipped: missing field 'answer'"),
         ("ok", ["--modes", "single,chess"], "unknown mode 'chess'"),
         ("ok", ["--parallel", "0"], "--parallel 0 must be at least 1"),
         ("ok", ["--agents", "1"], "--agents 1 must be at least 2"),
@@ -246,7 +246,7 @@ def test_unusable_gold_is_skipped_and_a_big_limit_clamped(
         )
         code, stdout, err = run_cli(args, capsys)
     assert code == 0, err
-    assert "1 question skipped" in err
+    assert "1 line skipped: gold answer not a number (line 4)" in err
     assert "--limit 50" in err
     result = json.loads(stdout)
     assert result["meta"]["skipped"] == 1

@@ -100,7 +100,10 @@ def test_gsm8k_ignores_extra_fields_crlf_and_a_bom(tmp_path: Path) -> None:
 def test_gsm8k_all_skipped(tmp_path: Path) -> None:
     path = write_lines(tmp_path, gsm(answer="#### a"), gsm(answer="x"), gsm(answer="#### ?"))
     message = usage_error(load_gsm8k, path)
-    assert message == f"--dataset {path}: no questions (3 skipped: gold answer not a number)"
+    assert message == (
+        f"--dataset {path}: no questions (3 lines skipped: gold answer not a number "
+        "(lines 1, 2, 3))"
+    )
 
 
 @pytest.mark.parametrize("text", ["", "\n\n  \n"])
@@ -108,7 +111,7 @@ def test_empty_file(tmp_path: Path, text: str) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_text(text, encoding="utf-8")
     for loader in (load_gsm8k, load_mcq):
-        assert usage_error(loader, path) == f"--dataset {path}: no questions (the file is empty)"
+        assert usage_error(loader, path) == f"--dataset {path} is empty: it has no lines to read"
 
 
 # --------------------------------------------------------------------------
@@ -159,39 +162,49 @@ def test_not_utf8(tmp_path: Path) -> None:
         ('{"question": "x"} trailing', "line 3: not JSON (Extra data)"),
         ("[1, 2]", "line 3: not a JSON object but [1, 2] (each line needs question and answer)"),
         ('"text"', 'line 3: not a JSON object but "text" (each line needs question and answer)'),
-        (
-            {"question": "x"},
-            "line 3: missing field 'answer' (each line needs question and answer)",
-        ),
-        (
-            {"answer": "#### 1"},
-            "line 3: missing field 'question' (each line needs question and answer)",
-        ),
+    ],
+)
+def test_gsm8k_a_line_not_json_refuses_the_file(tmp_path: Path, bad: Any, expected: str) -> None:
+    path = write_lines(tmp_path, gsm(), "", bad, gsm())
+    assert usage_error(load_gsm8k, path) == f"--dataset {path} {expected}"
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ({"question": "x"}, "missing field 'answer'; each line needs question and answer"),
+        ({"answer": "#### 1"}, "missing field 'question'; each line needs question and answer"),
         (
             {"question": 12, "answer": "#### 1"},
-            "line 3: field 'question' must be a non-empty string, not 12",
+            "field 'question' must be a non-empty string, not 12",
         ),
         (
             {"question": "  ", "answer": "#### 1"},
-            "line 3: field 'question' must be a non-empty string, not \"  \"",
+            "field 'question' must be a non-empty string, not \"  \"",
         ),
         (
             {"question": "x", "answer": 5},
-            "line 3: field 'answer' must be a string ending in '#### <number>', not 5",
+            "field 'answer' must be a string ending in '#### <number>', not 5",
         ),
+        ({**gsm(), "subject": 3}, "field 'subject' must be a string, not 3"),
     ],
 )
-def test_gsm8k_line_errors(tmp_path: Path, bad: Any, expected: str) -> None:
+def test_gsm8k_a_bad_line_is_skipped_and_counted(tmp_path: Path, bad: Any, why: str) -> None:
     path = write_lines(tmp_path, gsm(), "", bad, gsm())
-    assert usage_error(load_gsm8k, path) == f"--dataset {path} {expected}"
+    loaded = load_gsm8k(path)
+    assert [item.line for item in loaded.items] == [1, 4]
+    assert (loaded.skipped, loaded.skipped_lines, loaded.why) == (1, (3,), (why,))
+    assert loaded.skipped_note("line") == f"1 line skipped: {why} (line 3)"
 
 
 def test_long_bad_values_are_cut_short(tmp_path: Path) -> None:
     path = write_lines(tmp_path, {"question": ["line\n" * 50], "answer": "#### 1"})
     message = usage_error(load_gsm8k, path)
-    assert "line 1: field 'question' must be a non-empty string, not [" in message
-    assert message.endswith("...")
-    assert len(message) < 200
+    assert "no questions (1 line skipped: field 'question' must be a non-empty string, not [" in (
+        message
+    )
+    assert message.endswith("... (line 1))")
+    assert len(message) < 150 + len(str(path))
 
 
 # --------------------------------------------------------------------------
@@ -259,10 +272,12 @@ def test_mcq_skips_answers_that_name_no_choice(tmp_path: Path) -> None:
 def test_mcq_all_skipped(tmp_path: Path) -> None:
     path = write_lines(tmp_path, mcq("Z"), mcq(9))
     message = usage_error(load_mcq, path)
-    assert message == f"--dataset {path}: no questions (2 skipped: answer names no choice)"
+    assert message == (
+        f"--dataset {path}: no questions (2 lines skipped: answer names no choice (lines 1, 2))"
+    )
 
 
-_CHOICES_RULE = "field 'choices' must be a list of 2 to 26 non-empty texts, not"
+_CHOICES_RULE = "the choices must be a list of 2 to 26 non-empty texts, not"
 _ANSWER_RULE = "field 'answer' must be a choice letter, a 0-based index or a choice's text, not"
 
 
@@ -284,7 +299,7 @@ _ANSWER_RULE = "field 'answer' must be a choice letter, a 0-based index or a cho
         ([1], "not a JSON object but [1] (each line needs question, choices and answer)"),
         (mcq(choices=["only one"]), f'{_CHOICES_RULE} ["only one"]'),
         (mcq(choices=[]), f"{_CHOICES_RULE} []"),
-        (mcq(choices=["a", ""]), f'{_CHOICES_RULE} ["a", ""]'),
+        (mcq(choices=["a", ""]), "choice B is empty"),
         (mcq(choices=["a", 2]), f'{_CHOICES_RULE} ["a", 2]'),
         ({**mcq(), "choices": "a,b"}, f'{_CHOICES_RULE} "a,b"'),
         (mcq(choices=[str(i) for i in range(27)]), f'{_CHOICES_RULE} ["0", "1", "2", "3", "4", '),
@@ -294,9 +309,26 @@ _ANSWER_RULE = "field 'answer' must be a choice letter, a 0-based index or a cho
         (mcq(answer=["B"]), f'{_ANSWER_RULE} ["B"]'),
     ],
 )
-def test_mcq_line_errors(tmp_path: Path, bad: Any, expected: str) -> None:
+def test_mcq_a_bad_line_is_skipped_and_counted(tmp_path: Path, bad: Any, expected: str) -> None:
     path = write_lines(tmp_path, mcq(), bad)
-    assert usage_error(load_mcq, path).startswith(f"--dataset {path} line 2: {expected}")
+    if expected.startswith("not a JSON object"):
+        assert usage_error(load_mcq, path) == f"--dataset {path} line 2: {expected}"
+        return
+    loaded = load_mcq(path)
+    assert [item.line for item in loaded.items] == [1]
+    assert (loaded.skipped, loaded.skipped_lines) == (1, (2,))
+    assert loaded.why[0].startswith(expected.replace(" (each", "; each").removesuffix(")"))
+
+
+def test_a_blank_choice_skips_its_line_and_names_the_choice(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path, mcq(), mcq(choices=["a", "  ", "c"]), mcq(choices=["a", "b", ""]), mcq()
+    )
+    loaded = load_mcq(path)
+    assert [item.line for item in loaded.items] == [1, 4]
+    assert loaded.skipped_note("line") == (
+        "2 lines skipped: choice B is empty (line 2); choice C is empty (line 3)"
+    )
 
 
 def test_mcq_line_not_json(tmp_path: Path) -> None:

@@ -160,7 +160,15 @@ def test_write_results(tmp_path: Path) -> None:
     with paths["csv"].open(newline="", encoding="utf-8") as stream:
         rows = list(csv.reader(stream))
     assert rows[0] == [f.name for f in fields(Outcome)]
-    assert rows[0][-5:] == ["decision", "rounds", "error", "cost", "cache_hits"]  # new go last
+    assert rows[0][-7:] == [
+        "decision",
+        "rounds",
+        "error",
+        "cost",
+        "cache_hits",
+        "subject",
+        "epoch",
+    ]  # new go last
     assert len(rows) == 1 + len(OUTCOMES)
     abstained = next(row for row in rows[1:] if row[1] == "7")
     assert abstained[3] == ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from debategraph.eval.formats import read_rows
 from debategraph.eval.questions import task_questions
 from debategraph.eval.records import Item
 from debategraph.eval.tasks import CHOICE_METRIC, MATH_METRIC, TASKS, YES_NO_METRIC
+from debategraph.strategies.answers import extract_answer
 from debategraph.strategies.math_answers import check_answer, last_boxed, math_equal
 
 MMLU_ROWS = [
@@ -94,6 +96,22 @@ def test_the_original_mmlu_csv_has_no_header(tmp_path: Path) -> None:
     ]
     headers = [shape.fields for shape in TASKS["mmlu"].shapes]
     assert not read_rows(str(path), columns=TASKS["mmlu"].csv_columns, headers=headers).header
+
+
+def test_a_line_break_inside_a_quoted_cell_stays_in_the_cell(tmp_path: Path) -> None:
+    """GPQA and MMLU questions span lines: each is one question, its lines kept apart."""
+    rows = [dict(GPQA[0], Question="Consider item 1.\nIs it red?"), dict(GPQA[1])]
+    rows[1]["Correct Answer"] = "right2\r\nsecond line"
+    items = load("gpqa", write(tmp_path / "gpqa.csv", rows))
+    assert [i.question for i in items] == ["Consider item 1.\nIs it red?", "Q2?"]
+    assert "right2\r\nsecond line" in items[1].choices
+    path = tmp_path / "anatomy_test.csv"
+    path.write_text('"Which item?\nConsider item 2.",a,"b\nc",d,e,B\r\nNext?,1,2,3,4,A\r\n')
+    items = load("mmlu", path)
+    assert [(i.line, i.question, i.choices[1]) for i in items] == [
+        (1, "Which item?\nConsider item 2.", "b\nc"),
+        (2, "Next?", "2"),
+    ]
 
 
 def test_a_csv_with_a_header_is_read_by_its_names(tmp_path: Path) -> None:
@@ -179,6 +197,25 @@ def test_strategyqa_is_a_yes_no_question(tmp_path: Path) -> None:
     assert [(i.choices, i.gold) for i in items] == [(("yes", "no"), "A"), (("yes", "no"), "B")]
     csv_items = load("strategyqa", write(tmp_path / "s.csv", rows))
     assert [i.gold for i in csv_items] == ["A", "B"]  # "True"/"False" as text
+
+
+@pytest.mark.parametrize("name", ["s.csv", "s.jsonl"])
+def test_strategyqa_reads_true_and_false_in_any_case(tmp_path: Path, name: str) -> None:
+    answers = ["TRUE", "false", "True", "FALSE", "yes", "No", "maybe"]
+    rows = [{"question": f"q{i}?", "answer": a} for i, a in enumerate(answers)]
+    loaded, _ = TASKS["strategyqa"].load(str(write(tmp_path / name, rows)))
+    assert [i.gold for i in loaded.items] == ["A", "B", "A", "B", "A", "B"]
+    assert loaded.items[0].choices == ("yes", "no")
+    assert (loaded.skipped_lines, loaded.why) == ((7,), ("no gold answer",))
+
+
+@pytest.mark.parametrize(
+    ("reply", "letter"),
+    [("True", "A"), ("false", "B"), ("FALSE.", "B"), ("Answer: true", "A"), ("yes", "A")],
+)
+def test_a_yes_no_answer_of_true_or_false_is_read(reply: str, letter: str) -> None:
+    assert extract_answer(reply, choices=("yes", "no"), loose=True) == letter
+    assert extract_answer("true", choices=("up", "down"), loose=True) is None  # only yes/no
 
 
 def test_arc_and_csqa_read_labelled_choices(tmp_path: Path) -> None:
@@ -275,8 +312,47 @@ def test_rows_without_an_answer_are_counted_and_noted(tmp_path: Path) -> None:
     chosen = task_questions("mmlu", str(write(tmp_path / "m.jsonl", rows)), (0, None, None))
     assert len(chosen.items) == 2
     assert chosen.meta["skipped"] == 1 and chosen.meta["skipped_lines"] == [3]
-    assert chosen.notes == ["1 question skipped, their gold answer unusable (row 3)"]
+    assert chosen.meta["skipped_why"] == ["its answer names no choice"]
+    assert chosen.notes == ["1 row skipped: its answer names no choice (row 3)"]
     assert chosen.meta["metric"] == CHOICE_METRIC and chosen.meta["format"] == "jsonl"
+
+
+def test_a_blank_choice_skips_its_row_not_the_file(tmp_path: Path) -> None:
+    """GPQA with one incorrect answer left blank, MMLU's CSV with an empty cell."""
+    rows = [dict(GPQA[0]), dict(GPQA[1], **{"Incorrect Answer 2": " "}), dict(GPQA[2])]
+    chosen = task_questions("gpqa", str(write(tmp_path / "g.csv", rows)), (0, None, None))
+    assert [item.line for item in chosen.items] == [1, 3]
+    assert chosen.meta["skipped_lines"] == [2]
+    assert re.fullmatch(r"choice [A-D] is empty", chosen.meta["skipped_why"][0])
+    assert chosen.notes[0].startswith("1 row skipped: choice ")
+    path = tmp_path / "anatomy_test.csv"
+    path.write_text('"2+2?",3,4,,6,B\n"Red?",red,blue,green,grey,A\n', encoding="utf-8")
+    loaded, _ = TASKS["mmlu"].load(str(path))
+    assert [i.question for i in loaded.items] == ["Red?"]
+    assert (loaded.skipped_lines, loaded.why) == ((1,), ("choice C is empty",))
+
+
+def test_a_file_of_bad_rows_only_names_why(tmp_path: Path) -> None:
+    path = write(tmp_path / "m.jsonl", [{"question": "q", "choices": "abc", "answer": 0}])
+    assert error_of("mmlu", path) == (
+        f"--dataset {path}: no questions (1 row skipped: field 'choices' is \"abc\" (row 1))"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("e.csv", ""),
+        ("e.csv", "\n\n"),
+        ("e.jsonl", "\n"),
+        ("e.json", "[]"),
+        ("h.csv", "question,A,B,C,D,answer\n"),
+    ],
+)
+def test_an_empty_file_is_called_empty(tmp_path: Path, name: str, text: str) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    assert error_of("mmlu", path) == f"--dataset {path} is empty: it has no rows to read"
 
 
 @pytest.mark.parametrize(
@@ -292,11 +368,6 @@ def test_a_bad_file_is_one_line(tmp_path: Path, name: str, text: str, message: s
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     assert message in error_of("mmlu", path)
-
-
-def test_ill_typed_choices_name_the_file_and_row(tmp_path: Path) -> None:
-    path = write(tmp_path / "m.jsonl", [{"question": "q", "choices": "abc", "answer": 0}])
-    assert error_of("mmlu", path) == f"--dataset {path} row 1: field 'choices' is \"abc\""
 
 
 def test_a_missing_extra_says_which_to_install(

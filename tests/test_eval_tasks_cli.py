@@ -166,3 +166,104 @@ def test_shards_of_a_task_merge_with_the_same_choices(
     report = json.loads(stdout)
     assert (report["meta"]["task"], report["meta"]["choice_seed"]) == ("gpqa", 5)
     assert report["modes"][0]["n"] == 4 and report["modes"][0]["accuracy"] == 1.0
+
+
+def _mmlu_rows() -> list[dict[str, Any]]:
+    """Four MMLU questions of two subjects (one answered by turns), then one blank choice."""
+    rows: list[dict[str, Any]] = []
+    for n, (subject, say) in enumerate(
+        [("art", "right"), ("art", "right"), ("law", "flip"), ("law", "wrong")], start=1
+    ):
+        choices = [f"right{n}", f"w1-{n}", f"w2-{n}", f"w3-{n}"]
+        question = f"Q{n}? [say {say}]"
+        rows.append({"question": question, "subject": subject, "choices": choices, "answer": 0})
+    rows.append({"question": "Blank? [say right]", "choices": ["a", "b", " ", "d"], "answer": 0})
+    return rows
+
+
+def test_epochs_temperature_and_shuffled_choices_are_run_recorded_and_reused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``eval mmlu --epochs 2 --temperature 0.3 --shuffle-choices``: every call at 0.3, each
+    question asked twice (its own threads), its choices shuffled; the blank-choice row
+    skipped and counted; a rerun and ``eval report`` reuse every thread, ``--epochs 3``
+    asks only the third epoch."""
+    asked: dict[str, int] = {}
+
+    def responder(request: dict[str, Any]) -> dict[str, Any]:
+        text = _user_text(request)
+        if "[say flip]" in text:  # right the first time, wrong the second
+            asked[text] = asked.get(text, 0) + 1
+            request = {**request, "messages": [{"role": "user", "content": text.replace(
+                "[say flip]", "[say right]" if asked[text] == 1 else "[say wrong]"
+            )}]}  # fmt: skip
+        return say_responder(request)
+
+    dataset = write(tmp_path / "mmlu.jsonl", _mmlu_rows())
+    out = tmp_path / "out"
+    options = ["--epochs", "2", "--temperature", "0.3", "--shuffle-choices", "--choice-seed", "4"]
+    command = ["eval", "mmlu", "--dataset", str(dataset), "--out", str(out), *options]
+    with StubOpenAIServer(responder) as server:
+        args = stub_args(server, out / "c.sqlite", "--modes", "single", "--parallel", "1")
+        code, stdout, err = run_cli([*command, *args, "--json"], capsys)
+        assert code == 0, err
+        assert len(server.requests) == 8  # 4 questions x 2 epochs, one solver each
+        assert {request["temperature"] for request in server.requests} == {0.3}
+        assert "note: 1 row skipped: choice C is empty (row 5)" in err
+        result = json.loads(stdout)
+        code, again, err = run_cli([*command, *args, "--json"], capsys)  # the same command
+        assert code == 0, err
+        assert len(server.requests) == 8  # every thread read back
+        merged = ["eval", "report", str(out), "--out", str(tmp_path / "merged"), "--json"]
+        code, report, err = run_cli(merged, capsys)  # plan.json rebuilds the same run
+        assert code == 0, err
+        assert len(server.requests) == 8
+        command[command.index("2")] = "3"
+        code, more, err = run_cli([*command, *args, "--json"], capsys)
+        assert code == 0, err
+        assert len(server.requests) == 12  # only the third epoch is asked
+    meta = result["meta"]
+    assert (meta["temperature"], meta["epochs"], meta["questions"]) == (0.3, 2, 4)
+    assert (meta["shuffle_choices"], meta["choice_seed"]) == (True, 4)
+    assert (meta["skipped_lines"], meta["skipped_why"]) == ([5], ["choice C is empty"])
+    assert result["modes"][0]["n"] == 8 and result["modes"][0]["accuracy"] == 0.625  # 5 of 8
+    subjects = {s["subject"]: (s["n"], s["correct"]) for s in result["subjects"]}
+    assert subjects == {"art": (4, 4), "law": (4, 1)}
+    (epochs,) = result["epochs"]
+    assert (epochs["mode"], epochs["questions"], epochs["agreement"]) == ("single", 4, 0.875)
+    assert epochs["unanimous"] == 0.75
+    flip = next(q for q in epochs["by_question"] if q["line"] == 3)
+    assert (flip["agreement"], flip["correct"]) == (0.5, 1)
+    rows = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
+    assert len({row["gold"] for row in rows}) > 1  # shuffled: the right choice moves
+    ids = {(row["line"], row["epoch"]): row["thread_id"] for row in rows}
+    assert len(set(ids.values())) == 12 and "-1e2-" in ids[("1", "2")]
+    assert json.loads(again)["meta"]["threads"]["finished"] == 8
+    merged_modes = json.loads(report)["modes"][0]
+    assert (merged_modes["n"], merged_modes["correct"]) == (8, 5)
+    assert json.loads(report)["meta"]["temperature"] == 0.3
+    assert json.loads(more)["meta"]["threads"] == {"started": 4, "resumed": 0, "finished": 8}
+    markdown = (out / "results.md").read_text(encoding="utf-8")
+    assert "**Accuracy per subject**" in markdown  # the third run's: 3 epochs
+    assert "| art | 1.000 (6/6) |" in markdown and "| law | 0.167 (1/6) |" in markdown
+    assert "**Agreement across epochs**" in markdown
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--epochs", "0"], "--epochs 0 must be 1 or more"),
+        (["--temperature", "2.5"], "--temperature 2.5 must be a number from 0 to 2"),
+        (["--epochs", "2", "--cache", "c.db"], "--epochs 2 with --cache c.db: every epoch"),
+    ],
+)
+def test_bad_epochs_or_temperature_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    dataset = write(tmp_path / "mmlu.jsonl", _mmlu_rows())
+    with StubOpenAIServer(say_responder) as server:
+        args = stub_args(server, tmp_path / "c.sqlite", *extra)
+        code, _, err = run_cli(["eval", "mmlu", "--dataset", str(dataset), *args], capsys)
+        assert not server.requests
+    assert code == 2
+    assert message in one_error_line(err)

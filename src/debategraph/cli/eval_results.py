@@ -73,9 +73,11 @@ def write_report(
     counts = meta["threads"]
     protocols = len({"plurality", *(meta.get("decisions") or ())})  # plurality: always a row
     shown = f" x {plural(protocols, 'decision')}" if protocols > 1 else ""
+    epochs = meta.get("epochs") or 1
+    asked = f" x {plural(epochs, 'epoch')}" if epochs > 1 else ""
     err.print(
-        f"{plural(meta['questions'], 'question')} x {plural(len(labels), 'mode')}{shown} · model "
-        f"{escape(str(meta['model']))} · {threads_line(counts)} · {meta['wall_s']:.1f} s"
+        f"{plural(meta['questions'], 'question')}{asked} x {plural(len(labels), 'mode')}{shown}"
+        f" · model {escape(str(meta['model']))} · {threads_line(counts)} · {meta['wall_s']:.1f} s"
     )
     cached = meta.get("cache") or {}
     if cached.get("hits"):

@@ -4,18 +4,28 @@ Each task of :data:`~debategraph.eval.tasks.TASKS` is a command of its own, buil
 ``eval gsm8k`` (:func:`~debategraph.cli.evaluate.eval_command`: its own options, then the
 shared ones): ``--dataset`` is a JSONL, JSON, CSV or Parquet file in one of the shapes
 its publishers distribute, or ``hf:NAME[:split]`` from the local ``datasets`` cache. A
-task that shuffles its choices (GPQA) also takes ``--choice-seed``.
+task of lettered choices also takes ``--shuffle-choices`` and ``--choice-seed``; GPQA,
+whose files list the right answer first, always shuffles them (``--choice-seed`` alone).
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from debategraph.cli.evaluate import LimitOpt, OffsetOpt, SeedOpt, eval_app, eval_command
+from debategraph.cli.evaluate import (
+    ChoiceSeedOpt,
+    LimitOpt,
+    OffsetOpt,
+    SeedOpt,
+    ShuffleChoicesOpt,
+    eval_app,
+    eval_command,
+    keep_options,
+)
+from debategraph.eval.options import DEFAULT_CHOICE_SEED
 from debategraph.eval.questions import Questions, task_questions
 from debategraph.eval.tasks import TASKS, Task
 
@@ -27,18 +37,13 @@ TaskDatasetOpt = Annotated[
         "fields), or hf:NAME[:split] / hf:NAME:CONFIG:split from the local datasets cache.",
     ),
 ]
-ChoiceSeedOpt = Annotated[
-    int,
-    typer.Option(
-        "--choice-seed", help="The seed the choices are shuffled with (recorded in results.json)."
-    ),
-]
 
 
 def _task_command(task: Task) -> Callable[..., None]:
     """The command of one standard benchmark: its dataset's questions, its checker.
 
-    Only a task that shuffles its choices (GPQA) takes ``--choice-seed``.
+    Only a task of lettered choices takes ``--shuffle-choices`` and ``--choice-seed``
+    (GPQA, which always shuffles, ``--choice-seed`` alone).
     """
 
     def own(
@@ -46,14 +51,16 @@ def _task_command(task: Task) -> Callable[..., None]:
         limit: LimitOpt = None,
         offset: OffsetOpt = 0,
         seed: SeedOpt = None,
-        choice_seed: ChoiceSeedOpt = 0,
+        shuffle_choices: ShuffleChoicesOpt = False,
+        choice_seed: ChoiceSeedOpt = DEFAULT_CHOICE_SEED,
     ) -> Callable[[], Questions]:
-        return lambda: task_questions(task.name, dataset, (offset, limit, seed), choice_seed)
+        selection = (offset, limit, seed)
+        return lambda: task_questions(task.name, dataset, selection, choice_seed, shuffle_choices)
 
-    if not task.shuffles:
-        options = inspect.signature(own, eval_str=True).parameters.values()
-        kept = [option for option in options if option.name != "choice_seed"]
-        own.__signature__ = inspect.Signature(kept)  # type: ignore[attr-defined]
+    if not task.multiple_choice:
+        keep_options(own, drop={"shuffle_choices", "choice_seed"})
+    elif task.shuffles:
+        keep_options(own, drop={"shuffle_choices"})
     return eval_command(task.name, own)
 
 

@@ -40,12 +40,15 @@ from debategraph.eval.modes import DEFAULT_AGREE, DEFAULT_MODES, MODES, VOTE_THE
 from debategraph.eval.options import (
     CHECKPOINTS_FILE,
     DEFAULT_AGENTS,
+    DEFAULT_CHOICE_SEED,
     DEFAULT_DECISIONS,
+    DEFAULT_EPOCHS,
     DEFAULT_MATCHED,
     DEFAULT_MAX_ERRORS,
     DEFAULT_NEIGHBOURS,
     DEFAULT_PARALLEL,
     DEFAULT_ROUNDS,
+    DEFAULT_TEMPERATURE,
     EvalOptions,
     eval_options,
 )
@@ -83,6 +86,20 @@ SeedOpt = Annotated[
 ]
 
 
+ShuffleChoicesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--shuffle-choices",
+        help="Shuffle each question's choices (seeded by --choice-seed; the gold letter "
+        "moves with its choice; recorded in results.json).",
+    ),
+]
+ChoiceSeedOpt = Annotated[
+    int,
+    typer.Option(
+        "--choice-seed", help="The seed the choices are shuffled with (recorded in results.json)."
+    ),
+]
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Questions to run \\[default: all].")]
 OffsetOpt = Annotated[int, typer.Option("--offset", help="Questions to skip first.")]
 ModesOpt = Annotated[
@@ -134,6 +151,22 @@ NeighboursOpt = Annotated[
     int, typer.Option("--neighbours", help="Solvers each one hears on the ring.")
 ]
 ParallelOpt = Annotated[int, typer.Option("--parallel", help="Questions in flight at once.")]
+TemperatureOpt = Annotated[
+    float,
+    typer.Option(
+        "--temperature",
+        help="Sampling temperature of every call, the solvers' and the judge's, 0 to 2 "
+        "(recorded in results.json; another temperature is another set of threads).",
+    ),
+]
+EpochsOpt = Annotated[
+    int,
+    typer.Option(
+        "--epochs",
+        help="Ask each question N times, each a thread of its own: accuracy is over every "
+        "asking, and results show how often each question's answers agree across epochs.",
+    ),
+]
 MaxErrorsOpt = Annotated[
     float,
     typer.Option(
@@ -175,6 +208,8 @@ def _eval_options(
     rounds: RoundsOpt = DEFAULT_ROUNDS,
     neighbours: NeighboursOpt = DEFAULT_NEIGHBOURS,
     parallel: ParallelOpt = DEFAULT_PARALLEL,
+    temperature: TemperatureOpt = DEFAULT_TEMPERATURE,
+    epochs: EpochsOpt = DEFAULT_EPOCHS,
     max_errors: MaxErrorsOpt = DEFAULT_MAX_ERRORS,
     out_dir: OutOpt = None,
     db: DbOpt = None,
@@ -242,17 +277,37 @@ def eval_command(kind: str, own: Callable[..., Callable[[], Questions]]) -> Call
 
 
 def _dataset_command(kind: str) -> Callable[..., None]:
-    """The command of one dataset kind (``gsm8k``, ``mcq``): a JSONL file's questions."""
+    """The command of one dataset kind (``gsm8k``, ``mcq``): a JSONL file's questions.
+
+    Only ``mcq`` takes ``--shuffle-choices`` and ``--choice-seed``.
+    """
 
     def own(
         dataset: DatasetOpt,
         limit: LimitOpt = None,
         offset: OffsetOpt = 0,
         seed: SeedOpt = None,
+        shuffle_choices: ShuffleChoicesOpt = False,
+        choice_seed: ChoiceSeedOpt = DEFAULT_CHOICE_SEED,
     ) -> Callable[[], Questions]:
-        return lambda: dataset_questions(kind, dataset, (offset, limit, seed))
+        shuffled = choice_seed if shuffle_choices else None
+        return lambda: dataset_questions(kind, dataset, (offset, limit, seed), shuffled)
 
+    if kind != "mcq":
+        keep_options(own, drop={"shuffle_choices", "choice_seed"})
     return eval_command(kind, own)
+
+
+def keep_options(own: Callable[..., Any], drop: set[str]) -> None:
+    """Leave the options named in ``drop`` out of a command's own (they keep their defaults).
+
+    Args:
+        own: The command's own options (a function whose signature typer reads).
+        drop: The parameters to leave out.
+    """
+    options = inspect.signature(own, eval_str=True).parameters.values()
+    kept = [option for option in options if option.name not in drop]
+    own.__signature__ = inspect.Signature(kept)  # type: ignore[attr-defined]
 
 
 def _arithmetic(
@@ -349,7 +404,8 @@ def run_and_report(
         err.print(f"note: {escape(line)}")
     spec = run_spec(plan, options.spec)
     started = time.perf_counter()
-    with _Progress(plan.modes, len(chosen.items), options.json_output) as bar, calls_at_once(spec):
+    total = len(chosen.items) * plan.epochs
+    with _Progress(plan.modes, total, options.json_output) as bar, calls_at_once(spec):
         try:
             found = execute(
                 plan,

@@ -1,9 +1,11 @@
 """The eval's datasets: GSM8K and multiple-choice JSONL files read into items, and a selection.
 
-One JSON object per line; blank lines are ignored. A line whose gold answer cannot be
-used (a GSM8K answer with no number after ``####``, an MCQ answer that names no choice) is
-skipped and counted; anything else wrong with the file is a :class:`UsageError` of one
-line that names the file, the line and what is allowed.
+One JSON object per line; blank lines are ignored. A line that is JSON but cannot be a
+question (a field missing, blank or ill typed, a blank choice, a GSM8K answer with no
+number after ``####``, an MCQ answer that names no choice) is skipped and counted with
+its reason (:class:`BadRow`), never the whole file refused for it; a file that is not
+JSON Lines, is empty or has no usable line is a :class:`UsageError` of one line that
+names the file (and the line) and what is allowed.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import codecs
 import json
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ from debategraph.words import plural
 
 _OPTION = "--dataset"
 _SHOWN = 40  # characters of a bad value shown in an error
+_REASONS = 3  # reasons a note on skipped lines names
 
 
 @dataclass(frozen=True)
@@ -38,20 +41,67 @@ class Loaded:
 
     Attributes:
         items: Its usable questions, in file order.
-        skipped: How many lines were skipped because their gold answer is unusable.
-        skipped_lines: Their line numbers (1-based).
+        skipped: How many lines (rows) were skipped: no usable gold answer, or a field
+            that cannot be used.
+        skipped_lines: Their line (row) numbers (1-based).
+        why: Why each was skipped, in the order of ``skipped_lines``.
     """
 
     items: tuple[Item, ...]
     skipped: int
     skipped_lines: tuple[int, ...]
+    why: tuple[str, ...] = ()
+
+    def skipped_note(self, unit: str) -> str | None:
+        """Which lines were skipped and why: each reason once, with its first lines.
+
+        Args:
+            unit: What a number names: ``line`` or ``row``.
+
+        Returns:
+            ``3 rows skipped: choice C is empty (rows 3, 8); no gold answer (row 9)``
+            (three reasons and five numbers each at most); ``None`` where none was.
+        """
+        if not self.skipped:
+            return None
+        whys = self.why or ("no usable gold answer",) * self.skipped
+        numbers: dict[str, list[int]] = {}
+        for number, why in zip(self.skipped_lines, whys, strict=False):
+            numbers.setdefault(why, []).append(number)
+        parts = []
+        for why, found in list(numbers.items())[:_REASONS]:
+            shown = ", ".join(map(str, found[:5])) + (", ..." if len(found) > 5 else "")
+            parts.append(f"{why} ({unit}{'s' if len(found) > 1 else ''} {shown})")
+        more = "; ..." if len(numbers) > _REASONS else ""
+        return f"{plural(self.skipped, unit)} skipped: {'; '.join(parts)}{more}"
+
+
+class BadRow(ValueError):
+    """A row (line) that cannot be a question: skipped and counted, its reason the message."""
+
+
+def no_questions(source: object, loaded: Loaded, unit: str) -> UsageError:
+    """The one-line error of a dataset none of whose rows is a question.
+
+    Args:
+        source: The ``--dataset`` value.
+        loaded: What was read (every row skipped, or none there).
+        unit: What a number names: ``line`` or ``row``.
+
+    Returns:
+        ``--dataset FILE is empty: ...``, or ``--dataset FILE: no questions (...)`` naming
+        the first skipped rows and why.
+    """
+    if not loaded.skipped:
+        return UsageError(f"{_OPTION} {source} is empty: it has no {unit}s to read")
+    return UsageError(f"{_OPTION} {source}: no questions ({loaded.skipped_note(unit)})")
 
 
 @dataclass(frozen=True)
 class _Format:
     needs: str  # the fields each line needs, for errors
-    skip_reason: str  # why a line is skipped, for the "no questions" error
-    item: Callable[[dict[str, Any], int, str], Item | None]  # None: skipped
+    skip_reason: str  # why a line whose item is None is skipped
+    item: Callable[[dict[str, Any], int], Item | None]  # None: skipped; BadRow: its reason
 
 
 def load_gsm8k(path: Path) -> Loaded:
@@ -135,6 +185,33 @@ def select(
     return order[offset : offset + limit], note
 
 
+def shuffle_choices(items: Sequence[Item], seed: int) -> list[Item]:
+    """Each question's choices in a seeded order, its gold letter moved with its choice.
+
+    A question's order depends on the seed and its line alone (``random.Random(
+    f"{seed}:{line}")``), so the same seed gives the same choices whatever is selected;
+    a question without choices is kept as it is.
+
+    Args:
+        items: The questions.
+        seed: The seed (``--choice-seed``), recorded in the results' meta.
+
+    Returns:
+        The questions, shuffled.
+    """
+    shuffled = []
+    for item in items:
+        if not item.choices:
+            shuffled.append(item)
+            continue
+        order = list(range(len(item.choices)))
+        random.Random(f"{seed}:{item.line}").shuffle(order)
+        gold = choice_letter(order.index(CHOICE_LETTERS.index(item.gold)))
+        choices = tuple(item.choices[i] for i in order)
+        shuffled.append(replace(item, choices=choices, gold=gold))
+    return shuffled
+
+
 def show(value: Any) -> str:
     """A bad value as JSON on one line, cut short (for errors).
 
@@ -183,6 +260,7 @@ def read_text(path: Path) -> str:
 def _load(path: Path, fmt: _Format) -> Loaded:
     items: list[Item] = []
     skipped: list[int] = []
+    why: list[str] = []
     for number, raw in enumerate(read_text(path).split("\n"), start=1):
         if not raw.strip():
             continue
@@ -195,49 +273,82 @@ def _load(path: Path, fmt: _Format) -> Loaded:
             raise UsageError(
                 f"{where}: not a JSON object but {show(record)} (each line needs {fmt.needs})"
             )
-        item = fmt.item(record, number, where)
+        try:
+            item = fmt.item(record, number)
+        except BadRow as exc:
+            skipped.append(number)
+            why.append(str(exc))
+            continue
         if item is None:
             skipped.append(number)
+            why.append(fmt.skip_reason)
         else:
             items.append(item)
+    loaded = Loaded(tuple(items), len(skipped), tuple(skipped), tuple(why))
     if not items:
-        why = f"{len(skipped)} skipped: {fmt.skip_reason}" if skipped else "the file is empty"
-        raise UsageError(f"{_OPTION} {path}: no questions ({why})")
-    return Loaded(items=tuple(items), skipped=len(skipped), skipped_lines=tuple(skipped))
+        raise no_questions(path, loaded, "line")
+    return loaded
 
 
-def _field(record: dict[str, Any], name: str, where: str, needs: str) -> Any:
+def _field(record: dict[str, Any], name: str, needs: str) -> Any:
     if name not in record:
-        raise UsageError(f"{where}: missing field {name!r} (each line needs {needs})")
+        raise BadRow(f"missing field {name!r}; each line needs {needs}")
     return record[name]
 
 
-def _question(record: dict[str, Any], where: str, needs: str) -> str:
-    value = _field(record, "question", where, needs)
+def _question(record: dict[str, Any], needs: str) -> str:
+    value = _field(record, "question", needs)
     if not isinstance(value, str) or not value.strip():
-        raise UsageError(f"{where}: field 'question' must be a non-empty string, not {show(value)}")
+        raise BadRow(f"field 'question' must be a non-empty string, not {show(value)}")
     return value.strip()
 
 
-def _gsm8k_item(record: dict[str, Any], line: int, where: str) -> Item | None:
+def _subject(record: dict[str, Any]) -> str:
+    """A line's optional ``subject`` (its score is reported per subject), else ``""``."""
+    value = record.get("subject")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadRow(f"field 'subject' must be a string, not {show(value)}")
+    return value.strip()
+
+
+def _gsm8k_item(record: dict[str, Any], line: int) -> Item | None:
     needs = _GSM8K.needs
-    question = _question(record, where, needs)
-    answer = _field(record, "answer", where, needs)
+    question = _question(record, needs)
+    answer = _field(record, "answer", needs)
     if not isinstance(answer, str):
-        raise UsageError(
-            f"{where}: field 'answer' must be a string ending in '#### <number>', "
-            f"not {show(answer)}"
+        raise BadRow(
+            f"field 'answer' must be a string ending in '#### <number>', not {show(answer)}"
         )
     if "####" not in answer:
         return None
     gold = normalize_number(answer.rsplit("####", 1)[1].strip())
-    return None if gold is None else Item(line=line, question=question, gold=gold)
+    if gold is None:
+        return None
+    return Item(line=line, question=question, gold=gold, subject=_subject(record))
 
 
-def _choices(record: dict[str, Any], where: str) -> tuple[str, ...]:
-    value = _field(record, "choices", where, _MCQ.needs)
+def choices_fault(choices: object) -> str:
+    """Why a row's choices cannot be used: the first blank one by its letter, else the rule.
+
+    Args:
+        choices: The row's choices (not :func:`valid_choices`).
+
+    Returns:
+        ``choice C is empty``, or ``the choices must be ...`` with the value.
+    """
+    if isinstance(choices, list | tuple) and 2 <= len(choices) <= len(CHOICE_LETTERS):
+        for index, choice in enumerate(choices):
+            if choice is None or (isinstance(choice, str) and not choice.strip()):
+                return f"choice {choice_letter(index)} is empty"
+    return f"the choices must be {CHOICES_RULE}, not {show(choices)}"
+
+
+def _choices(record: dict[str, Any]) -> tuple[str, ...]:
+    value = _field(record, "choices", _MCQ.needs)
     if not isinstance(value, list) or not valid_choices(value):
-        raise UsageError(f"{where}: field 'choices' must be {CHOICES_RULE}, not {show(value)}")
+        raise BadRow(choices_fault(value))
     return tuple(choice.strip() for choice in value)
 
 
@@ -253,19 +364,20 @@ def _gold_index(answer: str | int, choices: tuple[str, ...]) -> int | None:
     return choice_index(text, choices)
 
 
-def _mcq_item(record: dict[str, Any], line: int, where: str) -> Item | None:
-    question = _question(record, where, _MCQ.needs)
-    choices = _choices(record, where)
-    answer = _field(record, "answer", where, _MCQ.needs)
+def _mcq_item(record: dict[str, Any], line: int) -> Item | None:
+    question = _question(record, _MCQ.needs)
+    choices = _choices(record)
+    answer = _field(record, "answer", _MCQ.needs)
     if isinstance(answer, bool) or not isinstance(answer, str | int):
-        raise UsageError(
-            f"{where}: field 'answer' must be a choice letter, a 0-based index or a "
-            f"choice's text, not {show(answer)}"
+        raise BadRow(
+            "field 'answer' must be a choice letter, a 0-based index or a choice's text, "
+            f"not {show(answer)}"
         )
     index = _gold_index(answer, choices)
     if index is None:
         return None
-    return Item(line=line, question=question, gold=choice_letter(index), choices=choices)
+    gold = choice_letter(index)
+    return Item(line, question, gold, choices=choices, subject=_subject(record))
 
 
 _GSM8K = _Format(

@@ -9,6 +9,7 @@ value; what a row means is its task's (:mod:`~debategraph.eval.tasks`).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from collections.abc import Sequence
@@ -124,7 +125,16 @@ def _json_rows(path: Path, text: str) -> tuple[dict[str, Any], ...]:
 def _csv_rows(
     path: Path, text: str, columns: Sequence[str], headers: Sequence[Sequence[str]]
 ) -> Rows:
-    table = [row for row in csv.reader(text.splitlines()) if any(cell.strip() for cell in row)]
+    """A CSV file's rows, read as CSV: a line break inside a quoted cell stays in the cell.
+
+    ``csv.reader`` reads the file object (``newline=""``, as the ``csv`` module asks), so
+    a GPQA or MMLU question written on several lines reaches the model as written.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        table = [row for row in reader if any(cell.strip() for cell in row)]
+    except csv.Error as exc:
+        raise UsageError(f"--dataset {path} line {reader.line_num}: not CSV ({exc})") from None
     if not table:
         return Rows((), "csv")
     first = [cell.strip() for cell in table[0]]

@@ -52,6 +52,12 @@ DEFAULT_PARALLEL = 4
 #: ``--max-errors``: the share of (question, mode) pairs that may error (their calls
 #: kept failing) before the eval stops; below it each is recorded and the eval goes on.
 DEFAULT_MAX_ERRORS = 0.05
+#: ``--temperature``: every call's sampling temperature (the model spec's default).
+DEFAULT_TEMPERATURE: float = ModelSpec.temperature
+#: ``--epochs``: how many times each question is asked (each asking its own thread).
+DEFAULT_EPOCHS = 1
+#: ``--choice-seed``: the seed choices are shuffled with (GPQA's, or ``--shuffle-choices``).
+DEFAULT_CHOICE_SEED = 0
 
 #: Where the checkpoints go unless ``--db`` says otherwise: inside ``--out``, so one
 #: folder holds an eval's threads and its results, and the same command resumes it.
@@ -79,6 +85,7 @@ class EvalOptions:
             error before the eval stops.
         max_cost: ``--max-cost``: the most this command may spend on priced calls.
         cache: ``--cache``: the response cache's file (``None``: none).
+        epochs: ``--epochs``: how many times each question is asked.
     """
 
     modes: str
@@ -96,6 +103,7 @@ class EvalOptions:
     max_errors: float = DEFAULT_MAX_ERRORS
     max_cost: float | None = None
     cache: str | None = None
+    epochs: int = DEFAULT_EPOCHS
 
     @property
     def checkpoints(self) -> str:
@@ -128,13 +136,15 @@ def eval_options(
     price: Price | None = None,
     max_cost: float | None = None,
     cache: str | None = None,
+    temperature: float = DEFAULT_TEMPERATURE,
+    epochs: int = DEFAULT_EPOCHS,
 ) -> EvalOptions:
     """The options every ``eval`` command shares, read: the model spec, the shard.
 
     Each argument is the option of its name (``shape``: ``--agents``, ``--rounds``,
     ``--neighbours``), kept as :class:`EvalOptions` says; ``model``, ``base_url``,
     ``timeout``, ``max_retries``, ``patience`` (seconds), ``rpm``, ``tpm``, ``price``,
-    ``api_key_env`` and ``max_tokens`` make its ``spec``,
+    ``api_key_env``, ``max_tokens`` and ``temperature`` (0 to 2) make its ``spec``,
     ``shard`` (``i/N``) is read into ``(i, N)``, ``max_errors`` must be a share
     from 0 to 1, and ``cache`` is kept as it is (opened when the eval runs).
 
@@ -142,8 +152,14 @@ def eval_options(
         The options.
 
     Raises:
-        UsageError: On a bad model spec, shard or share of errors, naming the option.
+        UsageError: On a bad model spec, temperature, shard or share of errors, naming
+            the option.
     """
+    if isinstance(temperature, bool) or not 0 <= temperature <= 2:
+        raise UsageError(
+            f"--temperature {temperature:g} must be a number from 0 to 2 (0: the likeliest "
+            f"reply every time; default {DEFAULT_TEMPERATURE:g})"
+        )
     if isinstance(max_errors, bool) or not 0 <= max_errors <= 1:
         raise UsageError(
             f"--max-errors {max_errors:g} must be a share from 0 to 1 (0.05: 5% of the "
@@ -160,6 +176,7 @@ def eval_options(
         rpm=rpm,
         tpm=tpm,
         price=price,
+        temperature=temperature,
     ).validated()
     split = None if shard is None else parse_shard(shard)
     return EvalOptions(
@@ -178,6 +195,7 @@ def eval_options(
         max_errors,
         max_cost,
         cache,
+        epochs,
     )
 
 
@@ -204,6 +222,7 @@ def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
         raise UsageError(f"--decisions: {exc}") from None
     if options.parallel < 1:
         raise UsageError(f"--parallel {options.parallel} must be at least 1")
+    _check_epochs(options)
     judge_model = _judge_model(options.judge_model)
     agree = parse_agree(options.agree)
     rosters = {name: read_roster(name, path) for name, path in files.items()}
@@ -223,6 +242,7 @@ def build_plan(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
         judge_model=judge_model,
         matched=options.matched,
         agree=agree,
+        epochs=options.epochs,
     )
     refuse_tools_on_embedded(plan, options.spec)
     check_judges(plan)
@@ -258,6 +278,24 @@ def plan_of(options: EvalOptions) -> tuple[EvalPlan, list[str]]:
     check_judge_endpoints(plan, options.spec, endpoints.probe)
     check_served(own_specs(plan), options.spec, endpoints)
     return plan, notes
+
+
+def _check_epochs(options: EvalOptions) -> None:
+    """``--epochs``: 1 or more, and never with ``--cache`` (each epoch must be a new sample).
+
+    The response cache answers a thread's first identical request with the same sample
+    whatever the thread, so every epoch after the first would replay the first's replies.
+    """
+    if isinstance(options.epochs, bool) or options.epochs < 1:
+        raise UsageError(
+            f"--epochs {options.epochs} must be 1 or more (how many times each question is "
+            "asked, each time a thread of its own)"
+        )
+    if options.epochs > 1 and options.cache is not None:
+        raise UsageError(
+            f"--epochs {options.epochs} with --cache {options.cache}: every epoch would get "
+            "the first one's cached replies; leave out --cache to ask each question anew"
+        )
 
 
 def _judge_model(text: str | None) -> str | None:
@@ -326,4 +364,6 @@ def plan_meta(plan: EvalPlan, notes: Sequence[str], label: str) -> dict[str, Any
         "notes": list(notes),
         "parallel": plan.parallel,
         "model": label,
+        "temperature": plan.model.get("temperature"),
+        "epochs": plan.epochs,
     }

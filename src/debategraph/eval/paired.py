@@ -20,6 +20,9 @@ from fractions import Fraction
 
 from debategraph.eval.records import Outcome
 
+#: What pairs rows: a question's line and its epoch (:attr:`Outcome.key`).
+Key = tuple[int, int]
+
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar test on the discordant pairs of two paired classifiers.
@@ -49,26 +52,27 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 @dataclass(frozen=True)
 class Rows:
-    """A label's rows by question line, with the mode and decision they share.
+    """A label's rows by question (line and epoch), with the mode and decision they share.
 
     Attributes:
         mode: The mode.
         decision: The decision protocol's spec.
-        lines: The rows, by question line: the scored ones.
-        errored: The lines whose calls kept failing (:attr:`Outcome.error`): no
+        lines: The rows, by question line and epoch (:data:`Key`; with one epoch, a
+            line's key is ``(line, 1)``): the scored ones.
+        errored: The keys whose calls kept failing (:attr:`Outcome.error`): no
             figure counts them.
     """
 
     mode: str
     decision: str
-    lines: dict[int, Outcome]
-    errored: set[int] = field(default_factory=set)
+    lines: dict[Key, Outcome]
+    errored: set[Key] = field(default_factory=set)
 
-    def tokens(self, lines: Sequence[int]) -> int:
+    def tokens(self, lines: Sequence[Key]) -> int:
         """Total tokens of the rows on ``lines``.
 
         Args:
-            lines: Question lines these rows have.
+            lines: Keys these rows have.
 
         Returns:
             Their prompt and completion tokens, summed.
@@ -96,7 +100,7 @@ def grouped(outcomes: Sequence[Outcome], labels: Sequence[str]) -> dict[str, Row
         Each label's rows, in that order.
 
     Raises:
-        ValueError: When a label has two outcomes for the same line.
+        ValueError: When a label has two outcomes for the same line (and epoch).
     """
     found: dict[str, Rows] = {}
     for outcome in outcomes:
@@ -104,12 +108,14 @@ def grouped(outcomes: Sequence[Outcome], labels: Sequence[str]) -> dict[str, Row
         rows = found.get(label)
         if rows is None:
             rows = found[label] = Rows(outcome.mode, outcome.decision, {})
-        if outcome.line in rows.lines or outcome.line in rows.errored:
-            raise ValueError(f"two outcomes for {label!r}, line {outcome.line}")
+        key = outcome.key
+        if key in rows.lines or key in rows.errored:
+            epoch = f", epoch {outcome.epoch}" if outcome.epoch != 1 else ""
+            raise ValueError(f"two outcomes for {label!r}, line {outcome.line}{epoch}")
         if outcome.error:
-            rows.errored.add(outcome.line)
+            rows.errored.add(key)
         else:
-            rows.lines[outcome.line] = outcome
+            rows.lines[key] = outcome
     named = set(labels)
     ordered: dict[str, Rows] = {}
     for name in labels:
@@ -121,15 +127,15 @@ def grouped(outcomes: Sequence[Outcome], labels: Sequence[str]) -> dict[str, Row
     return ordered
 
 
-def paired(a: Rows, b: Rows) -> tuple[list[int], int, int]:
-    """The lines both answered, and how many only ``a`` and only ``b`` got right.
+def paired(a: Rows, b: Rows) -> tuple[list[Key], int, int]:
+    """The questions (and epochs) both answered, and how many only ``a`` and only ``b`` got right.
 
     Args:
         a: The first label's rows.
         b: The second's.
 
     Returns:
-        The shared lines (sorted), then the two discordant counts.
+        The shared keys (sorted), then the two discordant counts.
     """
     shared = sorted(a.lines.keys() & b.lines.keys())
     a_only = sum(a.lines[line].correct and not b.lines[line].correct for line in shared)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from debategraph import registry
@@ -69,6 +69,8 @@ class EvalPlan:
         matched: Whether each debate mode gets its matched-budget vote.
         agree: ``--agree``: the agreement ``vote-then-debate`` stops on (as written
             without a fallback).
+        epochs: ``--epochs``: how many times each question is asked, each asking a
+            thread of its own.
     """
 
     modes: tuple[str, ...]
@@ -83,6 +85,20 @@ class EvalPlan:
     judge_model: str | None = None
     matched: bool = True
     agree: str = DEFAULT_AGREE
+    epochs: int = 1
+
+    def repeated(self, items: Sequence[Item]) -> list[Item]:
+        """Each question once per epoch (question by question), its epoch set.
+
+        Args:
+            items: The questions.
+
+        Returns:
+            ``items`` as they are with one epoch; else each question's epochs 1 to N in turn.
+        """
+        if self.epochs == 1:
+            return list(items)
+        return [replace(i, epoch=e) for i in items for e in range(1, self.epochs + 1)]
 
     def settings(self, mode: str) -> dict[str, Any]:
         """The solver debate's settings for ``mode``.
@@ -115,9 +131,10 @@ class EvalPlan:
             ``eval-<mode>-<line>-<digest of settings, model, question, choices, gold>``
             (and of the answer kind where it is not a number)
             (a roster mode's settings hold its solvers' records: another file's content
-            is another thread).
+            is another thread); an epoch after the first is ``<line>e<epoch>`` and in the
+            digest, so epoch 1 is the thread a run without ``--epochs`` made.
         """
-        key = {
+        key: dict[str, Any] = {
             "settings": _hashed(self.settings(mode)),
             "model": dict(self.model_key),
             "question": item.question,
@@ -126,8 +143,12 @@ class EvalPlan:
         }
         if item.answer_kind != "number":  # a number's threads keep their ids
             key["answer_kind"] = item.answer_kind
+        where = str(item.line)
+        if item.epoch != 1:  # the first epoch's threads keep their ids
+            key["epoch"] = item.epoch
+            where += f"e{item.epoch}"
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
-        return f"{THREAD_PREFIX}-{mode}-{item.line}-{digest}"
+        return f"{THREAD_PREFIX}-{mode}-{where}-{digest}"
 
     def protocols(self, mode: str) -> tuple[DecisionProtocol, ...]:
         """The protocols ``mode`` is reported under: plurality first.
@@ -159,7 +180,7 @@ class EvalPlan:
         return JUDGE
 
     def _judge_spec(self, text: str) -> Any:
-        """``--judge-model``'s spec, with the run's client settings (timeout, retries)."""
+        """``--judge-model``'s spec, with the run's client settings and temperature."""
         from debategraph.models.spec import ModelSpec, parse_model
 
         spec = parse_model(text, "--judge-model")
@@ -169,6 +190,7 @@ class EvalPlan:
             spec,
             timeout_s=spec.timeout_s or self.model.get("timeout_s"),
             max_retries=self.model.get("max_retries", spec.max_retries),
+            temperature=self.model.get("temperature", spec.temperature),
         )
 
     def needs_judge(self, mode: str) -> bool:

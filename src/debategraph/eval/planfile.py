@@ -16,7 +16,13 @@ from typing import Any
 
 from debategraph.errors import UsageError
 from debategraph.eval.modes import DEFAULT_AGREE, RosterMode
-from debategraph.eval.options import CHECKPOINTS_FILE, EvalOptions, eval_options
+from debategraph.eval.options import (
+    CHECKPOINTS_FILE,
+    DEFAULT_EPOCHS,
+    DEFAULT_TEMPERATURE,
+    EvalOptions,
+    eval_options,
+)
 from debategraph.eval.plan import EvalPlan
 from debategraph.eval.questions import (
     Questions,
@@ -66,6 +72,8 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
         "seed": source.get("seed"),
         "arithmetic": source.get("arithmetic"),
         **({"choice_seed": source["choice_seed"]} if "choice_seed" in source else {}),
+        **({"shuffle_choices": True} if source.get("shuffle_choices") else {}),
+        **({"epochs": plan.epochs} if plan.epochs != DEFAULT_EPOCHS else {}),
         "modes": list(plan.modes),
         "modes_text": options.modes,
         "rosters": {name: _roster_record(r) for name, r in plan.rosters.items()},
@@ -77,12 +85,15 @@ def plan_record(plan: EvalPlan, options: EvalOptions, source: Mapping[str, Any])
         "agents": plan.agents,
         "rounds": plan.rounds,
         "neighbours": plan.neighbours,
-        # max_tokens decides answers: compared between shards, and only where it is set
-        # (a plan written before it existed reads the same).
+        # max_tokens and temperature decide answers: compared between shards, and only
+        # where they are not the default (a plan written before them reads the same).
         "model": {
             "model": spec.model,
             "base_url": spec.base_url,
             **({"max_tokens": spec.max_tokens} if spec.max_tokens is not None else {}),
+            **(
+                {"temperature": spec.temperature} if spec.temperature != DEFAULT_TEMPERATURE else {}
+            ),
         },
         "client": {
             "timeout": spec.timeout_s,
@@ -148,6 +159,8 @@ def options_from_plan(
         rpm=client.get("rpm"),
         tpm=client.get("tpm"),  # None in a plan from before --tpm
         price=None if client.get("price") is None else parse_price(client["price"]),
+        temperature=float(model.get("temperature", DEFAULT_TEMPERATURE)),
+        epochs=int(settings.get("epochs", DEFAULT_EPOCHS)),
     )
     selection = (int(settings["offset"]), settings["limit"], settings["seed"])
     if settings["kind"] == "arithmetic":
@@ -157,7 +170,8 @@ def options_from_plan(
     if settings["kind"] in TASKS:
         return options, _task_reader(settings, selection)
     dataset = _same_file(settings)
-    return options, lambda: dataset_questions(settings["kind"], dataset, selection)
+    shuffled = int(settings.get("choice_seed") or 0) if settings.get("shuffle_choices") else None
+    return options, lambda: dataset_questions(settings["kind"], dataset, selection, shuffled)
 
 
 def _same_file(settings: Mapping[str, Any]) -> Path:
@@ -179,7 +193,8 @@ def _task_reader(
     if not source.startswith("hf:"):
         _same_file(settings)
     seed = int(settings.get("choice_seed") or 0)
-    return lambda: task_questions(settings["kind"], source, selection, seed)
+    shuffle = bool(settings.get("shuffle_choices"))
+    return lambda: task_questions(settings["kind"], source, selection, seed, shuffle)
 
 
 def check_same_run(plan: EvalPlan, settings: Mapping[str, Any], folder: Path) -> None:

@@ -45,7 +45,7 @@ class Tally:
 
     Attributes:
         modes: The listed modes (a question is done when all of them answered it).
-        total: The questions.
+        total: The questions (each epoch's asking of a question counts as one).
         done: Questions every listed mode answered.
         started: When the run started (``time.monotonic``).
     """
@@ -56,7 +56,7 @@ class Tally:
     started: float = field(default_factory=time.monotonic)
     _right: dict[str, int] = field(default_factory=dict)
     _seen: dict[str, int] = field(default_factory=dict)
-    _pending: dict[int, int] = field(default_factory=dict)
+    _pending: dict[tuple[int, int], int] = field(default_factory=dict)
 
     def count(self, outcome: Outcome) -> bool:
         """Count one (question, mode) outcome.
@@ -72,8 +72,8 @@ class Tally:
         self._right[mode] = self._right.get(mode, 0) + outcome.correct
         if mode not in self.modes:
             return False
-        left = self._pending.get(outcome.line, len(self.modes)) - 1
-        self._pending[outcome.line] = left
+        left = self._pending.get(outcome.key, len(self.modes)) - 1
+        self._pending[outcome.key] = left
         self.done += left == 0
         return left == 0
 

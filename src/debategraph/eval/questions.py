@@ -4,8 +4,10 @@
 the standard benchmarks' commands (``eval mmlu``...) a task's file or cached dataset
 (:mod:`~debategraph.eval.tasks`),
 ``eval arithmetic`` generates its questions (:mod:`~debategraph.eval.arithmetic`); both
-are then selected by ``--offset``/``--limit`` (and a file's by ``--seed``), and what the
-selection came from is recorded in ``results.json``'s meta and ``plan.json``.
+are then selected by ``--offset``/``--limit`` (and a file's by ``--seed``), a choice
+question's choices shuffled where asked (``--shuffle-choices``, seeded), and what the
+selection came from (the rows skipped and why included) is recorded in ``results.json``'s
+meta and ``plan.json``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from debategraph.errors import UsageError
 from debategraph.eval.records import Item
-from debategraph.words import plural
 
 if TYPE_CHECKING:
     from debategraph.eval.datasets import Loaded
@@ -42,7 +43,10 @@ class Questions:
 
 
 def dataset_questions(
-    kind: str, dataset: Path, selection: tuple[int, int | None, int | None]
+    kind: str,
+    dataset: Path,
+    selection: tuple[int, int | None, int | None],
+    choice_seed: int | None = None,
 ) -> Questions:
     """The questions of a dataset file, selected.
 
@@ -50,6 +54,8 @@ def dataset_questions(
         kind: ``gsm8k`` or ``mcq``.
         dataset: The JSONL file.
         selection: ``--offset``, ``--limit``, ``--seed`` (the shuffle's).
+        choice_seed: Shuffle each question's choices with this seed
+            (``--shuffle-choices``); ``None``: the file's order.
 
     Returns:
         The questions.
@@ -60,11 +66,16 @@ def dataset_questions(
     from debategraph.eval.datasets import load_gsm8k, load_mcq
 
     loaded = load_gsm8k(dataset) if kind == "gsm8k" else load_mcq(dataset)
-    return _selected(loaded, selection, {"kind": kind, "dataset": str(dataset)}, "line")
+    source = {"kind": kind, "dataset": str(dataset)}
+    return _selected(loaded, selection, source, "line", choice_seed)
 
 
 def task_questions(
-    task: str, dataset: str, selection: tuple[int, int | None, int | None], choice_seed: int = 0
+    task: str,
+    dataset: str,
+    selection: tuple[int, int | None, int | None],
+    choice_seed: int = 0,
+    shuffle: bool = False,
 ) -> Questions:
     """The questions of a standard benchmark's dataset (:mod:`~debategraph.eval.tasks`), selected.
 
@@ -72,8 +83,9 @@ def task_questions(
         task: The task (``mmlu``, ``gpqa``, ``math``...).
         dataset: A JSONL, JSON, CSV or Parquet file, or ``hf:NAME[:split]``.
         selection: ``--offset``, ``--limit``, ``--seed`` (the questions' shuffle).
-        choice_seed: The seed of the choices' shuffle, for a task that shuffles them
-            (GPQA); recorded in the meta.
+        choice_seed: The seed of the choices' shuffle (``--choice-seed``): a task that
+            always shuffles them (GPQA), or one asked to; recorded in the meta.
+        shuffle: ``--shuffle-choices``: shuffle a choice task's choices.
 
     Returns:
         The questions; the meta names the task, its metric and the format read.
@@ -87,9 +99,10 @@ def task_questions(
     loaded, fmt = spec.load(dataset, choice_seed)
     source: dict[str, Any] = {"kind": task, "dataset": dataset, "task": task}
     source |= {"metric": spec.metric, "format": fmt}
-    if spec.shuffles:
-        source["choice_seed"] = choice_seed
-    return _selected(loaded, selection, source, "row")
+    if spec.shuffles:  # shuffled as it was read
+        source |= {"choice_seed": choice_seed, "shuffle_choices": True}
+    asked = choice_seed if shuffle and spec.multiple_choice and not spec.shuffles else None
+    return _selected(loaded, selection, source, "row", asked)
 
 
 def _selected(
@@ -97,27 +110,23 @@ def _selected(
     selection: tuple[int, int | None, int | None],
     source: dict[str, Any],
     unit: str,
+    choice_seed: int | None = None,
 ) -> Questions:
     """A dataset's questions selected, with the notes and the meta of what was read."""
-    from debategraph.eval.datasets import select
+    from debategraph.eval.datasets import select, shuffle_choices
 
     offset, limit, seed = selection
     items, note = select(loaded.items, offset=offset, limit=limit, seed=seed)
-    notes = []
-    if loaded.skipped:
-        lines = ", ".join(map(str, loaded.skipped_lines[:5]))
-        more = ", ..." if loaded.skipped > 5 else ""
-        notes.append(
-            f"{plural(loaded.skipped, 'question')} skipped, their gold answer unusable "
-            f"({unit} {lines}{more})"
-        )
-    if note:
-        notes.append(note)
+    if choice_seed is not None:
+        items = shuffle_choices(items, choice_seed)
+        source = {**source, "choice_seed": choice_seed, "shuffle_choices": True}
+    notes = [text for text in (loaded.skipped_note(unit), note) if text]
     meta = {
         **source,
         "questions": len(items),
         "skipped": loaded.skipped,
         "skipped_lines": list(loaded.skipped_lines),
+        "skipped_why": list(loaded.why),
         "offset": offset,
         "limit": limit,
         "seed": seed,
@@ -153,6 +162,7 @@ def arithmetic_questions(
         "questions": len(items),
         "skipped": 0,
         "skipped_lines": [],
+        "skipped_why": [],
         "offset": offset,
         "limit": limit,
         "seed": seed,

@@ -23,6 +23,11 @@ class Item:
             or letter) or ``math`` (equivalent by math-verify: MATH, GSM-Hard).
         answer_kind: What the solvers answer a question without choices with: a
             ``number``, or an ``expression`` (MATH: ``\sqrt{2}``, ``[1, 3)``).
+        subject: Its subject or category where the dataset names one (MMLU's subject,
+            MMLU-Pro's category, GPQA's domain): the results score each apart; ``""``:
+            none.
+        epoch: Which asking of the question this is (``--epochs N``: 1 to N), each its
+            own thread.
     """
 
     line: int
@@ -31,6 +36,8 @@ class Item:
     choices: tuple[str, ...] = ()
     checker: Checker = "exact"
     answer_kind: AnswerKind = "number"
+    subject: str = ""
+    epoch: int = 1
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,9 @@ class Outcome:
             money`), a judge's included on a ``judge`` row; empty where no call had a
             price.
         cache_hits: Its calls answered from the response cache.
+        subject: The question's subject or category (``""``: the dataset names none).
+        epoch: Which asking of the question it is (``--epochs``; 1 in results
+            written before it).
     """
 
     mode: str
@@ -97,6 +107,13 @@ class Outcome:
     error: str = ""
     cost: float | None = None
     cache_hits: int = 0
+    subject: str = ""
+    epoch: int = 1
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """What pairs the rows of two labels: the question's line and the epoch."""
+        return (self.line, self.epoch)
 
     @property
     def label(self) -> str:

@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from debategraph.datafiles import stage, write_whole
 from debategraph.errors import UsageError
+from debategraph.eval.breakdowns import Agreement, QuestionAgreement, SubjectScore
 from debategraph.eval.budget import MatchedResult
 from debategraph.eval.dynamics import DecisionResult, ModeDynamics
 from debategraph.eval.escalation import Escalation
@@ -120,11 +121,26 @@ def _escalation_json(entry: Escalation) -> dict[str, Any]:
     return document
 
 
+def _subject_json(score: SubjectScore) -> dict[str, Any]:
+    """A mode's score on a subject as a ``results.json`` entry, with ``ci95``."""
+    entry: dict[str, Any] = _rounded(asdict(score))
+    entry["ci95"] = [entry["ci_low"], entry["ci_high"]]
+    return entry
+
+
+def _agreement_json(entry: Agreement) -> dict[str, Any]:
+    """A mode's agreement across epochs as a ``results.json`` entry (per question too)."""
+    document: dict[str, Any] = _rounded(asdict(entry))
+    return document
+
+
 def results_document(report: Report, meta: Mapping[str, Any]) -> dict[str, Any]:
     """``results.json``'s content: ``meta``, ``modes``, ``comparisons``, ``matched``, ``dynamics``.
 
     And ``vote_then_debate`` (:mod:`~debategraph.eval.escalation`'s figures), where the
-    run has that mode.
+    run has that mode; ``subjects`` (each mode's accuracy per subject), where the dataset
+    names subjects; ``epochs`` (each mode's agreement across epochs, per question too),
+    where ``--epochs`` asked each question more than once.
 
     Args:
         report: The report (see :func:`~debategraph.eval.stats.build_report`).
@@ -143,6 +159,12 @@ def results_document(report: Report, meta: Mapping[str, Any]) -> dict[str, Any]:
         **(
             {"vote_then_debate": [_escalation_json(entry) for entry in report.escalation]}
             if report.escalation
+            else {}
+        ),
+        **({"subjects": [_subject_json(s) for s in report.subjects]} if report.subjects else {}),
+        **(
+            {"epochs": [_agreement_json(entry) for entry in report.agreement]}
+            if report.agreement
             else {}
         ),
     }
@@ -217,12 +239,29 @@ def read_report(document: Mapping[str, Any]) -> Report:
             )
             for entry in document.get("vote_then_debate", [])
         )
+        subjects = tuple(
+            SubjectScore(**{f.name: entry[f.name] for f in fields(SubjectScore)})
+            for entry in document.get("subjects", [])
+        )
+        agreement = tuple(
+            Agreement(
+                **{
+                    **{f.name: entry[f.name] for f in fields(Agreement)},
+                    "by_question": tuple(
+                        QuestionAgreement(**question) for question in entry["by_question"]
+                    ),
+                }
+            )
+            for entry in document.get("epochs", [])
+        )
         front = [s for s, e in zip(summaries, document["modes"], strict=True) if e["pareto"]]
     except (KeyError, TypeError) as exc:
         raise ValueError(f"not a results.json document: {type(exc).__name__} {exc}") from exc
     front.sort(key=lambda s: (s.tokens, -s.accuracy))  # as pareto_front orders it
     pareto = tuple(s.mode for s in front)
-    return Report(summaries, comparisons, matched, tuple(dynamics), pareto, escalation)
+    return Report(
+        summaries, comparisons, matched, tuple(dynamics), pareto, escalation, subjects, agreement
+    )
 
 
 def _json(report: Report, meta: Mapping[str, Any]) -> str:

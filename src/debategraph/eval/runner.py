@@ -107,8 +107,8 @@ class Evaluation:
         #: How each (question, mode) was found: ``started``, ``resumed`` or ``finished``
         #: (read back from its checkpoint without a model call).
         self.counts = {STARTED: 0, RESUMED: 0, FINISHED: 0}
-        #: Each mode's threads' costs, by question line.
-        self.costs: dict[str, dict[int, ThreadCost]] = {}
+        #: Each mode's threads' costs, by question line and epoch.
+        self.costs: dict[str, dict[tuple[int, int], ThreadCost]] = {}
 
     def run_of(self, mode: str, item: Item | None = None) -> Run:
         """The run of ``mode`` on a question's checkpointer (its graph compiled once).
@@ -135,6 +135,9 @@ class Evaluation:
     async def evaluate(self, items: Sequence[Item]) -> EvalRun:
         """Every mode of the plan on ``items``, then each debate's matched-budget vote.
 
+        With ``--epochs N`` each question is asked N times, each asking a thread of its
+        own (:meth:`~debategraph.eval.plan.EvalPlan.repeated`).
+
         Args:
             items: The questions.
 
@@ -144,6 +147,7 @@ class Evaluation:
         Raises:
             ModelUnavailableError: If an endpoint fails (every thread stays resumable).
         """
+        items = self.plan.repeated(items)
         self._error_budget = math.floor(self.max_errors * len(items) + 1e-9)
         outcomes = await self.run(items)
         matched, votes = await self.match_budgets(items)
@@ -213,6 +217,7 @@ class Evaluation:
                 Outcome(
                     mode, item.line, item.gold, None, False, 0, 0, 0, 0.0,
                     self.plan.thread_id(mode, item), decision=protocol.spec, error=str(exc),
+                    subject=item.subject, epoch=item.epoch,
                 )
                 for protocol in self.plan.protocols(mode)
             ]  # fmt: skip
@@ -233,7 +238,7 @@ class Evaluation:
         graph = run.graph
         thread = Thread(mode, item, thread_id, values, wall_s)
         rows = await self.verdicts.rows(thread, graph, config)
-        self.costs.setdefault(mode, {})[item.line] = thread.cost()
+        self.costs.setdefault(mode, {})[(item.line, item.epoch)] = thread.cost()
         if self.on_outcome is not None:
             self.on_outcome(rows[0])
         return rows

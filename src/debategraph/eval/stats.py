@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from debategraph.eval.breakdowns import Agreement, SubjectScore, epoch_agreement, subject_scores
 from debategraph.eval.budget import MatchedResult, match_budgets
 from debategraph.eval.dynamics import ModeDynamics, mode_dynamics
 from debategraph.eval.escalation import Escalation, escalations
@@ -43,6 +44,9 @@ class Report:
             (see :func:`pareto_front`), cheapest first.
         escalation: ``vote-then-debate``'s figures, where the run has that mode
             (:mod:`~debategraph.eval.escalation`).
+        subjects: Each mode's accuracy per subject, where the dataset names subjects
+            (:mod:`~debategraph.eval.breakdowns`).
+        agreement: Each mode's agreement across epochs, where ``--epochs`` is above 1.
     """
 
     summaries: tuple[ModeSummary, ...]
@@ -51,6 +55,8 @@ class Report:
     dynamics: tuple[ModeDynamics, ...]
     pareto: tuple[str, ...]
     escalation: tuple[Escalation, ...] = ()
+    subjects: tuple[SubjectScore, ...] = ()
+    agreement: tuple[Agreement, ...] = ()
 
 
 def _summary(label: str, rows: Rows) -> ModeSummary:
@@ -225,4 +231,6 @@ def build_report(
         escalation=tuple(
             escalations(outcomes, comparisons, matched, agree=agree, round_cap=round_cap)
         ),
+        subjects=tuple(subject_scores(outcomes, labels)),
+        agreement=tuple(epoch_agreement(outcomes, labels)),
     )

@@ -234,6 +234,40 @@ def _loss_section(report: Report) -> Section:
     return Section("Oracle and loss per mode and protocol", headers, rows, notes)
 
 
+def _subjects_section(report: Report) -> Section:
+    """Each mode's accuracy per subject: a row per subject, a column per mode."""
+    modes = list(dict.fromkeys(s.mode for s in report.subjects))
+    subjects = list(dict.fromkeys(s.subject for s in report.subjects))
+    cells = {(s.mode, s.subject): s for s in report.subjects}
+    rows = []
+    for subject in subjects:
+        row = [subject or "(none)"]
+        for mode in modes:
+            s = cells.get((mode, subject))
+            row.append(_DASH if s is None else f"{s.accuracy:.3f} ({s.correct}/{s.n})")
+        rows.append(row)
+    notes = [
+        "each mode's own decision (plurality); right/scored in brackets, every epoch's "
+        "answer counted; results.json has each subject's 95% Wilson interval."
+    ]
+    return Section("Accuracy per subject", ("subject", *modes), rows, notes)
+
+
+def _agreement_section(report: Report) -> Section:
+    """Each mode's agreement across epochs."""
+    rows = [
+        [a.mode, str(a.questions), f"{a.agreement:.3f}", f"{a.unanimous:.3f}"]
+        for a in report.agreement
+    ]
+    headers = ("mode", "questions", "agreement", "all epochs agree")
+    notes = [
+        "agreement: the share of a question's epochs that gave its most common answer, "
+        "averaged over the questions asked more than once; accuracy counts every epoch's "
+        "answer. results.json has each question's."
+    ]
+    return Section("Agreement across epochs", headers, rows, notes)
+
+
 def sections(report: Report) -> list[Section]:
     """The tables of a report: the summary always, the others where they have rows.
 
@@ -251,6 +285,8 @@ def sections(report: Report) -> list[Section]:
         _escalation_section(report),
         _rounds_section(report),
         _loss_section(report),
+        _subjects_section(report),
+        _agreement_section(report),
     ]
     return [found[0], *(s for s in found[1:] if s.rows)]
 

@@ -3,10 +3,13 @@ r"""The standard benchmarks ``eval`` reads: each task's shapes, its checker and 
 A task (``mmlu``, ``gpqa``, ``math``...) reads its rows (:mod:`~debategraph.eval.formats`)
 in any of the shapes its publishers distribute, told apart by their fields, and turns each
 row into an :class:`~debategraph.eval.records.Item`: a choice question (its gold the
-letter), a yes/no question (StrategyQA: choices ``yes``/``no``) or a math question (its
-gold the published answer, checked by math-verify equivalence). A row without a gold
-answer is skipped and counted; a file of no known shape is one line naming its fields and
-the shapes the task reads.
+letter), a yes/no question (StrategyQA: choices ``yes``/``no``, its answers ``true``/
+``false`` or ``yes``/``no`` in any case) or a math question (its gold the published
+answer, checked by math-verify equivalence), with its subject or category where the
+dataset names one. A row that cannot be a question (no gold answer, a blank choice, an
+empty question) is skipped and counted with its reason, never the whole file refused for
+it; an empty file is called empty, and a file of no known shape is one line naming its
+fields and the shapes the task reads.
 """
 
 from __future__ import annotations
@@ -15,15 +18,15 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from debategraph.errors import UsageError
-from debategraph.eval.datasets import Loaded, show
+from debategraph.eval.datasets import BadRow, Loaded, choices_fault, no_questions, show
 from debategraph.eval.formats import FORMATS_READ, read_rows
 from debategraph.eval.records import Item
 from debategraph.strategies.answers import (
     CHOICE_LETTERS,
-    CHOICES_RULE,
     AnswerKind,
     choice_index,
     valid_choices,
@@ -73,10 +76,12 @@ class Task:
         checker: How answers are checked (``exact`` letters or ``math``).
         shapes: The shapes it reads, tried in order.
         csv_columns: The columns of its header-less CSV (MMLU's original files).
-        shuffles: Its choices are shuffled with a recorded seed (GPQA lists the right
-            answer first).
+        shuffles: Its choices are always shuffled with a recorded seed (GPQA lists the
+            right answer first); any other choice task's only with ``--shuffle-choices``.
         answer_kind: What its solvers answer with where there are no choices: a
             ``number``, or an ``expression`` (MATH's answers are often no number).
+        subject_fields: The fields that name a row's subject or category, the first
+            one present wins (the results score each subject apart).
     """
 
     name: str
@@ -87,6 +92,12 @@ class Task:
     csv_columns: tuple[str, ...] = ()
     shuffles: bool = False
     answer_kind: AnswerKind = "number"
+    subject_fields: tuple[str, ...] = ()
+
+    @property
+    def multiple_choice(self) -> bool:
+        """Whether its questions have lettered choices to shuffle (not yes/no, not math)."""
+        return self.metric == CHOICE_METRIC
 
     def load(self, source: str, choice_seed: int = 0) -> tuple[Loaded, str]:
         """Read a dataset of this task into items.
@@ -96,48 +107,62 @@ class Task:
             choice_seed: The seed of the choices' shuffle (a task that shuffles).
 
         Returns:
-            Its items (rows without a gold answer skipped and counted), and the format
-            read (``jsonl``, ``csv``...).
+            Its items (rows that cannot be a question skipped and counted, each with its
+            reason), and the format read (``jsonl``, ``csv``...).
 
         Raises:
-            UsageError: On a file that cannot be read, of no shape this task reads, a
-                row whose fields are ill typed, no usable row, or a missing extra.
+            UsageError: On a file that cannot be read, is empty, of no shape this task
+                reads, no usable row, or a missing extra.
         """
         if self.checker == "math":
             require("math_verify", f"--task {self.name}")
         headers = [shape.fields for shape in self.shapes]
         read = read_rows(source, columns=self.csv_columns, headers=headers)
+        if not read.rows:
+            raise no_questions(source, Loaded((), 0, ()), "row")
         found = sorted({name for row in read.rows for name in row})
         shape = next((s for s in self.shapes if set(s.fields) <= set(found)), None)
         if shape is None:
             shapes = "; ".join(f"{s.name} ({s.describe})" for s in self.shapes)
             raise UsageError(
                 f"--dataset {source}: not a {self.title} file: its fields are "
-                f"{', '.join(found) or 'none'}; {self.title} is read as {shapes}, "
-                f"from {FORMATS_READ}"
+                f"{', '.join(found)}; {self.title} is read as {shapes}, from {FORMATS_READ}"
             )
-        items, skipped = [], []
+        named = "" if read.header else _subject_of_file(source)
+        items, skipped, why = [], [], []
         for number, row in enumerate(read.rows, start=1):
             try:
                 item = shape.item(row, number, choice_seed)
-            except _BadRow as exc:
-                raise UsageError(f"--dataset {source} row {number}: {exc}") from None
+            except BadRow as exc:
+                skipped.append(number)
+                why.append(str(exc))
+                continue
             if item is None:
                 skipped.append(number)
-            else:
-                items.append(item if self.checker == "exact" else self._math(item))
+                why.append("no gold answer")
+                continue
+            item = replace(item, subject=self._subject(row) or named)
+            items.append(item if self.checker == "exact" else self._math(item))
+        loaded = Loaded(tuple(items), len(skipped), tuple(skipped), tuple(why))
         if not items:
-            why = f"{len(skipped)} rows without a gold answer" if skipped else "no rows"
-            raise UsageError(f"--dataset {source}: no questions ({why})")
-        return Loaded(tuple(items), len(skipped), tuple(skipped)), read.format
+            raise no_questions(source, loaded, "row")
+        return loaded, read.format
+
+    def _subject(self, row: Row) -> str:
+        """A row's subject: the first of :attr:`subject_fields` it has (``""``: none)."""
+        return next((t for f in self.subject_fields if (t := _text(row, f))), "")
 
     def _math(self, item: Item) -> Item:
         """A math item: checked by math-verify, answered with this task's kind."""
         return replace(item, checker="math", answer_kind=self.answer_kind)
 
 
-class _BadRow(ValueError):
-    """A row whose fields are ill typed (``Task.load`` names the file and the row)."""
+def _subject_of_file(source: str) -> str:
+    """MMLU's header-less CSV names its subject in its file: ``abstract_algebra_test.csv``."""
+    stem = Path(source).stem
+    for split in ("_test", "_val", "_dev"):
+        stem = stem.removesuffix(split)
+    return stem
 
 
 def _text(row: Row, name: str) -> str | None:
@@ -152,7 +177,7 @@ def _text(row: Row, name: str) -> str | None:
 def _question(row: Row, name: str, number: int) -> str:
     text = _text(row, name)
     if text is None:
-        raise _BadRow(f"field {name!r} is empty")
+        raise BadRow(f"field {name!r} is empty")
     return text
 
 
@@ -160,9 +185,9 @@ def _choice_item(
     number: int, question: str, choices: Sequence[Any], gold: int | None
 ) -> Item | None:
     if not valid_choices(list(choices)):
-        raise _BadRow(f"the choices must be {CHOICES_RULE}, not {show(choices)}")
+        raise BadRow(choices_fault(list(choices)))
     if gold is None or not 0 <= gold < len(choices):
-        return None
+        raise BadRow("its answer names no choice")
     texts = tuple(str(choice).strip() for choice in choices)
     return Item(line=number, question=question, gold=CHOICE_LETTERS[gold], choices=texts)
 
@@ -184,7 +209,7 @@ def _gold(answer: Any, choices: Sequence[str]) -> int | None:
 def _mmlu(row: Row, number: int, _seed: int) -> Item | None:
     choices = row.get("choices")
     if not isinstance(choices, list | tuple):
-        raise _BadRow(f"field 'choices' is {show(choices)}")
+        raise BadRow(f"field 'choices' is {show(choices)}")
     question = _question(row, "question", number)
     return _choice_item(number, question, choices, _gold(row.get("answer"), choices))
 
@@ -198,7 +223,7 @@ def _mmlu_csv(row: Row, number: int, _seed: int) -> Item | None:
 def _mmlu_pro(row: Row, number: int, _seed: int) -> Item | None:
     options = row.get("options")
     if not isinstance(options, list | tuple):
-        raise _BadRow(f"field 'options' is {show(options)}")
+        raise BadRow(f"field 'options' is {show(options)}")
     choices = list(options)
     while choices and str(choices[-1]).strip() == "N/A":  # early files padded to ten
         choices.pop()
@@ -233,7 +258,7 @@ def _labelled(row: Row, number: int, _seed: int) -> Item | None:
             "label": [c.get("label") for c in choices if isinstance(c, Mapping)],
         }
     if not isinstance(choices, Mapping):
-        raise _BadRow(f"field 'choices' is {show(choices)}")
+        raise BadRow(f"field 'choices' is {show(choices)}")
     texts = list(choices.get("text") or [])
     labels = [str(label).strip() for label in choices.get("label") or []]
     key = _text(row, "answerKey")
@@ -253,7 +278,7 @@ def _medqa(row: Row, number: int, _seed: int) -> Item | None:
     elif isinstance(options, list):
         keys, choices = list(CHOICE_LETTERS[: len(options)]), options
     else:
-        raise _BadRow(f"field 'options' is {show(options)}")
+        raise BadRow(f"field 'options' is {show(options)}")
     key = _text(row, "answer_idx")
     gold = keys.index(key) if key in keys else _gold(_text(row, "answer"), choices)
     return _choice_item(number, _question(row, "question", number), choices, gold)
@@ -301,6 +326,7 @@ _TASKS = (
             ),
         ),
         csv_columns=("question", "A", "B", "C", "D", "answer"),
+        subject_fields=("subject",),
     ),
     Task(
         "mmlu-pro",
@@ -315,6 +341,7 @@ _TASKS = (
                 _mmlu_pro,
             ),
         ),
+        subject_fields=("category",),
     ),
     Task(
         "gpqa",
@@ -330,6 +357,7 @@ _TASKS = (
             ),
         ),
         shuffles=True,
+        subject_fields=("High-level domain",),
     ),
     Task(
         "math",
@@ -346,6 +374,7 @@ _TASKS = (
             ),
         ),
         answer_kind="expression",
+        subject_fields=("subject", "type"),
     ),
     Task(
         "gsm-hard",

@@ -157,6 +157,8 @@ class Thread:
             reason=checked.reason,
             cost=spend.usage.cost,
             cache_hits=spend.usage.cache_hits,
+            subject=self.item.subject,
+            epoch=self.item.epoch,
         )
 
 

@@ -140,9 +140,19 @@ def _letter_of(match: re.Match[str] | None) -> str | None:
     return next(group for group in match.groups() if group is not None).upper()
 
 
+#: What a yes/no question's answer may say instead (``True``, ``FALSE``: any case).
+_YES_NO = {"true": "yes", "false": "no"}
+
+
 def _choice_index(text: str, keys: Sequence[str]) -> int | None:
-    """The one choice whose normalised text is ``text`` (``None``: none or several)."""
+    """The one choice whose normalised text is ``text`` (``None``: none or several).
+
+    Where the choices are ``yes`` and ``no`` (and neither ``true`` nor ``false``), ``true``
+    reads as ``yes`` and ``false`` as ``no``.
+    """
     key = normalize_choice(text)
+    if key in _YES_NO and key not in keys and {"yes", "no"} <= set(keys):
+        key = _YES_NO[key]
     found = [i for i, choice in enumerate(keys) if key and choice == key]
     return found[0] if len(found) == 1 else None
 
@@ -247,7 +257,7 @@ def extract_answer(
 
     1. the whole text is a letter: ``B``, ``b``, ``(B)``, ``B)``, ``B.``, ``**B**``,
        ``Option B``; or the whole text is one choice's text (case and whitespace
-       ignored);
+       ignored; ``true``/``false`` are ``yes``/``no`` where those are the choices);
     2. a marked answer, the same marks and order as the numeric mode (``#### D``,
        ``{{B}}``, ``\boxed{B}``, ``Answer: B``, ``The answer is (C)``, ``answer is
        option B``); the last one wins. What follows the mark may be a letter, a choice's
