@@ -73,6 +73,18 @@ def test_a_clear_winner_is_named_with_its_cost_interval_and_tests() -> None:
     )
 
 
+def test_with_epochs_the_questions_and_their_askings_are_told_apart() -> None:
+    n = 100  # 25 questions x 4 epochs: a row per asking
+    built = report(
+        [summary("vote", 60, n, 300), summary("debate-full", 90, n, 1200)],
+        [test("vote", "debate-full", 2, 32, n)],
+    )
+    text = plain_answer(built, {**META, "epochs": 4})
+    assert text.startswith(
+        "On gpt-x @ https://api.example/v1, the gsm8k task (25 questions x 4 epochs), use"
+    )
+
+
 def test_a_cheaper_mode_not_significantly_worse_is_the_answer() -> None:
     n = 100
     built = report(

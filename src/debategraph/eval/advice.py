@@ -46,11 +46,17 @@ MIN_QUESTIONS = 10
 
 
 def _where(meta: Mapping[str, Any], n: int) -> str:
-    """``On MODEL, KIND (N questions)``."""
+    """``On MODEL, KIND (N questions)``; with ``--epochs E``, ``(Q questions x E epochs)``.
+
+    ``n`` counts askings: with epochs, each question is asked E times.
+    """
     model = meta.get("model")
     kind = meta.get("kind")
     parts = [str(model) if model else "this endpoint"]
     parts.append(f"the {kind} task" if kind else "this task")
+    epochs = meta.get("epochs")
+    if isinstance(epochs, int) and epochs > 1 and n % epochs == 0:
+        return f"On {parts[0]}, {parts[1]} ({n // epochs} questions x {epochs} epochs)"
     return f"On {parts[0]}, {parts[1]} ({n} questions)"
 
 
