@@ -120,7 +120,7 @@ def unavailable(model: ModelBinding, exc: BaseException) -> ModelUnavailableErro
     status = status_of(exc)
     if status in (401, 403) and model.key_note is not None:  # no key sent: not a wrong key
         said = one_line(exc.message if isinstance(exc, openai.APIStatusError) else str(exc))
-        detail = f"answered HTTP {status} ({said}), but {model.key_note}"
+        detail = f"answered HTTP {status} ({said}): {model.key_note}"
     elif isinstance(exc, openai.APIStatusError):
         detail = f"answered HTTP {exc.status_code}: {one_line(exc.message)}"
     elif status is not None:
