@@ -225,3 +225,53 @@ def test_help_shows_a_listed_default_whole(
     text = " ".join(line.strip("│ ") for line in out.splitlines())
     assert "[default: single, vote, debate-ring, debate-full]" in " ".join(text.split())
     assert "…" not in out.split("--decisions")[0]
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def quickstart_commands() -> list[list[str]]:
+    """The README's quickstart commands, in order, as a shell splits them (exports aside)."""
+    import re
+    import shlex
+
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Quickstart\n") : text.index("## Contents\n")]
+    blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL)
+    lines = [line.strip() for block in blocks for line in block.splitlines()]
+    return [shlex.split(line) for line in lines if line and not line.startswith("export ")]
+
+
+def test_the_readme_quickstart_runs_in_order_with_the_stub_as_your_endpoint(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Install, the embedded debate (``tests/test_embedded.py`` runs its question), then yours.
+
+    The stub stands for "your endpoint" in its key-checking mode: the command as written
+    sends the key ``MY_API_KEY`` holds, and the threads it made are listed and viewed.
+    """
+    install, embedded, *yours = quickstart_commands()
+    import shlex
+
+    text = README.read_text(encoding="utf-8")
+    setup = text[text.index("## Set up\n") :]
+    first_setup = shlex.split(setup[setup.index("```bash\n") + 8 :].splitlines()[0])
+    assert first_setup[: len(install)] == install  # the set-up command's install, then solve
+    assert embedded[:2] == [".venv/bin/debategraph", "solve"] and len(embedded) == 3
+    monkeypatch.chdir(tmp_path)  # the default --db (debates.sqlite) and the page land here
+    monkeypatch.setenv("MY_API_KEY", KEY)
+    with StubOpenAIServer(api_key=KEY, models=("YOUR_MODEL",)) as server:
+        for command in yours:
+            assert command[0] == ".venv/bin/debategraph", command
+            args = [server.url if a == "https://YOUR-ENDPOINT/v1" else a for a in command[1:]]
+            if args[0] == "solve":
+                assert args[1] == embedded[2]  # the same debate
+                args += ["--agents", "2", "--rounds", "1"]  # fewer calls, the same command
+            if args[:2] == ["view", "THREAD"]:
+                args[1] = json.loads(run_cli(["threads", "--json"], capsys)[1])[-1]["thread_id"]
+            code, _, err = run_cli(args, capsys)
+            assert code == 0 and "Traceback" not in err, (command, err)
+        assert server.keys and set(server.keys) == {f"Bearer {KEY}"}
+    assert len(list(tmp_path.glob("*.html"))) == 1
