@@ -6,6 +6,8 @@ import contextlib
 import io
 import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -272,3 +274,44 @@ def held_after(
         return reply(request)
 
     return held
+
+
+#: The files of the repository no test may add to (what git does not track or ignore).
+_UNTRACKED = pytest.StashKey[frozenset[str]]()
+
+
+def _untracked() -> frozenset[str]:
+    """The repository's files git neither tracks nor ignores (none where git is missing)."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return frozenset()
+    return frozenset(listed.splitlines())
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Note the repository's untracked files before any test runs (in the controller)."""
+    if not hasattr(session.config, "workerinput"):
+        session.config.stash[_UNTRACKED] = _untracked()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail a run whose tests wrote into the repository: a test writes under its tmp_path.
+
+    A file that was not there when the run started (a report written to the working
+    folder, ``discussion-THREAD.md``) is named, and the run fails.
+    """
+    config = session.config
+    if hasattr(config, "workerinput") or _UNTRACKED not in config.stash:
+        return
+    stray = sorted(_untracked() - config.stash[_UNTRACKED])
+    if stray:
+        sys.stderr.write(f"tests wrote into the repository (write under tmp_path): {stray}\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

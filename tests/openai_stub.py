@@ -553,10 +553,26 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- verbs ------------------------------------------------------------
 
+    def refused_key(self) -> bool:
+        """Answer 401 (as OpenAI does) unless the request carries the stub's key, if it has one.
+
+        Returns:
+            Whether the request was refused (answered already).
+        """
+        key = self.server.stub.api_key
+        if key is None or self.headers.get("Authorization", "") == f"Bearer {key}":
+            return False
+        self._send_error(
+            401, "Incorrect API key provided: check your key.", "invalid_request_error"
+        )
+        return True
+
     def do_GET(self) -> None:
         """Serve ``/health`` and ``/v1/models``."""
         try:
             path = self._path()
+            if path != "/health" and self.refused_key():
+                return
             if path == "/health":
                 self._send_json(200, {"status": "ok"})
             elif path == "/v1/models":
@@ -597,6 +613,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_error(400, "Body must be a JSON object", "invalid_request_error")
                 return
             self.server.stub.keys.append(self.headers.get("Authorization", ""))
+            if self.refused_key():
+                return
             self.server.stub._handle_chat(self, body)
         except OSError:
             # Client went away (e.g. it timed out first); nothing to report.
@@ -649,6 +667,9 @@ class StubOpenAIServer:
         fault_rate: The share of chat requests (beyond injected faults) that fail at
             random, as a provider's do: a 429 (``Retry-After: 0.1``), a 500 or a 503,
             drawn from a generator seeded with ``fault_seed``.
+        api_key: The key-checking mode: every request but ``/health`` without
+            ``Authorization: Bearer API_KEY`` is answered 401, as OpenAI answers a
+            wrong key. ``None``: any key (or none) is taken.
     """
 
     def __init__(
@@ -662,6 +683,7 @@ class StubOpenAIServer:
         rate_limit: tuple[float, int] | None = None,
         fault_rate: float = 0.0,
         fault_seed: int = 0,
+        api_key: str | None = None,
     ) -> None:
         """Create the server (not yet listening; call :meth:`start`).
 
@@ -674,6 +696,7 @@ class StubOpenAIServer:
             rate_limit: ``(requests per second, burst)``, or ``None`` (see the class).
             fault_rate: The share of requests failing at random (see the class).
             fault_seed: The seed of those draws.
+            api_key: The key every request must carry (see the class); ``None``: none.
 
         Raises:
             ValueError: For a rate that is not positive or a burst below 1.
@@ -681,6 +704,7 @@ class StubOpenAIServer:
         if rate_limit is not None and (rate_limit[0] <= 0 or rate_limit[1] < 1):
             raise ValueError(f"rate_limit {rate_limit!r}: a positive rate and a burst >= 1")
         self.rate_limit = rate_limit
+        self.api_key = api_key
         self.fault_rate = fault_rate
         self._draws = random.Random(fault_seed)
         self.limited = 0

@@ -70,7 +70,7 @@ def test_stub_endpoint_passes(
     code, out, err = run_cli(doctor_args(server.url, db), capsys)
     assert code == 0, out + err
     checks = lines_of(out)
-    assert list(checks) == [*FIRST_CHECKS, "endpoint", "model", "structured output"]
+    assert list(checks) == [*FIRST_CHECKS, "api key", "endpoint", "model", "structured output"]
     assert all(value.startswith("✓") for value in checks.values()), out
     assert f"{server.url} answered in" in checks["endpoint"]
     assert "listing 1 model" in checks["endpoint"]
@@ -80,7 +80,7 @@ def test_stub_endpoint_passes(
     assert checks["structured output"].endswith("runs use function_calling")
     assert "langchain-openai" in checks["packages"]
     assert "xllamacpp" not in checks["packages"]  # only for the embedded model
-    assert out.splitlines()[-1] == "all 6 checks passed"
+    assert out.splitlines()[-1] == "all 7 checks passed"
     assert err == ""
     formats = [body.get("response_format", {}).get("type") for body in server.requests]
     assert formats == ["json_schema", None]  # one request per method
@@ -96,7 +96,7 @@ def test_model_not_listed_fails(
     checks = lines_of(out)
     assert checks["model"] == "✗ other-model is not among the 1 model listed: stub"
     assert checks["structured output"].startswith("✓")  # the stub serves any name
-    assert out.splitlines()[-1] == "1 of 6 checks failed"
+    assert out.splitlines()[-1] == "1 of 7 checks failed"
 
 
 def test_json_schema_rejected_reports_function_calling(
@@ -141,9 +141,12 @@ def test_unreachable_endpoint_is_a_reason_line(
     assert time.perf_counter() - started < 10
     assert code == 1
     checks = lines_of(out)
-    assert checks["endpoint"] == f"✗ {url} is unreachable: Connection refused"
+    assert checks["endpoint"] == (
+        f"✗ {url} is unreachable: it refused the connection "
+        "(nothing listens there: Connection refused)"
+    )
     assert "model" not in checks and "structured output" not in checks
-    assert out.splitlines()[-1] == "1 of 4 checks failed"
+    assert out.splitlines()[-1] == "1 of 5 checks failed"
     assert "Traceback" not in out + err
     assert err == ""
 

@@ -57,7 +57,11 @@ def test_gguf_found_through_distribution_files() -> None:
 
 @EMBEDDED_A
 def test_solve_on_embedded_model(tmp_path: Path) -> None:
-    args = ["solve", QUESTION, "--agents", "2", "--rounds", "2", "--json", *SHORT]
+    """The README quickstart's first debate (its question), on two solvers for speed."""
+    from tests.test_newcomer import quickstart_commands
+
+    first = next(c for c in quickstart_commands() if c[1:2] == ["solve"])
+    args = ["solve", first[2], "--agents", "2", "--rounds", "2", "--json", *SHORT]
     proc = subprocess.Popen(
         cli(*args, "--db", str(tmp_path / "d.sqlite")),
         stdout=subprocess.PIPE,

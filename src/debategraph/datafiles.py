@@ -18,9 +18,12 @@ import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from debategraph.errors import UsageError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 
 def load_data(path: str | Path, option: str) -> Any:
@@ -60,6 +63,42 @@ def load_data(path: str | Path, option: str) -> Any:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise UsageError(f"{option} {file}: not valid YAML{where}: {problem}") from None
+
+
+def first_problem(exc: ValidationError, record: type[BaseModel]) -> str:
+    """What is wrong with a record a user filled in, in one line.
+
+    An unknown field is named as unknown first (a misspelt ``stance:`` for ``side:``),
+    with the fields that are missing beside it; else the first problem.
+
+    Args:
+        exc: The error.
+        record: The model that refused (its fields name what is allowed).
+
+    Returns:
+        ``unknown field 'x': allowed are ...`` (and ``; missing: 'y'``),
+        ``field 'x' is missing`` or ``field 'x': what (got value)``.
+    """
+    errors = exc.errors()
+
+    def where(error: Any) -> str:
+        return ".".join(str(p) for p in error["loc"]) or "?"
+
+    unknown = [where(e) for e in errors if e["type"] == "extra_forbidden"]
+    missing = [where(e) for e in errors if e["type"] == "missing"]
+    if unknown:
+        allowed = ", ".join(record.model_fields)
+        names = ", ".join(repr(name) for name in unknown)
+        said = f"unknown field{'s' if len(unknown) > 1 else ''} {names}: allowed are {allowed}"
+        if missing:
+            names = ", ".join(repr(name) for name in missing)
+            said += f"; missing: {names}"
+        return said
+    error = errors[0]
+    if error["type"] == "missing":
+        return f"field {where(error)!r} is missing"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"field {where(error)!r}: {message} (got {error.get('input')!r})"
 
 
 def _unique_keys_loader() -> Any:

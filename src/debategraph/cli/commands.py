@@ -64,7 +64,7 @@ from debategraph.runs.human import (
 )
 from debategraph.runs.results import result_of, thread_wall
 from debategraph.runs.start import check_concurrency, resumed_run
-from debategraph.runs.thread import compile_graph, require_run
+from debategraph.runs.thread import require_run
 from debategraph.words import plural
 
 
@@ -147,7 +147,7 @@ def interject_command(
     """
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
-        reading = reader(saver, run)
+        reading = reader(saver, run, thread)
         graph = reading.graph
         state = reading.state(thread)
         described = registry.described(run.pattern)
@@ -182,7 +182,7 @@ def stop(
     """
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
-        state = reader(saver, run).state(thread)
+        state = reader(saver, run, thread).state(thread)
         refuse_finished(thread, state, "there is nothing to stop")
         post_to_inbox(db, thread, STOP)
     word = registry.described(run.pattern).round_word
@@ -213,7 +213,12 @@ def threads(db: DbOpt = DEFAULT_DB, json_output: JsonOpt = False) -> None:
                 "question": None,
             }
             if summary.run is not None and summary.run.pattern in known:
-                reading = reader(saver, summary.run)
+                try:
+                    reading = reader(saver, summary.run, summary.thread_id)
+                except UsageError as exc:  # one unreadable thread hides no other
+                    err.print(f"[dim]{escape(str(exc))}[/dim]")
+                    rows.append(row)
+                    continue
                 graph = reading.graph
                 state = reading.state(summary.thread_id)
                 values = graph.get_state(thread_config(summary.thread_id)).values
@@ -284,7 +289,7 @@ def show(
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
         pattern = get_pattern(run.pattern)
-        reading = reader(saver, run)
+        reading = reader(saver, run, thread)
         graph = reading.graph
         values = graph.get_state(thread_config(thread)).values
         state = reading.state(thread)
@@ -317,7 +322,7 @@ def history(
     from debategraph.checkpoints.thread_values import jsonable
 
     with open_checkpointer(db) as saver:
-        graph = compile_graph(saver, require_run(saver, thread, db))
+        graph = reader(saver, require_run(saver, thread, db), thread).graph
         entries = thread_history(graph, thread)
     if json_output:
         emit_json([jsonable(asdict(e)) for e in entries])
@@ -415,7 +420,7 @@ def prune(
             run = read_run(saver, thread_id)
             if run is None or run.pattern not in known:
                 return None
-            return compile_graph(saver, run)
+            return reader(saver, run, thread_id).graph
 
         report = prune_threads(
             graph_for,
@@ -453,7 +458,7 @@ def export(
 
     with open_checkpointer(db) as saver:
         run = require_run(saver, thread, db)
-        reading = reader(saver, run)
+        reading = reader(saver, run, thread)
         graph = reading.graph
         values = graph.get_state(thread_config(thread)).values
         status = reading.state(thread).status

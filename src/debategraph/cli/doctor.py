@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from debategraph.checkpoints.savers import DEFAULT_DB
 from debategraph.cli.group import app
-from debategraph.cli.options import BaseUrlOpt, DbOpt
+from debategraph.cli.options import ApiKeyEnvOpt, BaseUrlOpt, DbOpt
 from debategraph.cli.render import emit_json, out
 from debategraph.models.spec import LOCAL, ModelSpec
 from debategraph.words import plural
@@ -24,6 +24,7 @@ def doctor(
         ),
     ] = LOCAL,
     base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     db: DbOpt = DEFAULT_DB,
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Seconds per request the checks make.")
@@ -37,7 +38,13 @@ def doctor(
 
     # One request per probe (no client retries): the doctor reports what the endpoint does.
     spec = checks.check_input(
-        ModelSpec(model=model, base_url=base_url, timeout_s=timeout, max_retries=0)
+        ModelSpec(
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout_s=timeout,
+            max_retries=0,
+        )
     )
     results = []
     for check in checks.run_checks(spec, db):

@@ -68,8 +68,26 @@ class PatternGroup(TyperGroup):
         return options.flags_without_type(super().get_params(ctx))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
-        """The command to run: a pattern's is built from its declaration now."""
-        name, command, rest = super().resolve_command(ctx, args)
+        """The command to run: a pattern's is built from its declaration now.
+
+        An unknown name is answered with the closest of every command's names, the
+        patterns' included (``slove``: ``solve``).
+        """
+        import difflib
+
+        try:
+            name, command, rest = super().resolve_command(ctx, args)
+        except typer.TyperException as exc:  # typer's click's UsageError
+            typo = args[0] if args else ""
+            if not typo or self.get_command(ctx, typo) is not None:
+                raise
+            known = self.list_commands(ctx)
+            close = difflib.get_close_matches(typo, known, n=3, cutoff=0.6)
+            said = f"No such command {typo!r}."
+            if close:
+                said += f" Did you mean {' or '.join(repr(c) for c in close)}?"
+            exc.message = f"{said} (commands: debategraph --help)"
+            raise
         for entry in registry.entries():
             if entry.command == name:
                 return name, options.command_without_flag_types(pattern_command(entry), ctx), rest

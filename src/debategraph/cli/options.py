@@ -287,8 +287,33 @@ def flags_without_type(params: list[Any]) -> list[Any]:
     return params
 
 
+def defaults_whole(params: list[Any]) -> list[Any]:
+    """``params`` with each comma-separated default shown so that it wraps, never cut.
+
+    Rich cuts a word wider than the help column with an ellipsis (``[default:
+    single,vote,debate-ring,debate…``): a default that lists values is shown with a space
+    after each comma, so it wraps between them and reads whole at any width.
+
+    Args:
+        params: A command's parameters.
+
+    Returns:
+        The same list, such defaults shown spaced (the values themselves unchanged).
+    """
+    for param in params:
+        default = getattr(param, "default", None)
+        shown = getattr(param, "show_default", None)
+        if isinstance(default, str) and "," in default and shown is not False:
+            spaced = ", ".join(part.strip() for part in default.split(","))
+            param.show_default = False  # written in the help instead, spaced
+            param.help = f"{param.help or ''} \\[default: {spaced}]".strip()
+    return params
+
+
 def command_without_flag_types(command: Any, ctx: Any) -> Any:
-    """A command, and each command of a group, with :func:`flags_without_type` applied.
+    """A command, and each command of a group, with its help made plain.
+
+    :func:`flags_without_type` and :func:`defaults_whole` applied.
 
     Args:
         command: A (typer-vendored) click command or group, or ``None``.
@@ -298,7 +323,7 @@ def command_without_flag_types(command: Any, ctx: Any) -> Any:
         ``command``.
     """
     if command is not None:
-        flags_without_type(command.get_params(ctx))
+        defaults_whole(flags_without_type(command.get_params(ctx)))
         for sub in (getattr(command, "commands", None) or {}).values():
             command_without_flag_types(sub, ctx)
     return command

@@ -108,6 +108,34 @@ def model_label(spec: ModelSpec) -> str:
     return f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
 
 
+def models_label(spec: ModelSpec, settings: Mapping[str, Any]) -> str:
+    """Every model a run calls, as its first line names them.
+
+    Args:
+        spec: The run's model.
+        settings: The run's settings (agents with models of their own).
+
+    Returns:
+        ``model X``, or ``models X; alice: Y; bob, judge: own agent`` when agents call
+        elsewhere; where a key is withheld from an endpoint, which and the option that
+        sends it (:meth:`ModelSpec.withheld
+        <debategraph.models.spec.ModelSpec.withheld>`), in brackets.
+    """
+    from debategraph.runs.agents import models_of_agents
+
+    others: dict[str, list[str]] = {}
+    owned = models_of_agents(settings, spec)
+    for name, own in owned:
+        label = "own agent" if own is None else model_label(own)
+        others.setdefault(label, []).append(name)
+    notes = [n for n in (spec.withheld(), *(o.withheld() for _, o in owned if o)) if n]
+    said = f" ({'; '.join(dict.fromkeys(notes))})" if notes else ""
+    if not others:
+        return f"model {model_label(spec)}{said}"
+    parts = [f"{', '.join(names)}: {label}" for label, names in others.items()]
+    return f"models {model_label(spec)}; {'; '.join(parts)}{said}"
+
+
 def turn_line(turn: Turn, *, with_round: bool = True) -> str:
     """One transcript record as a line of Rich markup (the live view of a run).
 

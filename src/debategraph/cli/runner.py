@@ -24,7 +24,7 @@ from debategraph.checkpoints.threads import RunInfo, thread_exists
 from debategraph.cli import interrupts
 from debategraph.cli.patterns import get_pattern
 from debategraph.cli.patterns.declaration import Pattern
-from debategraph.cli.render import emit_json, err, model_label, print_result
+from debategraph.cli.render import emit_json, err, models_label, print_result
 from debategraph.errors import (
     CostLimitReached,
     DebategraphError,
@@ -46,17 +46,18 @@ if TYPE_CHECKING:
 OPTION_OF = {"max_rounds": "--rounds"}
 
 
-def reader(saver: BaseCheckpointSaver[Any], run: RunInfo) -> Run:
-    """A thread's run to read and write its state (no model, no store).
+def reader(saver: BaseCheckpointSaver[Any], run: RunInfo, thread_id: str) -> Run:
+    """A thread's run to read and write its state (no model, no key, no store).
 
     Args:
         saver: The checkpointer.
         run: The thread's pattern and settings.
+        thread_id: The thread (for messages).
 
     Returns:
-        The run (its pattern's round boundary from its description).
+        The run (:meth:`Run.reading <debategraph.runs.thread.Run.reading>`).
     """
-    return Run(saver, run)
+    return Run.reading(saver, run, thread_id)
 
 
 def _interactive(json_output: bool) -> bool:
@@ -175,7 +176,7 @@ class Runner:
         interrupts.resumable(thread_id, self.db)
         err.print(
             f"thread [bold]{thread_id}[/bold] · db {escape(self.db)} · "
-            f"model {escape(model_label(self.spec))} · "
+            f"{escape(models_label(self.spec, self.run_info.settings))} · "
             f"{self.described.describe(self.run_info.settings)}"
         )
         progress = Progress(self.pattern, stream_text=not self.json_output)

@@ -1,5 +1,6 @@
 """A remote endpoint's checks: reachable, serving the model, its structured-output methods.
 
+``api key`` says which key goes to the endpoint (or which is withheld, and why);
 ``endpoint`` checks that ``GET {base_url}/models`` answers; ``model`` that the model is
 in that list, when the endpoint lists models; ``structured output`` which of
 ``json_schema`` and ``function_calling`` return valid output, and how fast.
@@ -39,7 +40,10 @@ def remote_checks(spec: ModelSpec) -> Iterator[Check]:
         ``structured output``.
     """
     base_url = str(spec.base_url)
-    reach, listed = check_endpoint(base_url, spec.key(), spec.timeout_s or REACH_TIMEOUT_S)
+    key = spec.key()
+    yield check_key(spec, key)
+    timeout_s = spec.timeout_s or REACH_TIMEOUT_S
+    reach, listed = check_endpoint(base_url, key, timeout_s, note=spec.key_note())
     yield reach
     if not reach.ok:
         return
@@ -48,8 +52,28 @@ def remote_checks(spec: ModelSpec) -> Iterator[Check]:
     yield check_structured_output(spec)
 
 
+def check_key(spec: ModelSpec, key: str | None) -> Check:
+    """Which key goes to the endpoint: "no key sent" is told apart from "key refused".
+
+    Args:
+        spec: A remote spec.
+        key: The key that goes to its endpoint (:meth:`ModelSpec.key`), or ``None``.
+
+    Returns:
+        The check: it passes either way (an endpoint may need no key); where a key is
+        withheld, it names the key, why, and the option that sends it.
+    """
+    if key is not None:
+        source = "given" if spec.api_key is not None else spec.api_key_env or "OPENAI_API_KEY"
+        return Check("api key", True, f"sent ({source})")
+    withheld = spec.withheld()
+    if withheld is not None:
+        return Check("api key", True, f"none sent: {withheld}")
+    return Check("api key", True, "none sent (no key variable is named for this endpoint)")
+
+
 def check_endpoint(
-    base_url: str, api_key: str | None, timeout_s: float
+    base_url: str, api_key: str | None, timeout_s: float, *, note: str | None = None
 ) -> tuple[Check, list[str] | None]:
     """``GET {base_url}/models`` (:func:`~debategraph.models.probe.list_models`) as a check.
 
@@ -57,6 +81,8 @@ def check_endpoint(
         base_url: The OpenAI-compatible base URL.
         api_key: The key for this endpoint, or ``None`` (as ``list_models`` takes it).
         timeout_s: Seconds to wait.
+        note: What to add where the endpoint wants a key it did not get
+            (:meth:`ModelSpec.key_note`).
 
     Returns:
         The check, and the model ids it lists (``None`` if it lists none).
@@ -64,7 +90,10 @@ def check_endpoint(
     from debategraph.models.probe import list_models
 
     found = list_models(base_url, api_key, timeout_s)
-    return Check("endpoint", found.ok, found.detail), found.ids
+    detail = found.detail
+    if found.answered and not found.ok and note is not None:  # 401 or 403: no key sent
+        detail = f"{detail}: {note}"
+    return Check("endpoint", found.ok, detail), found.ids
 
 
 def check_model_listed(model: str, listed: Sequence[str]) -> Check:

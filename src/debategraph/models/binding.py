@@ -70,6 +70,9 @@ class ModelBinding(NamedTuple):
         price: The model's price (:mod:`debategraph.models.money`), or ``None``.
         max_tokens: Its completion cap where known (what a budget holds back for a
             call's reply).
+        key_note: Why no key goes to its endpoint, where none does
+            (:meth:`ModelSpec.key_note <debategraph.models.ModelSpec.key_note>`): what a
+            refused call adds to its line.
     """
 
     chat: BaseChatModel
@@ -85,6 +88,7 @@ class ModelBinding(NamedTuple):
     tpm: float | None = None
     price: Price | None = None
     max_tokens: int | None = None
+    key_note: str | None = None
 
 
 #: Per event loop: id of a binding's chat model -> (that model, the binding for the loop,
@@ -303,7 +307,7 @@ def init_chat_model(model: str, **settings: Any) -> BaseChatModel:
 def _remote_binding(spec: ModelSpec) -> ModelBinding:
     spec = spec.validated()
     api_key = spec.key() or "not-needed"  # a key only where it was given (ModelSpec.key)
-    return _openai_binding(
+    binding = _openai_binding(
         _pick_method(spec.structured_method, spec.base_url),
         spec.base_url or "https://api.openai.com/v1",
         spec.label,
@@ -317,6 +321,7 @@ def _remote_binding(spec: ModelSpec) -> ModelBinding:
         timeout=spec.timeout_s or DEFAULT_TIMEOUT_S,
         stream_usage=True,  # token usage also when a node's call is streamed
     )
+    return binding._replace(key_note=spec.key_note())
 
 
 _LOCAL_BINDINGS: dict[tuple[ModelSpec, int], ModelBinding] = {}

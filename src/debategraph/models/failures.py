@@ -17,7 +17,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 
 from debategraph.errors import ModelUnavailableError
 from debategraph.models.binding import ModelBinding
-from debategraph.models.faults import Fault, status_of, transient
+from debategraph.models.faults import status_of, transient, unreached, unreached_words
 from debategraph.models.steps import Steps, TimeLimitReached
 from debategraph.state.records import Usage
 from debategraph.words import one_line
@@ -118,12 +118,15 @@ def unavailable(model: ModelBinding, exc: BaseException) -> ModelUnavailableErro
     if failure is not None:
         return ModelUnavailableError(failure)
     status = status_of(exc)
-    if isinstance(exc, openai.APIStatusError):
+    if status in (401, 403) and model.key_note is not None:  # no key sent: not a wrong key
+        said = one_line(exc.message if isinstance(exc, openai.APIStatusError) else str(exc))
+        detail = f"answered HTTP {status} ({said}): {model.key_note}"
+    elif isinstance(exc, openai.APIStatusError):
         detail = f"answered HTTP {exc.status_code}: {one_line(exc.message)}"
     elif status is not None:
         detail = f"answered HTTP {status}: {one_line(str(exc)) or type(exc).__name__}"
-    elif transient(exc) == Fault("timeout") and not refused(exc):
-        detail = f"timed out: {one_line(root_cause(exc)) or type(exc).__name__}"
+    elif (kind := unreached(exc)) is not None:  # DNS, refused, TLS, timeout, dropped
+        return ModelUnavailableError(f"model endpoint {unreached_words(kind, model.endpoint, exc)}")
     else:
         detail = f"is unreachable: {one_line(root_cause(exc)) or type(exc).__name__}"
     return ModelUnavailableError(f"model endpoint {model.endpoint} {detail}")

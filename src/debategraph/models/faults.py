@@ -17,12 +17,16 @@ from __future__ import annotations
 import email.utils
 import math
 import re
+import socket
+import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 FaultKind = Literal["rate_limit", "server", "timeout", "connection"]
+#: How an endpoint could not be reached (:func:`unreached`).
+Unreached = Literal["dns", "refused", "tls", "timeout", "connection"]
 
 #: HTTP statuses a provider answers when trying again later may work: a request
 #: timeout, a lock conflict (OpenAI's own client retries both), any server error, and
@@ -96,6 +100,73 @@ def transient(exc: BaseException) -> Fault | None:
     if _is_connection(exc):
         return Fault("connection")
     return None
+
+
+def unreached(exc: BaseException) -> Unreached | None:
+    """How a call failed to reach its endpoint, whichever SDK or transport raised it.
+
+    Read down the exception chain, so a name that does not resolve is a DNS failure even
+    where a client reports it as a timeout: ``dns`` (the host name does not resolve),
+    ``refused`` (nothing listens at that port), ``tls`` (the TLS handshake or the
+    certificate failed), ``timeout`` (no answer in time), ``connection`` (dropped or
+    reset).
+
+    Args:
+        exc: What a call raised.
+
+    Returns:
+        The kind, or ``None`` where the endpoint was reached (an HTTP status) or the
+        failure is no transport failure.
+    """
+    if status_of(exc) is not None:
+        return None
+    chain = _chain(exc)
+    if any(isinstance(e, socket.gaierror) for e in chain):
+        return "dns"
+    if _refused(exc):
+        return "refused"
+    if any(isinstance(e, ssl.SSLError | ssl.CertificateError) for e in chain):
+        return "tls"
+    if _is_timeout(exc):
+        return "timeout"
+    if _is_connection(exc):
+        return "connection"
+    return None
+
+
+def unreached_words(kind: Unreached, endpoint: str, exc: BaseException) -> str:
+    """One line naming how ``endpoint`` could not be reached (what :func:`unreached` found).
+
+    Args:
+        kind: The kind.
+        endpoint: The base URL.
+        exc: The failure (its innermost message is quoted).
+
+    Returns:
+        ``URL is unreachable: its host H does not resolve (DNS: ...)``, ``URL is
+        unreachable: it refused the connection (nothing listens there: ...)``, ``URL is
+        unreachable: TLS failed (...)``, ``URL timed out: ...`` or ``URL is unreachable:
+        ...`` (a dropped or reset connection).
+    """
+    from urllib.parse import urlparse
+
+    cause = exc
+    while cause.__cause__ is not None and str(cause.__cause__):
+        cause = cause.__cause__
+    text = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause)
+    said = " ".join(str(text).split()) or type(cause).__name__
+    if kind == "dns":
+        host = urlparse(endpoint).hostname or endpoint
+        return f"{endpoint} is unreachable: its host {host} does not resolve (DNS: {said})"
+    if kind == "refused":
+        return (
+            f"{endpoint} is unreachable: it refused the connection (nothing listens there: {said})"
+        )
+    if kind == "tls":
+        return f"{endpoint} is unreachable: TLS failed ({said}; is it https?)"
+    if kind == "timeout":
+        return f"{endpoint} timed out: {said}"
+    return f"{endpoint} is unreachable: {said}"
 
 
 def status_of(exc: BaseException) -> int | None:

@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from debategraph.models.faults import unreached, unreached_words
 from debategraph.words import plural
 
 #: Model names a line lists at most (:func:`some_of`).
@@ -63,21 +64,24 @@ def list_models(base_url: str, api_key: str | None, timeout_s: float) -> ModelLi
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
             body = response.read()
     except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403) and not api_key:  # a wrong key is not what happened
+            wants = f"{base_url} wants an API key (HTTP {exc.code} on /models): no key was sent"
+            return ModelList(True, False, wants)
         if exc.code in (401, 403):
             refused = f"{base_url} refused the API key (HTTP {exc.code} on /models)"
             return ModelList(True, False, refused)
         said = f"{base_url} answered (HTTP {exc.code} on /models: no model list)"
         return ModelList(True, True, said)
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, TimeoutError):
+    except (OSError, http.client.HTTPException) as exc:  # URLError is an OSError
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        failure = reason if isinstance(reason, BaseException) else exc
+        kind = unreached(failure)
+        if kind == "timeout":
             return ModelList(False, False, late)
-        text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
+        if kind is not None:  # DNS, refused, TLS, dropped: named as what they are
+            return ModelList(False, False, unreached_words(kind, base_url, failure))
+        text = failure.strerror if isinstance(failure, OSError) and failure.strerror else failure
         return ModelList(False, False, f"{base_url} is unreachable: {one_line(str(text))}")
-    except TimeoutError:
-        return ModelList(False, False, late)
-    except (OSError, http.client.HTTPException) as exc:
-        return ModelList(False, False, f"{base_url} is unreachable: {one_line(str(exc))}")
     elapsed_ms = (time.perf_counter() - started) * 1000
     listed = _model_ids(body)
     if listed is None:

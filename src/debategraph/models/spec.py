@@ -176,6 +176,53 @@ class ModelSpec:
             )
         return value
 
+    def withheld(self) -> str | None:
+        """Which key the rule of :meth:`key` withholds from this endpoint, why, and the fix.
+
+        ``OPENAI_API_KEY`` goes only to the endpoint it is for; a model at another
+        endpoint that names no key variable gets none, though plain ``ChatOpenAI`` would
+        send it. What a run's first line, a refused call and ``doctor`` say, so that a
+        withheld key is not taken for a wrong one.
+
+        Returns:
+            ``OPENAI_API_KEY is set but was not sent to URL: ...; --api-key-env
+            OPENAI_API_KEY sends it there``, or ``None`` where no key is withheld.
+        """
+        if not self._keyless() or self.base_url is None or not os.environ.get("OPENAI_API_KEY"):
+            return None
+        home = openai_home()
+        if same_endpoint(self.base_url, home):
+            return None
+        return (
+            f"OPENAI_API_KEY is set but was not sent to {self.base_url}: it goes only to "
+            f"{home} (OPENAI_BASE_URL, else OpenAI's API); --api-key-env OPENAI_API_KEY "
+            "sends it there"
+        )
+
+    def key_note(self) -> str | None:
+        """What a refused call (HTTP 401 or 403) adds: the key withheld, or that none was sent.
+
+        Returns:
+            :meth:`withheld`'s note; else, where no key goes to the endpoint, that none
+            was sent and the option that sends one; ``None`` where a key is sent (or the
+            model needs none: the embedded one, a provider's, whose package reads its
+            own key).
+        """
+        withheld = self.withheld()
+        if withheld is not None or not self._keyless() or self.key() is not None:
+            return withheld
+        where = self.base_url or openai_home()
+        return f"no API key was sent to {where}: --api-key-env VAR sends the key VAR holds"
+
+    def _keyless(self) -> bool:
+        """Whether the spec names no key: the rule of :meth:`key` decides whether one goes."""
+        return not (
+            self.is_local
+            or self.api_key is not None
+            or self.api_key_env is not None
+            or provider_of(self.model) is not None
+        )
+
     def validated(self) -> ModelSpec:
         """Check the values, the embedded model's file and slots, and fill in defaults.
 
@@ -198,6 +245,11 @@ class ModelSpec:
                 check_slots(info, self.slots)
             return self
         base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if base_url is None and near_local(self.model):
+            raise UsageError(
+                f"model {self.model!r} would go to OpenAI's API: did you mean {LOCAL} (the "
+                "embedded model)? A remote model names its endpoint: --base-url URL"
+            )
         if base_url is not None:
             parsed = urlparse(base_url)
             if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -456,6 +508,30 @@ def check_url_secrets(url: str) -> None:
             "a base URL may not carry a user, password or key: name the key's environment "
             "variable with api_key_env instead"
         )
+
+
+def near_local(model: str) -> bool:
+    """Whether a model name is a near miss of ``local`` (``locl``, ``Local``, ``lcoal``).
+
+    Such a name is a slip, not a model: without an endpoint it would go to OpenAI's API,
+    which serves no such model, and fail there, far from the typo.
+
+    Args:
+        model: The model name.
+
+    Returns:
+        ``True`` for a name close to ``local`` that is not it.
+    """
+    import difflib
+
+    head = model.partition(":")[0].strip().lower()
+    if is_local(model) or not head:
+        return False
+    return head == LOCAL or difflib.SequenceMatcher(None, head, LOCAL).ratio() >= NEAR_MISS
+
+
+#: How close (:class:`difflib.SequenceMatcher`'s ratio) a slip is to the name it misses.
+NEAR_MISS = 0.75
 
 
 def is_local(model: str) -> bool:

@@ -19,10 +19,12 @@ a graph module is imported: declaring or validating a graph stays quick.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -334,6 +336,30 @@ class Agent:
         return await arun_steps(self.say_steps(runtime, messages, **kwargs))
 
 
+#: Set while a graph is built only to read a thread (:func:`reading`).
+_READING: contextvars.ContextVar[bool] = contextvars.ContextVar("reading", default=False)
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """Build graphs only to read a thread's state: its agents' own parts left alone.
+
+    Reading a thread (listing, showing, exporting it) needs its graph's shape, never a
+    call: inside this block :func:`agent_of` makes each agent by name alone, so no model
+    is parsed, no key variable read, no tool (an MCP server's) listed and no agent
+    imported. A thread whose agents name ``api_key_env: SOME_VAR`` reads in a shell
+    without ``SOME_VAR``; running it still checks every part.
+
+    Yields:
+        Nothing: graphs built in the block are for reading.
+    """
+    token = _READING.set(True)
+    try:
+        yield
+    finally:
+        _READING.reset(token)
+
+
 def agent_of(
     member: AgentSpec | str | None, model: ModelBinding | None, name: str | None = None
 ) -> Agent:
@@ -344,6 +370,7 @@ def agent_of(
     (:func:`~debategraph.nodes.tools.resolve_tools`), its agent checked to be a
     ``Runnable``; an agent whose calls go to the embedded model (its own ``local``, or
     no model or a name without an endpoint on a graph built with it) cannot take tools.
+    Inside :func:`reading` none of that is checked: the agent is its name alone.
 
     Args:
         member: The agent's record, or its name alone (nothing of its own).
@@ -358,6 +385,8 @@ def agent_of(
     """
     if member is None or isinstance(member, str):
         return Agent(name or member or "", model)
+    if _READING.get():  # a graph built to read a thread: nothing of its own is called
+        return Agent(name or member.name, model)
     who = f"agent {(name or member.name)!r}"
     own = own_model(member.model, who)
     tools = resolve_tools(member.tools, who)

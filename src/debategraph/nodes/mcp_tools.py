@@ -93,13 +93,12 @@ def server_of(value: Mapping[str, Any], what: str) -> McpServer:
     try:
         return McpServer.model_validate(dict(value))
     except ValidationError as exc:
+        from debategraph.datafiles import first_problem
+
+        if any(e["type"] == "extra_forbidden" for e in exc.errors()):
+            raise ValueError(f"{what}: MCP server entry: {first_problem(exc, McpServer)}") from None
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
-        if error["type"] == "extra_forbidden":
-            allowed = ", ".join(McpServer.model_fields)
-            raise ValueError(
-                f"{what}: MCP server entry: unknown field {field!r}: allowed are {allowed}"
-            ) from None
         where = f" field {field!r}" if field else ""
         message = str(error["msg"]).removeprefix("Value error, ")
         raise ValueError(f"{what}: MCP server entry{where}: {message}") from None

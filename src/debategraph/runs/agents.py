@@ -8,6 +8,7 @@ the officials) and may name a model or an agent of its own; these functions find
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from debategraph.errors import UsageError
@@ -94,6 +95,42 @@ def own_specs(settings: Values) -> list[tuple[str, ModelSpec]]:
         if spec is not None and _field(record, "agent") is None:
             found.append((f"agent {name!r}", spec))
     return found
+
+
+def models_of_agents(settings: Values, run: ModelSpec) -> list[tuple[str, ModelSpec | None]]:
+    """The agents (and officials) whose calls go elsewhere than the run's model, and where.
+
+    What a run's first line names beside the run's model, so that it names every model
+    the run calls: an agent's own model (a name without an endpoint is that model at
+    the run's endpoint), or its own agent.
+
+    Args:
+        settings: The run's settings.
+        run: The run's model (validated: its endpoint filled in).
+
+    Returns:
+        ``(name, spec)`` pairs in the settings' order, each agent once; ``spec`` is
+        ``None`` for an agent of its own (or a chat model object). Agents whose own
+        model is the run's own are left out.
+    """
+    found: dict[str, tuple[str, ModelSpec | None]] = {}
+    for name, record in agent_records(settings):
+        if name.lower() in found:
+            continue
+        if _field(record, "agent") is not None:
+            found[name.lower()] = (name, None)
+            continue
+        if _field(record, "model") is None:
+            continue
+        spec = _own_spec(record)
+        if spec is None:
+            found[name.lower()] = (name, None)
+            continue
+        if spec.base_url is None and not spec.is_local and not run.is_local:
+            spec = replace(spec, base_url=run.base_url)
+        if (spec.model, spec.base_url) != (run.model, run.base_url):
+            found[name.lower()] = (name, spec)
+    return list(found.values())
 
 
 def _own_spec(record: Any) -> ModelSpec | None:

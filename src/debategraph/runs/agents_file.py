@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from debategraph.datafiles import load_data
+from debategraph.datafiles import first_problem, load_data
 from debategraph.errors import UsageError
 
 OPTION = "--agents-file"
@@ -116,27 +116,6 @@ def read_agents_file(
             raise UsageError(str(exc)) from None
         (roster.officials if official else roster.agents).append(dict(entry))
     return roster
-
-
-def first_problem(exc: ValidationError, record: type[BaseModel]) -> str:
-    """The first problem of a validation error, in one line.
-
-    Args:
-        exc: The error.
-        record: The model that refused (its fields name what is allowed).
-
-    Returns:
-        ``unknown field 'x': allowed are ...``, ``field 'x' is missing`` or
-        ``field 'x': what (got value)``.
-    """
-    error = exc.errors()[0]
-    name = ".".join(str(p) for p in error["loc"]) or "?"
-    if error["type"] == "extra_forbidden":
-        allowed = ", ".join(record.model_fields)
-        return f"unknown field {name!r}: allowed are {allowed}"
-    if error["type"] == "missing":
-        return f"field {name!r} is missing"
-    return f"field {name!r}: {error['msg']} (got {error.get('input')!r})"
 
 
 def _entry_lines(path: str) -> list[int]:

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from debategraph import registry
+from debategraph.datafiles import first_problem
 from debategraph.errors import DebategraphError
 from debategraph.runs.account import Account, Answered
-from debategraph.runs.agents_file import first_problem
 from debategraph.runs.start import served_settings
 
 if TYPE_CHECKING:

@@ -41,7 +41,9 @@ def check_concurrency(value: int | None) -> None:
         raise UsageError(f"--max-concurrency {value} must be at least 1")
 
 
-def build_graph(pattern: str, settings: Mapping[str, Any]) -> StateGraph[Any, Any, Any, Any]:
+def build_graph(
+    pattern: str, settings: Mapping[str, Any], *, reading: bool = False
+) -> StateGraph[Any, Any, Any, Any]:
     """A thread's graph, built (not compiled): the pattern's factory on its settings.
 
     The graph is built without a model: each run's context names it (as LangGraph
@@ -54,6 +56,9 @@ def build_graph(pattern: str, settings: Mapping[str, Any]) -> StateGraph[Any, An
     Args:
         pattern: The pattern's name.
         settings: Its factory's keyword arguments.
+        reading: Built only to read a stored thread: its agents' models, keys, tools
+            and own agents are neither checked nor loaded
+            (:func:`~debategraph.nodes.agent.reading`), so reading needs no key.
 
     Returns:
         The graph.
@@ -61,7 +66,14 @@ def build_graph(pattern: str, settings: Mapping[str, Any]) -> StateGraph[Any, An
     Raises:
         ValueError: If the factory refuses the settings.
     """
-    graph: StateGraph[Any, Any, Any, Any] = registry.entry(pattern).build()(None, **settings)
+    from debategraph.nodes.agent import reading as only_reading
+
+    factory = registry.entry(pattern).build()
+    if reading:
+        with only_reading():
+            graph: StateGraph[Any, Any, Any, Any] = factory(None, **settings)
+            return graph
+    graph = factory(None, **settings)
     return graph
 
 

@@ -157,6 +157,34 @@ class Run:
         self.context = None if model is None else Context(**asdict(model))
         self.graph = compile_graph(saver, info, store, built)
 
+    @classmethod
+    def reading(cls, saver: BaseCheckpointSaver[Any], info: RunInfo, thread_id: str) -> Run:
+        """A stored thread's run to read (and write) its state: no model, key or tool.
+
+        Its graph is built for reading (:func:`~.start.build_graph` with ``reading``):
+        the agents' models, key variables, tools and own agents are not loaded, so
+        every thread tool that reads (``threads``, ``show``, ``history``, ``export``,
+        ``view``...) works without the keys or endpoints its run used.
+
+        Args:
+            saver: The checkpointer of the thread's database.
+            info: The thread's pattern and settings (stored with it).
+            thread_id: The thread (for the message).
+
+        Returns:
+            The run.
+
+        Raises:
+            UsageError: If its stored settings no longer build a graph (one line).
+        """
+        try:
+            built = build_graph(info.pattern, info.settings, reading=True)
+        except ValueError as exc:
+            raise UsageError(
+                f"thread {thread_id}: its stored settings cannot be read: {exc}"
+            ) from exc
+        return cls(saver, info, built=built)
+
     def config(self, thread_id: str) -> RunnableConfig:
         """The config a run of the thread is invoked with.
 

@@ -48,7 +48,7 @@ def thread_page(
     """
     run = require_run(saver, thread, db)
     pattern = registry.described(run.pattern)
-    reading = Run(saver, run)
+    reading = Run.reading(saver, run, thread)
     snapshot = reading.graph.get_state(thread_config(thread))
     state = reading.state(thread)
     family = lineage(saver, thread)
