@@ -57,7 +57,8 @@ def explain(values: Values) -> list[str]:
         values: The thread's state values.
 
     Returns:
-        The sentences, model text isolated.
+        The convergence after the last iteration, then the report's counts and each of
+        its points of consensus and disputed topics (the report's text isolated).
     """
     lines = []
     convergence = values.get("convergence") or []

@@ -87,7 +87,8 @@ def explain(values: Values) -> list[str]:
         values: The thread's state values.
 
     Returns:
-        The sentences, model text isolated.
+        One sentence per round controller's call (which stage, what it did, why), then
+        the chair's decision, rationale, dissent and next steps (model text isolated).
     """
     lines = []
     for call in values.get("controller_decisions") or []:
