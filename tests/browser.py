@@ -45,7 +45,25 @@ READ = """JSON.stringify({
   title: document.title,
   text: document.body ? document.body.innerText : "",
   overflow: document.documentElement.scrollWidth - window.innerWidth,
+  unisolated: UNISOLATED,
 })"""
+
+#: How many text nodes hold a right-to-left override (U+202E) or embedding outside an
+#: isolate of their own: an element holding that text alone whose computed
+#: ``unicode-bidi`` is ``isolate`` (``<bdi>``, and HTML's blocks), ``isolate-override``
+#: or ``plaintext``. Any other such text would reorder the text around it.
+UNISOLATED = """(() => {
+  const walker = document.createTreeWalker(document.body || document, NodeFilter.SHOW_TEXT);
+  const isolating = new Set(["isolate", "isolate-override", "plaintext"]);
+  let count = 0;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!/[\u202a-\u202e]/.test(node.data)) continue;
+    const parent = node.parentElement;
+    const alone = parent.childNodes.length === 1;
+    if (!alone || !isolating.has(getComputedStyle(parent).unicodeBidi)) count += 1;
+  }
+  return count;
+})()"""
 
 #: The page's y below the last element a selector (SELECTOR) matches; 0 for none.
 BOTTOM = """Math.max(0, ...Array.from(document.querySelectorAll(SELECTOR),
@@ -77,8 +95,10 @@ class PageVisit:
         counts: How many elements each selector given to :meth:`Browser.open` matches.
         title: ``document.title`` after the load.
         text: ``document.body.innerText``: what a reader sees, as text.
-        screenshot: The full-page PNG's path.
+        screenshot: The full-page PNG's path (none taken: ``Path()``).
         overflow: How many CSS pixels the page is wider than the window (0: it fits).
+        unisolated: How many of its texts hold a right-to-left override outside an
+            isolate (:data:`UNISOLATED`; 0: none can reorder what is around it).
     """
 
     url: str
@@ -88,6 +108,7 @@ class PageVisit:
     text: str = ""
     screenshot: Path = Path()
     overflow: int = 0
+    unisolated: int = 0
 
     def foreign_requests(self) -> list[str]:
         """The requests beyond the page's own navigation (a self-contained page makes none)."""
@@ -154,7 +175,7 @@ class Browser:
     def open(
         self,
         page: Path,
-        screenshot: Path,
+        screenshot: Path | None,
         selectors: Sequence[str] = (),
         *,
         width: int = 0,
@@ -164,7 +185,7 @@ class Browser:
 
         Args:
             page: An HTML file.
-            screenshot: Where the full-page PNG goes.
+            screenshot: Where the full-page PNG goes (``None``: none is taken).
             selectors: CSS selectors whose matches are counted (``PageVisit.counts``).
             width: The window's width in CSS pixels (0: the browser's default); the
                 screenshot is as wide (0: as wide as the page, overflow included).
@@ -211,6 +232,7 @@ class Browser:
                     f"the load of {visit.url}",
                 )
             read = READ.replace("SELECTORS", json.dumps(list(selectors)))
+            read = read.replace("UNISOLATED", UNISOLATED)
             shown = json.loads(self._evaluate(read, session, record))
             if (shown["href"], shown["ready"]) != (visit.url, "complete"):
                 raise BrowserError(
@@ -218,8 +240,9 @@ class Browser:
                 )
             visit.counts = dict(zip(selectors, shown["counts"], strict=True))
             visit.title, visit.text = shown["title"], shown["text"]
-            visit.overflow = shown["overflow"]
-            visit.screenshot = self._screenshot(session, screenshot, width, until, record)
+            visit.overflow, visit.unisolated = shown["overflow"], shown["unisolated"]
+            if screenshot is not None:
+                visit.screenshot = self._screenshot(session, screenshot, width, until, record)
         finally:
             self.send("Target.closeTarget", {"targetId": target})
         return visit

@@ -50,6 +50,7 @@ NOTE = "Please both address the cost to families."
 DEBATER_RE = re.compile(r"You are (\S+), a debater arguing")
 OUTPUT_KEYS = {
     "topic",
+    "stances",
     "transcript",
     "messages",
     "verdict",
@@ -955,7 +956,10 @@ def test_summary_and_headline() -> None:
     graph = build_debate(script.model, debaters=PAIR, max_rounds=2, moderator=True, judge=True)
     values = graph.compile().invoke({"topic": TOPIC}, config_for("x", 2))
     summary = PATTERN.described.summary(values)
-    assert set(summary) == {"topic", "winner", "verdict", "rounds_completed", "moderator", "words"}
+    assert set(summary) == {
+        *("topic", "stances", "winner", "verdict", "rounds_completed", "moderator", "words")
+    }
+    assert summary["stances"] == {"Alice": "for the motion", "Bob": "against the motion"}
     assert (summary["topic"], summary["winner"], summary["rounds_completed"]) == (TOPIC, "Alice", 2)
     assert [d["round"] for d in summary["moderator"]] == [1]
     assert [w["debater"] for w in summary["words"]] == ["Alice", "Bob"] * 2

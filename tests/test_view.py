@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -21,7 +22,9 @@ from typing import Any
 import pytest
 
 from debategraph import build_solver_debate, registry
+from debategraph.checkpoints import inbox
 from debategraph.checkpoints.forking import ForkPoint, Lineage, lineage
+from debategraph.checkpoints.pages import PAGES
 from debategraph.checkpoints.savers import open_checkpointer
 from debategraph.cli import main, view
 from debategraph.described import Described
@@ -232,11 +235,14 @@ def test_a_discussions_turns_show_each_stance_and_revision() -> None:
     ]
     assert links == [f"#turn-{question.id}"]  # the stance's question, where it was asked
     bob = html.split(f'data-turn-id="{response.id}"')[1].split("</article>")[0]
-    assert "<td>revise</td><td>Bob revised in 1</td>" in bob  # the stance, the revision
+    # the stance, the revision
+    assert "<td><bdi>revise</bdi></td><td><bdi>Bob revised in 1</bdi></td>" in bob
     initial = html.split(f'data-turn-id="{by_stage["Bob", "initial"].id}"')[1]
     insights = initial.split("</article>")[0]
     # id, version, revised in iteration, text: each of Bob's insights as it stands now
-    assert "<td>bob-1</td><td>2</td><td>1</td><td>Bob revised in 1</td>" in insights
+    assert "<td><bdi>bob-1</bdi></td><td>2</td><td>1</td><td><bdi>Bob revised in 1</bdi></td>" in (
+        insights
+    )
     assert insights.count("<tr>") == 1 + len(values["insights"]["Bob"])
 
 
@@ -269,9 +275,9 @@ def test_a_plugin_patterns_thread_gets_the_generic_page() -> None:
     assert "The <b>stolen</b> tarts" in page.text and "court" in page.text
     assert "Ruling" in page.text and "no motive" in page.text and SCRIPT in page.text
     assert "First line.\nSecond line." in page.text
-    folded = [e for e in page.elements if e.tag == "details" and "turn" not in e.classes]
+    folded = [e for e in page.elements if e.tag == "details" and "round" not in e.classes]
     assert len(folded) == 1  # the sessions, a record per day: ruling and jurors stay open
-    assert "2 items" in page.text
+    assert "2 entries" in page.text
     assert not [e for e in page.elements if e.tag == "svg"]
     assert page.text.count("prosecution speaks") == 2  # the timeline's, not the summary's too
     # no values at all (a thread that never ran a step), and a bare pattern
@@ -422,11 +428,12 @@ def test_view_writes_every_turn_of_a_finished_thread(
     assert "solver_1, round 2: 17 → 18" in page.text
     assert "status finished" in " ".join(page.text.split())
     assert "Threads forked from this one:" in page.text
-    assert [e.attrs["href"] for e in page.elements if e.attrs.get("href") == "f.html"]
+    # the fork's page: f.html, or where another test of the module wrote it
+    assert [e.attrs["href"] for e in page.elements if e.attrs.get("href", "").endswith("f.html")]
     # nothing it could fetch: no source, every link within the page or to a sibling page
     assert not [e for e in page.elements if "src" in e.attrs or e.tag == "link"]
     hrefs = [e.attrs["href"] for e in page.elements if "href" in e.attrs]
-    assert all(h.startswith("#") or h == "f.html" for h in hrefs), hrefs
+    assert all(h.startswith("#") or h.endswith("f.html") for h in hrefs), hrefs
     assert "default-src 'none'" in html
 
 
@@ -446,6 +453,32 @@ def test_view_of_a_fork_and_of_a_waiting_thread(
     waiting = Page((tmp_path / "w.html").read_text())
     assert turn_ids(waiting) == [t["id"] for t in threads.transcripts["w"]]
     assert "This thread is waiting" in waiting.text
+
+
+def test_pages_link_each_other_by_the_names_they_were_written_with(
+    threads: Threads, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fork's page written as ``pages/the-fork.html``: its origin's page links there."""
+    db = tmp_path / "copy.sqlite"  # the module's threads, the pages other tests wrote forgotten
+    with sqlite3.connect(threads.db) as source, sqlite3.connect(db) as copy:
+        source.backup(copy)
+    with inbox.open_store(str(db)) as store:
+        for item in store.search(PAGES, limit=100):
+            store.delete(item.namespace, item.key)
+    fork, origin = tmp_path / "pages" / "the-fork.html", tmp_path / "s.html"
+    fork.parent.mkdir()
+
+    def hrefs(page: Path) -> list[str]:
+        elements = Page(page.read_text()).elements
+        return [e.attrs["href"] for e in elements if e.tag == "a" and "#" not in e.attrs["href"]]
+
+    for thread, page in (("f", fork), ("s", origin), ("f", fork)):
+        code, _, err = run_cli(["view", thread, "--db", str(db), "-o", str(page)], capsys)
+        assert code == 0, err
+        if page == fork and not origin.exists():  # the origin's page not written yet
+            assert hrefs(fork) == ["s.html"]  # its default name
+    assert hrefs(origin) == ["pages/the-fork.html"]
+    assert hrefs(fork) == ["../s.html"]
 
 
 def test_view_of_a_plugin_patterns_thread(
@@ -591,7 +624,7 @@ def test_a_page_is_written_whole_or_not_at_all(
 
 def test_the_result_says_each_thing_once() -> None:
     """The decision beside the answer and votes it decided, and again under ``decisions``."""
-    from debategraph.views.thread_parts import without_repeats
+    from debategraph.views.result import without_repeats
 
     decision = {"protocol": "plurality", "answer": "18", "votes": {"18": 2}, "reason": None}
     judged = {**decision, "protocol": "judge", "answer": "20"}

@@ -79,6 +79,11 @@ class Described:
         report: The file a finished run writes, if any.
         result_markdown: The result section of ``export --format md`` (default: the
             summary's fields).
+        explain: The result told in sentences, for a thread's page (the answer and
+            why: how it was decided, the votes, who changed their mind and when, the
+            officials' reasons, the stances), each piece of text the pattern did not
+            write isolated (:func:`debategraph.words.quoted`); ``None``: the summary's
+            fields alone. The page shows the summary's fields after the sentences, folded.
         turn_fields: What a thread's page (``debategraph view``) shows under a turn
             besides its text, by turn id: fields rendered as the summary's are (a
             persona's stances and revised insights); ``None``: nothing.
@@ -97,6 +102,7 @@ class Described:
     agents_per_round: Callable[[Values], int]
     report: Report | None = None
     result_markdown: Callable[[Values], list[str]] | None = None
+    explain: Callable[[Values], list[str]] | None = None
     turn_fields: Callable[[Values], dict[str, dict[str, Any]]] | None = None
     boundary_nodes: frozenset[str] = field(default_factory=lambda: frozenset())
     round_word: str = "round"

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 #: Plurals that are not the word plus ``s``.
-_IRREGULAR = {"reply": "replies", "is": "are", "was": "were"}
+_IRREGULAR = {"reply": "replies", "entry": "entries", "is": "are", "was": "were"}
 
 
 def plural(count: float, word: str) -> str:
@@ -26,6 +26,42 @@ def plural(count: float, word: str) -> str:
     if shown == 1:
         return f"{shown} {word}"
     return f"{shown} {_IRREGULAR.get(word, word + 's')}"
+
+
+#: Unicode's first-strong isolate and its pop: what lies between them keeps its direction
+#: (a right-to-left override included) to itself. A page shows such a stretch as ``<bdi>``.
+ISOLATE, POP_ISOLATE = "\u2068", "\u2069"
+
+
+def quoted(text: object) -> str:
+    """Someone's text (a model's reason, an agent's name) inside a sentence, isolated.
+
+    A sentence a pattern writes about its result wraps every piece of text it did not
+    write in :data:`ISOLATE` ... :data:`POP_ISOLATE`, so a right-to-left override in it
+    reorders nothing after it; isolate characters inside the text are dropped.
+
+    Args:
+        text: The text (its ``str``).
+
+    Returns:
+        The text between the isolate marks, on one line.
+    """
+    inner = " ".join(str(text).split()).replace(ISOLATE, "").replace(POP_ISOLATE, "")
+    return f"{ISOLATE}{inner}{POP_ISOLATE}"
+
+
+def share(part: int, whole: int) -> str:
+    """``part`` of ``whole`` and its percentage: ``4 of 6 (67%)``.
+
+    Args:
+        part: How many.
+        whole: Out of how many (0: no percentage).
+
+    Returns:
+        The text.
+    """
+    percent = f" ({round(100 * part / whole)}%)" if whole else ""
+    return f"{part} of {whole}{percent}"
 
 
 def one_line(text: str) -> str:

@@ -55,10 +55,28 @@ def resume_command(thread_id: str, db: str) -> str:
         a response cache (the resumed run's calls are answered from it too).
     """
     from debategraph.models.cache import active_cache
+    from debategraph.runs.human import resume_command as command
 
     cache = active_cache()
-    also = f" --cache {cache.path}" if cache is not None else ""
-    return f"debategraph resume {thread_id} --db {db}{also}"
+    return command(thread_id, db, None if cache is None else str(cache.path))
+
+
+def review_command(thread_id: str, db: str) -> str:
+    """What a human runs to go on with a thread waiting at its round review.
+
+    Args:
+        thread_id: The thread.
+        db: The ``--db`` value.
+
+    Returns:
+        :func:`resume_command`, then ``--approve | --interject TEXT``
+        (:func:`debategraph.runs.human.review_command`, the line a thread's page shows).
+    """
+    from debategraph.models.cache import active_cache
+    from debategraph.runs.human import review_command as command
+
+    cache = active_cache()
+    return command(thread_id, db, None if cache is None else str(cache.path))
 
 
 def message() -> str:

@@ -278,7 +278,7 @@ class Runner:
     def _report_waiting(
         self, run: Run, thread_id: str, payload: Any, values: Mapping[str, Any]
     ) -> None:
-        hint = f"{interrupts.resume_command(thread_id, self.db)} --approve | --interject TEXT"
+        hint = interrupts.review_command(thread_id, self.db)
         if self.json_output:
             result = self._result(run, thread_id, values)
             emit_json({**result, "status": "waiting", "interrupt": payload, "resume": hint})

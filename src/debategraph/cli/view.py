@@ -23,7 +23,7 @@ from debategraph.checkpoints.threads import thread_config, writer_elsewhere
 from debategraph.cli.group import app
 from debategraph.cli.options import DbOpt
 from debategraph.cli.render import err, write_output
-from debategraph.views.thread_file import MOVING, thread_page
+from debategraph.views.thread_file import MOVING, note_written, thread_page
 from debategraph.views.thread_page import page_name
 
 if TYPE_CHECKING:
@@ -93,12 +93,16 @@ def view(
     """Write a thread's page: one HTML file that opens offline (no script, nothing fetched)."""
     path = output if output is not None else Path(page_name(thread))
     opened = False
+    written: list[bool] = []
     with open_checkpointer(db) as saver:
 
         def write() -> str:
             nonlocal opened
-            html, status = thread_page(saver, db, thread, refresh_s=FOLLOW_POLL_S)
+            html, status = thread_page(saver, db, thread, refresh_s=FOLLOW_POLL_S, path=path)
             write_output(path, html)
+            if not written:  # the pages of its origin and forks link to this name
+                note_written(db, thread, path)
+                written.append(True)
             if open_page and not opened:
                 webbrowser.open(path.resolve().as_uri())
                 opened = True

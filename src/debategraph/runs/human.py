@@ -1,4 +1,8 @@
-"""What a human sends a thread from the CLI: interjections and stop requests.
+"""What a human sends a thread from the CLI: interjections and stop requests, and the line.
+
+:func:`review_command` is the one line that tells a human how to go on with a thread
+waiting at its review point (``debategraph resume THREAD --db DB --approve |
+--interject TEXT``): the CLI prints it, a thread's page shows it.
 
 A thread waiting at its review point, or stopped between rounds, takes an interjection at
 once through ``update_state``; a thread another process is running, or one stopped in the
@@ -24,6 +28,40 @@ if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
 
     Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+#: What a thread waiting at its round review takes on the command line.
+REVIEW_REPLIES = "--approve | --interject TEXT"
+
+
+def resume_command(thread_id: str, db: str, cache: str | None = None) -> str:
+    """The command that continues a thread.
+
+    Args:
+        thread_id: The thread.
+        db: The ``--db`` value.
+        cache: The response cache's file where the run uses one (the resumed run's
+            calls are answered from it too).
+
+    Returns:
+        ``debategraph resume THREAD --db DB``, and ``--cache FILE`` with a cache.
+    """
+    also = f" --cache {cache}" if cache is not None else ""
+    return f"debategraph resume {thread_id} --db {db}{also}"
+
+
+def review_command(thread_id: str, db: str, cache: str | None = None) -> str:
+    """What a human runs to go on with a thread waiting at its round review.
+
+    Args:
+        thread_id: The thread.
+        db: The ``--db`` value.
+        cache: The response cache's file, if the run uses one.
+
+    Returns:
+        :func:`resume_command` and :data:`REVIEW_REPLIES`.
+    """
+    return f"{resume_command(thread_id, db, cache)} {REVIEW_REPLIES}"
 
 
 def refuse_running(thread_id: str, state: ThreadState) -> None:

@@ -112,6 +112,25 @@ def add_usage_by_agent(
     return out
 
 
+def add_models(
+    current: Mapping[str, Sequence[str]] | None, update: Mapping[str, Sequence[str]] | None
+) -> dict[str, list[str]]:
+    """Reducer of ``official_models``: each agent's models so far, then the new ones.
+
+    Args:
+        current: Agent -> the models that answered it so far, in order of first use.
+        update: Agent -> the models of the calls one node made.
+
+    Returns:
+        The merged lists, each model once.
+    """
+    out = {agent: list(models) for agent, models in (current or {}).items()}
+    for agent, models in (update or {}).items():
+        known = out.setdefault(agent, [])
+        known += [m for m in models if m not in known]
+    return out
+
+
 #: The ``messages`` key of every graph's input and output: chat messages; a checkpoint holds
 #: an input only until the run reads it, and the reply never
 #: (:func:`~debategraph.state.reducers.messages_channel`).
@@ -178,11 +197,17 @@ class RunState(RunOutput):
 
     ``transcript`` (an output field) is an append-only delta channel: a checkpoint stores
     only what a step added (DESIGN.md principle 5).
+
+    ``official_models`` names the models that answered an agent whose calls leave no
+    transcript record (a chat's LLM selector and judge, charged by
+    :func:`usage_update`): every other agent's model is on its turns
+    (:attr:`Turn.model <debategraph.state.records.Turn.model>`).
     """
 
     round: int
     started_at: float
     deadline: float | None
+    official_models: Annotated[dict[str, list[str]], add_models]
 
 
 def charge_update(turns: Iterable[Turn]) -> dict[str, Any]:
@@ -222,11 +247,13 @@ def usage_update(agent: str, usage: Usage, model: str | None) -> dict[str, Any]:
         model: The model that answered (``None``: not known).
 
     Returns:
-        ``usage``, ``usage_by_agent`` and (with a model) ``usage_by_model`` writes.
+        ``usage``, ``usage_by_agent`` and (with a model) ``usage_by_model`` and
+        ``official_models`` writes.
     """
     update: dict[str, Any] = {"usage": usage, "usage_by_agent": {agent: usage}}
     if model is not None:
         update["usage_by_model"] = {model: usage}
+        update["official_models"] = {agent: [model]}
     return update
 
 

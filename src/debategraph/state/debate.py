@@ -151,7 +151,8 @@ class DebateOutput(RunOutput):
     Besides the base outputs (``termination_reason``: ``rounds_completed``, ``settled``
     by the moderator, or ``error`` when a whole round came back empty; ``usage``,
     ``usage_by_agent``, ``notes``): the motion, the judge's verdict, the rounds done,
-    each argument's length, the moderator's decisions and the running summary.
+    each argument's length, the moderator's decisions, the running summary and each
+    debater's stance.
 
     Attributes:
         topic: The motion debated.
@@ -160,6 +161,8 @@ class DebateOutput(RunOutput):
         word_counts: Each argument's length in words, against the word limit.
         moderator_decisions: The moderator's call after each round (who leads, settled).
         summary: The running summary of the earlier arguments (empty: none was made).
+        stances: Each debater's side, by name, in speaking order (written when round 1
+            opens).
     """
 
     topic: str
@@ -168,6 +171,7 @@ class DebateOutput(RunOutput):
     word_counts: Annotated[list[WordCount], append_only()]
     moderator_decisions: Annotated[list[ModeratorDecision], append_only()]
     summary: str
+    stances: dict[str, str]
 
 
 class DebateState(DebateOutput, RunState):

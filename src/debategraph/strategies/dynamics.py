@@ -12,12 +12,15 @@ Definitions (per round ``r >= 2``, against round ``r - 1``):
   answer (the movers), the share whose answer in ``r`` is that plurality answer;
 - a round's *decision*: the plurality of that round's answers;
 - the *oracle*: some solver gave the gold answer in some round; the *loss*: the oracle
-  holds but the final decision is wrong.
+  holds but the final decision is wrong;
+- a *flip* (:func:`flips`): an agent's answer differing from its answer the round
+  before, gold or not (who changed their mind, and when).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import Final, Literal
 
@@ -178,6 +181,42 @@ def _round(
         movers=movers,
         conformed=conformed,
     )
+
+
+@dataclass(frozen=True)
+class Flip:
+    """An agent changing its answer from one round to the next.
+
+    Attributes:
+        agent: Who.
+        round: The round of the new answer.
+        before: Its answer the round before (``None``: none).
+        after: Its answer in ``round`` (``None``: none).
+    """
+
+    agent: str
+    round: int
+    before: str | None
+    after: str | None
+
+
+def flips(rounds: Mapping[int, Mapping[str, str | None]]) -> list[Flip]:
+    """Every change of an agent's answer between the rounds it answered in.
+
+    Args:
+        rounds: Round -> agent -> answer (``None``: it abstained).
+
+    Returns:
+        The flips, by round then agent order.
+    """
+    last: dict[str, str | None] = {}
+    out: list[Flip] = []
+    for rnd in sorted(rounds):
+        for agent, answer in rounds[rnd].items():
+            if agent in last and last[agent] != answer:
+                out.append(Flip(agent, rnd, last[agent], answer))
+            last[agent] = answer
+    return out
 
 
 class RoundSummary(BaseModel):

@@ -6,6 +6,11 @@ images are ``data:`` URIs or inline SVG, and it fetches nothing. The shell's
 Content-Security-Policy says so to the browser as well (``default-src 'none'``): no
 script runs, no request leaves the page, whatever a model wrote into it. Model text is
 escaped with :func:`esc` before it goes in; the policy is the second wall, not the first.
+
+Every page fits a phone's screen (390 CSS pixels) without sideways scrolling: a table
+scrolls inside its own box, an SVG chart scales to the width it has, a long word breaks
+anywhere, and model text is isolated (:func:`said`: ``<bdi>``) so that a right-to-left
+override in it reorders nothing around it.
 """
 
 from __future__ import annotations
@@ -21,18 +26,27 @@ BASE_STYLE = """
 :root { --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #ffffff; --soft: #f6f8fa;
   --accent: #0969da; --good: #1a7f37; --bad: #cf222e; --warn: #9a6700; }
 * { box-sizing: border-box; }
+/* No system-ui: where it names no installed font (a headless Linux), Chromium takes minutes
+   to lay out one long word. */
 body { margin: 0 auto; max-width: 72rem; padding: 1.5rem; color: var(--fg); background: var(--bg);
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif; }
+  font: 15px/1.5 -apple-system, BlinkMacSystemFont, "Segoe UI", "Noto Sans", Helvetica, Arial,
+    sans-serif;
+  overflow-wrap: anywhere; }
+@media (max-width: 40rem) { body { padding: .75rem; } }
 h1 { font-size: 1.5rem; margin: 0 0 .5rem; } h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
 h3 { font-size: 1rem; margin: 1rem 0 .25rem; }
-table { border-collapse: collapse; margin: .5rem 0; }
+table { border-collapse: collapse; margin: .5rem 0; display: block; max-width: 100%;
+  overflow-x: auto; }
 th, td { border: 1px solid var(--line); padding: .25rem .5rem; text-align: left;
   vertical-align: top; }
-th { background: var(--soft); }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: var(--soft); overflow-wrap: normal; }
+td:not(.num) { min-width: 7rem; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .muted { color: var(--muted); }
-pre, .text { white-space: pre-wrap; overflow-wrap: anywhere; }
+pre, .text { white-space: pre-wrap; overflow-wrap: anywhere; unicode-bidi: isolate; }
 pre { background: var(--soft); padding: .5rem; border-radius: 6px; margin: .25rem 0; }
+img, svg { max-width: 100%; height: auto; }
+bdi { unicode-bidi: isolate; }
 a { color: var(--accent); }
 """
 
@@ -50,6 +64,21 @@ def esc(text: object) -> str:
         The escaped text.
     """
     return html.escape("" if text is None else str(text), quote=True)
+
+
+def said(text: object) -> str:
+    """Text someone wrote (a model, a user), escaped and isolated: ``<bdi>text</bdi>``.
+
+    The isolate keeps a right-to-left override (``U+202E``) or any other direction in the
+    text from reordering what the page shows around it.
+
+    Args:
+        text: Anything; ``None`` is the empty string.
+
+    Returns:
+        The ``<bdi>`` element.
+    """
+    return f"<bdi>{esc(text)}</bdi>"
 
 
 def data_uri(content: bytes, media_type: str) -> str:

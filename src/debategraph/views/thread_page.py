@@ -2,14 +2,18 @@
 
 The page is the Markdown export's document (:mod:`~debategraph.views.markdown`),
 seen instead of read: a header (the pattern, the thread's title, its status and why it
-ended, wall time, usage per agent and per model), the forks and a pause waiting for a
-human, the transcript as a timeline of rounds (every turn an element of class ``turn``
+ended, wall time, its agents and their models), its contents, the forks (linked by the
+names their pages were written with) and, for a thread waiting for a human, what it
+asks and the command that goes on with it, usage per agent and per model (every agent
+and official, as ``show --json`` gives it: :mod:`~debategraph.views.usage`), the
+pattern's result told in sentences, then its fields (:mod:`~debategraph.views.result`),
+the vote after each round drawn where agents vote (:mod:`~debategraph.views.votes`),
+and the transcript as a timeline of rounds (every turn an element of class ``turn``
 with its id in ``data-turn-id``; tool calls folded under their turn; interjections
-marked; replies linked), the vote after each round drawn where agents vote
-(:mod:`~debategraph.views.votes`), and the pattern's result (its summary
-fields: a verdict, a consensus report, a decision). It is written with
-:func:`debategraph.views.shell.document`: nothing is fetched, no script runs, and every text
-a model wrote is escaped.
+marked; replies linked; a long thread's rounds and long replies folded:
+:mod:`~debategraph.views.thread_parts`). It is written with
+:func:`debategraph.views.shell.document`: nothing is fetched, no script runs, every text
+a model wrote is escaped and isolated, and it fits a phone's screen.
 """
 
 from __future__ import annotations
@@ -20,15 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from debategraph.checkpoints.thread_values import termination, total_usage, turns
 from debategraph.nodes.review import review_request
-from debategraph.views.shell import document, esc
-from debategraph.views.thread_parts import (
-    PAGE_STYLE,
-    agent_models,
-    summary_html,
-    timeline,
-    usage_tables,
-    without_repeats,
-)
+from debategraph.views.result import result_html, summary_html, text_html, without_repeats
+from debategraph.views.shell import document, esc, said
+from debategraph.views.thread_parts import PAGE_STYLE, round_heading, timeline
+from debategraph.views.usage import agent_models, usage_tables
 from debategraph.views.votes import votes_html
 from debategraph.words import plural
 
@@ -42,6 +41,10 @@ if TYPE_CHECKING:
 SHOWN_ELSEWHERE = frozenset(
     {"transcript", "messages", "usage", "usage_by_agent", "usage_by_model", "termination_reason"}
 )
+
+
+#: The statuses of a thread that ``debategraph resume`` goes on with (a waiting one too).
+RESUMABLE = frozenset({"waiting", "interrupted", "failed"})
 
 
 def page_name(thread_id: str) -> str:
@@ -72,6 +75,8 @@ def render_page(
     pauses: Sequence[Any] = (),
     round_word: str = "round",
     refresh_s: int | None = None,
+    resume: str | None = None,
+    links: Mapping[str, str] | None = None,
 ) -> str:
     """A thread's page: one self-contained HTML document.
 
@@ -89,6 +94,10 @@ def render_page(
         round_word: What the pattern calls a round.
         refresh_s: Have the browser reload the page this often (a running thread's
             page, rewritten as it goes); ``None``: never.
+        resume: The command that goes on with a waiting thread (the CLI's line,
+            :func:`debategraph.runs.human.review_command`), shown with its pause.
+        links: Thread -> the address of its page, for the origin and the forks whose
+            pages were written under a name of their own (default: :func:`page_name`).
 
     Returns:
         The HTML document.
@@ -97,31 +106,52 @@ def render_page(
     title = pattern.title(values) or f"Thread {thread_id}"
     summary = pattern.summary(values) if values else {}
     summary = without_repeats({k: v for k, v in summary.items() if k not in SHOWN_ELSEWHERE})
+    sentences = pattern.explain(values) if pattern.explain is not None and values else []
     by_id = {t.id: t for t in transcript}
     fields = turn_fields(pattern, values)
-    sections = [
-        _header(thread_id, values, pattern.name, title, status, wall_s),
-        _lineage(forked_from, forks),
-        _paused(status, where, pauses),
-    ]
-    if any(t.usage.calls for t in transcript):
-        sections.append(f'<section id="usage"><h2>Usage</h2>\n{usage_tables(transcript)}</section>')
-    if summary:
-        result = summary_html(summary, by_id)
-        sections.append(f'<section id="result"><h2>Result</h2>\n{result}</section>')
+    sections: dict[str, tuple[str, str]] = {}  # id -> (heading, body)
+    lineage = _lineage(forked_from, forks, links or {})
+    if lineage:
+        sections["forks"] = ("Forks", lineage)
+    usage = usage_tables(values, transcript)
+    if usage:
+        sections["usage"] = ("Usage", usage)
+    if summary or sentences:
+        sections["result"] = ("Result", result_html(sentences, summary, by_id))
     votes = votes_html(transcript)
     if votes:
-        sections.append(f'<section id="votes"><h2>Votes</h2>\n{votes}</section>')
-    sections.append(
-        f'<section id="transcript"><h2>Transcript</h2>\n{timeline(transcript, round_word, fields)}'
-        "</section>"
-    )
+        sections["votes"] = ("Votes", votes)
+    sections["transcript"] = ("Transcript", timeline(transcript, round_word, fields))
     notes = values.get("notes") or []
     if notes and "notes" not in summary:  # a pattern's summary may show them already
-        items = "".join(f"<li>{esc(n)}</li>" for n in notes)
-        sections.append(f'<section id="notes"><h2>Notes</h2><ul>{items}</ul></section>')
-    body = "\n".join(s for s in sections if s)
-    return document(f"{title} · {pattern.name}", body, style=PAGE_STYLE, refresh_s=refresh_s)
+        items = "".join(f"<li>{text_html(str(n))}</li>" for n in notes)
+        sections["notes"] = ("Notes", f"<ul>{items}</ul>")
+    body = [
+        _header(thread_id, values, pattern.name, title, status, wall_s),
+        _paused(status, where, pauses, resume),
+        _contents(sections, transcript, round_word),
+        *(f'<section id="{k}"><h2>{esc(h)}</h2>\n{b}</section>' for k, (h, b) in sections.items()),
+    ]
+    page = "\n".join(part for part in body if part)
+    return document(f"{title} · {pattern.name}", page, style=PAGE_STYLE, refresh_s=refresh_s)
+
+
+def _contents(
+    sections: Mapping[str, tuple[str, str]], transcript: Sequence[Any], round_word: str
+) -> str:
+    """The page's contents: its sections, and each round of the transcript with its turns."""
+    rounds: dict[int, int] = {}
+    for turn in transcript:
+        rounds[turn.round] = rounds.get(turn.round, 0) + (turn.role != "tool")
+    items = [f"<li><a href='#{esc(k)}'>{esc(h)}</a></li>" for k, (h, _) in sections.items()]
+    if len(rounds) > 1:
+        links = "".join(
+            f'<a href="#round-{rnd}">{esc(round_heading(rnd, round_word))}</a>'
+            f'<span class="muted"> ({n})</span>'
+            for rnd, n in sorted(rounds.items())
+        )
+        items.append(f'<li class="rounds">{links}</li>')
+    return f'<nav id="contents"><h2>Contents</h2><ol>{"".join(items)}</ol></nav>'
 
 
 def turn_fields(pattern: Described, values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -149,12 +179,12 @@ def _header(
 ) -> str:
     transcript = turns(values)
     usage = total_usage(values, transcript)
-    facts = [f"pattern <b>{esc(pattern_name)}</b>", f"thread <code>{esc(thread_id)}</code>"]
+    facts = [f"pattern <b>{esc(pattern_name)}</b>", f"thread <code>{said(thread_id)}</code>"]
     if status:
         facts.append(f'status <span class="badge status {esc(status)}">{esc(status)}</span>')
     reason = termination(values)
     if reason:
-        facts.append(f'ended: <span class="termination">{esc(reason)}</span>')
+        facts.append(f'ended: <span class="termination">{said(reason)}</span>')
     if wall_s is not None:
         facts.append(f"wall time {wall_s:.1f} s")
     rounds = values.get("round")
@@ -164,44 +194,52 @@ def _header(
         f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt + "
         f"{usage.completion_tokens:,} completion), {plural(usage.calls, 'call')}"
     )
-    models = agent_models(transcript)
+    models = agent_models(transcript, values)
     if models:
-        named = [f"{a} ({', '.join(m)})" if m else a for a, m in models.items()]
-        facts.append('agents: <span class="agents">' + esc("; ".join(named)) + "</span>")
+        named = [
+            said(a) + (f" ({', '.join(map(said, m))})" if m else "") for a, m in models.items()
+        ]
+        facts.append('agents: <span class="agents">' + "; ".join(named) + "</span>")
     spans = "".join(f"<span>{fact}</span>" for fact in facts)
-    return f'<header>\n<h1>{esc(title)}</h1>\n<div class="facts">{spans}</div>\n</header>'
+    return f'<header>\n<h1>{said(title)}</h1>\n<div class="facts">{spans}</div>\n</header>'
 
 
-def _lineage(forked_from: ForkPoint | None, forks: Sequence[ForkPoint]) -> str:
+def _lineage(
+    forked_from: ForkPoint | None, forks: Sequence[ForkPoint], links: Mapping[str, str]
+) -> str:
     if forked_from is None and not forks:
         return ""
     lines = []
     if forked_from is not None:
+        link = _thread_link(forked_from.thread_id, links)
         lines.append(
-            f'<p class="forked-from">Forked from thread {_thread_link(forked_from.thread_id)} '
+            f'<p class="forked-from">Forked from thread {link} '
             f"at checkpoint <code>{esc(forked_from.checkpoint_id)}</code>.</p>"
         )
     if forks:
         items = "".join(
-            f"<li>{_thread_link(f.thread_id)} at checkpoint <code>{esc(f.checkpoint_id)}"
+            f"<li>{_thread_link(f.thread_id, links)} at checkpoint <code>{esc(f.checkpoint_id)}"
             "</code></li>"
             for f in forks
         )
         lines.append(f'<p>Threads forked from this one:</p><ul class="forks">{items}</ul>')
-    return f'<section id="forks"><h2>Forks</h2>\n{"".join(lines)}</section>'
+    return "".join(lines)
 
 
-def _thread_link(thread_id: str) -> str:
-    return f'<a href="{esc(page_name(thread_id))}"><code>{esc(thread_id)}</code></a>'
+def _thread_link(thread_id: str, links: Mapping[str, str]) -> str:
+    href = links.get(thread_id) or page_name(thread_id)
+    return f'<a href="{esc(href)}"><code>{said(thread_id)}</code></a>'
 
 
-def _paused(status: str | None, where: str | None, pauses: Sequence[Any]) -> str:
-    """Where an unfinished thread stands, and what a waiting one asks of a human."""
+def _paused(
+    status: str | None, where: str | None, pauses: Sequence[Any], resume: str | None
+) -> str:
+    """Where an unfinished thread stands, what a waiting one asks, and how to go on."""
     if status in (None, "finished") and not pauses:
         return ""
     lines = [f"<p>This thread is <b>{esc(status or 'unfinished')}</b>"]
     if where:
-        lines[0] += f": {esc(where)}"
+        lines[0] += f": {said(where)}"
     lines[0] += ".</p>"
     for pause in pauses:
         request = review_request(pause)  # a round review: what it asks, and the round's view
@@ -210,5 +248,7 @@ def _paused(status: str | None, where: str | None, pauses: Sequence[Any]) -> str
         else:
             shown = pause if isinstance(pause, Mapping) else {"asks": pause}
         lines.append(f'<div class="pause">{summary_html(shown)}</div>')
+    if resume and (pauses or status in RESUMABLE):
+        lines.append(f'<p class="resume">To go on: <code>{esc(resume)}</code></p>')
     heading = "<h2>Where it stands</h2>"
     return f'<section id="pause" class="notice">{heading}\n{"".join(lines)}</section>'

@@ -1,8 +1,9 @@
-"""The parts of a thread's page (:mod:`~debategraph.views.thread_page`): turns, tables, fields.
+"""A thread's transcript on its page (:mod:`~debategraph.views.thread_page`): rounds and turns.
 
 Each function returns HTML with every piece of text a model, a user or a pattern wrote
-escaped by :func:`~debategraph.views.shell.esc`; none of them names a pattern's nodes or
-state keys.
+escaped and isolated (:func:`~debategraph.views.shell.said`); none of them names a
+pattern's nodes or state keys. A long thread's rounds fold (``<details>``), all but the
+last closed; a long reply folds, its start shown.
 """
 
 from __future__ import annotations
@@ -11,18 +12,14 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from debategraph.checkpoints.thread_values import jsonable, usage_by
-from debategraph.models.money import money
 from debategraph.state.records import INTERJECT_STAGE, Turn, tool_call_text
-from debategraph.views.markdown import (
-    MODEL_TIME,
-    field_label,
-    is_flat,
-    is_scalar,
-    scalar_text,
-)
-from debategraph.views.shell import esc
+from debategraph.views.result import summary_html, text_html
+from debategraph.views.shell import esc, said
+from debategraph.views.turn_links import turn_anchor, turn_link
 from debategraph.words import plural
+
+#: A transcript with more turns than this is long: its rounds fold, all but the last closed.
+FOLD_TURNS = 24
 
 #: The page's own style, after :data:`~debategraph.views.shell.BASE_STYLE`.
 PAGE_STYLE = """
@@ -48,24 +45,21 @@ details.tools summary { cursor: pointer; color: var(--muted); }
 .notice { border: 1px solid var(--warn); border-radius: 8px; padding: .5rem .75rem;
   margin: 1rem 0; }
 .flips li { margin: .1rem 0; }
-svg text { font: 12px system-ui, sans-serif; }
-svg { margin: .25rem 1rem .25rem 0; vertical-align: top; }
+svg text { font: 12px -apple-system, "Segoe UI", "Noto Sans", Helvetica, Arial, sans-serif; }
+svg { margin: .25rem 1rem .25rem 0; vertical-align: top; max-width: calc(100% - 1rem); }
+svg .interjection-mark line { stroke: var(--warn); stroke-width: 2; stroke-dasharray: 4 3; }
+svg .interjection-mark text { fill: var(--warn); }
 dl.summary dt { font-weight: 600; margin-top: .5rem; }
 dl.summary dd { margin-left: 1rem; }
-dl.summary table { display: block; max-width: 100%; overflow-x: auto; }
+details > summary { cursor: pointer; }
+details.round > summary h3 { display: inline; }
+details.long > summary { list-style-position: inside; }
+.story p { margin: .25rem 0; }
+details.fields { margin: .5rem 0; }
+nav#contents ol { margin: .25rem 0; padding-left: 1.25rem; }
+nav#contents li.rounds { display: flex; flex-wrap: wrap; gap: 0 .5rem; }
+.resume code { background: var(--soft); padding: .1rem .3rem; border-radius: 4px; }
 """
-
-
-def turn_anchor(turn_id: str) -> str:
-    """The element id of a turn on the page (``turn-<id>``), the target of its links.
-
-    Args:
-        turn_id: The turn's :attr:`~debategraph.state.records.Turn.id`.
-
-    Returns:
-        The id.
-    """
-    return f"turn-{turn_id}"
 
 
 def timeline(
@@ -73,12 +67,14 @@ def timeline(
     round_word: str = "round",
     fields: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """The transcript as one section per round, each turn an element of class ``turn``.
+    """The transcript as one fold per round, each turn an element of class ``turn``.
 
     Every turn (tool calls too) is one element of class ``turn`` with its id in
     ``data-turn-id``. A tool call is folded (``<details>``) under the agent turn that
     follows it in the same round (the turn it was made for); a human's interjection is
     marked where it landed; a reply links to the turns it answers that are on the page.
+    Each round is a ``<details class="round">`` (id ``round-N``), open unless the
+    transcript is long (more than :data:`FOLD_TURNS` turns): then only the last is.
 
     Args:
         transcript: The thread's turns, in order.
@@ -97,13 +93,38 @@ def timeline(
     for turn in transcript:
         by_round[turn.round].append(turn)
     sections = []
+    last = max(by_round)
     for rnd in sorted(by_round):
-        heading = f"{round_word.capitalize()} {rnd}" if rnd else f"Before {round_word} 1"
+        shown = " open" if len(transcript) <= FOLD_TURNS or rnd == last else ""
+        tally = f"<span class='muted'>· {esc(_tally(by_round[rnd]))}</span>"
+        heading = f"{esc(round_heading(rnd, round_word))} {tally}"
         body = "\n".join(_round_turns(by_round[rnd], known, extra))
         sections.append(
-            f'<section class="round" id="round-{rnd}"><h3>{esc(heading)}</h3>\n{body}\n</section>'
+            f'<details class="round" id="round-{rnd}"{shown}><summary><h3>{heading}</h3>'
+            f"</summary>\n{body}\n</details>"
         )
     return "\n".join(sections)
+
+
+def round_heading(rnd: int, round_word: str = "round") -> str:
+    """A round's heading: ``Round 2`` (``Before round 1`` for round 0).
+
+    Args:
+        rnd: The round.
+        round_word: What the pattern calls a round.
+
+    Returns:
+        The heading.
+    """
+    return f"{round_word.capitalize()} {rnd}" if rnd else f"Before {round_word} 1"
+
+
+def _tally(turns: Sequence[Turn]) -> str:
+    """What a folded round holds: its turns, and its interjections."""
+    said_by = [t for t in turns if t.role != "tool"]
+    told = plural(len(said_by), "turn")
+    interjections = sum(t.role == "user" and t.stage == INTERJECT_STAGE for t in turns)
+    return told + (f", {plural(interjections, 'interjection')}" if interjections else "")
 
 
 def _round_turns(
@@ -135,32 +156,32 @@ def _turn_html(
         classes += ["human", "interjection"] if interjection else ["human"]
     elif turn.role == "tool":
         classes.append("tool-call")
-    head = [f'<span class="who">{esc(turn.agent)}</span>']
+    head = [f'<span class="who">{said(turn.agent)}</span>']
     if turn.role == "user":
-        said = "interjection" if interjection else "from a human"
-        head.append(f'<span class="badge">{said}</span>')
+        kind = "interjection" if interjection else "from a human"
+        head.append(f'<span class="badge">{kind}</span>')
         if interjection:  # recorded after a round, read in the next
             head.append(f'<span class="meta">read from round {turn.round + 1} on</span>')
-    head.append(f'<span class="meta">{esc(turn.stage)}</span>')
+    head.append(f'<span class="meta">{said(turn.stage)}</span>')
     if turn.answer is not None:
-        head.append(f'answer: <span class="answer">{esc(turn.answer)}</span>')
+        head.append(f'answer: <span class="answer">{text_html(turn.answer)}</span>')
     if turn.confidence is not None:
         head.append(f'<span class="meta">confidence {turn.confidence:.2f}</span>')
     if turn.reason and turn.answer is None and turn.role != "tool":
-        head.append(f'<span class="abstained">no answer: {esc(turn.reason)}</span>')
+        head.append(f'<span class="abstained">no answer: {said(turn.reason)}</span>')
     body = [f'<div class="head">{" · ".join(head)}</div>']
     body += _links(turn, known)
     if turn.role == "tool":
         body.append(f"<pre>{esc(tool_call_text(turn))}</pre>")
     elif turn.content.strip():
-        body.append(f'<div class="text">{esc(turn.content.strip())}</div>')
+        body.append(text_html(turn.content, block=True))
     if turn.id in fields:
         body.append(summary_html(fields[turn.id], known))
     if calls:
         folded = "\n".join(_turn_html(call, [], known, fields) for call in calls)
         shown = plural(len(calls), "tool call")
         body.append(f'<details class="tools"><summary>{shown}</summary>\n{folded}\n</details>')
-    body.append(f'<div class="meta">{esc(_turn_cost(turn))}</div>')
+    body.append(f'<div class="meta">{said(_turn_cost(turn))}</div>')
     return (
         f'<article class="{" ".join(classes)}" id="{esc(turn_anchor(turn.id))}" '
         f'data-turn-id="{esc(turn.id)}" data-agent="{esc(turn.agent)}" '
@@ -168,26 +189,14 @@ def _turn_html(
     )
 
 
-def turn_link(turn: Turn) -> str:
-    """A link to a turn on its page, reading ``agent, round N``.
-
-    Args:
-        turn: The turn.
-
-    Returns:
-        The ``<a>`` element.
-    """
-    return f'<a href="#{esc(turn_anchor(turn.id))}">{esc(turn.agent)}, round {turn.round}</a>'
-
-
 def _links(turn: Turn, known: Mapping[str, Turn]) -> list[str]:
     """Who a turn answers (links to the turns on the page) and whom it addresses."""
     lines = []
     if turn.reply_to:
-        targets = ", ".join(turn_link(known[r]) if r in known else esc(r) for r in turn.reply_to)
+        targets = ", ".join(turn_link(known[r]) if r in known else said(r) for r in turn.reply_to)
         lines.append(f'<div class="meta">in reply to {targets}</div>')
     if turn.recipients:
-        lines.append(f'<div class="meta">to {esc(", ".join(turn.recipients))}</div>')
+        lines.append(f'<div class="meta">to {", ".join(map(said, turn.recipients))}</div>')
     return lines
 
 
@@ -198,171 +207,3 @@ def _turn_cost(turn: Turn) -> str:
         made = plural(usage.calls, "call")
         parts.append(f"{usage.total_tokens:,} tokens, {made}, {usage.latency_s:.1f} s")
     return " · ".join(parts)
-
-
-def agent_models(transcript: Sequence[Turn]) -> dict[str, list[str]]:
-    """Each agent that spoke and the models that answered for it, in order of appearance.
-
-    Args:
-        transcript: The thread's turns.
-
-    Returns:
-        Agent -> its models (empty where no turn of it names one); a human's and a tool's
-        turns are no agent's.
-    """
-    models: dict[str, dict[str, None]] = {}
-    for turn in transcript:
-        if turn.role == "agent":
-            models.setdefault(turn.agent, {}).update({turn.model: None} if turn.model else {})
-    return {agent: list(named) for agent, named in models.items()}
-
-
-def usage_tables(transcript: Sequence[Turn]) -> str:
-    """Tokens, calls, model time and (where a call had a price) cost, per agent and model.
-
-    Args:
-        transcript: The thread's turns.
-
-    Returns:
-        The two tables' HTML (a table is left out when no turn made a model call); the
-        cost column only where a call was priced, ``-`` for a row with no price.
-    """
-    models = agent_models(transcript)
-    parts = []
-    for key in ("agent", "model"):
-        rows = {name: u for name, u in usage_by(transcript, key).items() if u.calls}
-        if not rows or (key == "model" and list(rows) == [""]):
-            continue
-        with_models = key == "agent" and any(models.values())
-        priced = any(u.cost is not None for u in rows.values())
-        extra = "<th>models</th>" if with_models else ""
-        head = (
-            f"<tr><th>{key}</th>{extra}<th class='num'>prompt</th><th class='num'>completion"
-            f"</th><th class='num'>calls</th><th class='num'>{esc(MODEL_TIME)} (s)</th>"
-            + ("<th class='num'>cost</th>" if priced else "")
-            + "</tr>"
-        )
-        body = []
-        for name, u in rows.items():
-            cell = f"<td>{esc(', '.join(models.get(name, [])))}</td>" if with_models else ""
-            cost = "-" if u.cost is None else money(u.cost)
-            body.append(
-                f"<tr><td>{esc(name or '?')}</td>{cell}<td class='num'>{u.prompt_tokens:,}</td>"
-                f"<td class='num'>{u.completion_tokens:,}</td><td class='num'>{u.calls}</td>"
-                f"<td class='num'>{u.latency_s:.1f}</td>"
-                + (f"<td class='num'>{esc(cost)}</td>" if priced else "")
-                + "</tr>"
-            )
-        parts.append(f'<table class="usage-{key}">{head}{"".join(body)}</table>')
-    return "\n".join(parts)
-
-
-def summary_html(summary: Mapping[str, Any], turns: Mapping[str, Turn] | None = None) -> str:
-    """A pattern's summary fields (its verdict, report, decision) as HTML, generically.
-
-    The walk :func:`~debategraph.views.markdown.summary_markdown` makes for the
-    Markdown export: a scalar field is a line, a multi-line text a block, a list of
-    scalars one line, a mapping of scalars a two-column table, a list of such mappings
-    one table with a column per key, any other record a nested list of its fields. A
-    value that is the id of a turn on the page links to it. A list of records or a
-    mapping of records (what happened per round, per protocol) is folded, so the
-    verdict, the report or the decision reads first.
-
-    Args:
-        summary: The fields.
-        turns: The page's turns by id.
-
-    Returns:
-        A definition list (``<dl>``).
-    """
-    known = turns or {}
-    items = []
-    for key, raw in summary.items():
-        value = jsonable(raw)
-        shown = _value_html(value, known)
-        if _folded(value):
-            shown = f"<details><summary>{plural(len(value), 'item')}</summary>{shown}</details>"
-        items.append(f"<dt>{esc(field_label(str(key)))}</dt><dd>{shown}</dd>")
-    return f'<dl class="summary">{"".join(items)}</dl>'
-
-
-def without_repeats(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """A summary less what it says twice, for the page's result.
-
-    A record's field that repeats the summary's own field of that name (the decision's
-    answer, votes and tie-break beside the summary's) or is empty goes; so does a record
-    of a mapping of records that is another field whole (the graph's own decision, again
-    under ``decisions``), and the mapping with it when nothing else is left.
-
-    Args:
-        summary: The fields.
-
-    Returns:
-        The fields to show, in order.
-    """
-    top = {str(k): jsonable(v) for k, v in summary.items()}
-    whole = [v for v in top.values() if isinstance(v, dict)]
-    shown: dict[str, Any] = {}
-    for key, value in top.items():
-        if isinstance(value, dict) and value and _folded(value):
-            kept = {k: v for k, v in value.items() if v not in whole}
-            if not kept:
-                continue
-            value = kept
-        elif isinstance(value, dict):
-            value = {k: v for k, v in value.items() if v is not None and top.get(k, ...) != v}
-        shown[key] = value
-    return shown
-
-
-def _folded(value: Any) -> bool:
-    """Whether a field is folded: a list of records (per round, per turn) or records by key."""
-    if isinstance(value, list):
-        return bool(value) and not is_flat(value)
-    records = isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
-    return records and bool(value)
-
-
-def _scalar_html(value: Any, turns: Mapping[str, Turn]) -> str:
-    if isinstance(value, str) and value in turns:
-        return turn_link(turns[value])
-    return esc(scalar_text(value))
-
-
-def _records(value: Any) -> list[str] | None:
-    """The columns of a list of records of scalars (``None`` for anything else)."""
-    if not isinstance(value, list) or not value:
-        return None
-    if not all(isinstance(v, dict) and all(is_scalar(x) for x in v.values()) for v in value):
-        return None
-    return list(dict.fromkeys(k for record in value for k in record))
-
-
-def _value_html(value: Any, turns: Mapping[str, Turn]) -> str:
-    if isinstance(value, str) and "\n" in value.strip():
-        return f'<div class="text">{esc(value.strip())}</div>'
-    if is_scalar(value):
-        return _scalar_html(value, turns)
-    if is_flat(value):
-        return ", ".join(_scalar_html(v, turns) for v in value) or "none"
-    columns = _records(value)
-    if columns is not None:
-        head = "".join(f"<th>{esc(c)}</th>" for c in columns)
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{_scalar_html(r.get(c), turns)}</td>" for c in columns) + "</tr>"
-            for r in value
-        )
-        return f"<table><tr>{head}</tr>{rows}</table>"
-    if isinstance(value, dict) and all(is_scalar(v) for v in value.values()):
-        rows = "".join(
-            f"<tr><td>{esc(k)}</td><td>{_scalar_html(v, turns)}</td></tr>" for k, v in value.items()
-        )
-        return f"<table>{rows}</table>"
-    if isinstance(value, dict):
-        pairs = [(f"{field_label(str(k))}: ", v) for k, v in value.items()]
-    elif isinstance(value, list):
-        pairs = [("", v) for v in value]
-    else:  # not JSON (an interrupt's object, say): its text
-        return esc(value)
-    items = "".join(f"<li>{esc(head)}{_value_html(item, turns)}</li>" for head, item in pairs)
-    return f"<ul>{items}</ul>"

@@ -4,17 +4,21 @@ Read from the transcript alone, for any pattern: a stage in which two or more ag
 gave an answer in one round (the solvers' ``solve``) is a vote. Each such stage gets a
 stacked bar per round (how many agents gave each answer, abstentions grey), a grid of
 each agent's answer per round (a flip outlined), and the list of flips (agent, round,
-from -> to).
+from -> to: :func:`~debategraph.strategies.dynamics.flips`). A human's interjection is
+marked on the bars where it came in: a dashed line after the round it followed. The
+charts scale to the width they have (a ``viewBox``); their labels are short, with no
+direction control in them (a right-to-left override would reverse a label).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
 
-from debategraph.state.records import Turn
-from debategraph.views.shell import esc
+from debategraph.state.records import INTERJECT_STAGE, Turn
+from debategraph.strategies.dynamics import Flip, flips
+from debategraph.views.shell import esc, said
 
 #: Answers' colours, by first appearance (more answers reuse them in turn).
 PALETTE = ("#0969da", "#1a7f37", "#bf3989", "#9a6700", "#8250df", "#cf222e", "#1b7c83", "#953800")
@@ -26,22 +30,8 @@ NO_ANSWER = "no answer"
 _BAR_W, _BAR_GAP, _CHART_H, _TOP, _LEFT = 56, 24, 160, 12, 36
 _CELL_W, _CELL_H, _NAME_W = 72, 24, 120
 
-
-@dataclass(frozen=True)
-class Flip:
-    """An agent changing its answer from one round to the next.
-
-    Attributes:
-        agent: Who.
-        round: The round of the new answer.
-        before: Its answer the round before (``None``: none).
-        after: Its answer in ``round`` (``None``: none).
-    """
-
-    agent: str
-    round: int
-    before: str | None
-    after: str | None
+#: Unicode's direction controls (embeddings, overrides, isolates, marks): never in a label.
+_DIRECTION_CONTROLS = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def answers_by_round(transcript: Sequence[Turn]) -> dict[str, dict[int, dict[str, str | None]]]:
@@ -68,25 +58,6 @@ def answers_by_round(transcript: Sequence[Turn]) -> dict[str, dict[int, dict[str
     }
 
 
-def flips(rounds: dict[int, dict[str, str | None]]) -> list[Flip]:
-    """Every change of an agent's answer between the rounds it answered in.
-
-    Args:
-        rounds: Round -> agent -> answer (one stage of :func:`answers_by_round`).
-
-    Returns:
-        The flips, by round then agent order.
-    """
-    last: dict[str, str | None] = {}
-    out: list[Flip] = []
-    for rnd in sorted(rounds):
-        for agent, answer in rounds[rnd].items():
-            if agent in last and last[agent] != answer:
-                out.append(Flip(agent, rnd, last[agent], answer))
-            last[agent] = answer
-    return out
-
-
 def votes_html(transcript: Sequence[Turn]) -> str:
     """The votes section: per voting stage, the drawn vote, the answer grid and the flips.
 
@@ -97,19 +68,20 @@ def votes_html(transcript: Sequence[Turn]) -> str:
         The HTML (empty when no stage is a vote).
     """
     parts = []
+    interjected = {t.round for t in transcript if t.role == "user" and t.stage == INTERJECT_STAGE}
     for stage, rounds in answers_by_round(transcript).items():
         colours = _colours(rounds)
         flipped = flips(rounds)
         items = "\n".join(
-            f"<li>{esc(f.agent)}, round {f.round}: {esc(f.before or NO_ANSWER)} → "
-            f"{esc(f.after or NO_ANSWER)}</li>"
+            f"<li>{said(f.agent)}, round {f.round}: {said(f.before or NO_ANSWER)} → "
+            f"{said(f.after or NO_ANSWER)}</li>"
             for f in flipped
         )
         listing = f'<ul class="flips">{items}</ul>' if flipped else "<p>No answer changed.</p>"
         parts.append(
             f'<div class="votes" data-stage="{esc(stage)}"><h3>Votes after each round '
-            f'<span class="muted">({esc(stage)})</span></h3>\n'
-            f"{_bars(rounds, colours)}\n{_grid(rounds, colours, flipped)}\n"
+            f'<span class="muted">({said(stage)})</span></h3>\n'
+            f"{_bars(rounds, colours, interjected)}\n{_grid(rounds, colours, flipped)}\n"
             f"<h3>Flips</h3>\n{listing}</div>"
         )
     return "\n".join(parts)
@@ -125,12 +97,21 @@ def _colours(rounds: dict[int, dict[str, str | None]]) -> dict[str | None, str]:
 
 
 def _short(text: str | None, limit: int = 10) -> str:
-    shown = NO_ANSWER if text is None else " ".join(text.split())
+    shown = NO_ANSWER if text is None else " ".join(_plain(text).split())
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
-def _bars(rounds: dict[int, dict[str, str | None]], colours: dict[str | None, str]) -> str:
-    """One stacked bar per round: how many agents gave each answer."""
+def _plain(text: str) -> str:
+    """A label's text without direction controls."""
+    return _DIRECTION_CONTROLS.sub("", text)
+
+
+def _bars(
+    rounds: dict[int, dict[str, str | None]],
+    colours: dict[str | None, str],
+    interjected: Collection[int] = (),
+) -> str:
+    """One stacked bar per round: how many agents gave each answer; interjections marked."""
     most = max(len(r) for r in rounds.values())
     unit = _CHART_H / most
     width = _LEFT + len(rounds) * (_BAR_W + _BAR_GAP)
@@ -148,8 +129,9 @@ def _bars(rounds: dict[int, dict[str, str | None]], colours: dict[str | None, st
             label = f"{_short(answer, 7)}: {n}"
             shapes.append(
                 f'<rect class="vote" x="{x}" y="{y:.1f}" width="{_BAR_W}" height="{h:.1f}" '
-                f'fill="{colours[answer]}" data-answer="{esc(answer or "")}" data-count="{n}">'
-                f"<title>round {rnd}: {n} x {esc(answer or NO_ANSWER)}</title></rect>"
+                f'fill="{colours[answer]}" data-answer="{esc(_plain(answer or ""))}" '
+                f'data-count="{n}">'
+                f"<title>round {rnd}: {n} x {esc(_plain(answer or NO_ANSWER))}</title></rect>"
             )
             if h >= 14:
                 shapes.append(
@@ -160,13 +142,22 @@ def _bars(rounds: dict[int, dict[str, str | None]], colours: dict[str | None, st
             f'<text x="{x + _BAR_W / 2}" y="{_TOP + _CHART_H + 16}" text-anchor="middle">'
             f"round {rnd}</text>"
         )
+        if rnd in interjected:  # read from the next round on: marked between the two
+            mark = x + _BAR_W + _BAR_GAP / 2
+            shapes.append(
+                f'<g class="interjection-mark" data-after-round="{rnd}"><line x1="{mark}" '
+                f'y1="{_TOP}" x2="{mark}" y2="{_TOP + _CHART_H}"/><text x="{mark}" '
+                f'y="{_TOP - 2}" text-anchor="middle">human</text>'
+                f"<title>a human interjected after round {rnd}</title></g>"
+            )
     shapes.append(
         f'<text x="4" y="{_TOP + 10}">{most}</text><text x="4" y="{_TOP + _CHART_H}">0</text>'
     )
     height = _TOP + _CHART_H + 24
     return (
         f'<svg class="vote-bars" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{height}" role="img" aria-label="answers per round">{"".join(shapes)}</svg>'
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="answers per round">{"".join(shapes)}</svg>'
     )
 
 
@@ -195,8 +186,8 @@ def _grid(
             stroke = ' stroke="#1f2328" stroke-width="3"' if (agent, rnd) in changed else ""
             shapes.append(
                 f'<rect x="{x + 1}" y="{y + 1}" width="{_CELL_W - 2}" height="{_CELL_H - 2}" '
-                f'rx="3" fill="{colours[answer]}"{stroke}><title>{esc(agent)}, round {rnd}: '
-                f"{esc(answer or NO_ANSWER)}</title></rect>"
+                f'rx="3" fill="{colours[answer]}"{stroke}><title>{esc(_plain(agent))}, round '
+                f"{rnd}: {esc(_plain(answer or NO_ANSWER))}</title></rect>"
                 f'<text x="{x + _CELL_W / 2}" y="{y + 16}" text-anchor="middle" fill="#fff">'
                 f"{esc(_short(answer))}</text>"
             )
@@ -204,6 +195,6 @@ def _grid(
     height = 28 + len(agents) * _CELL_H
     return (
         f'<svg class="vote-grid" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{height}" role="img" aria-label="each agent\'s answer per round">'
-        f"{''.join(shapes)}</svg>"
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="each agent\'s answer per round">{"".join(shapes)}</svg>'
     )

@@ -10,7 +10,7 @@ from typing import Any
 
 from debategraph.described import Described, pausing
 from debategraph.registry import Values
-from debategraph.words import plural
+from debategraph.words import plural, quoted
 
 
 def _describe(settings: Values) -> str:
@@ -29,12 +29,47 @@ def _summary(values: Values) -> dict[str, Any]:
     verdict = values.get("verdict")
     return {
         "topic": values.get("topic"),
+        "stances": dict(values.get("stances") or {}),
         "winner": verdict.winner if verdict is not None else None,
         "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
         "rounds_completed": values.get("rounds_completed", 0),
         "moderator": [d.model_dump(mode="json") for d in values.get("moderator_decisions", [])],
         "words": [w.model_dump(mode="json") for w in values.get("word_counts", [])],
     }
+
+
+def explain(values: Values) -> list[str]:
+    """The debate's result in sentences: the sides, the moderator's calls, the verdict.
+
+    Args:
+        values: The thread's state values.
+
+    Returns:
+        The sentences, model text isolated.
+    """
+    stances = values.get("stances") or {}
+    lines = []
+    if stances:
+        sides = "; ".join(f"{quoted(name)} argued {quoted(side)}" for name, side in stances.items())
+        lines.append(f"The sides: {sides}.")
+    for call in values.get("moderator_decisions") or []:
+        did = "ended the debate as settled" if call.settled else "let it go on"
+        leading = "" if call.leading == "tie" else f", {quoted(call.leading)} leading"
+        lines.append(
+            f"After round {call.round} the moderator {did}{leading}: {quoted(call.reason)}."
+        )
+    verdict = values.get("verdict")
+    if verdict is not None:
+        won = "called a tie" if verdict.winner == "tie" else f"gave it to {quoted(verdict.winner)}"
+        lines.append(f"The judge {won}: {quoted(verdict.rationale)}.")
+        lines += [
+            f"The strongest argument of {quoted(s.debater)}: {quoted(s.argument)}."
+            for s in verdict.strongest
+        ]
+    elif "verdict" in values:
+        done = values.get("rounds_completed", 0)
+        lines.append(f"No judge gave a verdict; {plural(done, 'round')} of arguments ran.")
+    return lines
 
 
 #: The debate, as the thread tools, the runs and the eval read it.
@@ -44,4 +79,5 @@ DESCRIBED = Described(
     summary=_summary,
     describe=_describe,
     agents_per_round=lambda s: len(s["debaters"]),
+    explain=explain,
 )

@@ -68,7 +68,8 @@ def make_open_round(setup: DebateSetup) -> Runnable[Any, Any]:
     It writes the new ``round``; in round 1 also ``started_at`` (and the ``deadline`` of
     the debate's time limit, if it has one) and :func:`first_round`'s writes; and it
     drains the thread's inbox (see :func:`~debategraph.nodes.rounds.open_round_node`).
-    It raises ``ValueError`` if the topic is empty (:func:`check_input`).
+    It raises ``ValueError`` if the topic is empty (:func:`check_input`). Round 1 also
+    writes ``stances``: each debater's side, by name.
 
     Args:
         setup: The debate's settings.
@@ -76,7 +77,12 @@ def make_open_round(setup: DebateSetup) -> Runnable[Any, Any]:
     Returns:
         The node runnable.
     """
-    return open_round_node(check_input, first_round, time_limit_s=setup.time_limit_s)
+    stances = {d.name: d.side for d in setup.debaters}
+
+    def first(state: Mapping[str, Any]) -> dict[str, Any]:
+        return {**first_round(state), "stances": stances}
+
+    return open_round_node(check_input, first, time_limit_s=setup.time_limit_s)
 
 
 def make_debater(name: str, setup: DebateSetup, model: ModelBinding | None) -> Runnable[Any, Any]:

@@ -20,7 +20,7 @@ from debategraph.nodes.discussion.setup import (
 )
 from debategraph.nodes.rounds import REVIEW_NODE
 from debategraph.registry import Values
-from debategraph.words import plural
+from debategraph.words import plural, quoted
 
 
 def paper_title(values: Values) -> str:
@@ -48,6 +48,40 @@ def _summary(values: Values) -> dict[str, Any]:
         "report": report.model_dump(mode="json") if report is not None else None,
         "notes": list(values.get("notes") or []),
     }
+
+
+def explain(values: Values) -> list[str]:
+    """The discussion's result in sentences: how far the personas converged, the report.
+
+    Args:
+        values: The thread's state values.
+
+    Returns:
+        The convergence after the last iteration, then the report's counts and each of
+        its points of consensus and disputed topics (the report's text isolated).
+    """
+    lines = []
+    convergence = values.get("convergence") or []
+    if convergence:
+        last = convergence[-1]
+        score = "not measured" if last.score is None else f"{round(100 * last.score)}%"
+        ended = f" ({quoted(last.termination_reason)})" if last.termination_reason else ""
+        lines.append(
+            f"After {plural(last.iteration, 'iteration')} the personas' convergence was "
+            f"{score}{ended}."
+        )
+    report = values.get("report")
+    if report is not None:
+        points = len(report.consensus_points)
+        views = len(report.divergent_views)
+        lines.append(
+            f"The report: {plural(points, 'point')} of consensus, "
+            f"{plural(views, 'topic')} still disputed, confidence "
+            f"{round(100 * report.overall_confidence)}%."
+        )
+        lines += [f"Agreed: {quoted(p.statement)}." for p in report.consensus_points]
+        lines += [f"Disputed: {quoted(v.topic)}." for v in report.divergent_views]
+    return lines
 
 
 def _turn_fields(values: Values) -> dict[str, dict[str, Any]]:
@@ -123,6 +157,7 @@ DESCRIBED = Described(
     describe=_describe,
     agents_per_round=_personas,
     report=Report("discussion-{thread_id}.md", _render_report),
+    explain=explain,
     turn_fields=_turn_fields,
     boundary_nodes=frozenset({OPEN_ITERATION_NODE, REVIEW_NODE}),
     round_word="iteration",

@@ -12,7 +12,7 @@ from typing import Any
 from debategraph.described import Described, pausing
 from debategraph.nodes.conversation import transcript_json
 from debategraph.registry import Values
-from debategraph.words import plural
+from debategraph.words import plural, quoted
 
 
 def agent_name(entry: Any) -> str:
@@ -53,6 +53,47 @@ def _summary(values: Values) -> dict[str, Any]:
     }
 
 
+#: How a speaker was chosen, in words (a :class:`~debategraph.state.group_chat.SelectionRecord`'s
+#: ``method``).
+_METHODS = {
+    "initial": "the first speaker",
+    "sequential": "in turn",
+    "llm": "by the selector model",
+    "rules": "by the rules",
+    "named": "named by the caller",
+    "fallback": "by the fallback (the selector named nobody)",
+    "guard": "by the guard (too many turns in a row)",
+}
+
+
+def explain(values: Values) -> list[str]:
+    """The chat's result in sentences: how long it ran, why it ended, how speakers were chosen.
+
+    Args:
+        values: The thread's state values.
+
+    Returns:
+        The sentences, model text isolated.
+    """
+    spoken = [t for t in values.get("transcript") or () if t.role == "agent"]
+    if not spoken:
+        return []
+    who = dict.fromkeys(t.agent for t in spoken)
+    lines = [f"{plural(len(spoken), 'turn')} by {', '.join(map(quoted, who))}."]
+    detail = values.get("termination_detail")
+    if values.get("is_complete") and detail:
+        lines.append(f"It ended because {quoted(detail)}.")
+    counts: dict[str, int] = {}
+    for record in values.get("selections") or ():
+        counts[record.method] = counts.get(record.method, 0) + 1
+    if counts:
+        chosen = ", ".join(
+            f"{plural(n, 'turn')} {_METHODS.get(m, quoted(m))}" for m, n in counts.items()
+        )
+        lines.append(f"Speakers were chosen: {chosen}.")
+    return lines
+
+
 #: The group chat, as the thread tools, the runs and the eval read it.
 DESCRIBED = Described(
     name="group_chat",
@@ -61,4 +102,5 @@ DESCRIBED = Described(
     describe=_describe,
     agents_per_round=lambda s: 1,
     round_word="turn",
+    explain=explain,
 )

@@ -15,6 +15,7 @@ from debategraph.nodes.meeting.prompts import CHAIR_FALLBACK
 from debategraph.nodes.meeting.setup import CHAIR_AGENT, DECISION_STAGE
 from debategraph.registry import Values
 from debategraph.state.records import Turn
+from debategraph.words import quoted
 
 
 def _stages_of(settings: Values) -> list[Mapping[str, Any]]:
@@ -75,6 +76,41 @@ def _summary(values: Values) -> dict[str, Any]:
     }
 
 
+#: How a round controller's action reads.
+_ACTIONS = {"continue": "gave the stage another round", "next_stage": "moved on"}
+
+
+def explain(values: Values) -> list[str]:
+    """The meeting's result in sentences: the chair's decision and why, the controller's calls.
+
+    Args:
+        values: The thread's state values.
+
+    Returns:
+        One sentence per round controller's call (which stage, what it did, why), then
+        the chair's decision, rationale, dissent and next steps (model text isolated).
+    """
+    lines = []
+    for call in values.get("controller_decisions") or []:
+        did = _ACTIONS.get(call.action, f"chose {quoted(call.action)}")
+        where = f"After round {call.stage_round} of {quoted(call.stage)} the controller {did}"
+        said = "" if call.forced else " (its own call)"
+        lines.append(f"{where}{said}: {quoted(call.reason)}.")
+    decision = values.get("decision")
+    if decision is not None:
+        lines.append(f"The chair decided: {quoted(decision.decision)}.")
+        lines.append(f"Why: {quoted(decision.rationale)}.")
+        if decision.dissent:
+            lines.append("Dissent: " + "; ".join(map(quoted, decision.dissent)) + ".")
+        if decision.next_steps:
+            lines.append("Next steps: " + "; ".join(map(quoted, decision.next_steps)) + ".")
+    else:
+        fallback = chair_fallback(values.get("transcript") or ())
+        if fallback:
+            lines.append(f"{quoted(fallback)}.")
+    return lines
+
+
 #: The meeting, as the thread tools, the runs and the eval read it.
 DESCRIBED = Described(
     name="meeting",
@@ -83,4 +119,5 @@ DESCRIBED = Described(
     describe=_describe,
     agents_per_round=lambda s: max(_caps(s)[1], default=1),
     last_round=lambda s: sum(_caps(s)[0]) or None,  # a meeting's rounds run on across stages
+    explain=explain,
 )

@@ -12,9 +12,12 @@ from typing import Any
 from debategraph.described import Described, pausing
 from debategraph.registry import Values
 from debategraph.strategies.decisions import PLURALITY
-from debategraph.strategies.dynamics import LAST, thread_dynamics
+from debategraph.strategies.dynamics import LAST, flips, thread_dynamics
 from debategraph.strategies.topology import SINGLE
-from debategraph.words import inline, plural, ranked_table
+from debategraph.words import inline, plural, quoted, ranked_table, share
+
+#: The most flips a page's sentences name one by one (the vote chart shows them all).
+MOST_FLIPS_TOLD = 12
 
 
 def _summary(values: Values) -> dict[str, Any]:
@@ -109,6 +112,69 @@ def votes_markdown(values: Values) -> list[str]:
     return lines
 
 
+def explain(values: Values) -> list[str]:
+    """The solver debate's result in sentences: the answer, how it was decided, who moved.
+
+    Args:
+        values: The thread's state values.
+
+    Returns:
+        The sentences (none before the first round closed), model text isolated.
+    """
+    rounds = values.get("rounds") or []
+    decision = values.get("decision")
+    if not rounds and decision is None:
+        return []
+    last = rounds[-1].answers if rounds else {}
+    votes: Mapping[str, int] = values.get("votes") or {}
+    answer = values.get("answer")
+    solvers = len(last) or sum(votes.values())
+    lines = []
+    if answer is not None:
+        lines.append(
+            f"The answer is {quoted(answer)}: {share(votes.get(answer, 0), solvers)} solvers "
+            f"gave it in the last round."
+        )
+    else:
+        why = getattr(decision, "reason", None) or getattr(decision, "fallback", None)
+        lines.append("No answer was decided" + (f": {quoted(why)}." if why else "."))
+    if votes:
+        ranked = sorted(votes.items(), key=lambda kv: -kv[1])
+        told = ", ".join(f"{quoted(a)} from {plural(n, 'solver')}" for a, n in ranked)
+        abstained = sum(a is None for a in last.values())
+        gave = f"; {plural(abstained, 'solver')} gave none" if abstained else ""
+        lines.append(f"The final votes: {told}{gave}.")
+    if decision is not None:
+        how = f"Decided by {quoted(decision.protocol)}"
+        if decision.judge_model:
+            how += f", the judge on {quoted(decision.judge_model)}"
+        lines.append(how + (f": {quoted(decision.reason)}." if decision.reason else "."))
+    if values.get("tie_break"):
+        lines.append(f"A tie was broken: {quoted(values['tie_break'])}.")
+    for key, other in (values.get("decisions") or {}).items():
+        if decision is not None and other.protocol == decision.protocol:
+            continue
+        lines.append(f"By {quoted(key)} the answer would be {quoted(other.answer or 'none')}.")
+    return lines + _moves(rounds)
+
+
+def _moves(rounds: list[Any]) -> list[str]:
+    """Who changed their mind and when (or that nobody did)."""
+    if len(rounds) < 2:
+        return []
+    moved = flips({r.round: r.answers for r in rounds})
+    if not moved:
+        return [f"Nobody changed their answer over {plural(len(rounds), 'round')}."]
+    told = [
+        f"{quoted(f.agent)} changed its answer in round {f.round}: "
+        f"{quoted(f.before or 'none')} → {quoted(f.after or 'none')}."
+        for f in moved[:MOST_FLIPS_TOLD]
+    ]
+    if len(moved) > MOST_FLIPS_TOLD:
+        told.append(f"And {plural(len(moved) - MOST_FLIPS_TOLD, 'change')} more (see the votes).")
+    return told
+
+
 #: The solver debate, as the thread tools, the runs and the eval read it.
 DESCRIBED = Described(
     name="solver_debate",
@@ -117,4 +183,5 @@ DESCRIBED = Described(
     describe=_describe,
     agents_per_round=_solvers,
     result_markdown=votes_markdown,
+    explain=explain,
 )
