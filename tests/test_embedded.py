@@ -57,11 +57,16 @@ def test_gguf_found_through_distribution_files() -> None:
 
 @EMBEDDED_A
 def test_solve_on_embedded_model(tmp_path: Path) -> None:
-    """The README quickstart's first debate (its question), on two solvers for speed."""
+    """The README quickstart's first debate as written, its replies capped for CI's time.
+
+    ``--json`` reads what it did; ``--max-tokens 64`` keeps it to about 15 s of CPU (the
+    embedded model's default of 320 tokens a reply took 243 s of CPU on a busy machine:
+    the wiring is the same).
+    """
     from tests.test_newcomer import quickstart_commands
 
     first = next(c for c in quickstart_commands() if c[1:2] == ["solve"])
-    args = ["solve", first[2], "--agents", "2", "--rounds", "2", "--json", *SHORT]
+    args = [*first[1:], "--json", *SHORT]
     proc = subprocess.Popen(
         cli(*args, "--db", str(tmp_path / "d.sqlite")),
         stdout=subprocess.PIPE,
@@ -75,10 +80,10 @@ def test_solve_on_embedded_model(tmp_path: Path) -> None:
     result = json.loads(stdout)
     assert result["termination_reason"] == "rounds_completed"
     assert [r["round"] for r in result["rounds"]] == [1, 2]
-    assert result["usage"]["calls"] >= 4
+    assert result["usage"]["calls"] >= 6  # 3 solvers x 2 rounds
     assert result["usage"]["prompt_tokens"] > 0 and result["usage"]["completion_tokens"] > 0
     assert "answer" in result  # a voted answer, or None if every solver abstained
-    assert sum(result["votes"].values()) <= 2
+    assert sum(result["votes"].values()) <= 3
     assert wait_until(lambda: not (started & embedded_servers()), 10), "embedded server left"
 
 

@@ -259,7 +259,7 @@ def test_the_readme_quickstart_runs_in_order_with_the_stub_as_your_endpoint(
     setup = text[text.index("## Set up\n") :]
     first_setup = shlex.split(setup[setup.index("```bash\n") + 8 :].splitlines()[0])
     assert first_setup[: len(install)] == install  # the set-up command's install, then solve
-    assert embedded[:2] == [".venv/bin/debategraph", "solve"] and len(embedded) == 3
+    assert embedded[:2] == [".venv/bin/debategraph", "solve"]
     monkeypatch.chdir(tmp_path)  # the default --db (debates.sqlite) and the page land here
     monkeypatch.setenv("MY_API_KEY", KEY)
     with StubOpenAIServer(api_key=KEY, models=("YOUR_MODEL",)) as server:
@@ -267,8 +267,7 @@ def test_the_readme_quickstart_runs_in_order_with_the_stub_as_your_endpoint(
             assert command[0] == ".venv/bin/debategraph", command
             args = [server.url if a == "https://YOUR-ENDPOINT/v1" else a for a in command[1:]]
             if args[0] == "solve":
-                assert args[1] == embedded[2]  # the same debate
-                args += ["--agents", "2", "--rounds", "1"]  # fewer calls, the same command
+                assert args[: len(embedded) - 1] == embedded[1:]  # the same debate, then where
             if args[:2] == ["view", "THREAD"]:
                 args[1] = json.loads(run_cli(["threads", "--json"], capsys)[1])[-1]["thread_id"]
             code, _, err = run_cli(args, capsys)

@@ -10,6 +10,7 @@ split by its columns, none of its figures cut.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -298,13 +299,14 @@ def _rich_tables(section: Section, width: int | None) -> list[Table]:
     section too wide for ``width`` is split by columns into tables that fit, each
     repeating the key columns (what the row is) and titled ``(continued)`` after the
     first; a header wraps at its spaces where its column is narrower. The notes go under
-    the last.
+    the last, wrapped at ``width``.
     """
     groups = _column_groups(section, width)
     tables = []
     for number, columns in enumerate(groups):
         last = number == len(groups) - 1
-        caption = Text("\n".join(section.notes)) if section.notes and last else None
+        notes = [textwrap.fill(n, width) if width else n for n in section.notes]
+        caption = Text("\n".join(notes)) if notes and last else None
         title = section.title if number == 0 else f"{section.title} (continued)"
         table = Table(title=title, caption=caption, caption_justify="left")
         for index, column_width in columns:
