@@ -162,7 +162,11 @@ def check_providers(figures: dict[str, dict[str, Any]], output: str) -> None:
 def check_speed(figures: dict[str, dict[str, Any]], output: str) -> None:
     assert set(figures["One debate"]["values"]["ratios"]) == {"debategraph", "langgraph"}, output
     in_flight = figures["10 debates at once"]["values"]["max_in_flight"]
-    assert in_flight["debategraph"] == 40, output  # every call at once: no thread pool cap
+    # 40 calls (10 debates x 4 solvers) go out at once: more than 32 in flight together is
+    # more than any thread pool lets through by default (Python's: min(32, CPUs + 4)). All
+    # 40 on a quiet machine; on a busy one a debate's first calls may be answered before
+    # the last debate's are sent, so the count is a floor, not an equality.
+    assert in_flight["debategraph"] > 32, output
     assert figures["20 debates at once"]["values"]["n"] == 20, output
     assert figures["Start-up and the CLI end to end"]["values"]["import_floor_s"] > 0, output
 

@@ -412,3 +412,33 @@ def test_close_inbox_names_interjections_that_came_too_late() -> None:
     recorded = [interjection("read", after_round=1, id=read_one)]
     assert close_inbox(store, "t", recorded) == ["too late"]
     assert read(store, "t") == []
+
+
+def _open_at_once(db: Path, opener: Callable[[Path], Any], start: threading.Barrier) -> str:
+    """Open ``db`` with ``opener`` once every thread is ready; what failed, or ``""``."""
+    start.wait()
+    try:
+        with opener(db):
+            return ""
+    except Exception as exc:  # noqa: BLE001 (returned, named by the assertion)
+        return f"{type(exc).__name__}: {exc}"
+
+
+def test_many_openers_of_a_new_file_at_once_all_get_it(tmp_path: Path) -> None:
+    """Eight stores and eight savers open one new file at the same moment: none fails.
+
+    Each runs LangGraph's migrations; unlocked, two would run the same one and one would
+    fail recording it (``UNIQUE constraint failed: store_migrations.v``, ``duplicate column
+    name``) or find the new file locked while it turns WAL on: the durability benchmark's
+    processes sharing one ``--db`` met it on a busy machine (unlocked, about half of such
+    trials here fail).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    openers: list[Callable[[Path], Any]] = [open_store, open_checkpointer] * 8
+    with ThreadPoolExecutor(len(openers)) as pool:
+        for trial in range(10):
+            db = tmp_path / f"shared-{trial}.sqlite"
+            start = threading.Barrier(len(openers))
+            failed = [f for f in pool.map(_open_at_once, [db] * 16, openers, [start] * 16) if f]
+            assert failed == [], (trial, failed)

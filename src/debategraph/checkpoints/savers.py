@@ -10,9 +10,11 @@ saver classes it opens are :mod:`debategraph.checkpoints.backends`'.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -176,6 +178,47 @@ def open_database(
 
 
 @contextlib.contextmanager
+def setting_up(path: Path) -> Iterator[None]:
+    """Hold the file's setup lock: one process at a time connects to it and makes its tables.
+
+    LangGraph's savers and stores read which migrations a file has, then run the rest
+    and record each, and a new file's first connection turns WAL on: two processes
+    opening a new file at once (``solve`` twice on one ``--db``) would both run the first
+    migration, one failing on recording it (``UNIQUE constraint failed:
+    store_migrations.v``, ``duplicate column name``), or find the file locked. The lock is
+    ``flock`` on a file of its own in the temporary folder, named by the database's path:
+    a descriptor of the database itself, once closed, would drop this process's SQLite
+    locks on it (see :func:`check_sqlite_file`). Where there is no ``flock`` (Windows) or
+    no lock file can be made, setup runs unlocked.
+
+    Args:
+        path: The SQLite file.
+
+    Yields:
+        Nothing; the lock is held until the block ends.
+    """
+    try:
+        import fcntl
+    except ImportError:  # no flock here
+        yield
+        return
+    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    folder = Path(tempfile.gettempdir()) / "debategraph-setup"
+    try:
+        folder.mkdir(mode=0o1777, exist_ok=True)
+        handle = open(folder / f"{name}.lock", "a")  # noqa: SIM115 (held across the yield)
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
 def open_sqlite(
     url: str, make: Callable[[sqlite3.Connection], T], *, read_header: bool = True
 ) -> Iterator[T]:
@@ -195,18 +238,23 @@ def open_sqlite(
     """
     from debategraph.checkpoints.threaded import close_thread
 
-    conn = connect_sqlite(sqlite_path(url), read_header=read_header)
-    try:
-        made = make(conn)
+    path = sqlite_path(url)
+    with setting_up(path):
+        conn = connect_sqlite(path, read_header=read_header)
+        ready = False
         try:
+            made = make(conn)
             made.setup()  # type: ignore[attr-defined]
+            ready = True
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"--db {url} is not a usable checkpoint database: {exc}") from exc
-        try:
-            yield made
         finally:
-            close_thread(made)
+            if not ready:
+                conn.close()
+    try:
+        yield made
     finally:
+        close_thread(made)
         conn.close()
 
 
