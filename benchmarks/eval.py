@@ -601,6 +601,11 @@ def _threads(meta: dict[str, Any], wall_s: float, *, brief: bool = False) -> str
             f"{wall_s:.0f} s" + (read if threads["finished"] else "")
         )
     done = f"It ran {threads['started']} threads and resumed {threads['resumed']} in {wall_s:.0f} s"
+    if load := meta.get("load"):
+        done += (
+            f" (the machine's 1-minute load average {load['before'][0]:.2f} at its start, "
+            f"{load['after'][0]:.2f} at its end)"
+        )
     if not threads["finished"]:
         return done + "."
     return (

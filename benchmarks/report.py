@@ -378,11 +378,20 @@ def eval_block(docs: Path) -> str:
             f"| {label} | {m['accuracy']:.2f} [{m['ci95'][0]:.2f}, {m['ci95'][1]:.2f}] "
             f"| {m['tokens']:,.0f} | {m['calls']:.1f} |"
         )
-    threads = result["meta"]["threads"]
+    threads, load = result["meta"]["threads"], result["meta"].get("load")
+    # The table holds counts (accuracy, tokens and calls a question): what else ran on
+    # the machine changes none of them, only how long the run took, which it leaves out.
+    load_said = (
+        f"1-minute load average {load['before'][0]:.2f} at its start, "
+        f"{load['after'][0]:.2f} at its end"
+        if load
+        else "run before the eval recorded its load: the table holds counts (accuracy, tokens "
+        "and calls a question), which the load does not change"
+    )
     lines += [
         "",
         f"Written by `benchmarks/eval.py`{written} ([docs/eval/results.md]"
-        f"(docs/eval/results.md), load not recorded): that run ran {threads['started']} "
+        f"(docs/eval/results.md), {load_said}): that run ran {threads['started']} "
         f"threads and resumed {threads['resumed']}, and read {threads['finished']} back "
         "from the checkpoints of earlier runs without a model call (a read-back: its time "
         "is not the eval's).",

@@ -111,6 +111,10 @@ def test_a_finished_eval_reruns_without_a_model_call(
     assert after["matched"] == before["matched"]
     assert before["meta"]["threads"] == {"started": 18, "resumed": 0, "finished": 0}
     assert after["meta"]["threads"] == {"started": 0, "resumed": 0, "finished": 18}
+    # each run records the machine's load beside its wall time (1, 5 and 15-minute averages)
+    for run in (before, after):
+        load = run["meta"]["load"]
+        assert set(load) == {"before", "after"} and all(len(load[k]) == 3 for k in load)
     assert not (out / "checkpoints.sqlite").exists()  # --db, not the default in --out
 
 

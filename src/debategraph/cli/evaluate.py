@@ -14,6 +14,7 @@ options, the notes, the progress bar and the tables.
 from __future__ import annotations
 
 import inspect
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -403,7 +404,7 @@ def run_and_report(
     for line in [*notes, *chosen.notes]:
         err.print(f"note: {escape(line)}")
     spec = run_spec(plan, options.spec)
-    started = time.perf_counter()
+    started, load_before = time.perf_counter(), _loadavg()
     total = len(chosen.items) * plan.epochs
     with _Progress(plan.modes, total, options.json_output) as bar, calls_at_once(spec):
         try:
@@ -428,12 +429,18 @@ def run_and_report(
         "judge_calls": found.judge_calls,
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_s": round(time.perf_counter() - started, 3),
+        "load": {"before": load_before, "after": _loadavg()},
         **_cache_meta(),
     }
     threads = (options.checkpoints, dbs or {})
     from debategraph.cli.eval_results import write_report
 
     write_report(options.out_dir, plan, found, meta, options.json_output, threads)
+
+
+def _loadavg() -> list[float]:
+    """The machine's 1, 5 and 15-minute load averages now (what else ran beside the eval)."""
+    return [round(value, 2) for value in os.getloadavg()]
 
 
 def _cache_meta() -> dict[str, Any]:

@@ -55,6 +55,7 @@ SETTINGS = {
     "judge_calls": "judge calls",
     "finished": "finished at",
     "wall_s": "wall time (s)",
+    "load": "load average (1, 5, 15 min)",
 }
 
 _STYLE = """
