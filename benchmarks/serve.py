@@ -183,7 +183,8 @@ def tokens_file(folder: Path, *users: str) -> tuple[Path, dict[str, str]]:
 FUZZ_SEEDS = {False: (11, 22, 33), True: (11,)}
 FUZZ_EXAMPLES = {False: 25, True: 1}
 #: The fuzz figure's phases (full: every one; quick: all but coverage, whose ~1,600 cases a
-#: seed take most of the fuzz's time; ``tests/test_serve_safety.py`` runs every phase).
+#: seed take most of the fuzz's time; ``tests/test_serve_safety.py`` runs the same phases
+#: as quick, with 5 examples: coverage runs here, in full mode, alone).
 FUZZ_PHASES: dict[bool, tuple[str, ...] | None] = {
     False: None,
     True: ("examples", "fuzzing", "stateful"),

@@ -7,7 +7,7 @@ HTTP. A recording listener stands where a client would send the server's key: it
 receive nothing. The database is dumped with every checkpoint decoded (not grepped
 compressed), and the logs and responses are searched, for the key and the password.
 A bounded ``schemathesis`` run against the server's own OpenAPI finds no 5xx and no
-exception text (``make bench`` runs it longer).
+exception text (``make bench`` runs it longer, with its coverage phase).
 
 Skipped without ``aegra-api`` or PostgreSQL, unless the real parts are required
 (``.ci/run``): then they fail.
@@ -57,6 +57,12 @@ BOB = secrets.token_urlsafe(32)
 #: The schemathesis run CI makes (``make bench`` makes a longer one).
 FUZZ_SEED = 66104613069820906609046283360585178988
 FUZZ_EXAMPLES = 5
+#: Its phases: all but coverage. Coverage's ~1,600 boundary cases (the same every run) took
+#: two thirds of the test's CPU, and run first they hid what fuzzing finds: a thread named
+#: "\x01" whose run's Location header could not be sent (the connection dropped, found in
+#: 2 of 6 runs without them, in none of many with them). ``make bench`` runs every phase,
+#: coverage included, for three seeds (``benchmarks/serve.py``'s fuzz figure).
+FUZZ_PHASES = ("examples", "fuzzing", "stateful")
 #: The tables of LangGraph's Postgres saver that hold checkpoint blobs and writes.
 CHECKPOINT_TABLES = ("checkpoint_blobs: ", "checkpoint_writes: ")
 
@@ -798,6 +804,6 @@ def test_schemathesis_finds_no_server_error_and_no_exception_text(server: AegraS
     require_module("schemathesis", "pip install -e '.[dev]' installs schemathesis")
     from tests.fuzz_server import fuzz
 
-    result = fuzz(server.url, ALICE, examples=FUZZ_EXAMPLES, seed=FUZZ_SEED)
+    result = fuzz(server.url, ALICE, examples=FUZZ_EXAMPLES, seed=FUZZ_SEED, phases=FUZZ_PHASES)
     assert result.returncode == 0, result.tail
     assert result.cases > 0, result.tail

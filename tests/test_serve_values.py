@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,31 @@ CASES: dict[str, tuple[str, str, Any, str]] = {
         {"namespace_prefix": ["users", "alice"], "filter": {"x": {"$like": "a%"}}},
         "store filter 'x': operator '$like' is not one of $eq, $ne, $gt, $gte, $lt, $lte",
     ),
+    # ids Aegra writes into a header (a run's Location): the connection was dropped
+    "a thread id with a control character": (
+        "POST",
+        "/threads",
+        {"thread_id": "\x01"},
+        "thread id '\\x01' holds '\\x01' (U+0001): an id is printable ASCII without spaces",
+    ),
+    "a run on a thread id with a control character": (
+        "POST",
+        "/threads/%01/runs/stream",
+        run_body(if_not_exists="create"),
+        "thread id '\\x01' holds '\\x01' (U+0001)",
+    ),
+    "a thread id beyond Latin-1, by its alias": (
+        "POST",
+        "/threads",
+        {"threadId": "wine-\U0001f377"},
+        "thread id 'wine-\U0001f377' holds '\U0001f377' (U+1F377)",
+    ),
+    "an assistant id with a space": (
+        "POST",
+        "/assistants",
+        {"graph_id": "debate", "assistant_id": "my assistant"},
+        "assistant id 'my assistant' holds ' ' (U+0020)",
+    ),
     "a thread's graph changed": (
         "PATCH",
         "/threads/{thread}",
@@ -332,6 +358,9 @@ def test_what_a_client_may_send_still_works(server: AegraServer, thread: str) ->
         assert patched.status_code == 200, patched.text
         updated = http.post(f"/threads/{thread}/state", json={"values": {}, "as_node": "aggregate"})
         assert updated.status_code == 200, updated.text
+        chosen = str(uuid.uuid4())  # an id of the client's own: printable ASCII
+        named = http.post("/threads", json={"thread_id": chosen, "metadata": {"n": 1}})
+        assert named.status_code == 200 and named.json()["thread_id"] == chosen, named.text
         made = http.post("/threads", json={"metadata": nested(32)})
         assert made.status_code == 200, made.text
         ran = http.post(
@@ -351,6 +380,7 @@ def test_the_server_log_shows_no_failure(server: AegraServer, thread: str) -> No
     """Run last in the module: no request above ended in a 500."""
     log = Path(server.log_path).read_text(errors="replace")
     assert '" 500' not in log, server.log_tail()
+    assert "returned without completing response" not in log, server.log_tail()  # dropped
 
 
 # -- in process: the checks themselves never recurse -----------------------------------------

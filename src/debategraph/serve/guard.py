@@ -21,6 +21,10 @@ so it gets a 422 with one line naming the value and what is allowed:
 - a history's ``metadata`` filter (Aegra passes it to LangGraph under a name LangGraph
   does not take: every such request failed);
 - a store search ``filter`` operator other than :data:`FILTER_OPERATORS`;
+- a thread's or an assistant's id, in the path or in the body that creates it, holding
+  anything but printable ASCII (Aegra writes a thread's id into the ``Location`` header
+  of a run it starts: a control character there, or a character Latin-1 lacks, cannot be
+  sent, and the connection was dropped without an answer);
 - on the thread's own routes, what the thread's graph does not have
   (:mod:`~debategraph.serve.graph_values`, which reads the thread).
 
@@ -55,6 +59,12 @@ STORE_ROUTE = re.compile(r"^/store/")
 STORE_SEARCH_ROUTE = re.compile(r"^/store/items/search/?$")
 #: A thread's history route.
 HISTORY_ROUTE = re.compile(r"^/threads/[^/]+/history/?$")
+#: A route naming a thread or an assistant by its id: the kind (group 1), the id (group 2).
+ID_ROUTE = re.compile(r"^/(thread|assistant)s/([^/]+)")
+#: The body fields that ask for a new thread's or assistant's id (Aegra's aliases too).
+ID_FIELDS = {"/threads": ("thread_id", "threadId"), "/assistants": ("assistant_id", "assistantId")}
+#: A character an id may not hold: anything but printable ASCII (no space, no control).
+NOT_ID = re.compile(r"[^\x21-\x7e]")
 #: Run and assistant fields that Aegra reads as objects, so ``null`` means "none given".
 OBJECTS = ("config", "context", "metadata")
 #: The deepest a request body may nest (objects and lists, the outermost counting 1).
@@ -129,6 +139,9 @@ def refusal(method: str, path: str, query: bytes, body: Any) -> str | None:
     """
     if "\x00" in path:
         return "the path holds a NUL character"
+    named = ID_ROUTE.match(path)
+    if named and (line := _bad_id(named.group(1), named.group(2))):
+        return line
     try:
         params = parse_qsl(query.decode("utf-8"), keep_blank_values=True, errors="strict")
     except UnicodeDecodeError:
@@ -161,6 +174,12 @@ def refusal(method: str, path: str, query: bytes, body: Any) -> str | None:
 
 def _bad_fields(method: str, path: str, body: dict[str, Any]) -> str | None:
     """Why a JSON object body's fields are refused, if they are (see :func:`refusal`)."""
+    route = path.rstrip("/")
+    if method == "POST" and route in ID_FIELDS:
+        for name in ID_FIELDS[route]:
+            value = body.get(name)
+            if isinstance(value, str) and (line := _bad_id(route[1:-1], value)):
+                return line
     for name in COUNTS:
         if body.get(name) is not None:
             line = _bad_count(name, body[name])
@@ -310,6 +329,18 @@ def _depth(value: Any) -> int:
             children = item.values() if isinstance(item, dict) else item
             pending.extend((child, level + 1) for child in children)
     return deepest
+
+
+def _bad_id(kind: str, value: str) -> str | None:
+    """Why a thread's or an assistant's id is refused, if it is (:data:`NOT_ID`)."""
+    odd = NOT_ID.search(value)
+    if odd is None:
+        return None
+    char = odd.group()
+    return (
+        f"{kind} id {clipped(repr(value))} holds {char!r} (U+{ord(char):04X}): an id is "
+        "printable ASCII without spaces (a UUID, say)"
+    )
 
 
 def _bad_number(value: Any, where: str) -> str | None:
