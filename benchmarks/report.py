@@ -166,6 +166,14 @@ def loadavg() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
+def load_phrase(load: dict[str, list[float]]) -> str:
+    """A recorded load (``before`` / ``after`` load averages) in words: the 1-minute ones."""
+    return (
+        f"1-minute load average {load['before'][0]:.2f} at its start, "
+        f"{load['after'][0]:.2f} at its end"
+    )
+
+
 def load_text(run: dict[str, Any]) -> str:
     """The load a script ran under, in a few words (``load not recorded`` without one)."""
     load = run.get("load")
@@ -274,12 +282,7 @@ def render_report(record: dict[str, Any]) -> str:
         lines += [
             f"- `{run['script']}` ({cell(run['title'])}): "
             + (f"{run['elapsed_s']:.0f} s; " if run.get("elapsed_s") is not None else "")
-            + (
-                f"1-minute load average {run['load']['before'][0]:.2f} at its start, "
-                f"{run['load']['after'][0]:.2f} at its end"
-                if run.get("load")
-                else "load not recorded"
-            )
+            + (load_phrase(run["load"]) if run.get("load") else "load not recorded")
             for run in record["runs"]
         ]
         total = sum(run.get("elapsed_s") or 0 for run in record["runs"])
@@ -382,8 +385,7 @@ def eval_block(docs: Path) -> str:
     # The table holds counts (accuracy, tokens and calls a question): what else ran on
     # the machine changes none of them, only how long the run took, which it leaves out.
     load_said = (
-        f"1-minute load average {load['before'][0]:.2f} at its start, "
-        f"{load['after'][0]:.2f} at its end"
+        load_phrase(load)
         if load
         else "run before the eval recorded its load: the table holds counts (accuracy, tokens "
         "and calls a question), which the load does not change"

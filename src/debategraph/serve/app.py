@@ -273,6 +273,8 @@ class RequestCheck:
             return (422, line), raw
         is_json, body = guard.parse(raw)
         line = guard.refusal(method, path, query, body)
+        if line is None and (created := owners.created_id(method, path, body)) is not None:
+            line = guard.bad_id(*created)  # the id Aegra will insert, read as Aegra reads it
         if line is not None:
             return (422, line), raw
         if user is not None:

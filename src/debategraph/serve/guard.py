@@ -21,7 +21,8 @@ so it gets a 422 with one line naming the value and what is allowed:
 - a history's ``metadata`` filter (Aegra passes it to LangGraph under a name LangGraph
   does not take: every such request failed);
 - a store search ``filter`` operator other than :data:`FILTER_OPERATORS`;
-- a thread's or an assistant's id, in the path or in the body that creates it, holding
+- a thread's or an assistant's id, in the path or in the body that creates it (read
+  with Aegra's own request model), holding
   anything but printable ASCII (Aegra writes a thread's id into the ``Location`` header
   of a run it starts: a control character there, or a character Latin-1 lacks, cannot be
   sent, and the connection was dropped without an answer);
@@ -61,8 +62,6 @@ STORE_SEARCH_ROUTE = re.compile(r"^/store/items/search/?$")
 HISTORY_ROUTE = re.compile(r"^/threads/[^/]+/history/?$")
 #: A route naming a thread or an assistant by its id: the kind (group 1), the id (group 2).
 ID_ROUTE = re.compile(r"^/(thread|assistant)s/([^/]+)")
-#: The body fields that ask for a new thread's or assistant's id (Aegra's aliases too).
-ID_FIELDS = {"/threads": ("thread_id", "threadId"), "/assistants": ("assistant_id", "assistantId")}
 #: A character an id may not hold: anything but printable ASCII (no space, no control).
 NOT_ID = re.compile(r"[^\x21-\x7e]")
 #: Run and assistant fields that Aegra reads as objects, so ``null`` means "none given".
@@ -140,7 +139,7 @@ def refusal(method: str, path: str, query: bytes, body: Any) -> str | None:
     if "\x00" in path:
         return "the path holds a NUL character"
     named = ID_ROUTE.match(path)
-    if named and (line := _bad_id(named.group(1), named.group(2))):
+    if named and (line := bad_id(named.group(1), named.group(2))):
         return line
     try:
         params = parse_qsl(query.decode("utf-8"), keep_blank_values=True, errors="strict")
@@ -174,12 +173,6 @@ def refusal(method: str, path: str, query: bytes, body: Any) -> str | None:
 
 def _bad_fields(method: str, path: str, body: dict[str, Any]) -> str | None:
     """Why a JSON object body's fields are refused, if they are (see :func:`refusal`)."""
-    route = path.rstrip("/")
-    if method == "POST" and route in ID_FIELDS:
-        for name in ID_FIELDS[route]:
-            value = body.get(name)
-            if isinstance(value, str) and (line := _bad_id(route[1:-1], value)):
-                return line
     for name in COUNTS:
         if body.get(name) is not None:
             line = _bad_count(name, body[name])
@@ -331,8 +324,20 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _bad_id(kind: str, value: str) -> str | None:
-    """Why a thread's or an assistant's id is refused, if it is (:data:`NOT_ID`)."""
+def bad_id(kind: str, value: str) -> str | None:
+    """Why a thread's or an assistant's id is refused, if it is (:data:`NOT_ID`).
+
+    The path's id is checked by :func:`refusal`; the id a body creating a thread or an
+    assistant asks for, as Aegra reads it (:func:`~debategraph.serve.owners.created_id`),
+    by the server's request check.
+
+    Args:
+        kind: ``thread`` or ``assistant``.
+        value: The id.
+
+    Returns:
+        One line naming the character and what an id may hold, or ``None``.
+    """
     odd = NOT_ID.search(value)
     if odd is None:
         return None

@@ -74,6 +74,26 @@ async def owner_of(resource_id: str, kind: str = "thread") -> str | None:
     return None if owner is None else str(owner)
 
 
+def created_id(method: str, path: str, body: Any) -> tuple[str, str] | None:
+    """The kind and id a request creating a thread or an assistant asks for, if it does.
+
+    Args:
+        method: The HTTP method.
+        path: The request's path.
+        body: Its parsed JSON body.
+
+    Returns:
+        ``("thread" | "assistant", id)`` for ``POST /threads`` or ``POST /assistants``
+        naming an id (as Aegra reads the body: :func:`_id_to_create`), else ``None``.
+    """
+    route = path.rstrip("/")
+    if method != "POST" or route not in ("/threads", "/assistants"):
+        return None
+    kind = "thread" if route == "/threads" else "assistant"
+    wanted = _id_to_create(kind, body)
+    return None if wanted is None else (kind, wanted)
+
+
 def _id_to_create(kind: str, body: Any) -> str | None:
     """The id a request creating a thread or assistant asks for, as Aegra reads the body.
 
@@ -181,9 +201,9 @@ async def refusal(user: str, method: str, path: str, body: Any) -> tuple[int, st
         or writes is checked where it is read or written).
     """
     if method == "POST" and path.rstrip("/") in ("/threads", "/assistants"):
-        kind = "thread" if path.rstrip("/") == "/threads" else "assistant"
-        wanted = _id_to_create(kind, body)
-        if wanted is not None and await owner_of(wanted, kind) not in (None, user):
+        created = created_id(method, path, body)
+        if created is not None and await owner_of(created[1], created[0]) not in (None, user):
+            kind, wanted = created
             return 409, f"{kind} {wanted!r} already exists: give another id, or none"
         return None
     route = THREAD_ROUTE.match(path)
