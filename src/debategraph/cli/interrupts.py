@@ -9,20 +9,25 @@ says nothing was saved before that.
 
 A signal handler's ``KeyboardInterrupt`` can land where Python swallows it (a weakref
 callback, a ``__del__``: "Exception ignored in ..."): the process would go on as if
-nothing happened. Under :func:`guarded` such a swallowed interrupt is delivered again at
-once, as a fresh SIGTERM (which acts as Ctrl-C), instead of being printed.
+nothing happened. Under :func:`guarded` such a swallowed interrupt is delivered again,
+as a fresh SIGTERM (which acts as Ctrl-C), instead of being printed. The fresh SIGTERM
+comes from a helper thread, so it lands once the unraisable hook has returned: raised
+inside the hook, the interrupt would be swallowed a second time ("Exception ignored in
+sys.unraisablehook"); one that lands in the hook all the same is sent again.
 
 This module imports nothing heavy: it is in place before the app's own imports start.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, NoReturn
 
 #: The exit status of an interrupted command (128 + SIGINT, as a shell reports it).
@@ -30,6 +35,7 @@ EXIT_INTERRUPTED = 130
 
 _thread: tuple[str, str] | None = None  # (thread id, --db) a command left resumable
 _exiting = False  # an interrupt is ending the process
+_again: int | None = None  # a pipe's write end: a byte asks the helper thread for a SIGTERM
 
 
 def resumable(thread_id: str, db: str) -> None:
@@ -127,6 +133,9 @@ def _ignore_interrupts() -> None:
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     """SIGTERM does what Ctrl-C does now (an event loop's own handler, if one runs)."""
+    if _inside(frame, _Redelivering.__call__.__code__):  # raised here, it would be lost
+        _send_again()
+        return
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler) and handler is not _on_sigterm:
         handler(signal.SIGINT, frame)
@@ -134,17 +143,51 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _redelivering(previous: Callable[[Any], object]) -> Callable[[Any], object]:
+def _inside(frame: FrameType | None, code: CodeType) -> bool:
+    """Whether ``frame`` runs ``code`` or is called, at any depth, from a frame that does."""
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _send_again() -> None:
+    """Have the helper thread send this process a SIGTERM (handled by the main thread).
+
+    A write to a pipe: no lock is taken, so a signal handler may call it at any moment.
+    """
+    if _again is not None and not _exiting:
+        os.write(_again, b"!")
+
+
+def _start_sender() -> None:
+    """Start, once per process, the helper thread :func:`_send_again` writes to."""
+    global _again
+    if _again is None:
+        read_end, _again = os.pipe()
+        threading.Thread(
+            target=_sender, args=(read_end,), name="interrupt-again", daemon=True
+        ).start()
+
+
+def _sender(read_end: int) -> None:
+    while os.read(read_end, 1):
+        time.sleep(0.001)  # the hook that asked has returned by now (if not, it asks again)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+class _Redelivering:
     """An unraisable hook that delivers a swallowed interrupt again instead of printing it."""
 
-    def hook(unraisable: Any) -> None:
-        if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            if not _exiting:
-                signal.raise_signal(signal.SIGTERM)  # handled by _on_sigterm: Ctrl-C again
-            return
-        previous(unraisable)
+    def __init__(self, previous: Callable[[Any], object]) -> None:
+        self.previous = previous
 
-    return hook
+    def __call__(self, unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _send_again()  # Ctrl-C again, once out of this hook (_on_sigterm)
+            return
+        self.previous(unraisable)
 
 
 @contextmanager
@@ -165,7 +208,8 @@ def guarded() -> Iterator[None]:
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main else None
     previous_hook = sys.unraisablehook
     if main:
-        sys.unraisablehook = _redelivering(previous_hook)
+        _start_sender()
+        sys.unraisablehook = _Redelivering(previous_hook)
     saved = _thread
     try:
         yield

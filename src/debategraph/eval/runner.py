@@ -31,7 +31,7 @@ from debategraph.eval.records import Item, Matched, Outcome
 from debategraph.eval.threads import Thread, ThreadCost, checkpointed_seconds
 from debategraph.eval.verdicts import Verdicts
 from debategraph.models.money import Budget, spending
-from debategraph.runs.thread import Run
+from debategraph.runs.thread import Run, run_on_loop
 from debategraph.words import plural
 
 if TYPE_CHECKING:
@@ -483,7 +483,7 @@ def execute(
         budget = None if max_cost is None else Budget(max_cost)
         try:
             with spending(budget):
-                return asyncio.run(evaluation.evaluate(items))
+                return run_on_loop(evaluation.evaluate(items))
         except UsageError:
             raise
         except DebategraphError as exc:  # an endpoint or the embedded server failed

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from debategraph import registry
 from debategraph.checkpoints.threads import (
@@ -51,6 +51,32 @@ OnChunk = Callable[[str, Any], None]
 Ask = Callable[[Mapping[str, Any]], Any]
 #: How :meth:`Run.complete` found a thread: started, resumed, or finished already.
 Found = Literal["started", "resumed", "finished"]
+
+T = TypeVar("T")
+
+
+def run_on_loop(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)``, where an interrupt always ends it with ``KeyboardInterrupt``.
+
+    ``asyncio.run`` turns Ctrl-C (and SIGTERM, which the CLI makes a Ctrl-C) into a
+    cancel of ``main``, then into a ``KeyboardInterrupt``, except for a signal that lands
+    as it installs its handler: it counts no interrupt then, and the cancel comes out as
+    a bare ``CancelledError`` (a traceback, and no resumable thread named). Nothing else
+    cancels the loop's main task, so here that error is the interrupt it stands for.
+
+    Args:
+        main: The coroutine (a run's stream, an eval's questions).
+
+    Returns:
+        What ``main`` returns.
+
+    Raises:
+        KeyboardInterrupt: On an interrupt, wherever it landed.
+    """
+    try:
+        return asyncio.run(main)
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None
 
 
 def compile_graph(
@@ -283,7 +309,7 @@ class Run:
             config = self.config(thread_id)
             try:
                 with spending(budget):
-                    asyncio.run(self._stream(graph_input, config, modes, on_chunk))
+                    run_on_loop(self._stream(graph_input, config, modes, on_chunk))
             except (ModelUnavailableError, CostLimitReached, KeyboardInterrupt):
                 if self.graph.store is not None:
                     note_run_end(self.graph.store, thread_id, config)
