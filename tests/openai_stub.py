@@ -242,6 +242,42 @@ def schema_of(body: dict[str, Any]) -> str | None:
     return None
 
 
+#: Seconds a call held by :class:`InGroups` waits for its group to fill before failing.
+GROUP_WAIT_S = 60.0
+
+
+class InGroups:
+    """A responder that answers calls only in groups of ``size`` in flight together.
+
+    Overlap is shown by an event, never by how long a slow reply happened to take: a
+    group's calls are answered once ``size`` of them have arrived (the last ``total %
+    size``, fewer, at once). A client that never has ``size`` calls in flight at once
+    never fills a group, and its calls fail after :data:`GROUP_WAIT_S` (a 500), so the
+    server's ``max_in_flight`` is ``size`` exactly where the client lets that many out.
+
+    Args:
+        size: The calls in flight together before any of them is answered.
+        total: The calls expected in all.
+        responder: What answers each call (default :func:`default_responder`).
+    """
+
+    def __init__(self, size: int, total: int, responder: Responder | None = None) -> None:
+        self.barrier = threading.Barrier(size, timeout=GROUP_WAIT_S)
+        self.grouped = total - total % size
+        self.responder = responder or default_responder
+        self.arrived = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        """Wait for the call's group (if it is in one), then answer it."""
+        with self.lock:
+            self.arrived += 1
+            grouped = self.arrived <= self.grouped
+        if grouped:
+            self.barrier.wait()
+        return self.responder(body)
+
+
 def default_responder(body: dict[str, Any]) -> Any:
     """Answer from the request alone.
 

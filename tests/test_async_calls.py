@@ -23,7 +23,7 @@ from debategraph.models import (
 from debategraph.models import calls as model_calls
 from debategraph.nodes.agent import Agent
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
-from tests.openai_stub import StubOpenAIServer
+from tests.openai_stub import InGroups, StubOpenAIServer
 from tests.studio_server import closed_port
 from tests.test_models import (
     GOOD,
@@ -59,7 +59,8 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 def test_sixteen_concurrent_aask_are_all_in_flight_at_once() -> None:
     # A thread-pool version would be capped by the default executor (min(32, cpus + 4)).
-    with StubOpenAIServer(lambda body: dict(GOOD), latency_s=0.3) as srv:
+    # The stub answers none of the 16 until all 16 are in flight (no stopwatch).
+    with StubOpenAIServer(InGroups(16, 16, lambda body: dict(GOOD))) as srv:
         agent = Agent("solver", bind_model(spec_for(srv.url, timeout_s=30)))
 
         async def ask_all() -> list[Any]:

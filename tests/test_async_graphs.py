@@ -27,7 +27,7 @@ from debategraph.models import ModelSpec, bind_model, call_limit, set_call_limit
 from debategraph.models.binding import for_running_loop
 from tests.conftest import run_cli, stub_args
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
-from tests.openai_stub import StubOpenAIServer
+from tests.openai_stub import InGroups, StubOpenAIServer
 
 T = TypeVar("T")
 QUESTION = "What is 6 times 12?"
@@ -134,10 +134,10 @@ def test_prose_nodes_stream_their_tokens_async(tmp_path: Path) -> None:
 
 
 def test_a_rounds_calls_are_all_in_flight_at_once(tmp_path: Path) -> None:
-    # Each call held 2 s: on a loaded machine (the suite's 4 workers on 2 cores) the 3
-    # runs' first steps may take longer than the other tests' 0.3 s to reach their calls.
+    # The stub answers none of the 18 calls until all 18 are in flight: however long
+    # the 3 runs' first steps take on a loaded machine, overlap is an event, not a time.
     with (
-        StubOpenAIServer(lambda body: dict(REPLY), latency_s=2.0) as slow,
+        StubOpenAIServer(InGroups(18, 18, lambda body: dict(REPLY))) as slow,
         open_checkpointer(tmp_path / "c.sqlite") as saver,
     ):
         graph = build_solver_debate(spec(slow), agents=6, max_rounds=1).compile(
@@ -163,6 +163,7 @@ def test_a_rounds_calls_are_all_in_flight_at_once(tmp_path: Path) -> None:
 def test_sync_invoke_runs_a_rounds_calls_concurrently(
     slow: StubOpenAIServer, tmp_path: Path
 ) -> None:
+    slow.responder = InGroups(4, 4, slow.responder)  # answered once all 4 are in flight
     with open_checkpointer(tmp_path / "c.sqlite") as saver:
         graph = build_solver_debate(spec(slow), agents=4, max_rounds=1).compile(
             checkpointer=saver, name="solver_debate"
@@ -172,6 +173,7 @@ def test_sync_invoke_runs_a_rounds_calls_concurrently(
 
 
 def test_max_concurrency_bounds_one_run(slow: StubOpenAIServer, tmp_path: Path) -> None:
+    slow.responder = InGroups(2, 4, slow.responder)  # answered two at a time
     with open_checkpointer(tmp_path / "c.sqlite") as saver:
         graph = build_solver_debate(spec(slow), agents=4, max_rounds=1).compile(
             checkpointer=saver, name="solver_debate"
@@ -186,6 +188,8 @@ def test_call_limit_bounds_every_run_of_the_process(
 ) -> None:
     set_call_limit(3)
     assert call_limit() == 3
+    answer = slow.responder
+    slow.responder = InGroups(3, 8, answer)  # 2 runs x 4 calls, answered three at a time
     with open_checkpointer(tmp_path / "c.sqlite") as saver:
         graph = build_solver_debate(spec(slow), agents=4, max_rounds=1).compile(
             checkpointer=saver, name="solver_debate"
@@ -199,6 +203,7 @@ def test_call_limit_bounds_every_run_of_the_process(
         assert [o["answer"] for o in run(two())] == ["72", "72"]
         assert slow.max_in_flight == 3
         slow.reset_stats()
+        slow.responder = InGroups(3, 4, answer)
         assert graph.invoke({"question": QUESTION}, config(1))["answer"] == "72"
         assert slow.max_in_flight == 3  # the sync path keeps the same cap
 
@@ -222,6 +227,7 @@ def test_cli_has_every_call_of_a_round_in_flight(
     slow: StubOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "cli.sqlite"
+    slow.responder = InGroups(5, 10, slow.responder)  # each round's 5 calls, together
     code, out, err = run_cli(
         ["solve", QUESTION, "--agents", "5", "--rounds", "2", "--json", *stub_args(slow, db)],
         capsys,

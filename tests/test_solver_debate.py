@@ -37,7 +37,7 @@ from debategraph.state.records import RoundRecord, Turn, Usage
 from debategraph.strategies import ring, star
 from tests.backends import wait_for_saved_tasks
 from tests.fake_model import ScriptedChatModel, text_reply, tool_reply
-from tests.openai_stub import StubOpenAIServer
+from tests.openai_stub import InGroups, StubOpenAIServer
 
 OUTPUT_KEYS = {
     "answer",
@@ -461,37 +461,9 @@ def test_empty_question_fails_when_invoked(question: str) -> None:
 # --------------------------------------------------------------------------
 
 
-#: How long a held call waits for its group at most (generous: the machine may be busy).
-HOLD_S = 60.0
-
-
-class InGroups:
-    """A responder that holds calls until ``size`` of them are in flight together.
-
-    The calls are answered in groups of ``size`` (what is left over at the end, fewer
-    than ``size``, at once): if the graph never has ``size`` calls in flight at once, a
-    group never fills and its calls fail (after :data:`HOLD_S`), so overlap is shown by
-    an event, not by how long a slow reply happened to take.
-    """
-
-    def __init__(self, size: int, total: int) -> None:
-        self.barrier = threading.Barrier(size, timeout=HOLD_S)
-        self.grouped = total - total % size
-        self.arrived = 0
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            self.arrived += 1
-            grouped = self.arrived <= self.grouped
-        if grouped:
-            self.barrier.wait()
-        return stub_answer(body)
-
-
 @pytest.mark.parametrize("max_concurrency", [5, 2])
 def test_solvers_run_concurrently_up_to_max_concurrency(max_concurrency: int) -> None:
-    with StubOpenAIServer(InGroups(max_concurrency, 5)) as server:
+    with StubOpenAIServer(InGroups(max_concurrency, 5, stub_answer)) as server:
         graph = build_solver_debate(stub_spec(server), agents=5, max_rounds=1).compile()
         out = graph.invoke(
             {"question": QUESTION},
@@ -499,10 +471,7 @@ def test_solvers_run_concurrently_up_to_max_concurrency(max_concurrency: int) ->
         )
         assert out["answer"] == "18"
         assert server.calls == 5
-        if max_concurrency == 5:
-            assert server.max_in_flight == 5
-        else:
-            assert 1 <= server.max_in_flight <= 2
+        assert server.max_in_flight == max_concurrency
 
 
 def test_resume_after_a_failed_solver_call_repeats_no_finished_call(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from tests.fake_model import ScriptedChatModel, ScriptExhaustedError, text_reply, tool_reply
 from tests.openai_stub import (
+    InGroups,
     StubOpenAIServer,
     StubReply,
     count_prompt_tokens,
@@ -344,14 +345,8 @@ def test_concurrent_requests_overlap(server: StubOpenAIServer) -> None:
     server.reset_stats()
     assert (server.calls, server.max_in_flight, server.requests) == (0, 0, [])
     # The server answers none of the four until all four have arrived: they overlap, or
-    # the barrier breaks after 30 s and the calls fail. No stopwatch.
-    arrived = threading.Barrier(4, timeout=30)
-
-    def after_all_arrived(body: dict[str, Any]) -> str:
-        arrived.wait()
-        return "stub reply"
-
-    server.responder = after_all_arrived
+    # the group never fills and the calls fail. No stopwatch.
+    server.responder = InGroups(4, 4, lambda body: "stub reply")
     barrier = threading.Barrier(4)
     results: list[str] = []
     errors: list[Exception] = []
