@@ -200,13 +200,13 @@ async def refusal(user: str, method: str, path: str, body: Any) -> tuple[int, st
         thread given the id of another user's, else ``None`` (what the request then reads
         or writes is checked where it is read or written).
     """
-    if method == "POST" and path.rstrip("/") in ("/threads", "/assistants"):
-        created = created_id(method, path, body)
-        if created is not None and await owner_of(created[1], created[0]) not in (None, user):
-            kind, wanted = created
+    created = created_id(method, path, body)
+    if created is not None:
+        kind, wanted = created
+        if await owner_of(wanted, kind) not in (None, user):
             return 409, f"{kind} {wanted!r} already exists: give another id, or none"
         return None
-    route = THREAD_ROUTE.match(path)
+    route = THREAD_ROUTE.match(path)  # not the creating routes: they name no thread
     if route:
         owner = await owner_of(route.group("thread"))
         if owner is not None and owner != user:
